@@ -1,0 +1,85 @@
+"""Where things live: the project root, run outputs, the shared caches.
+
+Every path is absolute and derived from an explicit starting point (a params file, a notebook's
+folder), so a notebook opened in JupyterLab and one run by papermill from the Makefile agree.
+"""
+
+from __future__ import annotations
+
+import os
+import tempfile
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+#: Environment variable that moves the shared caches (LLM responses, embeddings, model files).
+CACHE_ENV = "DECLINECRAFT_CACHE"
+
+
+def find_root(start: str | os.PathLike[str] | None = None) -> Path:
+    """Return the project root: the nearest folder at or above ``start`` holding ``pyproject.toml``
+    and ``params/``.
+
+    Raises:
+        FileNotFoundError: no such folder above ``start``.
+    """
+    here = Path(start or Path.cwd()).resolve()
+    if here.is_file():
+        here = here.parent
+    for folder in (here, *here.parents):
+        if (folder / "pyproject.toml").is_file() and (folder / "params").is_dir():
+            return folder
+    raise FileNotFoundError(f"no DeclineCraft project (pyproject.toml + params/) at or above {here}")
+
+
+def cache_dir(root: Path) -> Path:
+    """Return the folder of caches shared by all runs (never deleted by ``make clean``)."""
+    override = os.environ.get(CACHE_ENV)
+    path = Path(override).resolve() if override else root / ".cache"
+    path.mkdir(parents=True, exist_ok=True)
+    return path
+
+
+def outputs_dir(root: Path) -> Path:
+    """Return the folder that holds one sub-folder per run."""
+    return root / "outputs"
+
+
+@contextmanager
+def atomic_path(target: str | os.PathLike[str]) -> Iterator[Path]:
+    """Yield a temporary path beside ``target`` and move it into place only if the block succeeds.
+
+    A run killed half-way never leaves a truncated file under the final name, so Make and the
+    resume logic can trust that any file that exists is complete.
+    """
+    target = Path(target)
+    target.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
+    os.close(fd)
+    tmp_path = Path(tmp)
+    try:
+        yield tmp_path
+        os.replace(tmp_path, target)
+    finally:
+        if tmp_path.exists():
+            tmp_path.unlink()
+
+
+def write_text_atomic(target: str | os.PathLike[str], text: str) -> Path:
+    """Write ``text`` to ``target`` atomically and return the path."""
+    with atomic_path(target) as tmp:
+        tmp.write_text(text, encoding="utf-8")
+    return Path(target)
+
+
+def write_text_if_changed(target: str | os.PathLike[str], text: str) -> bool:
+    """Write ``text`` only when it differs from the file's content; return whether it wrote.
+
+    Keeping the old modification time when nothing changed is what lets Make skip a stage whose
+    parameters were not touched.
+    """
+    target = Path(target)
+    if target.is_file() and target.read_text(encoding="utf-8") == text:
+        return False
+    write_text_atomic(target, text)
+    return True

@@ -1,0 +1,133 @@
+"""Tests of params loading, validation, inheritance and run isolation."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+import yaml
+
+from declinecraft import config
+
+
+def write(project: Path, name: str, data: dict) -> Path:
+    path = project / "params" / f"{name}.yaml"
+    path.write_text(yaml.safe_dump(data))
+    return path
+
+
+class TestLoad:
+    def test_default_loads(self, root: Path) -> None:
+        """The shipped default and paper params files are valid."""
+        for name in ("default", "paper", "k10"):
+            cfg = config.load(root / "params" / f"{name}.yaml")
+            assert cfg.run == name
+            assert cfg.corpus.cutoff == "2025-03-31"
+
+    def test_unknown_block_key_names_key(self, project: Path) -> None:
+        """A typo'd key inside a block is an error naming the file, block and key."""
+        path = write(project, "typo", {"answer": {"kk": 10}})
+        with pytest.raises(config.ConfigError, match=r"typo\.yaml: answer: unknown key 'kk'"):
+            config.load(path)
+
+    def test_unknown_top_level_key(self, project: Path) -> None:
+        """A typo'd block name is an error, not a silently ignored block."""
+        path = write(project, "typo", {"anwser": {"k": 10}})
+        with pytest.raises(config.ConfigError, match="unknown top-level key 'anwser'"):
+            config.load(path)
+
+    @pytest.mark.parametrize(
+        ("block", "key", "value"),
+        [("answer", "k", "five"), ("paper", "build_pdf", "yes"), ("answer", "models", "m1"), ("index", "rrf_k", 6.5)],
+    )
+    def test_wrong_type(self, project: Path, block: str, key: str, value: object) -> None:
+        """A value of the wrong type is an error naming the key path."""
+        path = write(project, "bad", {block: {key: value}})
+        with pytest.raises(config.ConfigError, match=rf"{block}\.{key}"):
+            config.load(path)
+
+    def test_defaults_fill_missing_keys(self, project: Path) -> None:
+        """Keys a file leaves out take the paper's defaults."""
+        cfg = config.load(write(project, "mini", {"answer": {"k": 3}}))
+        assert cfg.answer.k == 3
+        assert cfg.answer.max_rounds == 2
+        assert cfg.index.rrf_k == 60
+
+    def test_lists_become_tuples(self, project: Path) -> None:
+        """List params are frozen as tuples, so the config is hashable and immutable."""
+        cfg = config.load(write(project, "m", {"answer": {"models": ["a", "b"]}}))
+        assert cfg.answer.models == ("a", "b")
+
+    def test_base_cycle(self, project: Path) -> None:
+        """Inheritance cycles are reported, not followed forever."""
+        write(project, "a", {"base": "b"})
+        path = write(project, "b", {"base": "a"})
+        with pytest.raises(config.ConfigError, match="cycle"):
+            config.load(path)
+
+    def test_missing_base(self, project: Path) -> None:
+        """A base that does not exist is an error naming the missing file."""
+        with pytest.raises(config.ConfigError, match="nope.yaml"):
+            config.load(write(project, "x", {"base": "nope"}))
+
+
+class TestOwner:
+    def test_derived_run_reuses_upstream(self, project: Path) -> None:
+        """A run differing only in `answer` reads stages 01–04 from its base and owns 05 onwards."""
+        cfg = config.load(write(project, "k10", {"base": "default", "answer": {"k": 10}}))
+        assert [cfg.owner(s) for s, _ in config.STAGES] == ["default"] * 4 + ["k10"] * 4
+        assert cfg.stage_dir("verify") == project / "outputs" / "default" / "04_verify"
+        assert cfg.stage_dir("answer") == project / "outputs" / "k10" / "05_answer"
+
+    def test_seed_change_owns_everything(self, project: Path) -> None:
+        """A different seed changes every stage, so the derived run owns all of them."""
+        cfg = config.load(write(project, "s1", {"base": "default", "seed": 1}))
+        assert {cfg.owner(s) for s, _ in config.STAGES} == {"s1"}
+
+    def test_standalone_run_owns_everything(self, project: Path) -> None:
+        """Without a base, every stage is the run's own."""
+        cfg = config.load(project / "params" / "default.yaml")
+        assert {cfg.owner(s) for s, _ in config.STAGES} == {"default"}
+
+
+class TestWriteStamps:
+    def test_two_runs_two_trees(self, project: Path) -> None:
+        """Two params files write into two separate output trees."""
+        a = config.load(project / "params" / "default.yaml")
+        b = config.load(write(project, "other", {"corpus": {"min_chars": 100}}))
+        config.write_stamps(a)
+        config.write_stamps(b)
+        assert (project / "outputs" / "default" / "params" / "corpus.yaml").is_file()
+        assert (project / "outputs" / "other" / "params" / "corpus.yaml").is_file()
+        other = yaml.safe_load((project / "outputs" / "other" / "params" / "corpus.yaml").read_text())
+        assert other["corpus"]["min_chars"] == 100
+        assert other["params_file"] == "params/other.yaml"
+
+    def test_only_changed_blocks_rewritten(self, project: Path) -> None:
+        """Editing one block rewrites only that block's stamp (what makes Make rerun one stage)."""
+        path = write(project, "r", {"answer": {"k": 5}})
+        config.write_stamps(config.load(path))
+        write(project, "r", {"answer": {"k": 7}})
+        changed = {p.name for p in config.write_stamps(config.load(path))}
+        assert "answer.yaml" in changed
+        assert not changed & {"corpus.yaml", "index.yaml", "verify.yaml", "judge.yaml"}
+
+    def test_unchanged_rewrites_nothing(self, project: Path) -> None:
+        """Stamping twice with no edit changes no file."""
+        cfg = config.load(project / "params" / "default.yaml")
+        config.write_stamps(cfg)
+        assert config.write_stamps(cfg) == []
+
+
+class TestForNotebook:
+    def test_injected_block_must_match(self, project: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+        """A block injected by papermill that differs from the file is an error (stale stamp)."""
+        monkeypatch.chdir(project)
+        with pytest.raises(config.ConfigError, match="differs"):
+            config.for_notebook("params/default.yaml", answer={"k": 99})
+
+    def test_relative_path_from_subfolder(self, project: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+        """A project-relative params path resolves from a notebook's subfolder."""
+        (project / "notebooks").mkdir()
+        monkeypatch.chdir(project / "notebooks")
+        assert config.for_notebook("params/default.yaml").root == project.resolve()
