@@ -14,6 +14,7 @@ from __future__ import annotations
 import atexit
 import hashlib
 import importlib
+import importlib.util
 import json
 import os
 import signal
@@ -42,11 +43,11 @@ class ServeError(RuntimeError):
 
 
 def _module_dir(module: str) -> Path:
-    try:
-        mod = importlib.import_module(module)
-    except ImportError as exc:
-        raise ServeError(f"model package module {module!r} is not installed (run `make setup`)") from exc
-    return Path(mod.__file__).resolve().parent
+    # Locate without importing: some weight packages import optional extras in __init__.
+    spec = importlib.util.find_spec(module)
+    if spec is None or not spec.submodule_search_locations:
+        raise ServeError(f"model package module {module!r} is not installed (run `make setup`)")
+    return Path(next(iter(spec.submodule_search_locations))).resolve()
 
 
 def _part_path(module: str) -> Path:
@@ -79,6 +80,13 @@ def gguf_path(spec: ModelSpec, cache_dir: Path) -> Path:
         path = _module_dir(info["module"]) / info["file"]
         if not path.is_file():
             raise ServeError(f"model {spec.id!r}: {path} missing from its package")
+        if info.get("sha256"):
+            marker = cache_dir / "models" / f"{spec.id}-{info['sha256'][:12]}.verified"
+            if not marker.is_file():
+                got = sha256_file(path)
+                if got != info["sha256"]:
+                    raise ServeError(f"model {spec.id!r}: {path} sha256 {got} != registry {info['sha256']}")
+                paths.write_text_atomic(marker, got + "\n")
         return path
     sha = info.get("sha256")
     if not sha:
