@@ -131,3 +131,14 @@ class TestForNotebook:
         (project / "notebooks").mkdir()
         monkeypatch.chdir(project / "notebooks")
         assert config.for_notebook("params/default.yaml").root == project.resolve()
+
+
+class TestReferencedModels:
+    @pytest.mark.parametrize("name", ["default", "paper", "k10"])
+    def test_every_model_is_registered(self, root: Path, name: str) -> None:
+        """Every model a shipped params file names has an entry in params/models.yaml."""
+        from declinecraft import registry
+
+        cfg = config.load(root / "params" / f"{name}.yaml")
+        known = registry.load_models(cfg.resolve(cfg.models_file))
+        assert config.referenced_models(cfg) - set(known) == set()

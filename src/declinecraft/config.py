@@ -427,3 +427,16 @@ def not_built(cfg: RunConfig, stage: str) -> Path:
     paths.write_text_atomic(folder / "NOT_BUILT.md", message)
     print(message.strip())
     return folder / "NOT_BUILT.md"
+
+
+def referenced_models(cfg: RunConfig) -> set[str]:
+    """Return every model id a run names (generator, verifier, models under test, judges)."""
+    return {
+        cfg.generate.generator,
+        cfg.verify.verifier,
+        *cfg.answer.models,
+        cfg.judge.response_judge,
+        cfg.judge.oracle,
+        *cfg.judge.second_judges,
+        *cfg.judge.accuracy_judges,
+    }
