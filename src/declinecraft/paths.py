@@ -57,6 +57,7 @@ def atomic_path(target: str | os.PathLike[str]) -> Iterator[Path]:
     fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
     os.close(fd)
     tmp_path = Path(tmp)
+    tmp_path.chmod(0o644)  # mkstemp makes 0600; outputs are meant to be shared and read
     try:
         yield tmp_path
         os.replace(tmp_path, target)
