@@ -43,8 +43,8 @@ SRC_generate := generate retrieve llm cache serve registry prompts
 SRC_verify := verify audit retrieve llm cache serve registry prompts
 SRC_answer := answer retrieve llm cache serve registry prompts
 SRC_judge := judge llm cache serve registry prompts
-SRC_analysis := metrics stats
-SRC_paper := plots report stats
+SRC_analysis := metrics stats analysis analysis_paired analysis_models analysis_judges analysis_annotation report_tables
+SRC_paper := plots plots_main plots_configs plots_extra report report_tables report_numbers stats
 srcs = $(wildcard $(foreach m,$(SRC_COMMON) $(SRC_$(1)),src/declinecraft/$(m).py))
 
 .PHONY: help setup all nb test test-fast lab bench clean report paper-pdf check-params
@@ -74,7 +74,7 @@ $(SETUP_STAMP): pyproject.toml params/models.yaml
 # --- the pipeline -----------------------------------------------------------------------------
 
 # Stage stamps are written (only when a block changed) each time a pipeline target is asked for.
-ifneq ($(filter pipeline nb report,$(MAKECMDGOALS)),)
+ifneq ($(filter pipeline nb,$(MAKECMDGOALS)),)
 STAMPED := $(shell $(PY) -m declinecraft.config stamp $(PARAMS) || echo FAILED)
 ifeq ($(STAMPED),FAILED)
 $(error invalid params file $(PARAMS) (see the message above))
@@ -137,6 +137,9 @@ bench: $(SETUP_STAMP) ## Run the benchmarks; results in outputs/bench/*.json.
 	@mkdir -p outputs/bench
 	@for b in benchmarks/bench_*.py; do echo ">> $$b"; $(PY) $$b || exit 1; done
 	@ls outputs/bench/*.json
+
+report: $(SETUP_STAMP) ## Write the static HTML explorer of RUN: outputs/<run>/explorer/index.html.
+	$(PY) -m declinecraft.explore report $(PARAMS)
 
 clean: ## Delete the generated outputs of RUN (never the LLM response cache in .cache/).
 	rm -rf outputs/$(RUN)

@@ -1,0 +1,404 @@
+"""Tests of the figures (plots, plots_main, plots_configs, plots_extra) on synthetic analysis tables
+read back from CSV, as the paper stage reads them."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+
+import matplotlib.pyplot as plt
+import numpy as np
+import polars as pl
+import pytest
+from matplotlib.figure import Figure
+
+from declinecraft import analysis, analysis_models, plots, plots_configs, plots_extra, plots_main, synthetic
+
+
+@pytest.fixture(scope="module")
+def tables(tmp_path_factory: pytest.TempPathFactory) -> dict[str, pl.DataFrame]:
+    """Analysis tables of a synthetic run with ablations, written and read back as CSV."""
+    judged = synthetic.synthetic_judged(12, 120, seed=2, ablations=True)
+    facts = synthetic.synthetic_models(12, seed=2)
+    out = analysis.analyze(judged, facts, analysis.Design(n_resamples=50))
+    out["facts"] = facts
+    folder = tmp_path_factory.mktemp("tables")
+    for name, table in out.items():
+        analysis.write_csv(table, folder / f"{name}.csv")
+    return analysis.read_tables(folder)
+
+
+@pytest.fixture(autouse=True)
+def _close() -> Iterator[None]:
+    yield
+    plt.close("all")
+
+
+def gray_lines(fig: Figure, ax_index: int = 0) -> int:
+    return sum(1 for line in fig.axes[ax_index].lines if line.get_color() == plots.GRAY)
+
+
+def grid(t: dict[str, pl.DataFrame]) -> pl.DataFrame:
+    return t["main_grid"]
+
+
+# --- plots --------------------------------------------------------------------------------------
+
+
+class TestStyle:
+    def test_rc(self) -> None:
+        """Inside the style, fonts are small and top/right spines are off."""
+        with plots.style():
+            assert plt.rcParams["font.size"] == 7 and not plt.rcParams["axes.spines.top"]
+
+
+class TestStyled:
+    def test_wraps(self) -> None:
+        """A decorated function draws under the style."""
+        sizes = []
+        plots.styled(lambda: sizes.append(plt.rcParams["font.size"]) or plt.figure())()
+        assert sizes == [7]
+
+
+class TestNewFigure:
+    def test_width(self) -> None:
+        """Figures are sized for the paper's column."""
+        fig, _ = plots.new_figure()
+        assert fig.get_size_inches()[0] == pytest.approx(plots.COLUMN_IN)
+
+
+class TestSave:
+    def test_formats(self, tmp_path: Path) -> None:
+        """One file per format, non-empty."""
+        files = plots.save(plots_main.plot_pipeline(), tmp_path, "x", ("pdf", "png"), dpi=50)
+        assert [f.suffix for f in files] == [".pdf", ".png"] and all(f.stat().st_size > 1000 for f in files)
+
+
+class TestPct:
+    def test_null_is_nan(self) -> None:
+        """Proportions become percentages, null becomes NaN."""
+        out = plots.pct(pl.Series([0.5, None]))
+        assert out[0] == 50.0 and np.isnan(out[1])
+
+
+class TestFamilyColors:
+    def test_stable(self) -> None:
+        """The same family gets the same color whatever the order."""
+        assert plots.family_colors(["b", "a"])["a"] == plots.family_colors(["a", "b", "a"])["a"]
+
+
+class TestMeanWithInterval:
+    def test_blue_line(self) -> None:
+        """The mean line is blue and passes through the column means."""
+        fig, ax = plots.new_figure()
+        plots.mean_with_interval(ax, [0, 1], np.array([[1.0, 2.0], [3.0, 4.0]]))
+        assert list(ax.lines[0].get_ydata()) == [2.0, 3.0]
+
+
+class TestLinesPanel:
+    def test_one_line_per_unit(self) -> None:
+        """One gray line per configuration; missing positions are NaN, not errors."""
+        frame = pl.DataFrame({"config": ["a", "a", "b"], "x": ["p", "q", "p"], "y": [0.1, 0.2, 0.3]})
+        fig, ax = plots.new_figure()
+        matrix = plots.lines_panel(ax, frame, x="x", y="y", order=["p", "q"])
+        assert matrix.shape == (2, 2) and np.isnan(matrix[1, 1]) and gray_lines(fig) == 2
+
+
+class TestNoteMissing:
+    def test_text(self) -> None:
+        """An empty panel says what is missing."""
+        fig, ax = plots.new_figure()
+        plots.note_missing(ax, "nothing here")
+        assert ax.texts[0].get_text() == "nothing here"
+
+
+class TestNeeds:
+    def test_reason(self, tables: dict[str, pl.DataFrame]) -> None:
+        """A check returns its reason when the table lacks rows or distinct values."""
+        assert plots.needs("main_grid", "why", condition="nope")(tables) == "why"
+        assert plots.needs("main_grid", "why", distinct="thinking")(tables) == ""
+        assert plots.needs("absent", "why")(tables) == "why"
+
+
+class TestAlways:
+    def test_empty(self) -> None:
+        """The pipeline diagram needs nothing."""
+        assert plots.always({}) == ""
+
+
+class TestFigures:
+    def test_registry(self, tables: dict[str, pl.DataFrame]) -> None:
+        """Figures 1–28 are registered once each; only 7 and 24 lack data in this synthetic run."""
+        specs = plots.figures()
+        assert sorted(s.number for s in specs) == list(range(1, 29))
+        lacking = {s.number for s in specs if s.lacks(tables)}
+        assert lacking == {7, 24}
+
+    def test_every_figure_draws(self, tables: dict[str, pl.DataFrame]) -> None:
+        """Every figure with data draws without error."""
+        for spec in plots.figures():
+            if not spec.lacks(tables):
+                assert isinstance(spec.draw(tables), Figure), spec.stem
+                plt.close("all")
+
+
+# --- plots_main ---------------------------------------------------------------------------------
+
+
+class TestPlotPipeline:
+    def test_boxes(self) -> None:
+        """Seven boxes: two corpora and the five steps."""
+        fig = plots_main.plot_pipeline()
+        assert len([p for p in fig.axes[0].patches if type(p).__name__ == "FancyBboxPatch"]) == 7
+
+
+class TestPlotKAblation:
+    def test_positions(self, tables: dict[str, pl.DataFrame]) -> None:
+        """No RAG, every k and iterative are the x positions."""
+        fig = plots_main.plot_k_ablation(grid(tables), tables["ablation_k"])
+        labels = [t.get_text() for t in fig.axes[0].get_xticklabels()]
+        assert labels == ["No RAG", "k=5", "k=1", "k=2", "k=3", "k=10", "Iterative"] or labels[0] == "No RAG"
+
+
+class TestPlotPipelines:
+    def test_lines(self, tables: dict[str, pl.DataFrame]) -> None:
+        """One gray line per ablation configuration."""
+        fig = plots_main.plot_pipelines(tables["ablation_pipelines"])
+        assert gray_lines(fig) == tables["ablation_pipelines"].select("model", "thinking").unique().height
+
+
+class TestThinkingPairs:
+    def test_pairs(self, tables: dict[str, pl.DataFrame]) -> None:
+        """Only models with both settings, with the significance of their McNemar test."""
+        out = plots_main.thinking_pairs(grid(tables), tables["paired_tests"], "no_rag", "car")
+        assert out.height == 4 and out["significant"].dtype == pl.Boolean
+
+
+class TestArrowsPanel:
+    def test_arrow_colors(self) -> None:
+        """Orange when thinking lowers the metric, blue when it raises it."""
+        fig, ax = plots.new_figure()
+        frame = pl.DataFrame({"label": ["a", "b"], "off": [0.5, 0.2], "on": [0.3, 0.4], "significant": [True, False]})
+        plots_main.arrows_panel(ax, frame, metric="m", title="t")
+        colors = [a.arrow_patch.get_edgecolor() for a in ax.texts]
+        assert len(colors) == 2
+
+
+class TestPlotThinkingCar:
+    def test_two_panels(self, tables: dict[str, pl.DataFrame]) -> None:
+        """No RAG and single-shot panels."""
+        assert len(plots_main.plot_thinking_car(grid(tables), tables["paired_tests"]).axes) == 2
+
+
+class TestSizePanel:
+    def test_closed_orange(self) -> None:
+        """Closed models are drawn as a second (orange) series."""
+        fig, ax = plots.new_figure()
+        pts = pl.DataFrame({"x": [1.0, 2.0], "car": [0.1, 0.2], "open_weight": [True, False]})
+        plots_main.size_panel(ax, pts, x="x", y="car", xlabel="", ylabel="", log=False, text="")
+        assert len(ax.collections) == 2
+
+
+class TestMonthTicks:
+    def test_labels(self) -> None:
+        """Months since 2000 are labelled YYYY-MM."""
+        fig, ax = plots.new_figure()
+        plots_main.month_ticks(ax, np.array([300.0, 303.0]))
+        assert ax.get_xticklabels()[0].get_text() == "2025-01"
+
+
+class TestPlotSizeRelease:
+    def test_title_rho(self, tables: dict[str, pl.DataFrame]) -> None:
+        """Each panel's title carries its Spearman rho."""
+        fig = plots_main.plot_size_release(analysis_models.model_points(grid(tables)), tables["associations"])
+        assert fig.axes[0].get_title().startswith("ρ")
+
+
+class TestPlotKSweep:
+    def test_full_sweeps_only(self, tables: dict[str, pl.DataFrame]) -> None:
+        """Only configurations run at every k are drawn."""
+        fig = plots_main.plot_k_sweep(tables["ablation_k"])
+        assert gray_lines(fig) == 8  # 12 configurations: 8 models, all in the ablations
+
+
+class TestFrontierLine:
+    def test_step(self) -> None:
+        """The frontier is one dashed step line through the non-dominated points."""
+        fig, ax = plots.new_figure()
+        plots_main.frontier_line(ax, np.array([0.9, 0.8, 0.95]), np.array([0.5, 0.4, 0.3]))
+        assert len(ax.lines) == 1 and list(ax.lines[0].get_xdata()) == pytest.approx([90.0, 95.0])
+
+
+class TestPlotFinetuned:
+    def test_without_finetuned(self, tables: dict[str, pl.DataFrame]) -> None:
+        """Without fine-tuned models the second panel says so."""
+        fig = plots_main.plot_finetuned(grid(tables))
+        assert "fine-tuned" in fig.axes[1].texts[0].get_text()
+
+
+# --- plots_configs ------------------------------------------------------------------------------
+
+
+class TestPlotConditions:
+    def test_lines(self, tables: dict[str, pl.DataFrame]) -> None:
+        """One gray line per configuration in each panel."""
+        fig = plots_configs.plot_conditions(grid(tables))
+        assert gray_lines(fig, 0) == grid(tables).select("model", "thinking").unique().height
+
+
+class TestPlotThinkingAccuracy:
+    def test_two_panels(self, tables: dict[str, pl.DataFrame]) -> None:
+        """Two panels with one arrow per model pair."""
+        fig = plots_configs.plot_thinking_accuracy(grid(tables))
+        assert len(fig.axes) == 2 and len(fig.axes[0].texts) == 4
+
+
+class TestConfigScatter:
+    def test_markers(self) -> None:
+        """Squares for thinking on, circles otherwise."""
+        fig, ax = plots.new_figure()
+        frame = pl.DataFrame({"family": ["F", "F"], "thinking": ["on", "off"], "attempt": [0.9, 0.8], "car": [0.5, 0.4]})
+        plots_configs.config_scatter(ax, frame, x="attempt", y="car", colors={"F": "k"}, bars=False)
+        assert len(ax.collections) == 2
+
+
+class TestFamilyLegend:
+    def test_entries(self) -> None:
+        """One entry per family plus the thinking marker."""
+        fig, ax = plots.new_figure()
+        plots_configs.family_legend(ax, {"A": "r", "B": "b"})
+        assert len(ax.get_legend().get_texts()) == 3
+
+
+class TestPlotAttemptCar:
+    @pytest.mark.parametrize("condition", ["single", "iterative"])
+    def test_points(self, tables: dict[str, pl.DataFrame], condition: str) -> None:
+        """One marker per configuration (Figures 10 and 16)."""
+        fig = plots_configs.plot_attempt_car(grid(tables), condition)
+        assert fig.axes[0].get_xlabel().startswith("Answerable")
+
+
+class TestPlotAttemptAccuracy:
+    def test_axis(self, tables: dict[str, pl.DataFrame]) -> None:
+        """Accuracy on the y axis."""
+        assert "Accuracy" in plots_configs.plot_attempt_accuracy(grid(tables)).axes[0].get_ylabel()
+
+
+class TestPlotCarActive:
+    def test_log(self, tables: dict[str, pl.DataFrame]) -> None:
+        """Parameters on a log axis."""
+        fig = plots_configs.plot_car_active(analysis_models.model_points(grid(tables)), tables["associations"])
+        assert fig.axes[0].get_xscale() == "log"
+
+
+class TestPlotAccuracySize:
+    def test_log(self, tables: dict[str, pl.DataFrame]) -> None:
+        """Parameters on a log axis."""
+        fig = plots_configs.plot_accuracy_size(analysis_models.model_points(grid(tables)), tables["associations"])
+        assert fig.axes[0].get_xscale() == "log"
+
+
+class TestPlotCarPerModel:
+    def test_rows(self, tables: dict[str, pl.DataFrame]) -> None:
+        """One row per model."""
+        fig = plots_configs.plot_car_per_model(grid(tables))
+        assert len(fig.axes[0].get_yticks()) == grid(tables)["model"].n_unique()
+
+
+class TestPlotAccuracyPerModel:
+    def test_three_series(self, tables: dict[str, pl.DataFrame]) -> None:
+        """One series per condition."""
+        assert len(plots_configs.plot_accuracy_per_model(grid(tables)).axes[0].collections) == 3
+
+
+class TestPlotCarAccuracy:
+    def test_title(self, tables: dict[str, pl.DataFrame]) -> None:
+        """The title carries rho."""
+        assert plots_configs.plot_car_accuracy(grid(tables), tables["associations"]).axes[0].get_title().startswith("ρ")
+
+
+class TestPlotCarAccuracyAttempted:
+    def test_axis(self, tables: dict[str, pl.DataFrame]) -> None:
+        """Accuracy when attempted on the y axis."""
+        fig = plots_configs.plot_car_accuracy_attempted(grid(tables), tables["associations"])
+        assert "attempted" in fig.axes[0].get_ylabel()
+
+
+class TestPlotTradeoff:
+    def test_frontiers(self, tables: dict[str, pl.DataFrame]) -> None:
+        """Two frontier lines: no RAG and single-shot."""
+        assert len(plots_configs.plot_tradeoff(grid(tables)).axes[0].lines) == 2
+
+
+# --- plots_extra --------------------------------------------------------------------------------
+
+
+class TestStackedShares:
+    def test_sums(self) -> None:
+        """Three stacked bars per row ending at 100%."""
+        fig, ax = plots.new_figure()
+        frame = pl.DataFrame({"share_abstain": [0.2], "share_deny": [0.3], "share_answer": [0.5]})
+        plots_extra.stacked_shares(ax, frame, ["x"])
+        last = ax.patches[-1]
+        assert last.get_x() + last.get_width() == pytest.approx(100.0)
+
+
+class TestPlotFamilyLabels:
+    def test_panels(self, tables: dict[str, pl.DataFrame]) -> None:
+        """One panel per condition."""
+        assert len(plots_extra.plot_family_labels(tables["family_label_shares"]).axes) == 3
+
+
+class TestPlotModelLabels:
+    def test_rows(self, tables: dict[str, pl.DataFrame]) -> None:
+        """One bar row per configuration."""
+        fig = plots_extra.plot_model_labels(grid(tables))
+        assert len(fig.axes[0].patches) == 3 * 12
+
+
+class TestPlotLeakage:
+    def test_rows(self, tables: dict[str, pl.DataFrame]) -> None:
+        """One row per configuration, two panels."""
+        fig = plots_extra.plot_leakage(tables["leakage_model"], tables["facts"])
+        assert len(fig.axes) == 2 and len(fig.axes[0].get_yticks()) == 12
+
+
+class TestPlotJudgePairs:
+    def test_panels(self, tables: dict[str, pl.DataFrame]) -> None:
+        """Three judges give three pair panels."""
+        assert len(plots_extra.plot_judge_pairs(tables["judge_run_accuracy"]).axes) == 3
+
+
+class TestPlotKChoice:
+    def test_missing_retrieval(self, tables: dict[str, pl.DataFrame]) -> None:
+        """Without logged retrieval hit rates the top panel says so."""
+        fig = plots_extra.plot_k_choice(tables["ablation_k"])
+        assert "not in this run" in fig.axes[0].texts[0].get_text()
+
+
+class TestPlotPipelinesCarAccuracy:
+    def test_panels(self, tables: dict[str, pl.DataFrame]) -> None:
+        """CAR and accuracy panels."""
+        assert len(plots_extra.plot_pipelines_car_accuracy(tables["ablation_pipelines"]).axes) == 2
+
+
+class TestPlotScenario:
+    def test_lines(self, tables: dict[str, pl.DataFrame]) -> None:
+        """One gray line per configuration in each panel."""
+        fig = plots_extra.plot_scenario(tables["ablation_scenario"])
+        assert gray_lines(fig) == 8  # 12 configurations: 8 models, all in the ablations
+
+
+class TestPlotScenarioOverlap:
+    def test_bars(self) -> None:
+        """One bar per pipeline, in the paper's order."""
+        frame = pl.DataFrame({"pipeline": ["dense", "hybrid"], "share": [0.6, 0.7]})
+        fig = plots_extra.plot_scenario_overlap(frame)
+        assert [t.get_text() for t in fig.axes[0].get_xticklabels()] == ["Dense", "Hybrid"]
+
+
+class TestPlotTransitions:
+    def test_rows(self, tables: dict[str, pl.DataFrame]) -> None:
+        """Two bars per model and condition."""
+        fig = plots_extra.plot_transitions(tables["thinking_transitions"], tables["facts"])
+        assert len(fig.axes[0].patches) == 2 * 4
