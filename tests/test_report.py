@@ -179,8 +179,9 @@ class TestTexEscape:
 class TestTable12:
     def test_roles(self, tmp_path: Path) -> None:
         """The run's embedder, generator and judges."""
-        out = report_tables.table12(project(tmp_path, None))
-        assert out["model"][0] == "bge-small-en-v1.5" and out.height >= 7
+        cfg = project(tmp_path, None)
+        out = report_tables.table12(cfg)
+        assert out["model"][0] == cfg.index.embedder and out.height >= 7
 
 
 # --- report_numbers -----------------------------------------------------------------------------
