@@ -1,0 +1,213 @@
+"""A fake OpenAI-compatible chat server for tests and benchmarks (stdlib asyncio streams only).
+
+It answers ``POST /v1/chat/completions`` after a fixed latency and counts every request, per
+message text too, so a test can prove that a cached call was never re-sent. A JSON directive in
+the last user message scripts misbehaviour::
+
+    [[fake {"status": 429, "times": 1}]]      429 on the first request with this text, then 200
+    [[fake {"status": 500}]]                  500 forever
+    [[fake {"malformed": true}]]              200 with a body that is not JSON
+    [[fake {"sleep": 5}]]                     answer only after 5 more seconds (timeouts)
+    [[fake {"reply": "<think>a</think>b", "finish": "length", "reasoning": "r",
+            "reasoning_key": "reasoning"}]]   exact content, finish reason and reasoning field
+
+Without a directive the reply is ``echo: <text>``. ``GET /stats`` returns the counters (requests,
+per message text, the most in flight at once, the last request bodies and Authorization headers);
+``POST /reset`` zeroes them.
+
+Run it as a process (``python tests/fake_openai.py --latency 0.05``: it prints ``PORT <n>``) or
+use :func:`start` / :class:`FakeServer` from Python, which does exactly that.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import os
+import re
+import subprocess
+import sys
+import threading
+import time
+from collections import Counter, deque
+from dataclasses import dataclass, field
+from typing import Any
+from urllib.request import Request, urlopen
+
+DIRECTIVE = re.compile(r"\[\[fake (\{.*?\})\]\]", re.S)
+REASONS = {200: "OK", 400: "Bad Request", 404: "Not Found", 429: "Too Many Requests", 500: "Internal Server Error"}
+
+
+@dataclass
+class _State:
+    latency: float
+    requests: int = 0
+    inflight: int = 0
+    max_inflight: int = 0
+    by_text: Counter[str] = field(default_factory=Counter)
+    bodies: deque[dict[str, Any]] = field(default_factory=lambda: deque(maxlen=50))
+    auth: set[str] = field(default_factory=set)
+
+
+def _response(status: int, body: bytes, content_type: bytes = b"application/json") -> bytes:
+    head = (
+        f"HTTP/1.1 {status} {REASONS.get(status, 'Error')}\r\n"
+        f"Content-Length: {len(body)}\r\nConnection: keep-alive\r\n"
+    ).encode()
+    return head + b"Content-Type: " + content_type + b"\r\n\r\n" + body
+
+
+def _completion(request: dict[str, Any], text: str, script: dict[str, Any]) -> bytes:
+    reply = script.get("reply", f"echo: {DIRECTIVE.sub('', text).strip()}")
+    message: dict[str, Any] = {"role": "assistant", "content": reply}
+    if "reasoning" in script:
+        message[script.get("reasoning_key", "reasoning_content")] = script["reasoning"]
+    body = {
+        "id": "chatcmpl-fake",
+        "object": "chat.completion",
+        "created": int(time.time()),
+        "model": request.get("model", "fake"),
+        "choices": [{"index": 0, "message": message, "finish_reason": script.get("finish", "stop")}],
+        "usage": {
+            "prompt_tokens": len(text) // 4 + 1,
+            "completion_tokens": len(reply) // 4 + 1,
+            "total_tokens": len(text) // 4 + len(reply) // 4 + 2,
+        },
+    }
+    return json.dumps(body).encode()
+
+
+async def _chat(state: _State, raw: bytes) -> bytes | None:
+    request = json.loads(raw)
+    messages = request.get("messages") or [{}]
+    text = str(messages[-1].get("content", ""))
+    state.requests += 1
+    state.by_text[text] += 1
+    state.bodies.append(request)
+    match = DIRECTIVE.search(text)
+    script: dict[str, Any] = json.loads(match.group(1)) if match else {}
+    state.inflight += 1
+    state.max_inflight = max(state.max_inflight, state.inflight)
+    try:
+        await asyncio.sleep(state.latency + float(script.get("sleep", 0)))
+    finally:
+        state.inflight -= 1
+    status = int(script.get("status", 200))
+    if status != 200 and ("times" not in script or state.by_text[text] <= int(script["times"])):
+        error = json.dumps({"error": {"message": f"fake {status}", "code": status}}).encode()
+        return _response(status, error)
+    if script.get("close"):
+        return None
+    if script.get("malformed"):
+        return _response(200, b'{"choices": [{"message": ')
+    return _response(200, _completion(request, text, script))
+
+
+async def _handle(state: _State, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+    try:
+        while True:
+            head = await reader.readuntil(b"\r\n\r\n")
+            lines = head.split(b"\r\n")
+            method, target = lines[0].split(b" ")[:2]
+            headers = {}
+            for line in lines[1:]:
+                name, _, value = line.partition(b":")
+                headers[name.strip().lower()] = value.strip()
+            body = await reader.readexactly(int(headers.get(b"content-length", b"0")))
+            if b"authorization" in headers:
+                state.auth.add(headers[b"authorization"].decode())
+            path = target.split(b"?")[0]
+            if method == b"POST" and path.endswith(b"/chat/completions"):
+                out = await _chat(state, body)
+                if out is None:
+                    break
+            elif path.endswith(b"/stats"):
+                stats = {
+                    "requests": state.requests,
+                    "max_inflight": state.max_inflight,
+                    "by_text": dict(state.by_text),
+                    "bodies": list(state.bodies),
+                    "auth": sorted(state.auth),
+                }
+                out = _response(200, json.dumps(stats).encode())
+            elif path.endswith(b"/reset"):
+                state.requests, state.max_inflight, state.by_text, state.auth = 0, 0, Counter(), set()
+                state.bodies.clear()
+                out = _response(200, b"{}")
+            elif path.endswith(b"/models"):
+                out = _response(200, b'{"object": "list", "data": [{"id": "fake", "object": "model"}]}')
+            else:
+                out = _response(404, b'{"error": {"message": "not found"}}')
+            writer.write(out)
+            await writer.drain()
+    except (asyncio.IncompleteReadError, ConnectionError, ValueError):
+        pass
+    finally:
+        writer.close()
+
+
+async def serve(port: int, latency: float) -> None:
+    """Serve on 127.0.0.1:``port`` (0 = any free port) forever, printing ``PORT <n>`` once bound."""
+    state = _State(latency=latency)
+    server = await asyncio.start_server(lambda r, w: _handle(state, r, w), "127.0.0.1", port, backlog=1024)
+    print(f"PORT {server.sockets[0].getsockname()[1]}", flush=True)
+    async with server:
+        await server.serve_forever()
+
+
+class FakeServer:
+    """A fake server in a child process (so it never competes with the client for the GIL)."""
+
+    def __init__(self, latency: float = 0.0) -> None:
+        # stdin stays an open pipe: when this process dies, the server sees EOF and exits too.
+        self.process = subprocess.Popen(
+            [sys.executable, os.path.abspath(__file__), "--latency", str(latency), "--exit-with-parent"],
+            stdout=subprocess.PIPE, stdin=subprocess.PIPE, text=True,
+        )  # fmt: skip
+        line = self.process.stdout.readline() if self.process.stdout else ""
+        if not line.startswith("PORT "):
+            self.process.kill()
+            raise RuntimeError(f"fake server did not start: {line!r}")
+        self.port = int(line.split()[1])
+        self.base_url = f"http://127.0.0.1:{self.port}/v1"
+
+    def _call(self, path: str, method: str = "GET") -> dict[str, Any]:
+        with urlopen(Request(f"{self.base_url}/{path}", method=method, data=b"" if method == "POST" else None)) as r:
+            return json.loads(r.read())
+
+    def stats(self) -> dict[str, Any]:
+        """Return the counters: requests, by_text, bodies (last 50), auth (headers seen)."""
+        return self._call("stats")
+
+    def reset(self) -> None:
+        """Zero the counters."""
+        self._call("reset", "POST")
+
+    def stop(self) -> None:
+        """Stop the server process."""
+        if self.process.poll() is None:
+            self.process.terminate()
+            self.process.wait(timeout=10)
+        for pipe in (self.process.stdin, self.process.stdout):
+            if pipe is not None:
+                pipe.close()
+
+
+def start(latency: float = 0.0) -> FakeServer:
+    """Start a fake server process and return its handle (call ``.stop()`` when done)."""
+    return FakeServer(latency)
+
+
+if __name__ == "__main__":
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--port", type=int, default=0)
+    parser.add_argument("--latency", type=float, default=0.0, help="seconds before each answer")
+    parser.add_argument("--exit-with-parent", action="store_true", help="exit when stdin reaches EOF")
+    args = parser.parse_args()
+    if args.exit_with_parent:
+        threading.Thread(target=lambda: (sys.stdin.read(), os._exit(0)), daemon=True).start()
+    try:
+        asyncio.run(serve(args.port, args.latency))
+    except KeyboardInterrupt:
+        pass

@@ -1,0 +1,172 @@
+"""Tests of the LLM call store: keys, upsert policy, WAL durability, concurrent writer processes."""
+
+from __future__ import annotations
+
+import sqlite3
+import subprocess
+import sys
+import textwrap
+from dataclasses import replace
+from pathlib import Path
+
+import pytest
+
+from declinecraft import cache
+from declinecraft.cache import Cache, CallRecord
+
+
+def record(key: str, status: cache.Status = "ok", text: str | None = "answer", **changes: object) -> CallRecord:
+    """A complete record with known values."""
+    base = CallRecord(
+        key=key, status=status, endpoint="vllm:m", revision="r1", prompt_version="p1", request="{}",
+        text=text, reasoning=None, finish_reason="stop", prompt_tokens=3, completion_tokens=2,
+        latency_s=0.5, error=None if status == "ok" else "HTTP 500: boom", attempts=1,
+        created_at="2026-01-01T00:00:00.000+00:00",
+    )  # fmt: skip
+    return replace(base, **changes)  # type: ignore[arg-type]
+
+
+@pytest.fixture()
+def store(tmp_path: Path) -> Cache:
+    with Cache(tmp_path / "calls.sqlite") as db:
+        yield db
+
+
+class TestCanonicalJson:
+    def test_order_free(self) -> None:
+        """Key order and spacing never change the text."""
+        assert cache.canonical_json({"b": 1, "a": [1, {"d": 2, "c": 3}]}) == '{"a":[1,{"c":3,"d":2}],"b":1}'
+
+    def test_unicode_kept(self) -> None:
+        """Non-ASCII text is kept as is (the paper's typographic quotes)."""
+        assert cache.canonical_json("user’s") == '"user’s"'
+
+
+class TestCallKey:
+    ENDPOINT = {"backend": "vllm", "model": "m", "revision": ""}
+    BODY = {"messages": [{"role": "user", "content": "hi"}], "temperature": 0.0, "max_tokens": 8}
+
+    def test_stable(self) -> None:
+        """Equal inputs give the same 64-hex key, whatever the dict order."""
+        a = cache.call_key(self.ENDPOINT, self.BODY, "v1")
+        b = cache.call_key(dict(reversed(self.ENDPOINT.items())), dict(reversed(self.BODY.items())), "v1")
+        assert a == b and len(a) == 64
+
+    @pytest.mark.parametrize(
+        "change",
+        [
+            ("endpoint", {"model": "other"}),
+            ("endpoint", {"revision": "r2"}),
+            ("body", {"temperature": 0.7}),
+            ("body", {"max_tokens": 9}),
+            ("body", {"messages": [{"role": "user", "content": "hi!"}]}),
+            ("prompt", "v2"),
+        ],
+    )
+    def test_sensitive(self, change: tuple[str, object]) -> None:
+        """Model, revision, sampling, messages and prompt version each change the key."""
+        endpoint, body, prompt = dict(self.ENDPOINT), dict(self.BODY), "v1"
+        where, value = change
+        if where == "endpoint":
+            endpoint.update(value)  # type: ignore[arg-type]
+        elif where == "body":
+            body.update(value)  # type: ignore[arg-type]
+        else:
+            prompt = str(value)
+        assert cache.call_key(endpoint, body, prompt) != cache.call_key(self.ENDPOINT, self.BODY, "v1")
+
+
+class TestCacheStore:
+    def test_roundtrip(self, store: Cache) -> None:
+        """Every field comes back as stored."""
+        rec = record("k1", reasoning="trace", text="<think>t</think>a")
+        store.store([rec])
+        assert store.get("k1") == rec
+
+    def test_ok_is_final(self, store: Cache) -> None:
+        """An ok row is never replaced, neither by a failure nor by another answer."""
+        store.store([record("k", text="first")])
+        store.store([record("k", status="failed", text=None), record("k", text="second")])
+        assert store.get("k").text == "first"  # type: ignore[union-attr]
+        assert store.count() == 1
+
+    def test_failure_replaced(self, store: Cache) -> None:
+        """A failed row is replaced by a later answer (a deliberate retry)."""
+        store.store([record("k", status="failed", text=None)])
+        store.store([record("k", text="late", attempts=2)])
+        got = store.get("k")
+        assert got is not None and got.status == "ok" and got.text == "late" and got.attempts == 2
+
+    def test_wal(self, store: Cache) -> None:
+        """The file is in WAL mode (readers never block the writer)."""
+        with sqlite3.connect(store.path) as db:
+            assert db.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
+
+    def test_empty(self, store: Cache) -> None:
+        """Storing nothing is a no-op."""
+        store.store([])
+        assert store.count() == 0
+
+
+class TestCacheFetch:
+    def test_many(self, store: Cache) -> None:
+        """Only present keys come back; batches above the IN-list chunk work."""
+        store.store([record(f"k{i}") for i in range(1200)])
+        found = store.fetch([f"k{i}" for i in range(0, 1300, 2)])
+        assert len(found) == 600 and set(found) == {f"k{i}" for i in range(0, 1200, 2)}
+
+
+class TestCacheCount:
+    def test_by_status_and_endpoint(self, store: Cache) -> None:
+        """Counts split by status and endpoint."""
+        store.store([record("a"), record("b", status="failed"), record("c", endpoint="openai:x")])
+        assert (store.count(), store.count("ok"), store.count("failed")) == (3, 2, 1)
+        assert store.count(endpoint="openai:x") == 1
+        assert [r.key for r in store.records("failed")] == ["b"]
+
+
+class TestCache:
+    def test_schema_mismatch(self, tmp_path: Path) -> None:
+        """A store written by another schema version is refused with its path."""
+        path = tmp_path / "calls.sqlite"
+        Cache(path).close()
+        with sqlite3.connect(path) as db:
+            db.execute("UPDATE meta SET value = '99' WHERE name = 'schema'")
+        with pytest.raises(cache.CacheError, match=r"calls\.sqlite: schema version 99"):
+            Cache(path)
+
+    def test_repr(self, store: Cache) -> None:
+        """The repr names the file."""
+        assert "calls.sqlite" in repr(store)
+
+    def test_two_processes(self, tmp_path: Path) -> None:
+        """Two processes writing overlapping keys at once: no lock errors, no lost rows."""
+        path = tmp_path / "calls.sqlite"
+        script = textwrap.dedent(
+            f"""
+            import sys
+            sys.path.insert(0, {str(Path(__file__).parent)!r})
+            from test_cache import record
+            from declinecraft.cache import Cache
+            start = int(sys.argv[1])
+            with Cache({str(path)!r}) as db:
+                for i in range(start, start + 1500, 3):
+                    db.store([record(f"k{{j}}") for j in range(i, i + 3)])
+            """
+        )
+        procs = [subprocess.Popen([sys.executable, "-c", script, str(s)], stderr=subprocess.PIPE, text=True)
+                 for s in (0, 500)]  # fmt: skip
+        errors = [p.communicate(timeout=120)[1] for p in procs]
+        assert [p.returncode for p in procs] == [0, 0], errors
+        assert not any("locked" in e for e in errors)
+        with Cache(path) as db:
+            assert db.count() == 2000
+            assert set(db.fetch(f"k{i}" for i in range(2000))) == {f"k{i}" for i in range(2000)}
+
+
+class TestOpenCache:
+    def test_location(self, tmp_path: Path) -> None:
+        """The store lives in <cache_dir>/llm/, outside every run's outputs."""
+        with cache.open_cache(tmp_path) as db:
+            assert db.path == tmp_path / "llm" / "calls.sqlite"
+            assert db.path.is_file()
