@@ -183,6 +183,9 @@ class GenerateParams:
     not list its "technical pages"; these patterns are our completion."""
     max_words: int = 30
     """Scenarios and asked questions must be under this many words (J.1); longer is lost to format."""
+    trim_scenarios: bool = False
+    """Cut an over-long scenario back to its leading whole sentences under max_words (noted on the
+    draft) instead of losing it; False = the paper's rule. For small models that ignore the limit."""
     max_tokens: int = 512
     """Output budget of each generator call (paper: 16,000)."""
     scenario_max_tokens: int = 0
