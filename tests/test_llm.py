@@ -23,7 +23,7 @@ from llm_worker import batch_requests, worker_spec
 
 FAST = llm.RetryPolicy(max_attempts=3, base_delay_s=0.01, max_delay_s=0.05, timeout_s=5.0)
 KEY_ENV = "DECLINECRAFT_TEST_API_KEY"
-PLANTED = "sk-planted-7f3a9c1e5b2d4f60-DO-NOT-LEAK"
+PLANTED = "planted-secret-7f3a9c1e5b2d4f60-DO-NOT-LEAK"
 
 
 def spec(**changes: object) -> registry.ModelSpec:
