@@ -44,7 +44,7 @@ import threading
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Literal, Protocol, runtime_checkable
+from typing import Any, Literal, Protocol, runtime_checkable
 
 import numpy as np
 from numpy.typing import NDArray
@@ -190,6 +190,28 @@ def _path_fingerprint(path: Path) -> str:
 # --- embedders -------------------------------------------------------------------------------
 
 
+
+def load_onnx(name: str, folder: Path, max_length: int, threads: int | None) -> tuple[Any, Any, set[str]]:
+    """Open a bundled ONNX model folder (``model.onnx`` + ``tokenizer.json``) on the CPU.
+
+    Returns the truncating, non-padding tokenizer, the inference session and its input names;
+    shared by the ONNX embedder and the cross-encoder reranker.
+    """
+    import onnxruntime as ort
+    from tokenizers import Tokenizer
+
+    for needed in ("model.onnx", "tokenizer.json"):
+        if not (folder / needed).is_file():
+            raise FileNotFoundError(f"{name}: {folder / needed} not found")
+    tokenizer = Tokenizer.from_file(str(folder / "tokenizer.json"))
+    tokenizer.enable_truncation(max_length)
+    tokenizer.no_padding()
+    options = ort.SessionOptions()
+    options.intra_op_num_threads = threads or os.cpu_count() or 1
+    options.log_severity_level = 3
+    session = ort.InferenceSession(str(folder / "model.onnx"), options, providers=["CPUExecutionProvider"])
+    return tokenizer, session, {i.name for i in session.get_inputs()}
+
 class OnnxEmbedder:
     """A BERT-style encoder exported to ONNX, run with onnxruntime and a ``tokenizer.json``.
 
@@ -214,26 +236,11 @@ class OnnxEmbedder:
         progress: bool = False,
         key: str | None = None,
     ) -> None:
-        import onnxruntime as ort
-        from tokenizers import Tokenizer
-
         folder = Path(model_dir)
-        for needed in ("model.onnx", "tokenizer.json"):
-            if not (folder / needed).is_file():
-                raise FileNotFoundError(f"{name}: {folder / needed} not found")
+        self._tokenizer, self._session, self._inputs = load_onnx(name, folder, max_length, threads)
         self.name, self.dim, self.pooling = name, dim, pooling
         self.query_prompt, self.batch_size, self.progress = query_prompt, batch_size, progress
         self.key = key or f"{name}@{_path_fingerprint(folder)}"
-        self._tokenizer = Tokenizer.from_file(str(folder / "tokenizer.json"))
-        self._tokenizer.enable_truncation(max_length)
-        self._tokenizer.no_padding()
-        options = ort.SessionOptions()
-        options.intra_op_num_threads = threads or os.cpu_count() or 1
-        options.log_severity_level = 3
-        self._session = ort.InferenceSession(
-            str(folder / "model.onnx"), options, providers=["CPUExecutionProvider"]
-        )
-        self._inputs = {i.name for i in self._session.get_inputs()}
 
     def _encode(self, texts: list[str], desc: str) -> NDArray[np.float32]:
         out = np.zeros((len(texts), self.dim), dtype=np.float32)

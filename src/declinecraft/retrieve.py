@@ -49,7 +49,7 @@ from numpy.typing import NDArray
 from declinecraft import index as index_mod
 from declinecraft import paths
 from declinecraft.config import IndexParams
-from declinecraft.embed import Embedder, EmbeddingCache, load_embedder, package_dir
+from declinecraft.embed import Embedder, EmbeddingCache, load_embedder, load_onnx, package_dir
 from declinecraft.stats import wilson_arrays
 
 Pipeline = Literal["bm25", "dense", "hybrid", "hybrid+rerank", "hybrid+rewrite", "hybrid+rewrite+rerank"]
@@ -171,23 +171,9 @@ class OnnxCrossEncoder:
         threads: int | None = None,
         key: str | None = None,
     ) -> None:
-        import onnxruntime as ort
-        from tokenizers import Tokenizer
-
-        folder = Path(model_dir)
-        for needed in ("model.onnx", "tokenizer.json"):
-            if not (folder / needed).is_file():
-                raise FileNotFoundError(f"{name}: {folder / needed} not found")
+        self._tokenizer, self._session, self._inputs = load_onnx(name, Path(model_dir), max_length, threads)
         self.name, self.batch_size = name, batch_size
         self.key = key or name
-        self._tokenizer = Tokenizer.from_file(str(folder / "tokenizer.json"))
-        self._tokenizer.enable_truncation(max_length)
-        self._tokenizer.no_padding()
-        options = ort.SessionOptions()
-        options.intra_op_num_threads = threads or os.cpu_count() or 1
-        options.log_severity_level = 3
-        self._session = ort.InferenceSession(str(folder / "model.onnx"), options, providers=["CPUExecutionProvider"])
-        self._inputs = {i.name for i in self._session.get_inputs()}
 
     def score(self, pairs: Sequence[tuple[str, str]]) -> NDArray[np.float32]:
         """Return the cross-encoder logit of each pair."""
