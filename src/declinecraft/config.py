@@ -630,6 +630,7 @@ def referenced_models(cfg: RunConfig) -> set[str]:
         cfg.generate.generator,
         cfg.verify.verifier,
         *cfg.answer.models,
+        cfg.answer.rewriter,
         cfg.judge.response_judge,
         cfg.judge.oracle,
         *cfg.judge.second_judges,

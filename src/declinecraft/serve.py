@@ -192,7 +192,8 @@ def _stop_group(process: subprocess.Popen[bytes], timeout: float) -> None:
 
 
 def _die_with_parent() -> None:
-    """Ask Linux to SIGTERM the server when the process that started it dies, even by kill -9.
+    """Ask Linux to SIGKILL the server when the process that started it dies, even by kill -9
+    (a busy llama.cpp server can ignore SIGTERM mid-request, and it holds no state worth saving).
 
     Runs in the child between fork and exec. Elsewhere (no prctl) it does nothing and the
     atexit/context-manager cleanup is the only guard.
@@ -201,7 +202,7 @@ def _die_with_parent() -> None:
         import ctypes
 
         libc = ctypes.CDLL("libc.so.6", use_errno=True)
-        libc.prctl(1, signal.SIGTERM)  # PR_SET_PDEATHSIG
+        libc.prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
     except (OSError, AttributeError):
         pass
 
