@@ -191,6 +191,20 @@ def _path_fingerprint(path: Path) -> str:
 
 
 
+def local_model_folder(name: str, path: str | os.PathLike[str]) -> Path:
+    """Check a local model folder and forbid hub downloads for the Hugging Face loaders.
+
+    Weights are always loaded by local path; this makes a missing file an error instead of a
+    silent download attempt.
+    """
+    folder = Path(path)
+    if not folder.is_dir():
+        raise FileNotFoundError(f"{name}: model folder {folder} not found")
+    os.environ.setdefault("HF_HUB_OFFLINE", "1")
+    os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
+    return folder
+
+
 def load_onnx(name: str, folder: Path, max_length: int, threads: int | None) -> tuple[Any, Any, set[str]]:
     """Open a bundled ONNX model folder (``model.onnx`` + ``tokenizer.json``) on the CPU.
 
@@ -212,7 +226,27 @@ def load_onnx(name: str, folder: Path, max_length: int, threads: int | None) -> 
     session = ort.InferenceSession(str(folder / "model.onnx"), options, providers=["CPUExecutionProvider"])
     return tokenizer, session, {i.name for i in session.get_inputs()}
 
-class OnnxEmbedder:
+class _PromptedEmbedder:
+    """Shared front of the embedders that encode batches themselves and prefix queries with a
+    model-specific prompt; subclasses set ``name``, ``query_prompt`` and ``_encode(texts, desc)``."""
+
+    name: str
+    query_prompt: str
+
+    def _encode(self, texts: list[str], desc: str) -> NDArray[np.float32]:
+        raise NotImplementedError
+
+    def embed_documents(self, texts: Sequence[str]) -> NDArray[np.float32]:
+        """Embed chunk texts."""
+        return self._encode(_check_texts(texts, "documents"), f"embed {self.name}")
+
+    def embed_queries(self, texts: Sequence[str]) -> NDArray[np.float32]:
+        """Embed queries with the model's query prompt."""
+        texts = _check_texts(texts, "queries")
+        return self._encode([self.query_prompt + t for t in texts], f"embed queries {self.name}")
+
+
+class OnnxEmbedder(_PromptedEmbedder):
     """A BERT-style encoder exported to ONNX, run with onnxruntime and a ``tokenizer.json``.
 
     One text per forward pass: the shipped models are dynamically quantised to INT8, whose
@@ -257,14 +291,6 @@ class OnnxEmbedder:
                 out[i] = hidden[0] if self.pooling == "cls" else hidden.mean(axis=0)
         return _normalise(out)
 
-    def embed_documents(self, texts: Sequence[str]) -> NDArray[np.float32]:
-        """Embed chunk texts."""
-        return self._encode(_check_texts(texts, "documents"), f"embed {self.name}")
-
-    def embed_queries(self, texts: Sequence[str]) -> NDArray[np.float32]:
-        """Embed queries with the model's query prompt."""
-        texts = _check_texts(texts, "queries")
-        return self._encode([self.query_prompt + t for t in texts], f"embed queries {self.name}")
 
 
 class SentenceTransformerEmbedder:
@@ -283,11 +309,7 @@ class SentenceTransformerEmbedder:
         progress: bool = False,
         key: str | None = None,
     ) -> None:
-        folder = Path(path)
-        if not folder.is_dir():
-            raise FileNotFoundError(f"{name}: model folder {folder} not found")
-        os.environ.setdefault("HF_HUB_OFFLINE", "1")
-        os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
+        folder = local_model_folder(name, path)
         from sentence_transformers import SentenceTransformer
 
         if device is None:
@@ -326,7 +348,7 @@ class SentenceTransformerEmbedder:
         return self._encode(_check_texts(texts, "queries"), self.query_prompt)
 
 
-class LlamaCppEmbedder:
+class LlamaCppEmbedder(_PromptedEmbedder):
     """A GGUF embedding model run by llama.cpp (the paper's Qwen3-Embedding-8B Q8_0).
 
     Uses last-token pooling and appends the end-of-text token, as decoder embedding models expect.
@@ -382,14 +404,6 @@ class LlamaCppEmbedder:
             out[batch.start : batch.stop] = np.asarray(rows, dtype=np.float32)
         return _normalise(out)
 
-    def embed_documents(self, texts: Sequence[str]) -> NDArray[np.float32]:
-        """Embed chunk texts."""
-        return self._encode(_check_texts(texts, "documents"), f"embed {self.name}")
-
-    def embed_queries(self, texts: Sequence[str]) -> NDArray[np.float32]:
-        """Embed queries with the query instruction."""
-        texts = _check_texts(texts, "queries")
-        return self._encode([self.query_prompt + t for t in texts], f"embed queries {self.name}")
 
 
 class HashEmbedder:

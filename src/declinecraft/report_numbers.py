@@ -42,9 +42,15 @@ def _table(t: Tables, name: str) -> pl.DataFrame:
     return table
 
 
-def _one(frame: pl.DataFrame, col: str, what: str, **where: Any) -> Any:
+def _where(frame: pl.DataFrame, where: dict[str, Any]) -> pl.DataFrame:
+    """Keep the rows whose columns equal the given values."""
     for key, value in where.items():
         frame = frame.filter(pl.col(key) == value)
+    return frame
+
+
+def _one(frame: pl.DataFrame, col: str, what: str, **where: Any) -> Any:
+    frame = _where(frame, where)
     if frame.height == 0:
         raise Missing(f"no row for {what}")
     value = frame[col][0]
@@ -87,9 +93,7 @@ def _transitions(condition: str, expr: Callable[[pl.DataFrame], Any]) -> Callabl
 
 def _count_rows(table: str, what: str, **where: Any) -> Callable[[Tables], Any]:
     def get(t: Tables) -> Any:
-        frame = _table(t, table)
-        for key, value in where.items():
-            frame = frame.filter(pl.col(key) == value)
+        frame = _where(_table(t, table), where)
         return frame.height
 
     return get
@@ -97,9 +101,7 @@ def _count_rows(table: str, what: str, **where: Any) -> Callable[[Tables], Any]:
 
 def _n_unique(table: str, col: str, **where: Any) -> Callable[[Tables], Any]:
     def get(t: Tables) -> Any:
-        frame = _table(t, table)
-        for key, value in where.items():
-            frame = frame.filter(pl.col(key) == value)
+        frame = _where(_table(t, table), where)
         return frame[col].n_unique()
 
     return get
@@ -121,9 +123,7 @@ def _frontier(condition: str, col: str) -> Callable[[Tables], Any]:
 
 def _ablation_mean(table: str, col: str, metric: str = "car", **where: Any) -> Callable[[Tables], Any]:
     def get(t: Tables) -> Any:
-        frame = _table(t, table)
-        for key, value in where.items():
-            frame = frame.filter(pl.col(key) == value)
+        frame = _where(_table(t, table), where)
         values = frame[metric].drop_nulls().drop_nans()
         if values.len() == 0:
             raise Missing(f"no {table} rows with {where}")

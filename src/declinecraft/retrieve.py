@@ -49,7 +49,7 @@ from numpy.typing import NDArray
 from declinecraft import index as index_mod
 from declinecraft import paths
 from declinecraft.config import IndexParams
-from declinecraft.embed import Embedder, EmbeddingCache, load_embedder, load_onnx, package_dir
+from declinecraft.embed import Embedder, EmbeddingCache, load_embedder, load_onnx, local_model_folder, package_dir
 from declinecraft.stats import wilson_arrays
 
 Pipeline = Literal["bm25", "dense", "hybrid", "hybrid+rerank", "hybrid+rewrite", "hybrid+rewrite+rerank"]
@@ -205,10 +205,7 @@ class TransformersCrossEncoder:
         batch_size: int = 32,
         key: str | None = None,
     ) -> None:
-        folder = Path(path)
-        if not folder.is_dir():
-            raise FileNotFoundError(f"{name}: model folder {folder} not found")
-        os.environ.setdefault("HF_HUB_OFFLINE", "1")
+        folder = local_model_folder(name, path)
         import torch
         from transformers import AutoModelForSequenceClassification, AutoTokenizer
 
