@@ -192,5 +192,9 @@ class TestDatasheet:
         text = audit.datasheet(cfg, out, pre=pre, post=pl.DataFrame({"title": ["C"]}))
         for needle in ("## Sources", "cut-off 2025-03-31", "2 pages, 3 chunks", "lost to format: 1/5 (20.0%)",
                        "1 kept of 3 targeted (**2 short**)", "## Known limits", "Style AUC",
-                       "1 scenarios cut back to whole sentences"):  # fmt: skip
+                       "1 scenarios cut back to whole sentences", "YES to 1/3 (33.3%) of its Stated checks",
+                       "YES to 0/0 of its Answers checks"):  # fmt: skip
             assert needle in text
+        assert "Self-verification" not in text
+        cfg.verify = VerifyParams(verifier=cfg.generate.generator, self_verification=True)
+        assert "Self-verification: the verifier" in audit.datasheet(cfg, out, pre=pre, post=pl.DataFrame({"title": ["C"]}))

@@ -65,6 +65,20 @@ class TestLoad:
         with pytest.raises(config.ConfigError, match="cycle"):
             config.load(path)
 
+    def test_verifier_must_differ_from_generators(self, project: Path) -> None:
+        """§3.3: a verifier that is also a generator is an error naming the key, unless allowed."""
+        same = {"generate": {"generator": "m1"}, "verify": {"verifier": "m1", "self_verification": False}}
+        with pytest.raises(config.ConfigError, match=r"x\.yaml: verify\.verifier 'm1' is also the generator"):
+            config.load(write(project, "x", same))
+        compare = {"generate": {"generator": "m1", "generators": ["m2"]},
+                   "verify": {"verifier": "m2", "self_verification": False}}  # fmt: skip
+        with pytest.raises(config.ConfigError, match="verify.comparison_verifier 'm2' is also one of the compared"):
+            config.load(write(project, "y", compare))
+        compare["verify"]["comparison_verifier"] = "m3"  # the paper's arrangement (params/paper.yaml)
+        assert config.load(write(project, "w", compare)).verify.verifier == "m2"
+        same["verify"]["self_verification"] = True
+        assert config.load(write(project, "z", same)).verify.verifier == "m1"
+
     def test_missing_base(self, project: Path) -> None:
         """A base that does not exist is an error naming the missing file."""
         with pytest.raises(config.ConfigError, match="nope.yaml"):

@@ -11,7 +11,7 @@ import numpy as np
 import polars as pl
 import pytest
 
-from declinecraft import config, generate
+from declinecraft import config, generate, generate_stage
 from declinecraft.config import GenerateParams
 from declinecraft.generate import Call, FormatError, Reply
 
@@ -386,7 +386,7 @@ class TestInputReport:
         """Chunks without text, and pages left with none, are counted."""
         pre = pl.DataFrame({"title": ["A", "A", "B", "C"], "text": ["[Page: A] a", " ", "", "[Page: C] c"]})
         post = pl.DataFrame({"title": ["D"], "text": ["[Page: D] d"]})
-        report = generate.input_report(pre, post)
+        report = generate_stage.input_report(pre, post)
         assert (report["pre_chunks"], report["pre_empty_chunks"]) == (2, 2)
         assert (report["pre_pages"], report["pre_pages_without_text"]) == (2, 1)
         assert (report["post_chunks"], report["post_empty_chunks"]) == (1, 0)
@@ -409,7 +409,7 @@ def make_project(project: Path) -> config.RunConfig:
 class TestReadChunks:
     def test_splits_corpora(self, project: Path) -> None:
         """The corpus stage's chunks come back as C_pre and C_post tables."""
-        pre, post = generate.read_chunks(make_project(project))
+        pre, post = generate_stage.read_chunks(make_project(project))
         assert set(pre["corpus"]) == {"pre"} and set(post["corpus"]) == {"post"}
         assert pre.height == 2 * len(PRE_PAGES)
 
@@ -418,8 +418,8 @@ class TestRunStage:
     def test_writes_drafts(self, project: Path) -> None:
         """The stage writes drafts.parquet and stage.json under 03_generate/."""
         cfg = make_project(project)
-        pre, post = generate.read_chunks(cfg)
-        drafts = generate.run_stage(cfg, complete=good_model(), search=lexical_search(pre, post))
+        pre, post = generate_stage.read_chunks(cfg)
+        drafts = generate_stage.run_stage(cfg, complete=good_model(), search=lexical_search(pre, post))
         folder = cfg.stage_dir("generate")
         assert pl.read_parquet(folder / "drafts.parquet").equals(drafts)
         stage = json.loads((folder / "stage.json").read_text())
@@ -442,7 +442,7 @@ class TestCompleter:
     def test_injected_passes_through(self, project: Path) -> None:
         """An injected complete is used as is (no server, no cache)."""
         model = good_model()
-        with generate.completer(make_project(project), "any", temperature=0.0, complete=model) as run:
+        with generate_stage.completer(make_project(project), "any", temperature=0.0, complete=model) as run:
             assert run is model
 
     def test_through_llm_layer(self, project: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -463,9 +463,9 @@ class TestCompleter:
             (project / "params" / "fake.yaml").write_text("base: default\nmodels_file: params/fake_models.yaml\n")
             cfg = config.load(project / "params" / "fake.yaml")
             call = Call("verify_stated", {"fact": "Copper golems sort items.", "context": "[Page: A] a"}, 8)
-            with generate.completer(cfg, "fake", temperature=0.0) as run:
+            with generate_stage.completer(cfg, "fake", temperature=0.0) as run:
                 first = run([call])
-            with generate.completer(cfg, "fake", temperature=0.0) as run:
+            with generate_stage.completer(cfg, "fake", temperature=0.0) as run:
                 again = run([call])
             assert first[0].text.startswith("echo: Does the CONTEXT") and "Copper golems sort items." in first[0].text
             assert first[0].key and first[0].error is None and again == first

@@ -3,6 +3,7 @@ the macros, the LaTeX tables, and the PDF build."""
 
 from __future__ import annotations
 
+import dataclasses
 import shutil
 from pathlib import Path
 
@@ -10,6 +11,7 @@ import polars as pl
 import pytest
 
 from declinecraft import analysis, config, metrics, report, report_numbers, report_tables, synthetic
+from declinecraft.config import VerifyParams
 
 ROOT = Path(__file__).resolve().parents[1]
 HAS_TEX = shutil.which("latexmk") is not None
@@ -235,3 +237,14 @@ class TestConfigMacros:
         out = report_numbers.config_macros(project(tmp_path, None), {"bm25_k1": {"value": 1.5}})
         values = dict(zip(out["macro"], out["text"], strict=True))
         assert values["BMkOne"] == "1.2" and values["PaperBMkOne"] == "1.5" and values["RunName"] == "default"
+
+    def test_self_verification_noted(self, tmp_path: Path) -> None:
+        """The reproduction notes say when the verifier also generated the questions."""
+        cfg = project(tmp_path, None)
+        notes = {}
+        for verifier in (cfg.generate.generator, "someone-else"):
+            cfg = dataclasses.replace(cfg, blocks=cfg.blocks | {"verify": VerifyParams(verifier=verifier,
+                                                                                       self_verification=True)})
+            out = report_numbers.config_macros(cfg, {})
+            notes[verifier] = dict(zip(out["macro"], out["text"], strict=True))["VerifierNote"]
+        assert "self-verification" in notes[cfg.generate.generator] and notes["someone-else"] == ""

@@ -216,6 +216,16 @@ def _repairs(cands: pl.DataFrame) -> str:
     return ", ".join(f"{n} {label}" for label, n in counts.items() if n) or "none"
 
 
+def _verdicts(cands: pl.DataFrame) -> str:
+    """Say how often the verifier answered YES to each check: a model that says one word to
+    everything filters by its bias, not by the text."""
+    parts = []
+    for check in ("stated", "answers"):
+        said = cands[check].drop_nulls() if check in cands.columns else pl.Series([], dtype=pl.Boolean)
+        parts.append(f"YES to {_pct(int(said.sum()), said.len())} of its {check.capitalize()} checks")
+    return "; ".join(parts)
+
+
 def datasheet(cfg: object, out: dict[str, object], *, pre: pl.DataFrame, post: pl.DataFrame) -> str:
     """Write the benchmark's datasheet: sources, cut-off, counts, audits and known limits."""
     c, g, v = cfg.corpus, cfg.generate, cfg.verify  # type: ignore[attr-defined]
@@ -277,7 +287,11 @@ def datasheet(cfg: object, out: dict[str, object], *, pre: pl.DataFrame, post: p
            if g.prompt_chunk_chars else "")
         + (f"- Verifier prompts cut each chunk to {v.context_chars} characters (CPU deviation).\n"
            if v.context_chars else "")
+        + (f"- Self-verification: the verifier `{v.verifier}` also wrote the questions it checks "
+           "(`verify.self_verification`; the paper verifies with a separate model).\n"
+           if v.verifier == g.generator else "")
         + "- Small offline models write and check these questions: expect malformed facts that a manual "
-        "review would drop, and verdicts far noisier than the paper's 31B verifier.",
+        "review would drop, and verdicts far noisier than the paper's 31B verifier. The verifier said "
+        f"{_verdicts(cands)}.",
     ]
     return "\n\n".join(sections) + "\n"

@@ -204,7 +204,13 @@ class VerifyParams:
     """§3.3 and Appendix D/F: verification, assembly caps, audits."""
 
     verifier: str = "qwen2.5-coder-0.5b"
-    """Registry id of the verifier model (a different model from the generator)."""
+    """Registry id of the verifier model; a different model from the generator (§3.3) unless
+    ``self_verification`` is set."""
+    self_verification: bool = False
+    """Allow the verifier to be a generator whose drafts it checks (the paper never does). The
+    offline run sets it because of the two chat models it ships, only the 1.5B tells cases apart at
+    all (the 0.5B answers YES to almost every Stated check); the datasheet and the paper's
+    reproduction notes say so."""
     pipeline: str = "hybrid+rerank"
     """Retrieval pipeline R+ that feeds the verifier (§3.3)."""
     retrieve_k: int = 10
@@ -473,6 +479,7 @@ def _load(path: Path, seen: tuple[Path, ...]) -> RunConfig:
         if not isinstance(given, dict):
             raise ConfigError(f"{path}: block {name!r} must be a mapping")
         blocks[name] = _build(cls, {**inherited, **given}, f"{path}: {name}")
+    _check_verifier(blocks["generate"], blocks["verify"], path)
     return RunConfig(
         run=path.stem,
         root=root,
@@ -483,6 +490,24 @@ def _load(path: Path, seen: tuple[Path, ...]) -> RunConfig:
         base=base,
         blocks=blocks,
     )
+
+
+def _check_verifier(generate: GenerateParams, verify: VerifyParams, path: Path) -> None:
+    """§3.3: a separate model checks the generator's questions (and, for Table 9, every compared
+    generator's), unless the run says otherwise."""
+    if verify.self_verification:
+        return
+    if verify.verifier == generate.generator:
+        raise ConfigError(
+            f"{path}: verify.verifier {verify.verifier!r} is also the generator; the paper verifies with a "
+            "separate model (set verify.self_verification: true to allow it, a recorded deviation)"
+        )
+    comparison = verify.comparison_verifier or verify.verifier
+    if generate.generators and comparison in {generate.generator, *generate.generators}:
+        raise ConfigError(
+            f"{path}: verify.comparison_verifier {comparison!r} is also one of the compared generators; "
+            "Table 9 checks every generator with a separate model (set verify.self_verification: true to allow it)"
+        )
 
 
 def _build(cls: type, values: dict[str, Any], where: str) -> Any:

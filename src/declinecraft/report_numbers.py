@@ -421,7 +421,10 @@ def config_macros(cfg: Any, reported: Mapping[str, Mapping[str, Any]]) -> pl.Dat
         "ChunkSize": f"{cfg.corpus.chunk_size:,}".replace(",", "{,}"), "ChunkOverlap": str(cfg.corpus.chunk_overlap),
         "Embedder": cfg.index.embedder, "Reranker": cfg.index.reranker, "BMkOne": f"{cfg.index.bm25_k1:g}",
         "BMb": f"{cfg.index.bm25_b:g}", "RRFk": str(cfg.index.rrf_k), "Generator": name(cfg.generate.generator),
-        "Verifier": name(cfg.verify.verifier), "ResponseJudge": name(cfg.judge.response_judge),
+        "Verifier": name(cfg.verify.verifier),
+        "VerifierNote": " (also the generator: self-verification, which the paper never uses)"
+        if cfg.verify.verifier == cfg.generate.generator else "",
+        "VerifierK": str(cfg.verify.retrieve_k), "ResponseJudge": name(cfg.judge.response_judge),
         "AccuracyJudges": ", ".join(name(m) for m in cfg.judge.accuracy_judges), "Oracle": name(cfg.judge.oracle),
         "ModelsUnderTest": ", ".join(name(m) for m in cfg.answer.models) or "none",
         "KChunks": str(cfg.answer.k), "MaxRounds": str(cfg.answer.max_rounds),

@@ -329,16 +329,16 @@ def run_stage(
     """
     import time
 
-    from declinecraft import audit, generate
+    from declinecraft import audit, generate_stage
 
     start = time.monotonic()
     params: VerifyParams = cfg.verify
     drafts = pl.read_parquet(cfg.stage_dir("generate") / "drafts.parquet")
-    pre, post = generate.read_chunks(cfg)
+    pre, post = generate_stage.read_chunks(cfg)
     chunk_text = dict(zip(pre["chunk_id"], pre["text"], strict=True))
-    search = search or generate.retriever_search(cfg)
+    search = search or generate_stage.retriever_search(cfg)
     main_gen = cfg.generate.generator
-    with generate.completer(cfg, params.verifier, temperature=params.temperature, complete=complete) as run:
+    with generate_stage.completer(cfg, params.verifier, temperature=params.temperature, complete=complete) as run:
         verified = verify_drafts(drafts.filter(pl.col("generator") == main_gen), chunk_text=chunk_text,
                                  complete=run, search=search, params=params)  # fmt: skip
     review_path = cfg.resolve(params.review_file)
@@ -385,14 +385,14 @@ def _compare(
     search: Search, complete: Complete | None, style_kw: dict[str, Any],
 ) -> dict[str, pl.DataFrame]:
     """Table 9: every generator's drafts through the comparison verifier, assembled to its targets."""
-    from declinecraft import audit, generate
+    from declinecraft import audit, generate_stage
 
     params: VerifyParams = cfg.verify
     verifier = params.comparison_verifier or params.verifier
     generators = list(dict.fromkeys((cfg.generate.generator, *cfg.generate.generators)))
     reuse = verifier == params.verifier
     todo = drafts.filter(pl.col("generator").is_in(generators[1:] if reuse else generators))
-    with generate.completer(cfg, verifier, temperature=params.temperature, complete=complete) as run:
+    with generate_stage.completer(cfg, verifier, temperature=params.temperature, complete=complete) as run:
         checked = verify_drafts(todo, chunk_text=chunk_text, complete=run, search=search, params=params,
                                 verifier=verifier)  # fmt: skip
     if reuse:
