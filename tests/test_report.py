@@ -197,6 +197,16 @@ class TestCompute:
         assert row["text"] == "n/a" and "corpus_stats" in row["reason"]
         assert numbers.filter(pl.col("macro") == "SigUpSingle")["text"][0] != "n/a"
 
+    def test_benchmark_sizes(self, results: dict[str, pl.DataFrame]) -> None:
+        """The benchmark's size per half comes from the verify stage's fates (the kept candidates),
+        apart from how many questions were evaluated."""
+        fates = pl.DataFrame({"generator": ["g"] * 4, "answerable": [True, True, False, False],
+                              "fate": ["kept", "rejected_answers", "kept", "rejected_stated"], "n": [6, 10, 8, 1]})  # fmt: skip
+        numbers = report_numbers.compute(results | {"audit_fates": fates})
+        text = dict(zip(numbers["macro"], numbers["text"], strict=True))
+        assert (text["BenchAnswerable"], text["BenchUnanswerable"]) == ("6", "8")
+        assert text["NAnswerable"] != "n/a"
+
     def test_no_input(self) -> None:
         """Without input every number is n/a with the given reason."""
         numbers = report_numbers.compute({}, no_input="no judged table")

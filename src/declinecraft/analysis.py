@@ -344,6 +344,7 @@ def run_stage(cfg: Any) -> dict[str, pl.DataFrame]:
 #: Upstream outputs the analysis and paper use: (stage, file) -> name of the copy in 07_analysis.
 UPSTREAM = {
     ("corpus", "stats.csv"): "corpus_stats",
+    ("verify", "audit_fates.csv"): "audit_fates",
     ("verify", "audit_style.csv"): "audit_style",
     ("verify", "audit_retrieval.csv"): "audit_retrieval",
     ("verify", "audit_generators.csv"): "generator_audit",
@@ -352,7 +353,8 @@ UPSTREAM = {
 
 
 def upstream_tables(cfg: Any) -> dict[str, pl.DataFrame]:
-    """Corpus statistics, verify audits and response-judge agreement, where the run has them."""
+    """Corpus statistics, verify audits (fates, style, retrieval, generators) and response-judge
+    agreement, where the run has them."""
     found = {}
     for (stage, name), key in UPSTREAM.items():
         path = cfg.stage_dir(stage) / name

@@ -176,6 +176,13 @@ def _audit(audit: str) -> Callable[[Tables], Any]:
     return lambda t: _one(_table(t, "audit_retrieval"), "rate", f"retrieval audit {audit}", audit=audit)
 
 
+def _kept(answerable: bool) -> Callable[[Tables], Any]:
+    """Questions of one half in the benchmark (candidates the verify stage kept)."""
+    return lambda t: int(
+        _table(t, "audit_fates").filter((pl.col("fate") == "kept") & (pl.col("answerable") == answerable))["n"].sum()
+    )
+
+
 def _style(variant: str) -> Callable[[Tables], Any]:
     return lambda t: _one(_table(t, "audit_style"), "auc", f"style AUC {variant}", variant=variant)
 
@@ -196,6 +203,8 @@ NUMBERS: list[Number] = [
     Number("CpreChunks", "chunks in C_pre", _corpus("pre", "chunks"), "int", "c_pre_chunks"),
     Number("CpostPages", "pages in C_post", _corpus("post", "pages"), "int", "c_post_pages"),
     Number("CpostChunks", "chunks in C_post", _corpus("post", "chunks"), "int", "c_post_chunks"),
+    Number("BenchAnswerable", "answerable questions in the benchmark", _kept(True), "int", "n_answerable"),
+    Number("BenchUnanswerable", "unanswerable questions in the benchmark", _kept(False), "int", "n_unanswerable"),
     Number("HitAtK", "answerable questions whose target chunk is retrieved in the top k", _audit("hit_at_k"), "pct", "hit_at_5_answerable"),
     Number("ScenarioOverlap", "unanswerable questions retrieving a scenario chunk", _audit("scenario_overlap"), "pct", "scenario_chunk_overlap_unanswerable"),
     Number("StyleAUCStyle", "style-only AUC", _style("style_only"), "kappa", "style_auc_style_only"),
@@ -207,8 +216,8 @@ NUMBERS: list[Number] = [
     Number("NConfigs", "configurations (model x thinking)", _count_rows("main_grid", "configs", condition="single"), "int", "n_configurations"),
     Number("NFamilies", "model families", _n_unique("main_grid", "family"), "int", "n_families"),
     Number("NSwitchable", "models with switchable thinking", lambda t: _table(t, "main_grid").filter(pl.col("thinking") == "on").filter(pl.col("switchable"))["model"].n_unique(), "int", "n_models_switchable_thinking"),
-    Number("NAnswerable", "answerable questions", lambda t: int(_table(t, "main_grid")["n_answerable"].max()), "int", "n_answerable"),
-    Number("NUnanswerable", "unanswerable questions", lambda t: int(_table(t, "main_grid")["n_unanswerable"].max()), "int", "n_unanswerable"),
+    Number("NAnswerable", "answerable questions evaluated", lambda t: int(_table(t, "main_grid")["n_answerable"].max()), "int"),
+    Number("NUnanswerable", "unanswerable questions evaluated", lambda t: int(_table(t, "main_grid")["n_unanswerable"].max()), "int"),
     Number("BudgetExhaustedShare", "responses that exhausted the budget (percent of all)",
            lambda t: _table(t, "summary")["n_budget_exhausted"].sum() / (_table(t, "summary")["n_answerable"].sum() + _table(t, "summary")["n_unanswerable"].sum()),
            "pct", "budget_exhausted_share"),
