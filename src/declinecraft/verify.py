@@ -301,13 +301,14 @@ def _write(frame: pl.DataFrame, path: Path) -> None:
 
 
 def _retrieval_audit(bench: pl.DataFrame, search: Search, pipeline: str, k: int) -> pl.DataFrame:
-    from declinecraft import retrieve
+    from declinecraft import retrieval_diagnostics
 
     frame = bench.select(pl.col("id").alias("question_id"), "answerable", "target_chunk_id", "scenario_chunk_ids")
     hits = search(bench["question"].to_list(), pipeline, k) if bench.height else []
     frame = frame.with_columns(retrieved_ids=pl.Series(hits, dtype=pl.List(pl.String)))
     rows = []
-    audits = (("hit_at_k", retrieve.hit_at_k, True), ("scenario_overlap", retrieve.scenario_hit_rate, False))
+    audits = (("hit_at_k", retrieval_diagnostics.hit_at_k, True),
+              ("scenario_overlap", retrieval_diagnostics.scenario_hit_rate, False))  # fmt: skip
     for name, fn, half in audits:
         part = frame.filter(pl.col("answerable") == half)
         out = fn(part, k, by=None) if part.height else pl.DataFrame()
