@@ -38,7 +38,7 @@ PREV_08_paper := 07_analysis
 prev = $(PREV_$(1))
 
 # The src modules each stage runs (plus the common ones): editing one reruns only its stages.
-SRC_COMMON := __init__ config paths
+SRC_COMMON := __init__ config params_blocks paths
 SRC_corpus := wiki clean corpus crawl
 SRC_index := embed index retrieve rerank retrieval_diagnostics embedding_cache model_files
 SRC_generate := generate generate_stage retrieve rerank llm cache serve registry prompts responses transport http11 model_pool embedding_cache model_files
