@@ -12,7 +12,7 @@ from typing import Any
 import polars as pl
 import pytest
 
-from declinecraft import config, explore, explore_html, synthetic
+from declinecraft import config, explore, explore_html, explore_report, synthetic
 
 ROOT = Path(__file__).resolve().parents[1]
 CONFIGS = (("m1", "off"), ("m1", "on"), ("m2", "off"))
@@ -472,7 +472,7 @@ class TestBrowse:
 class TestReportData:
     def test_labels_and_flags(self, frame: pl.DataFrame) -> None:
         """Per question: label codes per configuration and setting, and where each flag holds."""
-        data = explore_html.report_data(frame, None, run="default")
+        data = explore_report.report_data(frame, None, run="default")
         by_id = {q["id"]: q for q in data["questions"]}
         assert by_id["q-sulfur"]["labels"]["m1|off"] == {"no_rag": "X", "single": "A", "iterative": "X"}
         assert by_id["q-copper"]["labels"]["m2|off"]["iterative"] == "-"
@@ -490,14 +490,14 @@ class TestEmbedJson:
     def test_cannot_close_script(self) -> None:
         """No '<', '>' or '&' survives, and the text still parses to the same data."""
         data = {"x": "</script><!-- & -->"}
-        text = explore_html.embed_json(data)
+        text = explore_report.embed_json(data)
         assert "<" not in text and ">" not in text and "&" not in text and json.loads(text) == data
 
 
 class TestReportHtml:
     def test_self_contained(self, frame: pl.DataFrame) -> None:
         """One page: inline CSS/JS, data in a JSON script tag, no external resources."""
-        page = explore_html.report_html(
+        page = explore_report.report_html(
             frame, explore.load_chunks(explore.resolve(frame["params_file"][0])), run="default"
         )
         assert page.count('<script type="application/json" id="dc-data">') == 1
@@ -512,7 +512,7 @@ class TestReportHtml:
 class TestWriteReport:
     def test_writes_index(self, run: config.RunConfig) -> None:
         """The report goes to outputs/<run>/explorer/index.html."""
-        path = explore_html.write_report(run)
+        path = explore_report.write_report(run)
         assert path == run.run_dir() / "explorer" / "index.html" and "q-spider" in path.read_text()
 
 

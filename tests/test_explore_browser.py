@@ -13,7 +13,7 @@ import polars as pl
 import pytest
 from test_explore import write_project
 
-from declinecraft import config, explore, explore_html
+from declinecraft import config, explore, explore_report
 
 ROOT = Path(__file__).resolve().parents[1]
 CHROMIUM = Path("/usr/bin/chromium")
@@ -61,7 +61,7 @@ def ready_ms(html: str) -> float:
 def built(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, pl.DataFrame]:
     """The hand-built run's report page and its frame."""
     cfg = write_project(tmp_path_factory.mktemp("browser"))
-    return explore_html.write_report(cfg), explore.load(cfg)
+    return explore_report.write_report(cfg), explore.load(cfg)
 
 
 class TestWriteReport:
@@ -135,7 +135,7 @@ class TestWriteReport:
         needed = [cfg.stage_dir("verify") / "benchmark.parquet", cfg.stage_dir("judge") / "judged.parquet"]
         if missing := [p for p in needed if not p.is_file()]:
             pytest.skip(f"default run not built: {missing[0].relative_to(ROOT)} is missing (run `make all`)")
-        page = explore_html.write_report(cfg, out=tmp_path / "index.html")
+        page = explore_report.write_report(cfg, out=tmp_path / "index.html")
         frame = explore.load(cfg)
         html = dom(page, tmp_path)
         assert ready_ms(html) <= 2000

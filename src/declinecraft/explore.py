@@ -7,7 +7,7 @@ transitions between settings (App. A.9's Sulfur Cube: abstained single-shot, ans
 thinking off -> on (App. A.5), questions every model failed, the LLM judge against
 ``judge.rule_label``, disagreeing accuracy judges, exhausted budgets. :func:`show` renders one
 question (HTML in Jupyter, text in a terminal), :func:`browse` pages through questions (widgets),
-``python -m declinecraft.explore report params/<run>.yaml`` writes the static page (:mod:`explore_html`).
+``python -m declinecraft.explore report params/<run>.yaml`` writes the static page (:mod:`explore_report`).
 
 Label codes (filters, the HTML page's ``#transition=A-X``): A = ABSTAIN, D = DENY, X = ANSWER,
 ``-`` = no label (exhausted budget or failed call); ``*`` or None = any.
@@ -430,7 +430,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     """``python -m declinecraft.explore report params/<run>.yaml [--out FILE]``: write the explorer."""
     import argparse
 
-    from declinecraft import explore_html
+    from declinecraft import explore_report
 
     parser = argparse.ArgumentParser(prog="python -m declinecraft.explore", description=main.__doc__)
     sub = parser.add_subparsers(dest="command", required=True)
@@ -439,7 +439,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     rep.add_argument("--out", type=Path, default=None, help="file to write instead")
     args = parser.parse_args(argv)
     try:
-        path = explore_html.write_report(resolve(args.params_file), out=args.out)
+        path = explore_report.write_report(resolve(args.params_file), out=args.out)
     except (FileNotFoundError, ValueError) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 1
