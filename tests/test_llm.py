@@ -38,13 +38,6 @@ def directive(text: str, **script: object) -> str:
     return f"{text} [[fake {json.dumps(script)}]]"
 
 
-@pytest.fixture(scope="module")
-def server() -> Iterator[fake_openai.FakeServer]:
-    handle = fake_openai.start(latency=0.0)
-    yield handle
-    handle.stop()
-
-
 @pytest.fixture()
 def store(tmp_path: Path) -> Iterator[Cache]:
     with cache.open_cache(tmp_path) as db:

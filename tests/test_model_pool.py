@@ -13,13 +13,6 @@ from declinecraft import config, llm, model_pool
 from declinecraft.answer import Call
 
 
-@pytest.fixture(scope="module")
-def server() -> Iterator[fake_openai.FakeServer]:
-    handle = fake_openai.start(latency=0.0)
-    yield handle
-    handle.stop()
-
-
 @pytest.fixture()
 def pool(project: Path, server: fake_openai.FakeServer, monkeypatch: pytest.MonkeyPatch) -> Iterator[model_pool.ModelPool]:
     """A pool over two 'vLLM' models both answered by the fake server, caching in the project."""

@@ -41,12 +41,6 @@ from declinecraft.params_blocks import (
     VerifyParams,
 )
 
-__all__ = [
-    "BLOCKS", "STAGES", "TOP_LEVEL_KEYS", "AnalysisParams", "AnswerParams", "ConfigError", "CorpusParams",
-    "GenerateParams", "IndexParams", "JudgeParams", "PaperParams", "RunConfig", "VerifyParams", "fingerprint",
-    "for_notebook", "load", "not_built", "referenced_models", "write_stamps",
-]  # fmt: skip
-
 
 class ConfigError(ValueError):
     """A params file is invalid; the message names the file and the key."""

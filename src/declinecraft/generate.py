@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -226,7 +226,9 @@ def known_ids(ids: Sequence[str], text: dict[str, str] | Any, where: str) -> lis
     return list(ids)
 
 
-def _context(ids: Sequence[str], text: dict[str, str], cap: int) -> str:
+def join_chunks(ids: Sequence[str], text: Mapping[str, str], cap: int) -> str:
+    """The chunks ``ids`` as one prompt field, blank-line separated, each cut to ``cap``
+    characters (0 = whole); shared by the generator and verifier prompts."""
     return "\n\n".join(text[i][:cap] if cap else text[i] for i in ids)
 
 
@@ -287,7 +289,7 @@ def generate_drafts(
     live = [j for j in live if drafts[j]["status"] == "drafted"]
 
     # 1. Scenario from three random C_pre chunks.
-    calls = [Call("generate_scenario", {"context": _context(drafts[j]["scenario_chunk_ids"], text, cap)},
+    calls = [Call("generate_scenario", {"context": join_chunks(drafts[j]["scenario_chunk_ids"], text, cap)},
                   params.scenario_max_tokens or budget) for j in live]  # fmt: skip
     for j, reply in zip(live, complete(calls), strict=True):
         if _record(reply, drafts[j], "scenario"):
@@ -325,7 +327,7 @@ def generate_drafts(
     for j in live:
         if drafts[j]["answerable"]:
             drafts[j]["comparison_chunk_ids"] = list(drafts[j]["scenario_chunk_ids"])
-    calls = [Call("generate_facts", {"old": _context(drafts[j]["comparison_chunk_ids"], text, cap),
+    calls = [Call("generate_facts", {"old": join_chunks(drafts[j]["comparison_chunk_ids"], text, cap),
                                      "new": text[drafts[j]["target_chunk_id"]]}, budget) for j in live]  # fmt: skip
     for j, reply in zip(live, complete(calls), strict=True):
         d = drafts[j]

@@ -192,6 +192,20 @@ class Retriever:
         params: IndexParams | None = None,
         cache_dir: str | os.PathLike[str] | None = None,
     ) -> None:
+        """Open the index in ``folder`` (a stage folder ``02_index/`` or one ``index-<version>/``).
+
+        Args:
+            embedder: the embedder for queries; default: the index's own, loaded on first use.
+                Must be the model the index was built with (same name and dimension).
+            reranker: the cross-encoder; default: ``params.reranker``, loaded on first rerank.
+            rewrite: the query rewriter for the ``+rewrite`` pipelines (batch in, batch out).
+            params: retrieval params (rrf_k, fusion_depth, rerank_pool); default: the index's.
+            cache_dir: where model caches live; default: the project's shared cache.
+
+        Raises:
+            FileNotFoundError: no index in ``folder``.
+            ValueError: an embedder whose name or dimension does not match the index.
+        """
         self.folder = index_mod.resolve(folder)
         self.manifest = index_mod.read_manifest(self.folder)
         known = {f.name for f in dataclasses.fields(IndexParams)}
@@ -244,31 +258,9 @@ class Retriever:
             self.embedder = embedder
 
     @classmethod
-    def open(
-        cls,
-        folder: str | os.PathLike[str],
-        *,
-        embedder: Embedder | None = None,
-        reranker: Reranker | None = None,
-        rewrite: Rewrite | None = None,
-        params: IndexParams | None = None,
-        cache_dir: str | os.PathLike[str] | None = None,
-    ) -> Retriever:
-        """Open the index in ``folder`` (a stage folder ``02_index/`` or one ``index-<version>/``).
-
-        Args:
-            embedder: the embedder for queries; default: the index's own, loaded on first use.
-                Must be the model the index was built with (same name and dimension).
-            reranker: the cross-encoder; default: ``params.reranker``, loaded on first rerank.
-            rewrite: the query rewriter for the ``+rewrite`` pipelines (batch in, batch out).
-            params: retrieval params (rrf_k, fusion_depth, rerank_pool); default: the index's.
-            cache_dir: where model caches live; default: the project's shared cache.
-
-        Raises:
-            FileNotFoundError: no index in ``folder``.
-            ValueError: an embedder whose name or dimension does not match the index.
-        """
-        return cls(folder, embedder=embedder, reranker=reranker, rewrite=rewrite, params=params, cache_dir=cache_dir)
+    def open(cls, folder: str | os.PathLike[str], **options: Any) -> Retriever:
+        """Open the index in ``folder``: the documented entry point, the same as the constructor."""
+        return cls(folder, **options)
 
     # -- models --
 

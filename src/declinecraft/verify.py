@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import re
 from collections import Counter
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
@@ -31,7 +31,7 @@ import polars as pl
 import yaml
 
 from declinecraft.config import VerifyParams
-from declinecraft.generate import Call, Complete, Search, known_ids
+from declinecraft.generate import Call, Complete, Search, join_chunks, known_ids
 
 # --- cue filter (Appendix D) -----------------------------------------------------------------
 
@@ -89,10 +89,6 @@ def parse_verdict(text: str | None) -> bool | None:
     return said.pop() == "YES" if len(said) == 1 else None
 
 
-def _context(ids: Sequence[str], text: Mapping[str, str], cap: int) -> str:
-    return "\n\n".join(text[i][:cap] if cap else text[i] for i in ids)
-
-
 def verify_drafts(
     drafts: pl.DataFrame,
     *,
@@ -136,7 +132,7 @@ def verify_drafts(
     unans = [r for r in live if not r["answerable"]]
     for r, ids in zip(unans, search([r["fact"] for r in unans], params.pipeline, k) if unans else [], strict=True):
         r["stated_context_ids"] = known_ids(ids, chunk_text, f"candidate {r['id']}: R+ for the fact")
-    contexts = [r["scenario"] if r["answerable"] else _context(r["stated_context_ids"], chunk_text, cap) for r in live]
+    contexts = [r["scenario"] if r["answerable"] else join_chunks(r["stated_context_ids"], chunk_text, cap) for r in live]
     run_check("stated", live, contexts, [{"fact": r["fact"]} for r in live])
     for r in live:
         if r["fate"] == "checking" and r["stated"]:
@@ -148,7 +144,7 @@ def verify_drafts(
     hits = search([r["question"] for r in live], params.pipeline, k) if live else []
     for r, ids in zip(live, hits, strict=True):
         r["answers_context_ids"] = known_ids(ids, chunk_text, f"candidate {r['id']}: R+ for the question")
-    contexts = [_context(r["answers_context_ids"], chunk_text, cap) for r in live]
+    contexts = [join_chunks(r["answers_context_ids"], chunk_text, cap) for r in live]
     run_check("answers", live, contexts, [{"question": r["question"], "answer": r["fact"]} for r in live])
     for r in live:
         if r["fate"] == "checking":
