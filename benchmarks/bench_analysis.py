@@ -24,7 +24,11 @@ from pathlib import Path  # noqa: E402
 
 import matplotlib.pyplot as plt  # noqa: E402
 
-from declinecraft import analysis, paths, plots, report_tables, synthetic  # noqa: E402
+from declinecraft.analysis import analyze as analysis  # noqa: E402
+from declinecraft.core import paths
+from declinecraft.paper import figures as plots
+from declinecraft.paper import tables as report_tables
+from tests.support import synthetic
 
 ROOT = Path(__file__).resolve().parents[1]
 

@@ -21,7 +21,9 @@ import time
 from pathlib import Path
 from xml.sax.saxutils import escape, quoteattr
 
-from declinecraft import corpus, paths, wiki
+from declinecraft.corpus import corpora as corpus
+from declinecraft.core import paths
+from declinecraft.corpus import wiki
 
 ROOT = Path(__file__).resolve().parents[1]
 SOURCES = (ROOT / "data" / "miniwiki" / "miniwiki.xml", ROOT / "tests" / "data" / "tiny.xml")

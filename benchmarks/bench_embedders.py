@@ -78,7 +78,9 @@ QUESTIONS: tuple[tuple[str, tuple[str, ...]], ...] = (
 
 def miniwiki_chunks(cutoff: str = "2025-03-31") -> pl.DataFrame:
     """The mini wiki's chunks, built as the corpus stage builds them."""
-    from declinecraft import config, corpus, wiki
+    from declinecraft.core import config
+    from declinecraft.corpus import corpora as corpus
+    from declinecraft.corpus import wiki
 
     dump = ROOT / "data" / "miniwiki" / "miniwiki.xml"
     with tempfile.TemporaryDirectory() as tmp:
@@ -157,8 +159,9 @@ class _Fixed:
 
 def evaluate_hybrid(chunks: pl.DataFrame, fixed: _Fixed, sets: dict, folder: Path) -> dict:
     """Hit@5 of the default hybrid pipeline (Tantivy BM25 + this embedder, RRF) over C_pre."""
-    from declinecraft import index, retrieve
-    from declinecraft.config import IndexParams
+    from declinecraft.retrieval import index
+    from declinecraft.retrieval import retrieve
+    from declinecraft.core.config import IndexParams
 
     pre = chunks.filter(pl.col("corpus") == "pre")
     mask = (chunks["corpus"] == "pre").to_numpy()
@@ -182,7 +185,7 @@ def main() -> int:
     parser.add_argument("--out", type=Path, default=ROOT / "outputs" / "bench" / "embedders.json")
     args = parser.parse_args()
 
-    from declinecraft.embed import load_embedder
+    from declinecraft.retrieval.embed import load_embedder
 
     chunks = miniwiki_chunks()
     if args.max_chunks:

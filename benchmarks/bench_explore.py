@@ -27,7 +27,11 @@ from pathlib import Path  # noqa: E402
 
 import polars as pl  # noqa: E402
 
-from declinecraft import config, explore, explore_html, paths, synthetic  # noqa: E402
+from declinecraft.core import config  # noqa: E402
+from declinecraft.explore import frame as explore
+from declinecraft.explore import views as explore_html
+from declinecraft.core import paths
+from tests.support import synthetic
 
 ROOT = Path(__file__).resolve().parents[1]
 CHROMIUM = Path("/usr/bin/chromium")

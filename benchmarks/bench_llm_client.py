@@ -32,7 +32,10 @@ sys.path.insert(0, str(ROOT / "tests"))
 
 import fake_openai  # noqa: E402
 
-from declinecraft import cache, llm, paths, registry  # noqa: E402
+from declinecraft.llm import cache  # noqa: E402
+from declinecraft.llm import client as llm
+from declinecraft.core import paths
+from declinecraft.core import registry
 
 
 def cpu_seconds(pid: int) -> float:

@@ -133,7 +133,7 @@ def _peak_rss_mb() -> float:
 
 
 def _rrf(bm25_ids: list[str], dense_ids: list[str], k: int) -> list[str]:
-    from declinecraft.retrieve import rrf
+    from declinecraft.retrieval.retrieve import rrf
 
     return [h.chunk_id for h in rrf({"bm25": bm25_ids, "dense": dense_ids}, k=RRF_K, limit=k)]
 
@@ -142,8 +142,9 @@ def _rrf(bm25_ids: list[str], dense_ids: list[str], k: int) -> list[str]:
 
 
 def run_ours(work: Path) -> dict:
-    from declinecraft import index, retrieve
-    from declinecraft.config import IndexParams
+    from declinecraft.retrieval import index
+    from declinecraft.retrieval import retrieve
+    from declinecraft.core.config import IndexParams
 
     chunks = pl.read_parquet(work / "chunks.parquet")
     queries = json.loads((work / "queries.json").read_text())
@@ -180,7 +181,7 @@ def run_baseline(work: Path) -> dict:
     from chromadb.config import Settings
     from rank_bm25 import BM25Okapi
 
-    from declinecraft.index import bm25_analyzer
+    from declinecraft.retrieval.index import bm25_analyzer
 
     chunks = pl.read_parquet(work / "chunks.parquet")
     queries = json.loads((work / "queries.json").read_text())
@@ -319,7 +320,7 @@ def main() -> int:
         (args.work / f"{args.child}.json").write_text(json.dumps(result))
         return 0
 
-    from declinecraft.embed import HashEmbedder
+    from declinecraft.retrieval.embed import HashEmbedder
 
     with tempfile.TemporaryDirectory(prefix="bench-retrieval-") as tmp:
         work = Path(tmp)

@@ -1,6 +1,6 @@
 """A tiny in-memory MediaWiki ``api.php`` for crawler tests, served through ``httpx.MockTransport``.
 
-It answers the requests :mod:`declinecraft.crawl` makes (``prop=revisions`` with
+It answers the requests :mod:`declinecraft.corpus.crawl` makes (``prop=revisions`` with
 rvlimit/rvstart/rvdir/rvprop, ``prop=links``, ``list=allpages``) from a list of
 :class:`wiki.Page`, in ``formatversion=2`` JSON, paging links and allpages two at a time so
 continuation is exercised. ``failures`` scripts answers to give before the real ones: an int
@@ -15,7 +15,7 @@ from datetime import datetime
 
 import httpx
 
-from declinecraft import wiki
+from declinecraft.corpus import wiki
 
 LINK_RE = re.compile(r"\[\[([^\]|#]+)")
 PAGE_SIZE = 2

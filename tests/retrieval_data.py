@@ -8,9 +8,9 @@ from pathlib import Path
 import numpy as np
 import polars as pl
 
-from declinecraft import index
-from declinecraft.config import IndexParams
-from declinecraft.embed import HashEmbedder
+from declinecraft.retrieval import index
+from declinecraft.core.config import IndexParams
+from declinecraft.retrieval.embed import HashEmbedder
 
 #: (chunk_id, title, body, corpus). "quokkaberry" occurs in pre-4 only; the post chunks are the
 #: only ones about copper horse armor and the harness.

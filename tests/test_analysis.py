@@ -12,8 +12,14 @@ import numpy as np
 import polars as pl
 import pytest
 
-from declinecraft import analysis, analysis_annotation, analysis_judges, analysis_models, analysis_paired
-from declinecraft import config, stats, synthetic
+from declinecraft.analysis import analyze as analysis
+from declinecraft.analysis import annotation as analysis_annotation
+from declinecraft.analysis import judges as analysis_judges
+from declinecraft.analysis import models as analysis_models
+from declinecraft.analysis import paired as analysis_paired
+from declinecraft.core import config
+from declinecraft.core import stats
+from tests.support import synthetic
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -103,7 +109,7 @@ class TestReleaseMonth:
 class TestModelFacts:
     def test_registry_and_unknown(self) -> None:
         """Registry facts are copied; an unregistered model keeps its id as family."""
-        from declinecraft import registry
+        from declinecraft.core import registry
 
         specs = registry.load_models(ROOT / "params" / "models.yaml")
         facts = analysis.model_facts(specs, ["qwen3-4b", "nope"], {"qwen3-4b": "G"})

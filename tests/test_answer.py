@@ -1,4 +1,4 @@
-"""Tests for declinecraft.answer: the settings grid, prompts, and answering with scripted fakes."""
+"""Tests for declinecraft.evaluation.answer: the settings grid, prompts, and answering with scripted fakes."""
 
 from __future__ import annotations
 
@@ -8,9 +8,9 @@ from collections.abc import Sequence
 import polars as pl
 import pytest
 
-from declinecraft import answer
-from declinecraft.answer import Call, Chunk, Hit, Reply, Setting
-from declinecraft.config import AnswerParams
+from declinecraft.evaluation import answer
+from declinecraft.evaluation.answer import Call, Chunk, Hit, Reply, Setting
+from declinecraft.core.config import AnswerParams
 
 CHUNKS = {f"c{i}": Chunk(f"c{i}", f"Page {i}", f"https://wiki/Page_{i}", f"[Page: Page {i}]\ntext {i}") for i in range(1, 10)}
 
@@ -242,7 +242,7 @@ class FakeModels:
 
 def write_run(project, answer_block: str):  # noqa: ANN001, ANN201
     """A run whose benchmark is :func:`benchmark` (4 questions) and whose answer block is given."""
-    from declinecraft import config
+    from declinecraft.core import config
 
     (project / "params" / "t.yaml").write_text(f"base: default\nanswer:\n{answer_block}")
     cfg = config.load(project / "params" / "t.yaml")
@@ -286,7 +286,7 @@ class TestRunStage:
 
     def test_missing_benchmark(self, project) -> None:  # noqa: ANN001
         """Without the verify stage's benchmark the error names the file."""
-        from declinecraft import config
+        from declinecraft.core import config
 
         cfg = config.load(project / "params" / "default.yaml")
         with pytest.raises(FileNotFoundError, match="benchmark.parquet"):

@@ -1,19 +1,19 @@
-"""Tests for declinecraft.answer_stage: the stage's helpers (the whole stage: test_answer.TestRunStage)."""
+"""Tests for declinecraft.evaluation.answer_stage: the stage's helpers (the whole stage: test_answer.TestRunStage)."""
 
 from __future__ import annotations
 
 import polars as pl
 import pytest
 
-from declinecraft import answer_stage
-from declinecraft.answer import Setting
+from declinecraft.evaluation import answer_stage
+from declinecraft.evaluation.answer import Setting
 from test_answer import FakeSearch, benchmark, lookup
 
 
 class TestReadBenchmark:
     def test_missing_column(self, project) -> None:  # noqa: ANN001
         """A benchmark without a needed column is an error naming the file and the column."""
-        from declinecraft import config
+        from declinecraft.core import config
 
         cfg = config.load(project / "params" / "default.yaml")
         cfg.stage_dir("verify").mkdir(parents=True)
@@ -82,7 +82,7 @@ class TestRetrievalDiagnostics:
 class TestAnswerAll:
     def test_release_per_model(self) -> None:
         """Each model's server is released after all its settings (one server at a time)."""
-        from declinecraft.config import AnswerParams
+        from declinecraft.core.config import AnswerParams
         from test_answer import FakeModels
 
         models = FakeModels()

@@ -9,8 +9,9 @@ from types import SimpleNamespace
 import polars as pl
 import pytest
 
-from declinecraft import audit, generate
-from declinecraft.config import CorpusParams, GenerateParams, VerifyParams
+from declinecraft.construction import audit
+from declinecraft.construction import generate
+from declinecraft.core.config import CorpusParams, GenerateParams, VerifyParams
 
 VOCAB = "craft mine build find where horse armor sword chest cave river stone wood iron gold".split()
 

@@ -11,8 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from declinecraft import cache
-from declinecraft.cache import Cache, CallRecord
+from declinecraft.llm import cache
+from declinecraft.llm.cache import Cache, CallRecord
 
 
 def record(key: str, status: cache.Status = "ok", text: str | None = "answer", **changes: object) -> CallRecord:
@@ -147,7 +147,7 @@ class TestCache:
             import sys
             sys.path.insert(0, {str(Path(__file__).parent)!r})
             from test_cache import record
-            from declinecraft.cache import Cache
+            from declinecraft.llm.cache import Cache
             start = int(sys.argv[1])
             with Cache({str(path)!r}) as db:
                 for i in range(start, start + 1500, 3):

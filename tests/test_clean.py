@@ -1,10 +1,11 @@
-"""Tests for declinecraft.clean: each Appendix D rule on hand-written wikitext with a known result."""
+"""Tests for declinecraft.corpus.clean: each Appendix D rule on hand-written wikitext with a known result."""
 
 from __future__ import annotations
 
 import pytest
 
-from declinecraft import clean, config
+from declinecraft.corpus import clean
+from declinecraft.core import config
 
 CASES = {
     # Appendix D rules

@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from declinecraft import config
+from declinecraft.core import config
 
 
 def write(project: Path, name: str, data: dict) -> Path:
@@ -153,7 +153,7 @@ class TestReferencedModels:
     @pytest.mark.parametrize("name", ["default", "paper", "k10"])
     def test_every_model_is_registered(self, root: Path, name: str) -> None:
         """Every model a shipped params file names has an entry in params/models.yaml."""
-        from declinecraft import registry
+        from declinecraft.core import registry
 
         cfg = config.load(root / "params" / f"{name}.yaml")
         known = registry.load_models(cfg.resolve(cfg.models_file))

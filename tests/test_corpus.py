@@ -1,4 +1,4 @@
-"""Tests for declinecraft.corpus: known cut-off outcomes on the tiny export, chunking, the stage."""
+"""Tests for declinecraft.corpus.corpora: known cut-off outcomes on the tiny export, chunking, the stage."""
 
 from __future__ import annotations
 
@@ -11,7 +11,9 @@ import polars as pl
 import pytest
 import yaml
 
-from declinecraft import config, corpus, wiki
+from declinecraft.core import config
+from declinecraft.corpus import corpora as corpus
+from declinecraft.corpus import wiki
 
 TINY = Path(__file__).parent / "data" / "tiny.xml"
 LONG = "Copper golems sort items from copper chests into matching chests nearby. " * 4  # 296 chars
@@ -308,7 +310,7 @@ class TestRunStage:
         """With source 'api' the stage crawls (here a mock wiki) and gets the export's corpora."""
         from mock_mediawiki import MockWiki
 
-        from declinecraft import crawl
+        from declinecraft.corpus import crawl
 
         mock = MockWiki(wiki.read_dump(TINY))
         real = crawl.crawl_corpus

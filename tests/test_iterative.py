@@ -1,4 +1,4 @@
-"""Tests for declinecraft.iterative: Algorithm 4 with a scripted retriever and model."""
+"""Tests for declinecraft.evaluation.iterative: Algorithm 4 with a scripted retriever and model."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from declinecraft import iterative
+from declinecraft.evaluation import iterative
 
 
 @dataclass

@@ -1,4 +1,4 @@
-"""Tests for declinecraft.judge: labelling, re-asks, references, scoring, and the result tables."""
+"""Tests for declinecraft.evaluation.judge: labelling, re-asks, references, scoring, and the result tables."""
 
 from __future__ import annotations
 
@@ -8,8 +8,9 @@ from collections.abc import Callable, Sequence
 import polars as pl
 import pytest
 
-from declinecraft import answer, judge
-from declinecraft.answer import Call, Chunk, Reply
+from declinecraft.evaluation import answer
+from declinecraft.evaluation import judge
+from declinecraft.evaluation.answer import Call, Chunk, Reply
 
 
 class ScriptedJudge:
@@ -334,7 +335,7 @@ class JudgeModels:
 class TestRunStage:
     def test_writes_outputs(self, project) -> None:  # noqa: ANN001
         """Stage 06 writes every declared output with the panel mean and the leakage audit."""
-        from declinecraft import config
+        from declinecraft.core import config
 
         (project / "params" / "t.yaml").write_text(
             "base: default\njudge:\n  response_judge: rj\n  oracle: o\n  accuracy_judges: [j1, j2]\n"
@@ -374,7 +375,8 @@ def test_real_models_end_to_end(tmp_path, monkeypatch) -> None:  # noqa: ANN001
     import shutil
     from datetime import datetime, timezone
 
-    from declinecraft import config, index
+    from declinecraft.core import config
+    from declinecraft.retrieval import index
     from test_answer import benchmark
 
     root = tmp_path / "project"
@@ -429,7 +431,7 @@ def test_real_models_end_to_end(tmp_path, monkeypatch) -> None:  # noqa: ANN001
 class TestEmptyBenchmark:
     def test_both_stages(self, project) -> None:  # noqa: ANN001
         """A benchmark with no question (nothing survived verification) gives empty outputs, no crash."""
-        from declinecraft import config
+        from declinecraft.core import config
         from test_answer import FakeModels, FakeSearch, benchmark
         from test_answer import lookup as chunk_lookup
 

@@ -1,4 +1,4 @@
-"""Tests for declinecraft.judge_rules: the rule-based labeller and the judge-output parsers."""
+"""Tests for declinecraft.evaluation.rule_labels: the rule-based labeller and the judge-output parsers."""
 
 from __future__ import annotations
 
@@ -7,7 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from declinecraft import judge, judge_rules
+from declinecraft.evaluation import judge
+from declinecraft.evaluation import rule_labels as judge_rules
 
 PROMPT = Path(__file__).resolve().parents[1] / "params" / "prompts" / "judge_response.txt"
 

@@ -1,11 +1,11 @@
-"""Tests for declinecraft.judge_stage: the stage's helpers (the whole stage: test_judge.TestRunStage)."""
+"""Tests for declinecraft.evaluation.judge_stage: the stage's helpers (the whole stage: test_judge.TestRunStage)."""
 
 from __future__ import annotations
 
 import polars as pl
 import pytest
 
-from declinecraft import judge_stage
+from declinecraft.evaluation import judge_stage
 
 
 class TestReferenceQuestions:
@@ -23,7 +23,7 @@ class TestReferenceQuestions:
 class TestReadPages:
     def test_missing(self, project) -> None:  # noqa: ANN001
         """Missing corpus pages are an error naming the file."""
-        from declinecraft import config
+        from declinecraft.core import config
 
         cfg = config.load(project / "params" / "default.yaml")
         with pytest.raises(FileNotFoundError, match="pages_pre.parquet"):
@@ -33,7 +33,7 @@ class TestReadPages:
 class TestReadResponses:
     def test_missing(self, project) -> None:  # noqa: ANN001
         """Missing responses are an error naming the file and the stage to run."""
-        from declinecraft import config
+        from declinecraft.core import config
 
         cfg = config.load(project / "params" / "default.yaml")
         with pytest.raises(FileNotFoundError, match="responses.parquet: run 05_answer"):

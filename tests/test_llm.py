@@ -17,8 +17,11 @@ from pathlib import Path
 import pytest
 
 import fake_openai
-from declinecraft import cache, llm, registry, serve
-from declinecraft.cache import Cache
+from declinecraft.llm import cache
+from declinecraft.llm import client as llm
+from declinecraft.core import registry
+from declinecraft.llm import serve
+from declinecraft.llm.cache import Cache
 from llm_worker import batch_requests, worker_spec
 
 FAST = llm.RetryPolicy(max_attempts=3, base_delay_s=0.01, max_delay_s=0.05, timeout_s=5.0)
@@ -253,7 +256,7 @@ class TestJson:
 class TestRequest:
     def test_from_prompt(self, tmp_path: Path) -> None:
         """A rendered template carries its version into the key."""
-        from declinecraft import prompts
+        from declinecraft.core import prompts
 
         a = prompts.parse("---\nQ: {q}\n", path=tmp_path / "a.txt")
         b = prompts.parse("---\nQuestion: {q}\n", path=tmp_path / "a.txt")

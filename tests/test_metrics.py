@@ -1,4 +1,4 @@
-"""Tests for declinecraft.metrics: scoring rules of §4.1 / Appendix I and Table 2 rows."""
+"""Tests for declinecraft.evaluation.metrics: scoring rules of §4.1 / Appendix I and Table 2 rows."""
 
 from __future__ import annotations
 
@@ -9,7 +9,8 @@ import numpy as np
 import polars as pl
 import pytest
 
-from declinecraft import metrics, stats
+from declinecraft.evaluation import metrics
+from declinecraft.core import stats
 
 
 def responses(rows: list[tuple[int, bool, str | None, bool, float | None]]) -> pl.DataFrame:

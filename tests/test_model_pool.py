@@ -1,4 +1,4 @@
-"""Tests for declinecraft.model_pool against the fake OpenAI-compatible server."""
+"""Tests for declinecraft.llm.pool against the fake OpenAI-compatible server."""
 
 from __future__ import annotations
 
@@ -9,8 +9,10 @@ from pathlib import Path
 import pytest
 
 import fake_openai
-from declinecraft import config, llm, model_pool
-from declinecraft.answer import Call
+from declinecraft.core import config
+from declinecraft.llm import client as llm
+from declinecraft.llm import pool as model_pool
+from declinecraft.evaluation.answer import Call
 
 
 @pytest.fixture()

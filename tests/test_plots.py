@@ -12,7 +12,13 @@ import polars as pl
 import pytest
 from matplotlib.figure import Figure
 
-from declinecraft import analysis, analysis_models, plots, plots_configs, plots_extra, plots_main, synthetic
+from declinecraft.analysis import analyze as analysis
+from declinecraft.analysis import models as analysis_models
+from declinecraft.paper import figures as plots
+from declinecraft.paper import figures_configs as plots_configs
+from declinecraft.paper import figures_extra as plots_extra
+from declinecraft.paper import figures_main as plots_main
+from tests.support import synthetic
 
 
 @pytest.fixture(scope="module")

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from declinecraft import prompts
+from declinecraft.core import prompts
 
 TEMPLATE = """# section: Appendix J.9, "Test"
 # placeholders: {question}, {context}

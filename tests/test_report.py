@@ -10,8 +10,14 @@ from pathlib import Path
 import polars as pl
 import pytest
 
-from declinecraft import analysis, config, metrics, report, report_numbers, report_tables, synthetic
-from declinecraft.config import VerifyParams
+from declinecraft.analysis import analyze as analysis
+from declinecraft.core import config
+from declinecraft.evaluation import metrics
+from declinecraft.paper import stage as report
+from declinecraft.paper import numbers as report_numbers
+from declinecraft.paper import tables as report_tables
+from tests.support import synthetic
+from declinecraft.core.config import VerifyParams
 
 ROOT = Path(__file__).resolve().parents[1]
 HAS_TEX = shutil.which("latexmk") is not None

@@ -5,8 +5,8 @@ from __future__ import annotations
 import polars as pl
 import pytest
 
-from declinecraft import responses
-from declinecraft.cache import CallRecord
+from declinecraft.llm import responses
+from declinecraft.llm.cache import CallRecord
 
 
 def record(text: str | None, *, status: str = "ok", finish: str = "stop", reasoning: str | None = None) -> CallRecord:

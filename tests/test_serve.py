@@ -13,7 +13,8 @@ from pathlib import Path
 import httpx
 import pytest
 
-from declinecraft import registry, serve
+from declinecraft.core import registry
+from declinecraft.llm import serve
 
 SMALL = "smollm2-135m"  # the fast model of OFFLINE_MODELS.md
 
@@ -120,7 +121,8 @@ class TestServe:
         script = textwrap.dedent(f"""
             import sys, time
             from pathlib import Path
-            from declinecraft import registry, serve
+            from declinecraft.core import registry
+            from declinecraft.llm import serve
             spec = registry.get_model({str(root / 'params' / 'models.yaml')!r}, {SMALL!r})
             mode = sys.argv[1]
             if mode == "raise":

@@ -1,4 +1,4 @@
-"""Tests for declinecraft.stats: published values, hand-worked examples and reference libraries."""
+"""Tests for declinecraft.core.stats: published values, hand-worked examples and reference libraries."""
 
 from __future__ import annotations
 
@@ -14,7 +14,7 @@ from statsmodels.stats.inter_rater import fleiss_kappa as sm_fleiss
 from statsmodels.stats.multitest import multipletests
 from statsmodels.stats.proportion import proportion_confint
 
-from declinecraft import stats
+from declinecraft.core import stats
 
 # Fleiss (1971) as reproduced on Wikipedia: 10 items, 14 raters, 5 categories; kappa = 0.210.
 FLEISS_1971 = [

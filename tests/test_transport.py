@@ -7,7 +7,7 @@ import threading
 
 import pytest
 
-from declinecraft import transport
+from declinecraft.llm import transport
 
 
 class TestRetryPolicy:

@@ -8,9 +8,10 @@ from pathlib import Path
 import polars as pl
 import pytest
 
-from declinecraft import generate, verify
-from declinecraft.config import VerifyParams
-from declinecraft.generate import Call, Reply
+from declinecraft.construction import generate
+from declinecraft.construction import verify
+from declinecraft.core.config import VerifyParams
+from declinecraft.construction.generate import Call, Reply
 
 # --- cue filter -------------------------------------------------------------------------------
 
@@ -264,7 +265,7 @@ class TestBenchmark:
 
 def stage_project(project: Path, name: str = "t", extra: str = "") -> object:
     """A project whose corpus and generate stages are written: 6 unanswerable, 4 answerable drafts."""
-    from declinecraft import config
+    from declinecraft.core import config
 
     targets = "verify:\n  target_answerable: 6\n  target_unanswerable: 6\n"
     (project / "params" / f"{name}.yaml").write_text(f"base: default\n{extra or targets}")

@@ -1,4 +1,4 @@
-"""Tests for declinecraft.wiki (and the mini wiki's assembler): hand-written exports with known pages."""
+"""Tests for declinecraft.corpus.wiki (and the mini wiki's assembler): hand-written exports with known pages."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from declinecraft import wiki
+from declinecraft.corpus import wiki
 
 TINY = Path(__file__).parent / "data" / "tiny.xml"
 ROOT = Path(__file__).resolve().parents[1]

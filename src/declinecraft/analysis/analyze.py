@@ -1,0 +1,392 @@
+"""Stage 07: every statistic of the paper over one judged table → tidy result tables (§4, App. A, H).
+
+:func:`analyze` takes the judged responses (one row per response, the schema of
+``outputs/<run>/06_judge/judged.parquet``) and the model facts, and returns a dict of tidy polars
+frames, one per result (``main_grid``, ``paired_tests``, ``thinking_transitions``, ...).
+:func:`run_stage` reads the run's inputs, calls it, and writes each frame as
+``outputs/<run>/07_analysis/<name>.csv`` plus ``status.json``. Metrics come from
+:mod:`metrics`, tests from :mod:`stats`; the modules ``analysis_paired``, ``analysis_models`` and
+``analysis_judges`` apply them to the paper's families of comparisons.
+
+Rates and accuracies are proportions in [0, 1] in every table. Anything a run cannot support (a
+missing condition, a model without release month, kappa with a single label) is a NaN with a
+``note``, collected in the ``notes`` table — never an exception.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import polars as pl
+
+from declinecraft.analysis import judges as judges_mod
+from declinecraft.analysis import models as models_mod
+from declinecraft.analysis import paired as paired_mod
+from declinecraft.analysis import annotation
+from declinecraft.evaluation import metrics
+from declinecraft.core import paths
+from declinecraft.core import registry
+
+RUN_KEYS = ("model", "thinking", "condition", "pipeline", "k", "scenario", "prompt_variant")
+CONFIG = ("model", "thinking")
+CONDITIONS = ("no_rag", "single", "iterative")
+REQUIRED = ("question_id", "answerable", "model", "condition", "label", "budget_exhausted", "accuracy")
+NO_PIPELINE = "none"
+
+
+@dataclass(frozen=True)
+class Design:
+    """Which judged rows form the main grid, and the statistics' settings."""
+
+    pipeline: str = "hybrid"
+    """Default retriever of the main grid (``answer.pipeline``)."""
+    k: int = 5
+    """Chunks retrieved in the main grid (``answer.k``)."""
+    prompt_variant: str = "default"
+    """Prompt variant of the main grid; other variants are ablations."""
+    n_resamples: int = 1000
+    """Bootstrap resamples over questions."""
+    confidence: float = 0.95
+    """Level of every interval."""
+    alpha: float = 0.05
+    """Significance threshold on BH q values."""
+    min_attempt: float = 0.95
+    """Attempt-rate requirement of the illustrative frontier point (App. A.7)."""
+    seed: int = 0
+    """Seed of every bootstrap and sample."""
+    judge_prefix: str = "score_"
+    """Prefix of the per-judge score columns."""
+
+
+def design_from_config(cfg: Any) -> Design:
+    """The :class:`Design` of a run: main-grid retrieval from ``answer``, statistics from ``analysis``."""
+    a = cfg.analysis
+    return Design(
+        pipeline=cfg.answer.pipeline, k=cfg.answer.k, n_resamples=a.bootstrap_resamples,
+        confidence=a.confidence, alpha=a.alpha, min_attempt=a.min_attempt, seed=cfg.seed,
+        judge_prefix=a.judge_score_prefix,
+    )  # fmt: skip
+
+
+def release_month(release: str | None) -> float:
+    """Months since January 2000 of a ``YYYY-MM`` release date; NaN when unknown or malformed."""
+    match = re.fullmatch(r"(\d{4})-(\d{2})(?:-\d{2})?", str(release or ""))
+    return float((int(match[1]) - 2000) * 12 + int(match[2]) - 1) if match else float("nan")
+
+
+def model_facts(
+    specs: Mapping[str, registry.ModelSpec], models: Sequence[str], roles: Mapping[str, str] | None = None
+) -> pl.DataFrame:
+    """One row of registry facts per model (family, sizes, release month, thinking, role marks).
+
+    A model missing from the registry gets its id as family and null facts; ``roles`` maps a
+    model id to its superscript marks (G generator, V verifier/accuracy judge, R response judge).
+    """
+    rows = []
+    for model in models:
+        spec = specs.get(model)
+        get = (lambda name, default=None: getattr(spec, name) if spec else default)  # noqa: E731
+        rows.append(dict(
+            model=model, family=get("family") or model, display_name=get("display_name") or model,
+            params_total_b=get("params_total_b"), params_active_b=get("params_active_b"),
+            release=get("release"), knowledge_cutoff=get("knowledge_cutoff"),
+            precision=get("precision"), thinking_mode=get("thinking", "none"),
+            roles=(roles or {}).get(model, ""), in_registry=spec is not None,
+        ))  # fmt: skip
+    schema = {"model": pl.String, "family": pl.String, "display_name": pl.String,
+              "params_total_b": pl.Float64, "params_active_b": pl.Float64, "release": pl.String,
+              "knowledge_cutoff": pl.String, "precision": pl.String, "thinking_mode": pl.String,
+              "roles": pl.String, "in_registry": pl.Boolean}  # fmt: skip
+    return _with_derived_facts(pl.DataFrame(rows, schema=schema))
+
+
+def _with_derived_facts(facts: pl.DataFrame) -> pl.DataFrame:
+    facts = facts.with_columns(
+        release_month=pl.col("release").map_elements(release_month, return_dtype=pl.Float64),
+        open_weight=pl.col("params_total_b").is_not_null(),
+    )
+    if "roles" not in facts.columns:
+        facts = facts.with_columns(roles=pl.lit(""))
+    return facts
+
+
+def prepare(judged: pl.DataFrame, design: Design = Design()) -> pl.DataFrame:
+    """Check a judged table and fill the optional design columns with the main grid's values.
+
+    Raises:
+        ValueError: a required column is missing (the message lists what is needed).
+    """
+    if missing := [c for c in REQUIRED if c not in judged.columns]:
+        raise ValueError(f"judged table lacks columns {missing}; needs {list(REQUIRED)}")
+    defaults = {"thinking": pl.lit("off"), "pipeline": pl.lit(None, pl.String), "k": pl.lit(None, pl.Int64),
+                "scenario": pl.lit(True), "prompt_variant": pl.lit(design.prompt_variant)}  # fmt: skip
+    frame = judged.with_columns(expr.alias(c) for c, expr in defaults.items() if c not in judged.columns)
+    if frame.schema["thinking"] == pl.Boolean:  # a boolean switch reads as the paper's on/off
+        frame = frame.with_columns(pl.when(pl.col("thinking")).then(pl.lit("on")).otherwise(pl.lit("off")).alias("thinking"))
+    no_rag = pl.col("condition") == "no_rag"
+    # A response without a label that did not exhaust its budget (a failed answer call, an
+    # unparsable judge verdict) has no defined outcome: it is left out and counted by analyze().
+    frame = frame.filter(pl.col("label").is_not_null() | pl.col("budget_exhausted").cast(pl.Boolean).fill_null(False))
+    return frame.with_columns(
+        pl.col("thinking").cast(pl.String).fill_null("off"),
+        pl.when(no_rag).then(pl.lit(NO_PIPELINE)).otherwise(pl.col("pipeline").cast(pl.String).fill_null(design.pipeline)).alias("pipeline"),
+        pl.when(no_rag).then(pl.lit(0)).otherwise(pl.col("k").cast(pl.Int64).fill_null(design.k)).alias("k"),
+        pl.col("scenario").cast(pl.Boolean).fill_null(True),
+        pl.col("prompt_variant").cast(pl.String).fill_null(design.prompt_variant),
+        pl.col("budget_exhausted").cast(pl.Boolean).fill_null(False),
+        pl.col("answerable").cast(pl.Boolean),
+        pl.col("label").cast(pl.String),
+    )
+
+
+def main_grid_rows(frame: pl.DataFrame, design: Design = Design()) -> pl.DataFrame:
+    """The main grid: default prompt, with the scenario, no RAG or the default pipeline and k."""
+    retrieval = (pl.col("pipeline") == design.pipeline) & (pl.col("k") == design.k)
+    return frame.filter(
+        pl.col("scenario") & (pl.col("prompt_variant") == design.prompt_variant)
+        & ((pl.col("condition") == "no_rag") | retrieval)
+    )  # fmt: skip
+
+
+def _complete_grid(summary: pl.DataFrame, facts: pl.DataFrame) -> pl.DataFrame:
+    """Every configuration under every condition; a missing condition is a NaN row with a note."""
+    configs = summary.select(CONFIG).unique(maintain_order=True)
+    grid = configs.join(pl.DataFrame({"condition": list(CONDITIONS)}), how="cross")
+    out = grid.join(summary, on=[*CONFIG, "condition"], how="left")
+    floats = [c for c, t in summary.schema.items() if t == pl.Float64]
+    ints = [c for c, t in summary.schema.items() if t == pl.Int64 and c not in RUN_KEYS]
+    out = out.with_columns(
+        note=pl.when(pl.col("car_n").is_null()).then(pl.lit("no responses under this condition")).otherwise(pl.lit("")),
+    ).with_columns(pl.col(floats).fill_null(np.nan), pl.col(ints).fill_null(0))
+    out = out.join(facts, on="model", how="left")
+    switchable = out.group_by("model").agg(pl.col("thinking").n_unique().alias("_n"))
+    return out.join(switchable, on="model").with_columns(
+        switchable=pl.col("_n") > 1,
+        config_label=pl.col("display_name").fill_null(pl.col("model"))
+        + pl.when(pl.col("thinking") == "on").then(pl.lit(" (thinking)")).otherwise(pl.lit("")),
+    ).drop("_n")
+
+
+def analyze(judged: pl.DataFrame, facts: pl.DataFrame | None = None, design: Design = Design()) -> dict[str, pl.DataFrame]:
+    """Every result table of the paper for one judged table (see the module docstring)."""
+    frame = prepare(judged, design)
+    dropped = judged.height - frame.height
+    if facts is None:
+        facts = model_facts({}, frame["model"].unique().sort().to_list())
+    elif "release_month" not in facts.columns:
+        facts = _with_derived_facts(facts)
+    boot = dict(n_resamples=design.n_resamples, confidence=design.confidence, seed=design.seed)
+    summary = metrics.summarize(frame, by=RUN_KEYS, **boot)
+    main = main_grid_rows(frame, design)
+    main_summary = summary.join(main.select(RUN_KEYS).unique(), on=list(RUN_KEYS), how="semi", nulls_equal=True)
+    grid = _complete_grid(main_summary.drop("pipeline", "k", "scenario", "prompt_variant"), facts)
+
+    single = frame.filter((pl.col("condition") == "single") & (pl.col("prompt_variant") == design.prompt_variant))
+    pipes = single.filter(pl.col("scenario") & (pl.col("k") == design.k))
+    ks = single.filter(pl.col("scenario") & (pl.col("pipeline") == design.pipeline))
+    scen = single.filter((pl.col("pipeline") == design.pipeline) & (pl.col("k") == design.k))
+    a = design.alpha
+    paired = pl.concat([
+        paired_mod.main_grid_tests(main, alpha=a),
+        paired_mod.main_grid_tests(main, lenient=True, alpha=a),
+        paired_mod.ablation_tests(pipes, family="pipeline_ablation", column="pipeline", base=design.pipeline, alpha=a),
+        paired_mod.ablation_tests(ks, family="k_sweep", column="k", base=design.k, alpha=a),
+        paired_mod.ablation_tests(scen, family="scenario_ablation", column="scenario", base=True, alpha=a),
+    ]).filter(pl.col("family").is_not_null())  # fmt: skip
+    transitions = paired_mod.thinking_transitions_table(main, alpha=a)
+
+    def ablation(rows: pl.DataFrame, column: str) -> pl.DataFrame:
+        """Summaries of the configurations run under two or more values of ``column``."""
+        varied = rows.group_by(CONFIG).agg(pl.col(column).n_unique().alias("_n")).filter(pl.col("_n") > 1)
+        if varied.height == 0:
+            return summary.head(0).join(facts, on="model", how="left")
+        keep = rows.join(varied.select(CONFIG), on=list(CONFIG), how="semi").select(RUN_KEYS).unique()
+        return summary.join(keep, on=list(RUN_KEYS), how="semi", nulls_equal=True).join(facts, on="model", how="left")
+
+    judge_cols = judges_mod.judge_columns(frame, design.judge_prefix)
+    judge_families = {c: _judge_family(c, design.judge_prefix, facts) for c in judge_cols}
+    main_keys = [*CONFIG, "condition"]
+    main_fam = main.join(facts.select("model", "family"), on="model", how="left")
+    tables = {
+        "summary": summary,
+        "main_grid": grid,
+        "paired_tests": paired,
+        "significance_counts": paired_mod.significance_counts(paired),
+        "thinking_transitions": transitions,
+        "condition_means": models_mod.condition_means(grid, confidence=design.confidence),
+        "model_differences": models_mod.model_differences(grid, transitions, confidence=design.confidence),
+        "thinking_by_family": models_mod.thinking_by_family(grid),
+        "associations": models_mod.associations(grid),
+        "frontier": models_mod.frontier_table(grid, min_attempt=design.min_attempt),
+        "direction_counts": pl.DataFrame([models_mod.direction_counts(grid)]),
+        "family_label_shares": models_mod.family_label_shares(grid),
+        "leakage_model": models_mod.leakage(main, facts, by=CONFIG, **boot),
+        "leakage_family": models_mod.leakage(main, facts, by=("family",), **boot),
+        "ablation_pipelines": ablation(pipes, "pipeline"),
+        "ablation_k": ablation(ks, "k"),
+        "ablation_scenario": ablation(scen, "scenario"),
+        "judge_agreement": judges_mod.judge_agreement(main, judge_cols),
+        "judge_run_accuracy": judges_mod.judge_run_accuracy(main, judge_cols, main_keys),
+        "judge_leniency": judges_mod.judge_leniency(main, judge_cols),
+        "self_preference": judges_mod.self_preference_table(main_fam, judge_families, **boot),
+    }
+    notes = collect_notes(tables)
+    if dropped:
+        why = f"{dropped} responses without a label (answer errors or unparsable judge output) left out"
+        notes = pl.concat([notes, pl.DataFrame({"table": ["judged"], "item": [""], "reason": [why]})])
+    tables["notes"] = notes
+    return tables
+
+
+def _judge_family(column: str, prefix: str, facts: pl.DataFrame) -> str | None:
+    model = column[len(prefix):]
+    hit = facts.filter(pl.col("model") == model)
+    return hit["family"][0] if hit.height else None
+
+
+def collect_notes(tables: Mapping[str, pl.DataFrame]) -> pl.DataFrame:
+    """Every non-empty ``note`` of every table, with the table and row it came from."""
+    rows = []
+    for name, table in tables.items():
+        if "note" not in table.columns:
+            continue
+        ident = [c for c in ("family", "comparison", "name", "quantity", "metric", "model", "thinking", "condition", "judge_a", "judge_b", "judge") if c in table.columns]
+        for row in table.filter(pl.col("note").fill_null("") != "").iter_rows(named=True):
+            item = ", ".join(f"{c}={row[c]}" for c in ident if row[c] not in (None, ""))
+            rows.append(dict(table=name, item=item, reason=row["note"]))
+    return pl.DataFrame(rows, schema={"table": pl.String, "item": pl.String, "reason": pl.String})
+
+
+# --- the stage ----------------------------------------------------------------------------------
+
+
+def stage_inputs(cfg: Any) -> dict[str, Path]:
+    """Where the stage reads from: the judged table of this run (or its owner) and extra runs."""
+    found = {"judged": cfg.stage_dir("judge") / "judged.parquet"}
+    for run in cfg.analysis.extra_runs:
+        found[f"judged:{run}"] = cfg.run_dir(run) / "06_judge" / "judged.parquet"
+    return found
+
+
+def load_judged(cfg: Any) -> tuple[pl.DataFrame | None, str]:
+    """The run's judged table (extra runs appended), or ``(None, reason)`` when it is missing."""
+    inputs = stage_inputs(cfg)
+    if not inputs["judged"].is_file():
+        marker = inputs["judged"].parent / "NOT_BUILT.md"
+        why = "the judge stage is not built yet" if marker.is_file() else "the judge stage has not run"
+        return None, f"{why}: {inputs['judged'].relative_to(cfg.root)} is missing"
+    main = pl.read_parquet(inputs["judged"])
+    frames = [main]
+    keys = [c for c in ("model", "thinking", "condition", "pipeline", "k") if c in main.columns]
+    for key, path in inputs.items():
+        if key != "judged" and path.is_file():
+            # Only an extra run's single-shot rows join, and never rows the run itself has
+            # (its no-RAG answers would otherwise be counted twice).
+            extra = pl.read_parquet(path).filter(pl.col("condition") == "single")
+            on = [c for c in keys if c in extra.columns]
+            frames.append(extra.join(main.select(on).unique(), on=on, how="anti", nulls_equal=True))
+    return pl.concat(frames, how="diagonal_relaxed"), ""
+
+
+def roles_of(cfg: Any) -> dict[str, str]:
+    """Superscript marks of models with a role in building or scoring the benchmark (Table 2)."""
+    marks: dict[str, str] = {}
+    for model, mark in ((cfg.generate.generator, "G"), (cfg.verify.verifier, "V"), (cfg.judge.response_judge, "R")):
+        marks[model] = marks.get(model, "") + mark
+    for model in cfg.judge.accuracy_judges:
+        if "V" not in marks.get(model, ""):
+            marks[model] = marks.get(model, "") + "J"
+    return marks
+
+
+def run_stage(cfg: Any) -> dict[str, pl.DataFrame]:
+    """Analyze the run's judged table and write every result as CSV into ``07_analysis/`` (of the
+    run that owns the analysis stage: a derived run with identical upstream blocks shares its base's).
+
+    Without a judged table the stage writes ``status.json`` with the reason and returns ``{}``:
+    the paper stage then prints "n/a" for every number and lists what it skipped.
+    """
+    from declinecraft.paper import tables as report_tables  # the paper tables' content is part of the analysis
+
+    out = cfg.stage_dir("analysis")
+    out.mkdir(parents=True, exist_ok=True)
+    (out / "NOT_BUILT.md").unlink(missing_ok=True)
+    specs = registry.load_models(cfg.resolve(cfg.models_file))
+    upstream = upstream_tables(cfg)
+    judged, reason = load_judged(cfg)
+    if judged is None:
+        tables = {"facts": model_facts(specs, list(cfg.answer.models), roles_of(cfg)), **upstream}
+        _write_all(tables, report_tables.build(tables, cfg), out)
+        paths.write_text_atomic(out / "status.json", json.dumps({"status": "no_input", "reason": reason}, indent=1))
+        print(f"analysis: {reason}")
+        return {}
+    facts = model_facts(specs, judged["model"].unique().sort().to_list(), roles_of(cfg))
+    tables = analyze(judged, facts, design_from_config(cfg))
+    tables["facts"] = facts
+    tables.update(upstream)
+    tables["annotation_sample"] = annotation.write_sample(cfg, judged, out)
+    annotations = annotation.read_annotations(cfg)
+    if annotations:
+        tables["human_agreement"] = judges_mod.human_agreement(
+            tables["annotation_sample"], annotations, n_resamples=cfg.analysis.bootstrap_resamples, seed=cfg.seed
+        )
+    _write_all(tables, report_tables.build(tables, cfg), out)
+    status = {"status": "ok", "rows": judged.height, "tables": sorted(tables), "annotators": sorted(annotations)}
+    paths.write_text_atomic(out / "status.json", json.dumps(status, indent=1))
+    return tables
+
+
+#: Upstream outputs the analysis and paper use: (stage, file) -> name of the copy in 07_analysis.
+UPSTREAM = {
+    ("corpus", "stats.csv"): "corpus_stats",
+    ("verify", "audit_fates.csv"): "audit_fates",
+    ("verify", "audit_style.csv"): "audit_style",
+    ("verify", "audit_retrieval.csv"): "audit_retrieval",
+    ("verify", "audit_generators.csv"): "generator_audit",
+    ("judge", "agreement.csv"): "response_judge_agreement",
+}
+
+
+def upstream_tables(cfg: Any) -> dict[str, pl.DataFrame]:
+    """Corpus statistics, verify audits (fates, style, retrieval, generators) and response-judge
+    agreement, where the run has them."""
+    found = {}
+    for (stage, name), key in UPSTREAM.items():
+        path = cfg.stage_dir(stage) / name
+        if path.is_file():
+            found[key] = pl.read_csv(path, infer_schema_length=10000)
+    audit = found.get("audit_retrieval")
+    if audit is not None and {"audit", "pipeline", "rate"} <= set(audit.columns):
+        found["scenario_overlap"] = audit.filter(pl.col("audit") == "scenario_overlap").select("pipeline", share=pl.col("rate"))
+    return found
+
+
+def _write_all(tables: Mapping[str, pl.DataFrame], paper_tables: Mapping[str, Any], out: Path) -> None:
+    """Write every result table and every fillable paper table (``tableNN.csv``) as CSV."""
+    for name, table in tables.items():
+        write_csv(table, out / f"{name}.csv")
+    status = []
+    for name, content in paper_tables.items():
+        if isinstance(content, pl.DataFrame):
+            write_csv(content, out / f"{name}.csv")
+        status.append({"table": name, "reason": content if isinstance(content, str) else ""})
+    write_csv(pl.DataFrame(status), out / "paper_tables.csv")
+
+
+def write_csv(table: pl.DataFrame, target: Path) -> Path:
+    """Write a table atomically as CSV (NaN as empty, nested columns as text)."""
+    flat = table.with_columns(pl.col(c).cast(pl.String) for c, t in table.schema.items() if t.is_nested())
+    with paths.atomic_path(target) as tmp:
+        flat.write_csv(tmp, float_precision=6)
+    return target
+
+
+def read_tables(folder: Path) -> dict[str, pl.DataFrame]:
+    """Read back every CSV an analysis stage wrote (empty dict when the stage had no input)."""
+    return {p.stem: pl.read_csv(p, infer_schema_length=10000) for p in sorted(folder.glob("*.csv"))}

@@ -1,0 +1,126 @@
+"""Stage 03 (``generate_stage.run_stage``): serve each generator, draft every candidate, write
+``outputs/<run>/03_generate/``.
+
+The drafting itself is :func:`declinecraft.construction.generate.generate_drafts`; this module wires it to the
+run's corpus chunks, its index (dense search for targets, a pipeline for verification) and the LLM
+layer. The verifier stage (``verify``) reuses the same wiring.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+
+import polars as pl
+
+from declinecraft.core import paths
+from declinecraft.core.config import RunConfig
+from declinecraft.construction.generate import Call, Complete, Reply, Search, generate_drafts
+
+
+def input_report(pre: pl.DataFrame, post: pl.DataFrame) -> dict[str, int]:
+    """Count the chunks and pages the generator can draw from, and those without text (never drawn)."""
+    out: dict[str, int] = {}
+    for name, frame in (("pre", pre), ("post", post)):
+        empty = frame["text"].fill_null("").str.strip_chars() == ""
+        usable = frame.filter(~empty)["title"].unique()
+        bare = frame.filter(empty & ~pl.col("title").is_in(usable.to_list()))["title"].n_unique()
+        out |= {f"{name}_chunks": frame.height - int(empty.sum()), f"{name}_pages": usable.len(),
+                f"{name}_empty_chunks": int(empty.sum()),
+                f"{name}_pages_without_text": bare}  # fmt: skip
+    return out
+
+
+def read_chunks(cfg: RunConfig) -> tuple[pl.DataFrame, pl.DataFrame]:
+    """Return the run's C_pre and C_post chunk tables (from the corpus stage, via ``index``)."""
+    from declinecraft.retrieval import index
+
+    chunks = index.read_chunks(cfg)
+    return chunks.filter(pl.col("corpus") == "pre"), chunks.filter(pl.col("corpus") == "post")
+
+
+def retriever_search(cfg: RunConfig) -> Search:
+    """Return a :data:`Search` over the run's index: dense cosine for "pre"/"post", else a
+    pipeline name over C_pre. The index opens on the first query."""
+    from declinecraft.retrieval import retrieve
+
+    opened: list[retrieve.Retriever] = []
+
+    def search(queries: Sequence[str], where: str, k: int) -> list[list[str]]:
+        if not queries:
+            return []
+        if not opened:
+            opened.append(retrieve.Retriever.open(cfg.stage_dir("index"), cache_dir=cfg.cache_dir))
+        if where in ("pre", "post"):
+            hits = opened[0].search_many(list(queries), "dense", k, corpus=where)  # type: ignore[arg-type]
+        else:
+            hits = opened[0].search_many(list(queries), where, k)  # type: ignore[arg-type]
+        return [[h.chunk_id for h in row] for row in hits]
+
+    return search
+
+
+@contextmanager
+def completer(
+    cfg: RunConfig, model_id: str, *, temperature: float, complete: Complete | None = None
+) -> Iterator[Complete]:
+    """Yield a :data:`Complete` for one registry model (served locally while the block runs);
+    an injected ``complete`` is passed through unchanged (tests)."""
+    if complete is not None:
+        yield complete
+        return
+    from declinecraft.llm import cache
+    from declinecraft.llm import client as llm
+    from declinecraft.core import prompts
+    from declinecraft.core import registry
+
+    spec = registry.get_model(cfg.resolve(cfg.models_file), model_id)
+    templates: dict[str, prompts.Prompt] = {}
+    with cache.open_cache(cfg.cache_dir) as store, llm.connect(spec, store, cfg.cache_dir) as client:
+
+        def run(calls: Sequence[Call]) -> list[Reply]:
+            if not calls:
+                return []
+            requests = []
+            for call in calls:
+                if call.prompt not in templates:
+                    templates[call.prompt] = prompts.load(call.prompt, cfg.root)
+                template = templates[call.prompt]
+                requests.append(llm.Request.from_prompt(template, call.fields, max_tokens=call.max_tokens,
+                                                        temperature=temperature))  # fmt: skip
+            results = client.run(requests, desc=f"{model_id} {calls[0].prompt}")
+            return [Reply(r.text, key=r.key, finish_reason=r.finish_reason, error=None if r.ok else r.error or "failed")
+                    for r in results]  # fmt: skip
+
+        yield run
+
+
+# --- the stage --------------------------------------------------------------------------------
+
+
+def run_stage(cfg: RunConfig, *, complete: Complete | None = None, search: Search | None = None) -> pl.DataFrame:
+    """Draft candidates for every generator of the run; write ``03_generate/drafts.parquet`` and
+    ``stage.json`` (:func:`input_report` and seconds per generator).
+
+    ``complete``/``search`` default to the run's served generator and its index (the tests
+    inject fakes). A rerun replays every LLM call from the cache.
+    """
+    pre, post = read_chunks(cfg)
+    search = search or retriever_search(cfg)
+    report = input_report(pre, post)
+    frames, timing = [], []
+    for generator in dict.fromkeys((cfg.generate.generator, *cfg.generate.generators)):
+        start = time.monotonic()
+        with completer(cfg, generator, temperature=cfg.generate.temperature, complete=complete) as run:
+            frames.append(generate_drafts(pre, post, params=cfg.generate, seed=cfg.seed, complete=run,
+                                          search=search, generator=generator))  # fmt: skip
+        timing.append({"generator": generator, "seconds": round(time.monotonic() - start, 1)})
+    drafts = pl.concat(frames)
+    folder = cfg.stage_dir("generate")
+    with paths.atomic_path(folder / "drafts.parquet") as tmp:
+        drafts.write_parquet(tmp)
+    paths.write_text_atomic(folder / "stage.json", json.dumps({"input": report, "timing": timing}, indent=2) + "\n")
+    (folder / "NOT_BUILT.md").unlink(missing_ok=True)
+    return drafts

@@ -1,0 +1,360 @@
+"""Run configuration: ``params/<run>.yaml`` → a frozen, typed, validated :class:`RunConfig`.
+
+The blocks themselves (one dataclass per stage, every field documented) are in
+:mod:`declinecraft.core.params`; this module loads, inherits, validates and stamps them.
+
+A params file has one block per stage (``corpus``, ``index``, ``generate``, ``verify``, ``answer``,
+``judge``, ``analysis``, ``paper``) plus a few top-level keys. The run's name is the file's stem,
+so two params files can never write into each other's ``outputs/<run>/``.
+
+A file may say ``base: default`` to inherit every block of ``params/default.yaml`` and override a
+few keys. A stage whose parameters (and all of its upstream stages' parameters) equal the base's is
+*owned* by the base run: its outputs are read from ``outputs/<base>/`` instead of being recomputed.
+
+Unknown keys are errors that name the file and the key path: a typo never silently falls back to
+a default.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+import json
+import sys
+import types
+import typing
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from declinecraft.core import paths
+from declinecraft.core.params import (
+    AnalysisParams,
+    AnswerParams,
+    CorpusParams,
+    GenerateParams,
+    IndexParams,
+    JudgeParams,
+    PaperParams,
+    VerifyParams,
+)
+
+
+class ConfigError(ValueError):
+    """A params file is invalid; the message names the file and the key."""
+
+
+#: Stage order: (block name, notebook stem). Each stage depends on every stage before it.
+STAGES: tuple[tuple[str, str], ...] = (
+    ("corpus", "01_corpus"),
+    ("index", "02_index"),
+    ("generate", "03_generate"),
+    ("verify", "04_verify"),
+    ("answer", "05_answer"),
+    ("judge", "06_judge"),
+    ("analysis", "07_analysis"),
+    ("paper", "08_paper"),
+)
+
+BLOCKS: dict[str, type] = {
+    "corpus": CorpusParams,
+    "index": IndexParams,
+    "generate": GenerateParams,
+    "verify": VerifyParams,
+    "answer": AnswerParams,
+    "judge": JudgeParams,
+    "analysis": AnalysisParams,
+    "paper": PaperParams,
+}
+
+TOP_LEVEL_KEYS = {"base", "description", "seed", "models_file", *BLOCKS}
+
+
+@dataclass(frozen=True)
+class RunConfig:
+    """Everything one run needs, frozen. Build it with :func:`load`."""
+
+    run: str
+    root: Path
+    params_file: Path
+    seed: int = 0
+    description: str = ""
+    models_file: str = "params/models.yaml"
+    base: "RunConfig | None" = None
+    blocks: dict[str, Any] = field(default_factory=dict)
+
+    def __getattr__(self, name: str) -> Any:
+        # Blocks read as attributes: cfg.corpus.cutoff.
+        blocks = self.__dict__.get("blocks", {})
+        if name in blocks:
+            return blocks[name]
+        raise AttributeError(name)
+
+    def block_dict(self, name: str) -> dict[str, Any]:
+        """Return one block as plain data (what papermill shows and the stage stamp hashes)."""
+        return _to_plain(dataclasses.asdict(self.blocks[name]))
+
+    def owner(self, stage: str) -> str:
+        """Return the run whose outputs hold ``stage``: this run, or the base run when this stage
+        and everything upstream of it are configured identically."""
+        if self.base is None:
+            return self.run
+        names = [name for name, _ in STAGES]
+        upstream = names[: names.index(stage) + 1]
+        same = self.seed == self.base.seed and all(
+            self.block_dict(b) == self.base.block_dict(b) for b in upstream
+        )
+        return self.base.owner(stage) if same else self.run
+
+    def run_dir(self, run: str | None = None) -> Path:
+        """Return ``outputs/<run>/`` (this run by default)."""
+        return paths.outputs_dir(self.root) / (run or self.run)
+
+    def stage_dir(self, stage: str) -> Path:
+        """Return the folder a stage's outputs are read from (its owner's) — and written to when
+        this run owns it."""
+        return self.run_dir(self.owner(stage)) / dict(STAGES)[stage]
+
+    @property
+    def cache_dir(self) -> Path:
+        """Caches shared by every run (LLM calls, embeddings, model files)."""
+        return paths.cache_dir(self.root)
+
+    def resolve(self, relative: str) -> Path:
+        """Return a project-relative path from the params as an absolute path."""
+        path = Path(relative)
+        return path if path.is_absolute() else self.root / path
+
+    def to_dict(self) -> dict[str, Any]:
+        """Return the resolved configuration as plain data (no secrets ever live in params)."""
+        out: dict[str, Any] = {
+            "run": self.run,
+            "base": self.base.run if self.base else None,
+            "seed": self.seed,
+            "description": self.description,
+            "models_file": self.models_file,
+        }
+        out.update({name: self.block_dict(name) for name in BLOCKS})
+        return out
+
+
+def load(params_file: str | Path) -> RunConfig:
+    """Read, inherit and validate a params file.
+
+    Raises:
+        ConfigError: unknown key, wrong type, missing base, or a base cycle — naming file and key.
+    """
+    return _load(Path(params_file).resolve(), seen=())
+
+
+def _load(path: Path, seen: tuple[Path, ...]) -> RunConfig:
+    if path in seen:
+        raise ConfigError(f"{path}: 'base' inheritance cycle through {', '.join(map(str, seen))}")
+    if not path.is_file():
+        raise ConfigError(f"params file not found: {path}")
+    root = paths.find_root(path)
+    try:
+        raw = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
+    except yaml.YAMLError as exc:
+        raise ConfigError(f"{path}: not valid YAML: {exc}") from exc
+    if not isinstance(raw, dict):
+        raise ConfigError(f"{path}: top level must be a mapping of blocks")
+    unknown = sorted(set(raw) - TOP_LEVEL_KEYS)
+    if unknown:
+        raise ConfigError(
+            f"{path}: unknown top-level key {unknown[0]!r} (allowed: {', '.join(sorted(TOP_LEVEL_KEYS))})"
+        )
+    base = None
+    if raw.get("base"):
+        base = _load((root / "params" / f"{raw['base']}.yaml").resolve(), seen=(*seen, path))
+    blocks = {}
+    for name, cls in BLOCKS.items():
+        inherited = base.block_dict(name) if base else {}
+        given = raw.get(name) or {}
+        if not isinstance(given, dict):
+            raise ConfigError(f"{path}: block {name!r} must be a mapping")
+        blocks[name] = _build(cls, {**inherited, **given}, f"{path}: {name}")
+    _check_verifier(blocks["generate"], blocks["verify"], path)
+    return RunConfig(
+        run=path.stem,
+        root=root,
+        params_file=path,
+        seed=int(raw.get("seed", base.seed if base else 0)),
+        description=str(raw.get("description", "")),
+        models_file=str(raw.get("models_file", base.models_file if base else "params/models.yaml")),
+        base=base,
+        blocks=blocks,
+    )
+
+
+def _check_verifier(generate: GenerateParams, verify: VerifyParams, path: Path) -> None:
+    """§3.3: a separate model checks the generator's questions (and, for Table 9, every compared
+    generator's), unless the run says otherwise."""
+    if verify.self_verification:
+        return
+    if verify.verifier == generate.generator:
+        raise ConfigError(
+            f"{path}: verify.verifier {verify.verifier!r} is also the generator; the paper verifies with a "
+            "separate model (set verify.self_verification: true to allow it, a recorded deviation)"
+        )
+    comparison = verify.comparison_verifier or verify.verifier
+    if generate.generators and comparison in {generate.generator, *generate.generators}:
+        raise ConfigError(
+            f"{path}: verify.comparison_verifier {comparison!r} is also one of the compared generators; "
+            "Table 9 checks every generator with a separate model (set verify.self_verification: true to allow it)"
+        )
+
+
+def _build(cls: type, values: dict[str, Any], where: str) -> Any:
+    hints = typing.get_type_hints(cls)
+    names = {f.name for f in dataclasses.fields(cls)}
+    unknown = sorted(set(values) - names)
+    if unknown:
+        raise ConfigError(f"{where}: unknown key {unknown[0]!r} (allowed: {', '.join(sorted(names))})")
+    kwargs = {key: _coerce(value, hints[key], f"{where}.{key}") for key, value in values.items()}
+    return cls(**kwargs)
+
+
+def _coerce(value: Any, hint: Any, where: str) -> Any:
+    origin = typing.get_origin(hint)
+    if origin in (typing.Union, types.UnionType):
+        if value is None and type(None) in typing.get_args(hint):
+            return None
+        hint = next(a for a in typing.get_args(hint) if a is not type(None))
+        origin = typing.get_origin(hint)
+    if origin is tuple:
+        if isinstance(value, (str, bytes)) or not isinstance(value, (list, tuple)):
+            raise ConfigError(f"{where}: expected a list, got {value!r}")
+        (item,) = typing.get_args(hint)[:1]
+        return tuple(_coerce(v, item, f"{where}[{i}]") for i, v in enumerate(value))
+    if hint is bool:
+        if not isinstance(value, bool):
+            raise ConfigError(f"{where}: expected true/false, got {value!r}")
+        return value
+    if hint is int:
+        if isinstance(value, bool) or not isinstance(value, int):
+            raise ConfigError(f"{where}: expected an integer, got {value!r}")
+        return value
+    if hint is float:
+        if isinstance(value, bool) or not isinstance(value, (int, float)):
+            raise ConfigError(f"{where}: expected a number, got {value!r}")
+        return float(value)
+    if hint is str:
+        if not isinstance(value, (str, int, float)) or isinstance(value, bool):
+            raise ConfigError(f"{where}: expected a string, got {value!r}")
+        return str(value)
+    return value
+
+
+def _to_plain(value: Any) -> Any:
+    if isinstance(value, dict):
+        return {k: _to_plain(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_to_plain(v) for v in value]
+    return value
+
+
+def write_stamps(cfg: RunConfig) -> list[Path]:
+    """Write ``outputs/<run>/params/<block>.yaml`` for every stage (only when changed) and the
+    resolved config; return the files that changed.
+
+    Make depends on these files, so editing one block of a params file reruns only that stage
+    and the stages downstream of it.
+    """
+    folder = cfg.run_dir() / "params"
+    changed = []
+    params_file = cfg.params_file.relative_to(cfg.root).as_posix()
+    for name in BLOCKS:
+        # Papermill reads this file with -f: the notebook sees its run and its own block.
+        payload = {"params_file": params_file, "seed": cfg.seed, name: cfg.block_dict(name)}
+        target = folder / f"{name}.yaml"
+        if paths.write_text_if_changed(target, yaml.safe_dump(payload, sort_keys=True)):
+            changed.append(target)
+    # Which run's outputs each stage reads (Make includes this to wire a derived run to its base).
+    owners = "".join(f"OWNER_{cfg.run}_{name} := {cfg.owner(name)}\n" for name in BLOCKS)
+    if paths.write_text_if_changed(folder / "owners.mk", owners):
+        changed.append(folder / "owners.mk")
+    resolved = folder / "resolved.yaml"
+    text = yaml.safe_dump(cfg.to_dict(), sort_keys=False)
+    if paths.write_text_if_changed(resolved, text):
+        changed.append(resolved)
+    return changed
+
+
+def fingerprint(data: Any) -> str:
+    """Return a short stable hash of plain data (used to version indexes and outputs by params)."""
+    blob = json.dumps(_to_plain(data), sort_keys=True, default=str).encode()
+    return hashlib.sha256(blob).hexdigest()[:16]
+
+
+def _main(argv: list[str]) -> int:
+    """``python -m declinecraft.core.config stamp params/x.yaml``: validate and write the stage stamps."""
+    if len(argv) != 2 or argv[0] not in {"stamp", "check", "run-name"}:
+        print("usage: python -m declinecraft.core.config {stamp|check|run-name} PARAMS_FILE", file=sys.stderr)
+        return 2
+    try:
+        cfg = load(argv[1])
+    except ConfigError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 1
+    if argv[0] == "stamp":
+        chain = cfg
+        while chain is not None:  # a derived run reads its base's outputs: stamp the base too
+            write_stamps(chain)
+            chain = chain.base
+        print(cfg.run)
+    elif argv[0] == "run-name":
+        print(cfg.run)
+    else:
+        print(f"{cfg.params_file}: ok (run {cfg.run!r})")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(_main(sys.argv[1:]))
+
+
+def for_notebook(params_file: str | Path, **injected: Any) -> RunConfig:
+    """Load the run a notebook was given and check the blocks papermill injected with ``-f``.
+
+    ``params_file`` may be project-relative; it is resolved from the notebook's working folder
+    upwards. Each injected block must equal the block loaded from the file: a mismatch means the
+    stage stamp is stale and is an error, not a silent choice between the two.
+    """
+    path = Path(params_file)
+    if not path.is_absolute():
+        path = paths.find_root(Path.cwd()) / path
+    cfg = load(path)
+    for name, block in injected.items():
+        if block and _to_plain(block) != cfg.block_dict(name):
+            raise ConfigError(f"{path}: injected {name!r} block differs from the file; rerun via make")
+    return cfg
+
+
+def not_built(cfg: RunConfig, stage: str) -> Path:
+    """Record that a stage's code does not exist yet, so its notebook runs without faking results.
+
+    Writes ``NOT_BUILT.md`` into the stage folder and returns its path; downstream stages see the
+    marker and say so instead of inventing inputs.
+    """
+    folder = cfg.stage_dir(stage)
+    message = f"Stage {stage!r} is not built yet: this run has no {stage} outputs.\n"
+    paths.write_text_atomic(folder / "NOT_BUILT.md", message)
+    print(message.strip())
+    return folder / "NOT_BUILT.md"
+
+
+def referenced_models(cfg: RunConfig) -> set[str]:
+    """Return every model id a run names (generator, verifier, models under test, judges)."""
+    return {
+        cfg.generate.generator,
+        cfg.verify.verifier,
+        *cfg.answer.models,
+        cfg.answer.rewriter,
+        cfg.judge.response_judge,
+        cfg.judge.oracle,
+        *cfg.judge.second_judges,
+        *cfg.judge.accuracy_judges,
+    }

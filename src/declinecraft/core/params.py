@@ -1,0 +1,319 @@
+"""The params blocks: one frozen dataclass per stage, each field documented; defaults are the
+paper's settings. :mod:`declinecraft.core.config` reads a params file into them and validates it."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class CorpusParams:
+    """§3.1 and Appendix D: where pages come from, which pages count, how they become chunks.
+
+    Title patterns are Python regular expressions searched in the page title (``re.search``).
+    The paper names the kinds of page it excludes but not its exact lists; these are our reading.
+    """
+
+    source: str = "dump"
+    """``dump`` (a MediaWiki XML export) or ``api`` (a crawl of a live MediaWiki API)."""
+    dump: str = "data/miniwiki/miniwiki.xml"
+    """The export read when ``source`` is ``dump`` (plain, .bz2 or .gz; project-relative or absolute)."""
+    api_url: str = "https://minecraft.wiki/api.php"
+    """The ``api.php`` crawled when ``source`` is ``api``."""
+    user_agent: str = "DeclineCraft-crawler/0.1 (research reproduction)"
+    """User-Agent header of every API request."""
+    requests_per_second: float = 1.0
+    """API politeness: at most this many requests per second."""
+    max_retries: int = 6
+    """Retries per API request on 5xx, 429, timeouts and maxlag, with exponential backoff."""
+    timeout_s: float = 30.0
+    """Seconds per HTTP request before it counts as a timeout."""
+    maxlag: int = 5
+    """``maxlag`` sent with every request (seconds of replication lag at which the wiki says wait)."""
+    seeds_pre: tuple[str, ...] = ()
+    """App. D: the seed pages of the C_pre crawl (the paper used 36)."""
+    seeds_post: tuple[str, ...] = ()
+    """App. D: the titles naming post-cut-off content that start the C_post crawl (the paper: 35)."""
+    seed_source: str = "links"
+    """``links``: breadth-first from the seeds over page links (the paper); ``allpages``: every page
+    of ``namespaces`` (``list=allpages``), for a wiki whose links do not reach every page."""
+    max_pages: int = 3000
+    """Pages fetched per crawl before it stops (the stop is logged and recorded in the manifest)."""
+    cutoff: str = "2025-03-31"
+    """Corpus cut-off day (UTC), inclusive: a revision stamped on that day is before the cut-off."""
+    snapshot: str = "2026-09-08"
+    """C_post scrape day: pages at their latest revision on or before it ("" = newest revision)."""
+    namespaces: tuple[int, ...] = (0,)
+    """Namespaces that hold articles; pages elsewhere are dropped (reason ``namespace``)."""
+    exclude_titles: tuple[str, ...] = (
+        r"^[\w .'-]*Edition\b.*\d",  # versions and snapshots: "Java Edition 1.21.5", "… 25w14a"
+        r"^Minecraft Education \d",
+        r"(?i)version history|changelog|pre-release|release candidate|^snapshots?\b",
+        r"(?i)^Minecraft Live\b|^Minecraft Festival\b|^Minecraft Experience\b|\blive event",
+        r"(?i)\bmob vote|\bbiome vote",
+        r"(?i)\bskin pack",
+        r"(?i)^MINECON\b",
+        r"(?i)\bmovie\b|\bfilm\b",
+        r"^Mentioned features$",
+    )
+    """Both corpora: version and changelog pages, live events, mob votes, skin packs, MINECON,
+    films, the Mentioned features page."""
+    exclude_titles_pre: tuple[str, ...] = (
+        r"^(Barnacle|Great Hunger|Monster of the Ocean Depths|Moobloom|Iceologer|Glare|"
+        r"Copper Golem|Tuff Golem|Rascal|Crab|Penguin)$",
+    )
+    """C_pre only: mob-vote proposal pages (candidates not in the game at the cut-off). A page
+    created after the cut-off under such a title documents the added feature (Copper Golem)."""
+    exclude_titles_post: tuple[str, ...] = (
+        r"\bEdition\b",
+        r"^Minecraft (Dungeons|Legends|Earth|Story Mode|Blast)\b|^(Dungeons|Legends|Earth|Story Mode):",
+        r"(?i)soundtrack|\balbum\b|\bpodcast\b|\((book|novel|comic|album|series|song)\)|^Minecraft: ",
+        r"^Tutorials?[:/]",
+    )
+    """C_post only: edition and version pages, spin-off games (by title), media, tutorials."""
+    drop_sections: tuple[str, ...] = (
+        "History", "Trivia", "Data values", "Sounds", "Achievements", "Advancements",
+        "Screenshots", "Navigation", "See also", "References", "External links",
+        "In other media", "Mob votes", "Upcoming", "Joke", "Unimplemented", "Removed",
+        "April Fools", "Mentioned",
+    )
+    """App. D: sections removed by cleaning, matched as heading prefixes (see ``clean``)."""
+    min_chars: int = 200
+    """Pages shorter than this many characters after cleaning are dropped."""
+    chunk_size: int = 1500
+    """Characters per chunk body, not counting the ``[Page: <title>]`` line."""
+    chunk_overlap: int = 250
+    """Characters consecutive chunks share, at most (whole lines, sentences or words)."""
+    url_template: str = "https://minecraft.wiki/w/{title}"
+    """A page's URL in chunk metadata; ``{title}`` is the title with underscores, URL-quoted."""
+
+
+@dataclass(frozen=True)
+class IndexParams:
+    """Appendix D/E: embedder, BM25 constants, fusion and reranking."""
+
+    embedder: str = "all-minilm-l6-v2"
+    """Dense model id (``embed.EMBEDDERS``); the paper: ``qwen3-embedding-8b``. Default chosen by
+    measured Hit@5 on the mini wiki (benchmarks/bench_embedders.py)."""
+    embedder_path: str = ""
+    """Local weights for an embedder not shipped in a wheel (folder or .gguf; project-relative or
+    absolute). Never a hub id: nothing is downloaded at run time."""
+    reranker: str = "ms-marco-minilm-l12"
+    """Cross-encoder id (``rerank.RERANKERS``); the paper: ``llama-nemotron-rerank-1b-v2``."""
+    reranker_path: str = ""
+    """Local weights for a reranker not shipped in a wheel (folder)."""
+    bm25_analyzer: str = "en_stem"
+    """Tantivy analyzer for chunks and queries: ``en_stem`` (lowercase, ASCII folding, English
+    stemming) or ``default`` (lowercase only)."""
+    # Tantivy's BM25 is fixed at k1=1.2, b=0.75; the paper used k1=1.5 (a listed deviation).
+    bm25_k1: float = 1.2
+    """BM25 k1; must be 1.2 (Tantivy's constant; the paper's 1.5 is a recorded deviation)."""
+    bm25_b: float = 0.75
+    """BM25 b; must be 0.75 (Tantivy's constant, same as the paper)."""
+    rrf_k: int = 60
+    """Reciprocal rank fusion constant K: score = sum over retrievers of 1 / (K + rank)."""
+    fusion_depth: int = 50
+    """Hits each retriever (BM25, dense) contributes to the fusion (at least k)."""
+    rerank_pool: int = 50
+    """Fused candidates the cross-encoder rescores (at least k)."""
+    batch_size: int = 32
+    """Texts per embedding / reranking forward pass."""
+
+
+@dataclass(frozen=True)
+class GenerateParams:
+    """§3.2 and Appendix J.1: scenario-first question generation."""
+
+    generator: str = "qwen2.5-coder-1.5b"
+    """Registry id of the generator whose candidates make the benchmark."""
+    generators: tuple[str, ...] = ()
+    """Extra generators for Table 9's comparison (same pipeline and seed); () = no comparison."""
+    n_answerable: int = 40
+    """Answerable candidates to draft (per generator); the paper's count is not published."""
+    n_unanswerable: int = 40
+    """Unanswerable candidates to draft (per generator); the paper's count is not published."""
+    scenario_chunks: int = 3
+    """Random C_pre chunks shown to G_scenario (§3.2 step 1)."""
+    target_pool: int = 10
+    """Chunks retrieved by cosine similarity to the scenario (§3.2 step 2)."""
+    target_draw: int = 5
+    """The target is drawn uniformly from this many highest-ranked eligible chunks."""
+    max_facts: int = 6
+    """G_facts lists at most this many facts; extra ones are cut (§3.2 step 3)."""
+    comparison_chunks: int = 3
+    """Unanswerable: the C_pre chunks nearest the target chunk that G_facts compares against."""
+    technical_title_patterns: tuple[str, ...] = (
+        r"^(Java|Bedrock|Pocket|Legacy Console|Education) Edition\b",
+        r"^Commands?\b",
+        r"/(DV|BS|ED|Structure|Asset history|Development)\b",
+        r"\b(Data values?|Block states?|NBT|Debug|Technical|Tutorials?)\b",
+        r"^(Tutorials?|Template|Module|Category|Help|Minecraft Wiki):",
+    )
+    """Case-insensitive regexes on page titles: matching pages are never targets. The paper does
+    not list its "technical pages"; these patterns are our completion."""
+    max_words: int = 30
+    """Scenarios and asked questions must be under this many words (J.1); longer is lost to format."""
+    trim_scenarios: bool = False
+    """Cut an over-long scenario back to its leading whole sentences under max_words (noted on the
+    draft) instead of losing it; False = the paper's rule. For small models that ignore the limit."""
+    max_tokens: int = 512
+    """Output budget of each generator call (paper: 16,000)."""
+    scenario_max_tokens: int = 0
+    """Budget of the scenario call (0 = max_tokens); a cut-off answer counts as over-long."""
+    question_max_tokens: int = 0
+    """Budget of the question call (0 = max_tokens); a cut-off answer counts as over-long."""
+    prompt_chunk_chars: int = 0
+    """Cut each scenario and comparison (OLD) chunk to this many characters in generator prompts
+    (0 = whole chunks, the paper; the target chunk is always whole): a CPU-speed deviation."""
+    temperature: float = 0.0
+    """Sampling temperature of every generator call."""
+
+
+@dataclass(frozen=True)
+class VerifyParams:
+    """§3.3 and Appendix D/F: verification, assembly caps, audits."""
+
+    verifier: str = "qwen2.5-coder-0.5b"
+    """Registry id of the verifier model; a different model from the generator (§3.3) unless
+    ``self_verification`` is set."""
+    self_verification: bool = False
+    """Allow the verifier to be a generator whose drafts it checks (the paper never does). The
+    offline run sets it because of the two chat models it ships, only the 1.5B tells cases apart at
+    all (the 0.5B answers YES to almost every Stated check); the datasheet and the paper's
+    reproduction notes say so."""
+    pipeline: str = "hybrid+rerank"
+    """Retrieval pipeline R+ that feeds the verifier (§3.3)."""
+    retrieve_k: int = 10
+    """C_pre chunks the verifier reads per query."""
+    context_chars: int = 0
+    """Cut each chunk to this many characters inside verifier prompts (0 = whole chunk, the
+    paper); a CPU-speed and context-window deviation of the offline run."""
+    target_answerable: int = 700
+    """Answerable questions in the benchmark."""
+    target_unanswerable: int = 300
+    """Unanswerable questions in the benchmark."""
+    max_per_chunk: int = 2
+    """At most this many questions per target chunk."""
+    max_per_page: int = 10
+    """At most this many questions per target page."""
+    review_file: str = "data/manual_review.yaml"
+    """Manual review: candidate ids dropped by hand, with reasons, per run."""
+    audit_pipeline: str = "hybrid"
+    """The default retriever of the evaluation, used by the Hit@k and scenario-overlap audits."""
+    audit_k: int = 5
+    """Chunks retrieved by the Hit@k and scenario-overlap audits (paper: 5)."""
+    audit_folds: int = 10
+    """Cross-validation folds of the style AUC (fewer when a half has fewer questions)."""
+    audit_min_df: int = 3
+    """Style AUC vocabulary: words that occur in at least this many questions."""
+    comparison_verifier: str = ""
+    """Verifier of Table 9's generator comparison ("" = the main verifier)."""
+    comparison_answerable: int = 100
+    """Answerable target of each generator in Table 9's comparison."""
+    comparison_unanswerable: int = 100
+    """Unanswerable target of each generator in Table 9's comparison."""
+    max_tokens: int = 256
+    """Output budget of each verifier call (paper: 16,000)."""
+    temperature: float = 0.0
+    """Sampling temperature of every verifier call."""
+
+
+@dataclass(frozen=True)
+class AnswerParams:
+    """§4.1, Appendix A.2–A.4, E, H: the models under test and the retrieval conditions."""
+
+    models: tuple[str, ...] = ()
+    """Registry ids of the models under test (one server at a time)."""
+    thinking: tuple[str, ...] = ("off",)
+    """Thinking settings ("off", "on") for switchable models; others run their only mode."""
+    conditions: tuple[str, ...] = ("no_rag", "single", "iterative")
+    """Main grid: no retrieval, single-shot RAG, iterative RAG (§4.2)."""
+    pipeline: str = "hybrid"
+    """Retriever of the main grid (App. E: hybrid BM25 + dense, RRF)."""
+    k: int = 5
+    """Chunks retrieved by single-shot RAG, and per round by iterative RAG (paper: 5)."""
+    max_rounds: int = 2
+    """Iterative RAG: additional retrieval rounds after the first (Algorithm 4; paper: 2)."""
+    k_sweep: tuple[int, ...] = ()
+    """Ablation (App. A.2): single-shot RAG at each k; paper: (1, 2, 3, 5, 10). () = none."""
+    pipelines: tuple[str, ...] = ()
+    """Ablation (App. A.3): single-shot RAG with each pipeline at k. () = none."""
+    no_scenario: bool = False
+    """Ablation (App. A.4): single-shot RAG with the question alone as query and model input."""
+    temporal_prompt: bool = False
+    """Ours (§6.4): single-shot RAG with answer_with_context_temporal.txt."""
+    rewriter: str = "qwen2.5-coder-1.5b"
+    """Registry id of the query rewriter of the +rewrite pipelines (the paper's is not in our copy)."""
+    context_chars: int = 0
+    """Cut each chunk to this many characters in answer and reflection prompts (0 = whole chunk,
+    the paper); a context-window and CPU-speed deviation of the offline run."""
+    max_tokens: int = 16000
+    """Output budget of every call of a model under test, thinking included (paper: 16,000)."""
+    temperature: float = 0.0
+    """Sampling temperature of every answer and reflection call."""
+    limit_questions: int = 0
+    """Answer only this many benchmark questions (answerable share kept, seeded); 0 = all."""
+
+
+@dataclass(frozen=True)
+class JudgeParams:
+    """Appendix I and J.3: response judge, oracle, accuracy judges, leakage audit."""
+
+    response_judge: str = "qwen2.5-coder-1.5b"
+    """Registry id of the response judge (paper: Gemma 4 26B-A4B, thinking disabled)."""
+    second_judges: tuple[str, ...] = ()
+    """Second-opinion response judges for the agreement check (paper: Qwen3.8 27B, Llama 3.3 70B)."""
+    second_judge_sample: int = 1008
+    """Responses the second judges relabel, equal per (label, condition) cell; 0 = all."""
+    oracle: str = "qwen2.5-coder-1.5b"
+    """Registry id of the oracle writing reference answers (paper: DeepSeek V4.1 Flash)."""
+    accuracy_judges: tuple[str, ...] = ("qwen2.5-coder-1.5b",)
+    """Registry ids of the accuracy (and leakage) judges; accuracy is their mean (paper: three)."""
+    truncate_chars: int = 12000
+    """Responses are cut to this many characters before the response judge (App. I)."""
+    oracle_page_chars: int = 0
+    """Cut the oracle's source page to this many characters (0 = the whole page, the paper); a
+    context-window and CPU-speed deviation of the offline run."""
+    oracle_chunk_chars: int = 0
+    """Cut each scenario chunk in the oracle's context to this many characters (0 = whole chunks)."""
+    max_tokens: int = 512
+    """Output budget of each response-judge and accuracy-judge call."""
+    oracle_max_tokens: int = 0
+    """Output budget of each oracle call (0 = max_tokens)."""
+    temperature: float = 0.0
+    """Sampling temperature of every judge and oracle call."""
+
+
+@dataclass(frozen=True)
+class AnalysisParams:
+    """§4, Appendix A and H: statistics."""
+
+    bootstrap_resamples: int = 1000
+    """Bootstrap resamples over questions (accuracy intervals) and items (Table 10); App. H: 1000."""
+    confidence: float = 0.95
+    """Level of every interval (Wilson, bootstrap, t), as a proportion."""
+    alpha: float = 0.05
+    """A comparison is significant when its Benjamini-Hochberg q value is below alpha."""
+    min_attempt: float = 0.95
+    """Attempt-rate requirement (proportion) of the illustrative frontier point of App. A.7."""
+    judge_score_prefix: str = "score_"
+    """Prefix of the per-judge score columns in judged.parquet (``score_<judge model id>``)."""
+    extra_runs: tuple[str, ...] = ()
+    """Other runs whose judged responses join this analysis as ablation rows (e.g. ``k10`` for the
+    k=10 comparison of App. A.2); a run without outputs is skipped with a note."""
+    annotation_part1: int = 70
+    """Part 1 of the human validation: answers to unanswerable questions to label (App. I)."""
+    annotation_part2: int = 30
+    """Part 2 of the human validation: attempted answers to score for accuracy (App. I)."""
+
+
+@dataclass(frozen=True)
+class PaperParams:
+    """The paper build: tables, figures, macros, PDF."""
+
+    build_pdf: bool = True
+    """Build the PDF with latexmk when a TeX installation is present (else say it was skipped)."""
+    figure_formats: tuple[str, ...] = ("pdf", "png")
+    """File formats every figure is saved in."""
+    figure_dpi: int = 200
+    """Resolution of raster figure files (PNG), dots per inch."""

@@ -1,0 +1,383 @@
+"""Answering (§4.1–4.2, Appendix A.2–A.4, E, H): no retrieval, single-shot RAG, iterative RAG.
+
+Every model under test answers every question once per *setting*: a retrieval condition, a
+pipeline, a number of chunks k, with or without the scenario, with the paper's answer prompt or
+our temporal variant (§6.4). :func:`settings` lists a run's settings from its params; the main grid
+(``no_rag``, ``single``, ``iterative`` at the run's pipeline and k) comes first, then the ablations
+(k sweep, pipelines, no scenario, temporal prompt) as single-shot settings. Settings that coincide
+(the k sweep's k=5 is the main single-shot run) are answered once.
+
+The model and the retriever are injected batch callables (:data:`Ask`, :data:`Search`), so all the
+logic here is tested with scripted fakes; :mod:`declinecraft.evaluation.answer_stage` wires them to the LLM
+layer, the model servers and the index, and writes the stage outputs.
+
+Budget-exhausted responses (the output budget ran out before any final answer) are flagged, never
+dropped: the judge stage leaves them unlabelled, the metrics leave them out of the two rates and
+score them 0 in accuracy (§4.1).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+import numpy as np
+import polars as pl
+
+from declinecraft.evaluation import iterative
+from declinecraft.core.config import AnswerParams
+
+Condition = Literal["no_rag", "single", "iterative"]
+CONDITIONS: tuple[str, ...] = ("no_rag", "single", "iterative")
+#: Answer templates of ``params/prompts/`` per prompt variant (with retrieval).
+TEMPLATES = {"default": "answer_with_context", "temporal": "answer_with_context_temporal"}
+NO_CONTEXT = "answer_no_context"
+REFLECT = "reflect"
+#: The columns of ``05_answer/responses.parquet``; one row per (question, *KEY).
+KEY = ("model", "thinking", "condition", "pipeline", "k", "scenario", "prompt_variant")
+
+
+@dataclass(frozen=True)
+class Setting:
+    """One way of answering: retrieval condition, pipeline, k, scenario on/off, prompt variant."""
+
+    condition: str
+    pipeline: str = "none"
+    """Retrieval pipeline; "none" without retrieval."""
+    k: int = 0
+    """Chunks retrieved (per round, for iterative RAG); 0 without retrieval."""
+    scenario: bool = True
+    """False: the question alone is both the retrieval query and the model's input (App. A.4)."""
+    prompt_variant: str = "default"
+    """"default" (App. J.2) or "temporal" (ours, §6.4: the game may be newer than the model)."""
+
+
+@dataclass(frozen=True)
+class Call:
+    """One templated chat call: a template of ``params/prompts/`` and its fields.
+
+    ``history`` holds (role, text) turns sent after the rendered template (a judge's re-ask).
+    """
+
+    prompt: str
+    fields: Mapping[str, str] = field(hash=False)
+    history: tuple[tuple[str, str], ...] = ()
+
+
+@dataclass(frozen=True)
+class Reply:
+    """What one call returned (the LLM layer's record, reduced to what the stages need)."""
+
+    text: str
+    """Final answer text, thinking removed."""
+    thinking: str | None = None
+    finish_reason: str | None = "stop"
+    budget_exhausted: bool = False
+    """The output budget ran out before any final answer (§4.1, App. H)."""
+    cache_key: str | None = None
+    error: str | None = None
+    completion_tokens: int | None = None
+
+
+#: ``ask(calls)`` -> one reply per call, in order (one model, thinking setting and budget).
+Ask = Callable[[Sequence[Call]], list[Reply]]
+
+
+@dataclass(frozen=True)
+class Hit:
+    """A retrieved chunk id with its component ranks (bm25, dense, hybrid, rerank)."""
+
+    chunk_id: str
+    ranks: Mapping[str, int] = field(default_factory=dict, hash=False)
+
+
+#: ``search(queries, pipeline, k)`` -> ranked hits per query (C_pre only).
+Search = Callable[[Sequence[str], str, int], list[list[Hit]]]
+
+
+@dataclass(frozen=True)
+class Chunk:
+    """What the answer prompt shows of a chunk (J.2: each chunk with its page title and URL)."""
+
+    chunk_id: str
+    title: str
+    url: str
+    text: str
+
+
+#: ``lookup(chunk_ids)`` -> the chunks, in order; raises KeyError for an id not in the index.
+Lookup = Callable[[Sequence[str]], list[Chunk]]
+
+
+# --- the grid ------------------------------------------------------------------------------------
+
+
+def settings(params: AnswerParams) -> list[Setting]:
+    """Return every setting a run answers, main grid first, duplicates removed.
+
+    Main grid: each of ``params.conditions`` at ``params.pipeline`` and ``params.k``. Ablations
+    (single-shot RAG, paper App. A.2–A.4, §6.4): ``k_sweep`` at the main pipeline, ``pipelines``
+    at the main k, ``no_scenario`` and ``temporal_prompt`` at the main pipeline and k.
+
+    Raises:
+        ValueError: an unknown condition, a k below 1, or an empty condition list.
+    """
+    unknown = [c for c in params.conditions if c not in CONDITIONS]
+    if unknown or not params.conditions:
+        raise ValueError(f"answer.conditions must be a non-empty subset of {CONDITIONS}, got {params.conditions}")
+    if params.k < 1 or any(k < 1 for k in params.k_sweep):
+        raise ValueError(f"answer.k and answer.k_sweep need k >= 1, got k={params.k}, k_sweep={params.k_sweep}")
+    out = [
+        Setting("no_rag") if c == "no_rag" else Setting(c, params.pipeline, params.k) for c in params.conditions
+    ]
+    out += [Setting("single", params.pipeline, k) for k in params.k_sweep]
+    out += [Setting("single", p, params.k) for p in params.pipelines]
+    if params.no_scenario:
+        out.append(Setting("single", params.pipeline, params.k, scenario=False))
+    if params.temporal_prompt:
+        out.append(Setting("single", params.pipeline, params.k, prompt_variant="temporal"))
+    return list(dict.fromkeys(out))
+
+
+def thinking_modes(requested: Sequence[str], switch: str) -> list[str]:
+    """Thinking settings to run for a model: "none" models run "off", "always" models "on",
+    switchable models each requested setting (the paper: 13 switchable models run both)."""
+    if switch == "none":
+        return ["off"]
+    if switch == "always":
+        return ["on"]
+    if switch != "switchable":
+        raise ValueError(f"registry 'thinking' must be none, always or switchable, got {switch!r}")
+    bad = [t for t in requested if t not in ("off", "on")]
+    if bad:
+        raise ValueError(f"answer.thinking takes 'off' and 'on', got {bad}")
+    return list(dict.fromkeys(requested))
+
+
+def select_questions(questions: pl.DataFrame, limit: int, seed: int) -> pl.DataFrame:
+    """Return ``limit`` questions (all when 0), keeping the benchmark's answerable share.
+
+    Each half is shuffled with ``seed`` and cut; at least one question of each half present is
+    kept. The result is sorted by id, so it does not depend on the benchmark's row order.
+    """
+    frame = questions.sort("id")
+    if limit <= 0 or limit >= frame.height:
+        return frame
+    rng = np.random.default_rng(seed)
+    n_ans = int(frame["answerable"].sum())
+    take_ans = min(n_ans, max(1 if n_ans else 0, round(limit * n_ans / frame.height)))
+    take_ans = min(take_ans, limit - (1 if frame.height > n_ans else 0))
+    picked = []
+    for half, take in ((True, take_ans), (False, limit - take_ans)):
+        part = frame.filter(pl.col("answerable") == half)
+        picked.append(part[sorted(rng.permutation(part.height)[:take].tolist())])
+    return pl.concat(picked).sort("id")
+
+
+def query_of(row: Mapping[str, Any], scenario: bool) -> str:
+    """The question as the model and the retriever see it: scenario + question, or the question."""
+    text = row["question"] if scenario else row["asked_question"]
+    if not isinstance(text, str) or not text.strip():
+        which = "question" if scenario else "asked_question"
+        raise ValueError(f"question {row.get('id')!r} has an empty {which!r}")
+    return text.strip()
+
+
+def response_id(question_id: str, model: str, thinking: str, setting: Setting) -> str:
+    """A stable 16-hex id of one response row (the join key of every 06_judge table)."""
+    key = [question_id, model, thinking, setting.condition, setting.pipeline, setting.k, setting.scenario,
+           setting.prompt_variant]  # fmt: skip
+    return hashlib.sha256(json.dumps(key).encode()).hexdigest()[:16]
+
+
+# --- prompts -------------------------------------------------------------------------------------
+
+
+def format_context(chunks: Sequence[Chunk], chunk_chars: int = 0) -> str:
+    """List the chunks for ``{context}``, each with its page title and URL (App. J.2).
+
+    ``chunk_chars`` > 0 cuts each chunk's text to that many characters (``answer.context_chars``).
+    """
+    def body(text: str) -> str:
+        text = text.strip()
+        return text[:chunk_chars].rstrip() if chunk_chars > 0 else text
+
+    return "\n\n".join(f"[{i}] {c.title} ({c.url})\n{body(c.text)}" for i, c in enumerate(chunks, start=1))
+
+
+def context_of(chunk_ids: Sequence[str], lookup: Lookup, question_id: str, chunk_chars: int = 0) -> str:
+    """The formatted context of a question's chunks.
+
+    Raises:
+        ValueError: a chunk id is not in the index (names the question and the chunk).
+    """
+    try:
+        chunks = lookup(list(chunk_ids))
+    except KeyError as exc:
+        raise ValueError(f"question {question_id!r}: retrieved {exc.args[0]}") from exc
+    return format_context(chunks, chunk_chars)
+
+
+def answer_call(setting: Setting, query: str, context: str | None) -> Call:
+    """The answer call of a setting (J.2 without retrieval, with retrieval, or temporal variant)."""
+    if setting.condition == "no_rag":
+        return Call(NO_CONTEXT, {"question": query})
+    if context is None:
+        raise ValueError(f"setting {setting} needs a context")
+    return Call(TEMPLATES[setting.prompt_variant], {"context": context, "question": query})
+
+
+# --- answering one setting -------------------------------------------------------------------------
+
+
+@dataclass
+class Answered:
+    """One response before it becomes a row: its reply, chunks and (iterative) rounds."""
+
+    question_id: str
+    query: str
+    reply: Reply
+    hits: list[Hit] = field(default_factory=list)
+    rounds: str | None = None
+    n_rounds: int | None = None
+
+
+def answer_setting(
+    questions: pl.DataFrame,
+    setting: Setting,
+    *,
+    ask: Ask,
+    search: Search,
+    lookup: Lookup,
+    max_rounds: int = 2,
+    chunk_chars: int = 0,
+) -> list[Answered]:
+    """Answer every question under one setting with one model (bound into ``ask``).
+
+    Iterative RAG starts from the same first ``k`` chunks as single-shot RAG (same query, same
+    pipeline) and asks the model under test to reflect (:mod:`declinecraft.evaluation.iterative`) before the
+    answer call. ``chunk_chars`` cuts each chunk in the prompts (:func:`format_context`).
+    """
+    rows = questions.to_dicts()
+    ids = [str(r["id"]) for r in rows]
+    queries = [query_of(r, setting.scenario) for r in rows]
+    if setting.condition == "no_rag":
+        replies = ask([answer_call(setting, q, None) for q in queries])
+        return [Answered(i, q, r) for i, q, r in zip(ids, queries, replies, strict=True)]
+    first = search(queries, setting.pipeline, setting.k)
+    if setting.condition == "single":
+        contexts = [context_of([h.chunk_id for h in hits], lookup, i, chunk_chars)
+                    for i, hits in zip(ids, first, strict=True)]  # fmt: skip
+        replies = ask([answer_call(setting, q, c) for q, c in zip(queries, contexts, strict=True)])
+        return [
+            Answered(i, q, r, list(h)) for i, q, r, h in zip(ids, queries, replies, first, strict=True)
+        ]
+    owner = dict(zip(queries, ids, strict=False))
+    ranks: dict[str, dict[str, Hit]] = {i: {h.chunk_id: h for h in hits} for i, hits in zip(ids, first, strict=True)}
+
+    def retrieve(texts: Sequence[str], k: int) -> list[list[str]]:
+        return [[h.chunk_id for h in hits] for hits in search(list(texts), setting.pipeline, k)]
+
+    def reflect(items: Sequence[tuple[str, Sequence[str]]]) -> list[Reply]:
+        return ask([
+            Call(REFLECT, {"context": context_of(chunk_ids, lookup, owner.get(q, "?"), chunk_chars), "query": q})
+            for q, chunk_ids in items
+        ])  # fmt: skip
+
+    traces = iterative.run(
+        queries, retrieve=retrieve, reflect=reflect, k=setting.k, max_rounds=max_rounds,
+        first=[[h.chunk_id for h in hits] for hits in first],
+    )  # fmt: skip
+    contexts = [context_of(t.chunk_ids, lookup, i, chunk_chars) for i, t in zip(ids, traces, strict=True)]
+    replies = ask([answer_call(setting, q, c) for q, c in zip(queries, contexts, strict=True)])
+    out = []
+    for i, q, r, t in zip(ids, queries, replies, traces, strict=True):
+        hits = [ranks[i].get(c, Hit(c)) for c in t.chunk_ids]
+        out.append(Answered(i, q, r, hits, t.to_json(), len(t.rounds)))
+    return out
+
+
+# --- the responses table ---------------------------------------------------------------------------
+
+SCHEMA: dict[str, Any] = {
+    "response_id": pl.String,
+    "question_id": pl.String,
+    "answerable": pl.Boolean,
+    "model": pl.String,
+    "thinking": pl.String,
+    "condition": pl.String,
+    "pipeline": pl.String,
+    "k": pl.Int64,
+    "scenario": pl.Boolean,
+    "prompt_variant": pl.String,
+    "query": pl.String,
+    "response": pl.String,
+    "thinking_trace": pl.String,
+    "finish_reason": pl.String,
+    "budget_exhausted": pl.Boolean,
+    "cache_key": pl.String,
+    "retrieved_chunk_ids": pl.List(pl.String),
+    "component_ranks": pl.String,
+    "rounds": pl.String,
+    "n_rounds": pl.Int64,
+    "completion_tokens": pl.Int64,
+    "error": pl.String,
+}
+
+
+def rows_of(
+    answered: Sequence[Answered], *, model: str, thinking: str, setting: Setting, answerable: Mapping[str, bool]
+) -> list[dict[str, Any]]:
+    """Turn answered questions into rows of ``responses.parquet`` (see :data:`SCHEMA`)."""
+    rows = []
+    for a in answered:
+        r = a.reply
+        rows.append({
+            "response_id": response_id(a.question_id, model, thinking, setting),
+            "question_id": a.question_id,
+            "answerable": bool(answerable[a.question_id]),
+            "model": model,
+            "thinking": thinking,
+            "condition": setting.condition,
+            "pipeline": setting.pipeline,
+            "k": setting.k,
+            "scenario": setting.scenario,
+            "prompt_variant": setting.prompt_variant,
+            "query": a.query,
+            "response": r.text or "",
+            "thinking_trace": r.thinking,
+            "finish_reason": r.finish_reason,
+            "budget_exhausted": bool(r.budget_exhausted),
+            "cache_key": r.cache_key,
+            "retrieved_chunk_ids": [h.chunk_id for h in a.hits],
+            "component_ranks": json.dumps([dict(h.ranks) for h in a.hits]) if a.hits else None,
+            "rounds": a.rounds,
+            "n_rounds": a.n_rounds,
+            "completion_tokens": r.completion_tokens,
+            "error": r.error,
+        })  # fmt: skip
+    return rows
+
+
+def responses_frame(rows: Sequence[Mapping[str, Any]]) -> pl.DataFrame:
+    """Build ``responses.parquet``'s frame; one row per (question, setting) is enforced.
+
+    Raises:
+        ValueError: two rows with the same response id (question, model, thinking, setting).
+    """
+    frame = pl.DataFrame(list(rows), schema=SCHEMA)
+    dup = frame.filter(pl.col("response_id").is_duplicated())
+    if dup.height:
+        raise ValueError(f"duplicate response {dup.row(0, named=True)['response_id']} for question "
+                         f"{dup['question_id'][0]!r}: a setting was answered twice")  # fmt: skip
+    return frame
+
+
+def run_stage(cfg: Any, **options: Any) -> dict[str, Any]:
+    """Run stage 05 for a run and write ``outputs/<run>/05_answer/`` (see :mod:`answer_stage`)."""
+    from declinecraft.evaluation import answer_stage
+
+    return answer_stage.run(cfg, **options)

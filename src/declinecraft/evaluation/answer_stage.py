@@ -1,0 +1,253 @@
+"""Stage 05 (``answer.run_stage``): read the benchmark, answer every setting, write the outputs.
+
+Reads ``04_verify/benchmark.parquet`` and the ``02_index`` index; writes into
+``outputs/<run>/05_answer/``:
+
+- ``responses.parquet``: one row per (question, model, thinking, condition, pipeline, k,
+  scenario, prompt_variant); schema :data:`answer.SCHEMA`;
+- ``retrieval.parquet``: Hit@k and scenario-chunk overlap per (pipeline, k, scenario);
+- ``manifest.json``: settings, counts and seconds per model.
+
+Models run one at a time (:class:`model_pool.ModelPool`); every call goes through the LLM cache,
+so an interrupted run resumes where it stopped and a cached rerun starts no server.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import time
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any, Protocol
+
+import polars as pl
+
+from declinecraft.evaluation import answer
+from declinecraft.core import paths
+from declinecraft.evaluation.answer import Ask, Chunk, Hit, Lookup, Search
+from declinecraft.core.config import AnswerParams, RunConfig
+from declinecraft.retrieval.diagnostics import hit_at_k, scenario_hit_rate
+
+log = logging.getLogger(__name__)
+
+#: Benchmark columns this stage reads.
+NEEDED = ("id", "answerable", "asked_question", "question", "target_chunk_id", "scenario_chunk_ids")
+
+
+class Models(Protocol):
+    """What the stage needs from the model layer (:class:`model_pool.ModelPool`; fakes in tests)."""
+
+    def thinking_switch(self, model_id: str) -> str:
+        """The registry's ``thinking`` field: none, always or switchable."""
+        ...
+
+    def asker(self, model_id: str, *, thinking: str | None, max_tokens: int, temperature: float = 0.0) -> Ask:
+        """A batch callable for one model and setting."""
+        ...
+
+    def release(self) -> None:
+        """Stop the current model's server."""
+        ...
+
+
+def read_benchmark(cfg: RunConfig) -> pl.DataFrame:
+    """Read ``04_verify/benchmark.parquet``.
+
+    Raises:
+        FileNotFoundError: the file is missing (names it and the command that makes it).
+        ValueError: a column this stage needs is missing.
+    """
+    path = cfg.stage_dir("verify") / "benchmark.parquet"
+    if not path.is_file():
+        raise FileNotFoundError(f"missing upstream benchmark {path}: run 04_verify first (make all PARAMS="
+                                f"{cfg.params_file.relative_to(cfg.root)})")  # fmt: skip
+    frame = pl.read_parquet(path)
+    if missing := [c for c in NEEDED if c not in frame.columns]:
+        raise ValueError(f"{path}: missing column {missing[0]!r} (have: {', '.join(frame.columns)})")
+    return frame.with_columns(pl.col("id").cast(pl.String))
+
+
+def check_chunks(questions: pl.DataFrame, lookup: Lookup) -> None:
+    """Check that every answerable target chunk and every scenario chunk is in the index.
+
+    Raises:
+        ValueError: names the question and the chunk (the benchmark and the index disagree).
+    """
+    for row in questions.iter_rows(named=True):
+        wanted = list(row["scenario_chunk_ids"] or []) + ([row["target_chunk_id"]] if row["answerable"] else [])
+        try:
+            lookup(wanted)
+        except KeyError as exc:
+            raise ValueError(f"question {row['id']!r}: {exc.args[0]} "
+                             "(benchmark and index are from different builds?)") from exc  # fmt: skip
+
+
+class MemoSearch:
+    """Retrieval memoised per (query, pipeline, k): iterative RAG starts from exactly the chunks
+    single-shot RAG saw, and each distinct query is searched once per run."""
+
+    def __init__(self, search: Search) -> None:
+        self.inner = search
+        self.memo: dict[tuple[str, str, int], list[Hit]] = {}
+
+    def __call__(self, queries: Sequence[str], pipeline: str, k: int) -> list[list[Hit]]:
+        todo = list(dict.fromkeys(q for q in queries if (q, pipeline, k) not in self.memo))
+        if todo:
+            for q, hits in zip(todo, self.inner(todo, pipeline, k), strict=True):
+                self.memo[(q, pipeline, k)] = list(hits)
+        return [self.memo[(q, pipeline, k)] for q in queries]
+
+
+def retriever_adapters(cfg: RunConfig, rewrite: Any = None) -> tuple[Search, Lookup]:
+    """Search and chunk lookup over the run's index (``retrieve.Retriever``)."""
+    from declinecraft.retrieval import retrieve
+
+    retriever = retrieve.Retriever.open(cfg.stage_dir("index"), cache_dir=cfg.cache_dir, rewrite=rewrite)
+
+    def search(queries: Sequence[str], pipeline: str, k: int) -> list[list[Hit]]:
+        rows = retriever.search_many(list(queries), pipeline, k)  # type: ignore[arg-type]
+        return [[Hit(h.chunk_id, dict(h.ranks)) for h in hits] for hits in rows]
+
+    def lookup(chunk_ids: Sequence[str]) -> list[Chunk]:
+        frame = retriever.chunks(list(chunk_ids))
+        return [Chunk(r["chunk_id"], r["title"], r["url"] or "", r["text"]) for r in frame.iter_rows(named=True)]
+
+    return search, lookup
+
+
+def retrieved_frame(questions: pl.DataFrame, memo: MemoSearch, settings: Sequence[answer.Setting]) -> pl.DataFrame:
+    """One row per (question, pipeline, k, scenario) that single-shot or iterative RAG retrieved."""
+    rows = []
+    seen = {(s.pipeline, s.k, s.scenario) for s in settings if s.condition != "no_rag"}
+    for pipeline, k, scenario in sorted(seen):
+        for r in questions.iter_rows(named=True):
+            hits = memo.memo.get((answer.query_of(r, scenario), pipeline, k))
+            if hits is None:
+                continue
+            rows.append({"question_id": r["id"], "answerable": r["answerable"], "pipeline": pipeline, "k": k,
+                         "scenario": scenario, "target_chunk_id": r["target_chunk_id"],
+                         "scenario_chunk_ids": list(r["scenario_chunk_ids"] or []),
+                         "retrieved_ids": [h.chunk_id for h in hits]})  # fmt: skip
+    return pl.DataFrame(rows, schema={"question_id": pl.String, "answerable": pl.Boolean, "pipeline": pl.String,
+                                      "k": pl.Int64, "scenario": pl.Boolean, "target_chunk_id": pl.String,
+                                      "scenario_chunk_ids": pl.List(pl.String), "retrieved_ids": pl.List(pl.String)})
+
+
+def retrieval_diagnostics(retrieved: pl.DataFrame, k: int) -> pl.DataFrame:
+    """Hit@k (answerable) and scenario-chunk overlap (unanswerable) per pipeline/k/scenario.
+
+    ``retrieved`` has one row per (question, pipeline, k, scenario) with ``answerable``,
+    ``target_chunk_id``, ``scenario_chunk_ids`` and ``retrieved_ids``; the rates are the
+    retriever's own diagnostics (``retrieval_diagnostics.hit_at_k``, ``scenario_hit_rate``) at
+    ``min(k, setting's k)``.
+    """
+    parts = []
+    for (pipeline, k_used, scenario), group in retrieved.group_by(["pipeline", "k", "scenario"], maintain_order=True):
+        depth = min(k, int(k_used))  # type: ignore[call-overload]
+        for metric, fn in (("hit_at_k", hit_at_k), ("scenario_overlap", scenario_hit_rate)):
+            rate = fn(group, depth, by=None)
+            parts.append(rate.with_columns(
+                metric=pl.lit(metric), pipeline=pl.lit(pipeline), k=pl.lit(int(k_used)),  # type: ignore[call-overload]
+                depth=pl.lit(depth), scenario=pl.lit(scenario),
+            ))  # fmt: skip
+    if not parts:
+        return pl.DataFrame()
+    return pl.concat(parts, how="diagonal_relaxed").select(
+        "metric", "pipeline", "k", "depth", "scenario", "n", "hits", "rate", "low", "high"
+    )
+
+
+def prefetch(questions: pl.DataFrame, settings: Sequence[answer.Setting], memo: MemoSearch) -> None:
+    """Retrieve every setting's first chunks before any model runs (query rewriting included),
+    so the rewriter's server runs once, not between the answering models."""
+    rows = questions.to_dicts()
+    for s in dict.fromkeys((s.pipeline, s.k, s.scenario) for s in settings if s.condition != "no_rag"):
+        memo([answer.query_of(r, s[2]) for r in rows], s[0], s[1])
+
+
+def answer_all(
+    questions: pl.DataFrame, params: AnswerParams, *, models: Models, search: Search, lookup: Lookup
+) -> tuple[pl.DataFrame, list[dict[str, Any]]]:
+    """Answer every setting with every model (one server at a time); return rows and timings."""
+    settings = answer.settings(params)
+    answerable = dict(zip(questions["id"], questions["answerable"], strict=True))
+    rows: list[dict[str, Any]] = []
+    timings = []
+    for model in params.models:
+        for thinking in answer.thinking_modes(params.thinking, models.thinking_switch(model)):
+            ask = models.asker(model, thinking=thinking, max_tokens=params.max_tokens, temperature=params.temperature)
+            for setting in settings:
+                start = time.monotonic()
+                done = answer.answer_setting(
+                    questions, setting, ask=ask, search=search, lookup=lookup,
+                    max_rounds=params.max_rounds, chunk_chars=params.context_chars,
+                )  # fmt: skip
+                rows += answer.rows_of(done, model=model, thinking=thinking, setting=setting, answerable=answerable)
+                timings.append({"model": model, "thinking": thinking, **setting.__dict__,
+                                "seconds": round(time.monotonic() - start, 2)})  # fmt: skip
+                log.info("%s (%s) %s: %.1fs", model, thinking, setting, timings[-1]["seconds"])
+        models.release()
+    return answer.responses_frame(rows), timings
+
+
+def _write(frame: pl.DataFrame, path: Path) -> None:
+    with paths.atomic_path(path) as tmp:
+        frame.write_parquet(tmp)
+
+
+def run(
+    cfg: RunConfig,
+    *,
+    models: Models | None = None,
+    search: Search | None = None,
+    lookup: Lookup | None = None,
+    progress: bool = False,
+) -> dict[str, Any]:
+    """Run stage 05 and write its outputs; return them (``responses``, ``retrieval``, ...).
+
+    ``models``/``search``/``lookup`` default to the run's model servers and index (tests inject
+    fakes). Every benchmark chunk is checked against the index before any model runs.
+    """
+    start = time.monotonic()
+    params: AnswerParams = cfg.answer
+    bench = read_benchmark(cfg)
+    questions = answer.select_questions(bench, params.limit_questions, cfg.seed)
+    own_models = models is None
+    if own_models:
+        from declinecraft.llm.pool import ModelPool
+
+        models = ModelPool(cfg, progress=progress)
+    try:
+        if search is None or lookup is None:
+            needs_rewrite = any("rewrite" in s.pipeline for s in answer.settings(params))
+            rewrite = None
+            if needs_rewrite:
+                from declinecraft.llm.pool import rewriter
+
+                rewrite = rewriter(models.asker(params.rewriter, thinking=None, max_tokens=128))
+            search, lookup = retriever_adapters(cfg, rewrite)
+        check_chunks(questions, lookup)
+        memo = MemoSearch(search)
+        prefetch(questions, answer.settings(params), memo)
+        models.release()  # the rewriter's server, if the +rewrite pipelines started it
+        frame, timings = answer_all(questions, params, models=models, search=memo, lookup=lookup)
+    finally:
+        if own_models:
+            models.close()  # type: ignore[union-attr]
+    folder = cfg.stage_dir("answer")
+    retrieved = retrieved_frame(questions, memo, answer.settings(params))
+    diagnostics = retrieval_diagnostics(retrieved, params.k)
+    _write(frame, folder / "responses.parquet")
+    _write(diagnostics, folder / "retrieval.parquet")
+    _write(retrieved, folder / "retrieved.parquet")
+    summary = {
+        "run": cfg.run, "params": cfg.block_dict("answer"), "questions": questions.height,
+        "answerable": int(questions["answerable"].sum()), "n_responses": frame.height,
+        "budget_exhausted": int(frame["budget_exhausted"].sum()), "errors": int(frame["error"].is_not_null().sum()),
+        "empty": int((frame["response"].str.strip_chars() == "").sum()), "seconds": round(time.monotonic() - start, 1),
+        "timings": timings,
+    }  # fmt: skip
+    paths.write_text_atomic(folder / "manifest.json", json.dumps(summary, indent=2, default=str) + "\n")
+    (folder / "NOT_BUILT.md").unlink(missing_ok=True)
+    return {"responses": frame, "retrieval": diagnostics, "retrieved": retrieved, "questions": questions, **summary}

@@ -1,0 +1,197 @@
+"""Content-addressed store of every LLM call: one SQLite file in ``cfg.cache_dir / "llm"``.
+
+A call's key is the sha256 of what determines its answer: the endpoint identity (backend, served
+model, revision; never the port of a local server), the exact request body (messages, sampling,
+thinking switch, response format) and the prompt-template version. One row per key.
+
+Durability and concurrency: WAL journal, ``synchronous=NORMAL`` and one commit per stored batch,
+so a process killed with SIGKILL loses only the calls still in flight (a committed WAL frame
+survives a process crash; only a power cut can lose the last commits, never corrupt the file).
+Several processes may write at once: writers queue on ``busy_timeout`` and ``BEGIN IMMEDIATE``.
+
+Status policy: a row is ``ok`` or ``failed``. An ``ok`` row is final and never overwritten. A
+``failed`` row (the error kept) is returned as a failure on later runs, and replaced only when a
+caller retries failures on purpose (``retry_failures=True`` in :mod:`declinecraft.llm.client`).
+The cache lives outside every run's outputs: ``make clean`` never deletes it.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import sqlite3
+import threading
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, fields
+from pathlib import Path
+from typing import Any, Literal
+
+SCHEMA_VERSION = 1
+FILE_NAME = "calls.sqlite"
+Status = Literal["ok", "failed"]
+
+
+@dataclass(frozen=True, slots=True)
+class CallRecord:
+    """One stored call, as the server answered it (thinking is split later, from these fields)."""
+
+    key: str
+    status: Status
+    endpoint: str
+    """``backend:served_name``: which service answered (for exploring the store by model)."""
+    revision: str
+    prompt_version: str
+    request: str
+    """Canonical JSON of the request body that was keyed and sent (no URL, no credentials)."""
+    text: str | None
+    """The message ``content`` exactly as returned (may hold ``<think>`` blocks)."""
+    reasoning: str | None
+    """A separate reasoning field (``reasoning_content`` or ``reasoning``) when the server sent one."""
+    finish_reason: str | None
+    prompt_tokens: int | None
+    completion_tokens: int | None
+    latency_s: float | None
+    """Seconds of the answering attempt (for a failure: of the last attempt)."""
+    error: str | None
+    attempts: int
+    """Attempts of the call that wrote this row (1 = first try succeeded)."""
+    created_at: str
+    """UTC ISO time the row was written."""
+
+
+_COLUMNS = [f.name for f in fields(CallRecord)]
+_SQL_TYPES = {"attempts": "INTEGER NOT NULL", "prompt_tokens": "INTEGER", "completion_tokens": "INTEGER",
+              "latency_s": "REAL", "key": "TEXT PRIMARY KEY", "status": "TEXT NOT NULL"}  # fmt: skip
+_CREATE = "CREATE TABLE IF NOT EXISTS calls ({}) WITHOUT ROWID".format(
+    ", ".join(f"{c} {_SQL_TYPES.get(c, 'TEXT')}" for c in _COLUMNS)
+)
+_UPSERT = (
+    f"INSERT INTO calls ({', '.join(_COLUMNS)}) VALUES ({', '.join('?' * len(_COLUMNS))}) "
+    f"ON CONFLICT(key) DO UPDATE SET {', '.join(f'{c} = excluded.{c}' for c in _COLUMNS[1:])} "
+    "WHERE calls.status <> 'ok'"
+)
+_SELECT = f"SELECT {', '.join(_COLUMNS)} FROM calls"
+_CHUNK = 500  # keys per IN (...) query
+
+
+class CacheError(RuntimeError):
+    """The store cannot be opened or has an unknown schema; the message names the file."""
+
+
+def canonical_json(value: Any) -> str:
+    """JSON with sorted keys and no spaces: equal data always gives equal text (and key)."""
+    return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+
+
+def call_key(endpoint: Mapping[str, Any], body: Mapping[str, Any], prompt_version: str) -> str:
+    """Return the hex sha256 that addresses one call.
+
+    Args:
+        endpoint: identity of the model service (backend, served name, revision, weights...).
+        body: the request body without ``model`` (messages, sampling, thinking switch...).
+        prompt_version: version of the template the messages came from ('' when none).
+    """
+    blob = canonical_json({"v": SCHEMA_VERSION, "endpoint": endpoint, "body": body, "prompt": prompt_version})
+    return hashlib.sha256(blob.encode("utf-8")).hexdigest()
+
+
+class Cache:
+    """The SQLite store. Thread-safe within a process; safe with other processes writing at once."""
+
+    def __init__(self, path: str | Path, *, busy_timeout_s: float = 120.0) -> None:
+        self.path = Path(path)
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        self._lock = threading.Lock()
+        try:
+            self._db = sqlite3.connect(
+                self.path, timeout=busy_timeout_s, isolation_level=None, check_same_thread=False
+            )
+            self._db.execute(f"PRAGMA busy_timeout = {int(busy_timeout_s * 1000)}")
+            self._db.execute("PRAGMA journal_mode = WAL")
+            self._db.execute("PRAGMA synchronous = NORMAL")
+            self._db.execute(_CREATE)
+            self._db.execute("CREATE TABLE IF NOT EXISTS meta (name TEXT PRIMARY KEY, value TEXT)")
+            self._db.execute("INSERT OR IGNORE INTO meta VALUES ('schema', ?)", (str(SCHEMA_VERSION),))
+            (version,) = self._db.execute("SELECT value FROM meta WHERE name = 'schema'").fetchone()
+        except sqlite3.Error as exc:
+            raise CacheError(f"{self.path}: cannot open the LLM call cache: {exc}") from exc
+        if version != str(SCHEMA_VERSION):
+            raise CacheError(f"{self.path}: schema version {version}, this code reads {SCHEMA_VERSION}")
+
+    def __repr__(self) -> str:
+        return f"Cache({str(self.path)!r})"
+
+    def fetch(self, keys: Iterable[str]) -> dict[str, CallRecord]:
+        """Return the stored records among ``keys`` (absent keys are simply missing)."""
+        wanted = list(dict.fromkeys(keys))
+        found: dict[str, CallRecord] = {}
+        with self._lock:
+            for start in range(0, len(wanted), _CHUNK):
+                chunk = wanted[start : start + _CHUNK]
+                query = f"{_SELECT} WHERE key IN ({', '.join('?' * len(chunk))})"
+                for row in self._db.execute(query, chunk):
+                    found[row[0]] = CallRecord(*row)
+        return found
+
+    def get(self, key: str) -> CallRecord | None:
+        """Return one record, or None."""
+        return self.fetch([key]).get(key)
+
+    def store(self, records: Sequence[CallRecord]) -> None:
+        """Write records in one transaction. An ``ok`` row is never replaced; a ``failed`` one is."""
+        if not records:
+            return
+        rows = [tuple(getattr(r, c) for c in _COLUMNS) for r in records]  # astuple deep-copies
+        with self._lock:
+            self._db.execute("BEGIN IMMEDIATE")
+            try:
+                self._db.executemany(_UPSERT, rows)
+            except BaseException:
+                self._db.execute("ROLLBACK")
+                raise
+            self._db.execute("COMMIT")
+
+    def count(self, status: Status | None = None, *, endpoint: str | None = None) -> int:
+        """Return how many rows there are (optionally of one status and/or endpoint)."""
+        where, args = _where(status, endpoint)
+        with self._lock:
+            return int(self._db.execute(f"SELECT COUNT(*) FROM calls{where}", args).fetchone()[0])
+
+    def records(self, status: Status | None = None, *, endpoint: str | None = None) -> list[CallRecord]:
+        """Return every row (optionally of one status and/or endpoint), oldest first."""
+        where, args = _where(status, endpoint)
+        with self._lock:
+            rows = self._db.execute(f"{_SELECT}{where} ORDER BY created_at", args).fetchall()
+        return [CallRecord(*row) for row in rows]
+
+    def close(self) -> None:
+        """Close the connection (the file stays complete: every batch was committed)."""
+        with self._lock:
+            self._db.close()
+
+    def __enter__(self) -> Cache:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+def _where(status: Status | None, endpoint: str | None) -> tuple[str, list[str]]:
+    clauses, args = [], []
+    if status is not None:
+        clauses.append("status = ?")
+        args.append(status)
+    if endpoint is not None:
+        clauses.append("endpoint = ?")
+        args.append(endpoint)
+    return (" WHERE " + " AND ".join(clauses) if clauses else ""), args
+
+
+def cache_path(cache_dir: str | Path) -> Path:
+    """Return the store's file under the project's cache folder: ``<cache_dir>/llm/calls.sqlite``."""
+    return Path(cache_dir) / "llm" / FILE_NAME
+
+
+def open_cache(cache_dir: str | Path) -> Cache:
+    """Open (creating if needed) the LLM call store of a project cache folder (``cfg.cache_dir``)."""
+    return Cache(cache_path(cache_dir))

@@ -1,0 +1,393 @@
+"""One client for every LLM call of the project: OpenAI-compatible, cached, bounded, retried.
+
+Generator, verifier, models under test, judges, oracle, rewriter and reflection all call models
+through :class:`Client`, built on ``openai.AsyncOpenAI`` against any base URL: the project's own
+llama.cpp server, ``vllm serve``, or a hosted API whose key is read from the environment variable
+named in ``models.yaml`` (``api_key_env``) and never written anywhere.
+
+Get a client with :func:`client_for` (or :func:`connect`, which also starts a local server, lazily:
+a fully cached rerun never starts one). Run a batch with :func:`run_batch` (synchronous, also
+inside Jupyter) or ``await client.arun(...)``. Every call goes through :mod:`declinecraft.llm.cache`
+first; a cached call is never re-sent, a failure is recorded with its error and counted.
+
+Sampling is explicit in :class:`Request` (temperature 0 unless a param says otherwise; max_tokens
+always given). Thinking is resolved per model (:func:`thinking_body`) and the trace is stored apart
+from the answer (:mod:`declinecraft.llm.responses`).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import os
+import threading
+import time
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any, Literal
+
+from tqdm import tqdm
+
+from declinecraft.llm import cache as cache_mod
+from declinecraft.core import prompts
+from declinecraft.llm.cache import Cache, CallRecord
+from declinecraft.core.registry import ModelSpec
+from declinecraft.llm.responses import (
+    FormatError, Result, make_result, parse_json, results_frame, split_thinking, summary,
+)  # fmt: skip
+from declinecraft.llm.transport import LLMError, RetryPolicy, Sender, run_sync
+
+__all__ = [
+    "Client", "FormatError", "LLMError", "Request", "Result", "RetryPolicy", "client_for", "connect",
+    "endpoint_identity", "parse_json", "results_frame", "run_batch", "split_thinking", "summary",
+    "thinking_body",
+]  # fmt: skip
+
+log = logging.getLogger(__name__)
+
+ThinkingMode = Literal["on", "off", "prompt"]
+
+#: Stand-in for native thinking on models without a switch (labeled thinking_mode "prompt").
+REASONING_PROMPT = (
+    "Before answering, think step by step inside <think> and </think> tags. "
+    "After the closing tag, give only your final answer."
+)
+
+
+@dataclass(frozen=True)
+class Request:
+    """One chat call, fully explicit. Everything except ``tag`` is part of the cache key."""
+
+    messages: tuple[Mapping[str, Any], ...]
+    """Chat messages (``{"role": ..., "content": ...}``), sent as given."""
+    max_tokens: int
+    """Output budget in tokens, thinking included (the paper: 16,000)."""
+    temperature: float = 0.0
+    thinking: ThinkingMode | None = None
+    """None = the model's fixed behaviour: off where switchable or absent, on where always."""
+    json_mode: bool = False
+    """Ask for a JSON object (``response_format`` where the model allows it) and parse the answer."""
+    prompt_version: str = ""
+    """Version of the template the messages came from (:attr:`prompts.Prompt.version`)."""
+    params: Mapping[str, Any] = field(default_factory=dict)
+    """Further body fields (top_p, seed, stop...), merged into the request body."""
+    tag: str = ""
+    """The caller's row id (question, condition...), carried to the result; not keyed."""
+
+    @classmethod
+    def from_prompt(
+        cls, prompt: prompts.Prompt, fields: Mapping[str, Any], *, max_tokens: int, system: str | None = None,
+        **options: Any,
+    ) -> Request:  # fmt: skip
+        """Render ``prompt`` with ``fields`` into one user message (after an optional system one)."""
+        messages = ([{"role": "system", "content": system}] if system else []) + [
+            {"role": "user", "content": prompt.render(**fields)}
+        ]
+        return cls(messages=tuple(messages), max_tokens=max_tokens, prompt_version=prompt.version, **options)
+
+    @classmethod
+    def from_text(cls, text: str, *, max_tokens: int, **options: Any) -> Request:
+        """One user message."""
+        return cls(messages=({"role": "user", "content": text},), max_tokens=max_tokens, **options)
+
+
+# --- request bodies --------------------------------------------------------------------------
+
+
+def endpoint_identity(spec: ModelSpec, base_urls: Sequence[str] = ()) -> dict[str, str]:
+    """Return what identifies the model service in the cache key.
+
+    Local servers (llama.cpp, vLLM) are identified by backend, served name, revision and weights,
+    never by their port. A hosted API is also identified by its base URL (two providers may serve
+    different builds under one name).
+    """
+    identity = {
+        "backend": spec.backend,
+        "model": spec.served_name,
+        "revision": spec.revision or "",
+        "weights": str(spec.gguf.get("sha256") or spec.hf_repo or ""),
+    }
+    if not spec.is_local:
+        identity["base_url"] = (spec.base_url or (base_urls[0] if base_urls else "")).rstrip("/")
+    return identity
+
+
+def thinking_body(spec: ModelSpec, thinking: ThinkingMode | None) -> tuple[str, dict[str, Any]]:
+    """Resolve a request's thinking setting for one model: ``(mode, body fields to send)``.
+
+    ``thinking_switch`` is a dotted body path set to true/false (``chat_template_kwargs.
+    enable_thinking``, OpenRouter's ``reasoning.enabled``) or ``reasoning_effort`` (on: the entry's
+    ``reasoning_effort`` or "medium"; off: "none").
+
+    Raises:
+        LLMError: "off" for an always-thinking model, "on" for one without native thinking.
+    """
+    kind = spec.thinking
+    mode = thinking or ("on" if kind == "always" else "off")
+    if kind == "always" and mode != "on":
+        raise LLMError(f"model {spec.id!r} always thinks: thinking={mode!r} is not possible")
+    if kind in ("none", "") and mode == "on":
+        raise LLMError(f"model {spec.id!r} has no native thinking: use thinking='prompt' (labeled) instead")
+    switch = spec.thinking_switch
+    if not switch or (kind == "always" and switch != "reasoning_effort"):
+        if kind == "switchable":
+            raise LLMError(f"model {spec.id!r}: switchable thinking needs a thinking_switch in the models file")
+        return mode, {}
+    on = mode == "on"
+    if switch == "reasoning_effort":
+        return mode, {"reasoning_effort": str(spec.extra.get("reasoning_effort", "medium")) if on else "none"}
+    body: dict[str, Any] = {}
+    node = body
+    *parents, leaf = switch.split(".")
+    for part in parents:
+        node = node.setdefault(part, {})
+    node[leaf] = on
+    return mode, body
+
+
+def _merge(base: dict[str, Any], extra: Mapping[str, Any]) -> dict[str, Any]:
+    for name, value in extra.items():
+        if isinstance(value, Mapping) and isinstance(base.get(name), dict):
+            base[name] = _merge(dict(base[name]), value)
+        else:
+            base[name] = value
+    return base
+
+
+def request_body(spec: ModelSpec, request: Request) -> tuple[str, dict[str, Any]]:
+    """Return ``(thinking_mode, body)``: the exact body sent (without ``model``), which is keyed."""
+    mode, switch = thinking_body(spec, request.thinking)
+    messages = [dict(m) for m in request.messages]
+    if mode == "prompt":
+        if messages and messages[0].get("role") == "system":
+            messages[0]["content"] = f"{REASONING_PROMPT}\n\n{messages[0]['content']}"
+        else:
+            messages.insert(0, {"role": "system", "content": REASONING_PROMPT})
+    body: dict[str, Any] = {"messages": messages, "temperature": request.temperature}
+    body[str(spec.extra.get("max_tokens_field", "max_tokens"))] = request.max_tokens
+    if request.json_mode and spec.extra.get("response_format", True) is not False:
+        body["response_format"] = {"type": "json_object"}
+    return mode, _merge(_merge(body, switch), request.params)
+
+
+# --- the client ------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class _Prepared:
+    request: Request
+    key: str
+    mode: str
+    body: dict[str, Any]
+
+
+class Client:
+    """Calls one registry model through the cache. Build it with :func:`client_for`."""
+
+    def __init__(
+        self, spec: ModelSpec, cache: Cache, base_urls: Sequence[str] | Callable[[], Sequence[str]], *,
+        api_key: str | None = None, retry: RetryPolicy | None = None, concurrency: int | None = None,
+    ) -> None:  # fmt: skip
+        self.spec = spec
+        self.cache = cache
+        self.identity = endpoint_identity(spec, base_urls if not callable(base_urls) else ())
+        self.endpoint = f"{spec.backend}:{spec.served_name}"
+        self._sender = Sender(
+            spec.served_name, base_urls, api_key=api_key, retry=retry or RetryPolicy(),
+            concurrency=concurrency or spec.concurrency(),
+        )  # fmt: skip
+
+    def __repr__(self) -> str:  # never shows the key
+        return f"Client(model={self.spec.id!r}, endpoint={self.endpoint!r}, cache={self.cache.path})"
+
+    def prepare(self, request: Request) -> _Prepared:
+        """Resolve thinking and build the keyed body (raises LLMError on an impossible setting)."""
+        mode, body = request_body(self.spec, request)
+        return _Prepared(request, cache_mod.call_key(self.identity, body, request.prompt_version), mode, body)
+
+    def key(self, request: Request) -> str:
+        """Return the cache key of a request for this model."""
+        return self.prepare(request).key
+
+    async def arun(
+        self, requests: Sequence[Request], *, retry_failures: bool = False, progress: bool = True,
+        desc: str | None = None,
+    ) -> list[Result]:  # fmt: skip
+        """Answer every request (cache first), in request order; see :func:`run_batch`."""
+        prepared = [self.prepare(r) for r in requests]
+        unique = {p.key: p for p in prepared}
+        records = self.cache.fetch(unique)
+        todo = [p for k, p in unique.items() if k not in records or (retry_failures and records[k].status != "ok")]
+        sent = {p.key for p in todo}
+        failed_hits = sum(1 for k, r in records.items() if r.status != "ok" and k not in sent)
+        bar = _Progress(len(unique), len(unique) - len(todo), failed_hits, desc or self.spec.id, enabled=progress)
+        tasks = [asyncio.ensure_future(self._call(p)) for p in todo]
+        try:
+            for done in asyncio.as_completed(tasks):
+                record = await done
+                records[record.key] = record
+                bar.step(failed=record.status != "ok")
+        except BaseException:
+            for task in tasks:
+                task.cancel()
+            await asyncio.gather(*tasks, return_exceptions=True)
+            raise
+        finally:
+            bar.close()
+        results = [
+            make_result(records[p.key], model_id=self.spec.id, tag=p.request.tag, thinking_mode=p.mode,
+                        json_mode=p.request.json_mode, cached=p.key not in sent)
+            for p in prepared
+        ]  # fmt: skip
+        _log_summary(self.spec.id, results)
+        return results
+
+    async def _call(self, prepared: _Prepared) -> CallRecord:
+        """Send one call and commit its record before returning (a kill loses only calls in flight)."""
+        answer = await self._sender.send(prepared.body)
+        record = CallRecord(
+            key=prepared.key, status="ok" if answer.ok else "failed", endpoint=self.endpoint,
+            revision=self.spec.revision or "", prompt_version=prepared.request.prompt_version,
+            request=cache_mod.canonical_json(prepared.body), text=answer.text, reasoning=answer.reasoning,
+            finish_reason=answer.finish_reason, prompt_tokens=answer.prompt_tokens,
+            completion_tokens=answer.completion_tokens, latency_s=answer.latency_s, error=answer.error,
+            attempts=answer.attempts, created_at=datetime.now(timezone.utc).isoformat(timespec="milliseconds"),
+        )  # fmt: skip
+        self.cache.store([record])
+        return record
+
+    async def acall(self, request: Request, **kwargs: Any) -> Result:
+        """Answer one request (cache first)."""
+        return (await self.arun([request], progress=False, **kwargs))[0]
+
+    def run(self, requests: Sequence[Request], **kwargs: Any) -> list[Result]:
+        """Synchronous :meth:`arun` (see :func:`run_batch`)."""
+        return run_batch(self, requests, **kwargs)
+
+    def close(self) -> None:
+        """Close this client's HTTP connections (in every event loop that opened some)."""
+        self._sender.close()
+
+
+# --- entry points ----------------------------------------------------------------------------
+
+
+def _api_key(spec: ModelSpec, environ: Mapping[str, str] | None) -> str | None:
+    if not spec.api_key_env:
+        return None
+    key = (os.environ if environ is None else environ).get(spec.api_key_env)
+    if not key:
+        raise LLMError(f"model {spec.id!r}: environment variable {spec.api_key_env} (its API key) is not set")
+    return key
+
+
+def client_for(
+    spec: ModelSpec, cache: Cache, base_url: str | Sequence[str] | Callable[[], Sequence[str]] | None = None, *,
+    retry: RetryPolicy | None = None, concurrency: int | None = None, environ: Mapping[str, str] | None = None,
+) -> Client:  # fmt: skip
+    """THE way to get a client for a registry model.
+
+    Args:
+        spec: the registry entry (``registry.get_model(cfg.resolve(cfg.models_file), model_id)``).
+        cache: the call store (``cache.open_cache(cfg.cache_dir)``).
+        base_url: for local backends, ``serve.start(spec, cfg.cache_dir).base_url`` (or several
+            replica URLs, or a function returning them, called at the first uncached call);
+            hosted entries default to ``spec.base_urls`` or ``spec.base_url``.
+        concurrency: requests in flight per base URL (default ``spec.concurrency()``).
+        environ: where the API key variable is read (default ``os.environ``).
+
+    Raises:
+        LLMError: no base URL for a local model, or the key variable is unset.
+    """
+    if base_url is None:
+        urls: Sequence[str] | Callable[[], Sequence[str]] = spec.base_urls or (
+            (spec.base_url,) if spec.base_url else ()
+        )
+    elif isinstance(base_url, str):
+        urls = (base_url,)
+    else:
+        urls = base_url if callable(base_url) else tuple(base_url)
+    if not callable(urls) and not urls:
+        raise LLMError(
+            f"model {spec.id!r} ({spec.backend}) has no base URL: pass base_url=serve.start(spec, cfg.cache_dir)"
+            ".base_url, or use llm.connect(spec, cache, cfg.cache_dir)"
+        )
+    return Client(spec, cache, urls, api_key=_api_key(spec, environ), retry=retry, concurrency=concurrency)
+
+
+@contextmanager
+def connect(spec: ModelSpec, cache: Cache, cache_dir: Path, **options: Any) -> Iterator[Client]:
+    """A client whose local server (llama.cpp/vLLM) starts at the first cache miss, stopped on exit.
+
+    Hosted models connect directly. ``options`` go to :func:`client_for`.
+    """
+    if not spec.is_local or spec.base_url or spec.base_urls:
+        client = client_for(spec, cache, **options)
+        try:
+            yield client
+        finally:
+            client.close()
+        return
+    from declinecraft.llm import serve  # late: serving is only needed on a cache miss
+
+    servers: list[serve.Server] = []
+    lock = threading.Lock()
+
+    def start() -> tuple[str, ...]:
+        with lock:
+            if not servers:
+                servers.append(serve.start(spec, cache_dir))
+            return (servers[0].base_url,)
+
+    client = client_for(spec, cache, start, **options)
+    try:
+        yield client
+    finally:
+        client.close()
+        for server in servers:
+            server.stop()
+
+
+def run_batch(client: Client, requests: Sequence[Request], **kwargs: Any) -> list[Result]:
+    """Answer ``requests`` synchronously, results in request order (one per request).
+
+    Runs on a background event-loop thread, so it also works in Jupyter, where a loop is already
+    running. Identical requests are sent once. Keyword options: ``retry_failures`` (re-send calls
+    recorded as failed; default False: they come back as failures), ``progress`` (tqdm bar with
+    rate, ETA, cache hits and failures), ``desc``.
+    """
+    return run_sync(client.arun(list(requests), **kwargs))
+
+
+def _log_summary(model_id: str, results: Sequence[Result]) -> None:
+    counts = summary(results)
+    level = logging.WARNING if counts["failed"] or counts["lost_to_format"] else logging.INFO
+    log.log(level, "%s: %s", model_id, ", ".join(f"{k} {v}" for k, v in counts.items()))
+
+
+class _Progress:
+    """tqdm bar (rate and ETA of sent calls) with cache hits and failures in its postfix."""
+
+    def __init__(self, total: int, hits: int, failed: int, desc: str, *, enabled: bool) -> None:
+        self.hits, self.failed, self._shown = hits, failed, 0.0
+        self.bar = tqdm(total=total, initial=hits, desc=desc, unit="call", disable=not enabled,
+                        mininterval=0.5, smoothing=0.05, dynamic_ncols=True)  # fmt: skip
+        self.bar.set_postfix_str(self._postfix(), refresh=hits > 0)
+
+    def _postfix(self) -> str:
+        return f"cached={self.hits} failed={self.failed}"
+
+    def step(self, *, failed: bool) -> None:
+        self.failed += failed
+        now = time.monotonic()
+        if failed or now - self._shown > 0.5:
+            self.bar.set_postfix_str(self._postfix(), refresh=False)
+            self._shown = now
+        self.bar.update(1)
+
+    def close(self) -> None:
+        self.bar.set_postfix_str(self._postfix(), refresh=False)
+        self.bar.close()

@@ -1,0 +1,143 @@
+"""The evaluation stages' thin adapter to the LLM layer: one local model server at a time.
+
+:class:`ModelPool` hands out :data:`answer.Ask` callables (templated :class:`answer.Call` in,
+:class:`answer.Reply` out) for registry models. It keeps at most one model's connection open:
+asking for another model closes the previous one, which stops its local server. Servers start
+lazily through :func:`llm.connect`, at the first cache miss, so a fully cached rerun starts none.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Sequence
+from contextlib import ExitStack
+from typing import Any
+
+from declinecraft.llm import client as llm
+from declinecraft.core import prompts
+from declinecraft.core import registry
+from declinecraft.evaluation.answer import Ask, Call, Reply
+from declinecraft.llm.cache import open_cache
+from declinecraft.core.config import RunConfig
+
+
+
+def to_reply(result: llm.Result) -> Reply:
+    """Reduce an LLM-layer result to what the stages keep (a failure keeps its error)."""
+    return Reply(
+        text=result.text if result.ok else "",
+        thinking=result.thinking or None,
+        finish_reason=result.finish_reason,
+        budget_exhausted=result.budget_exhausted,
+        cache_key=result.key,
+        error=None if result.ok else (result.error or "failed"),
+        completion_tokens=result.completion_tokens,
+    )
+
+
+class ModelPool:
+    """Clients for a run's models, one open connection (and local server) at a time."""
+
+    def __init__(self, cfg: RunConfig, *, progress: bool = False) -> None:
+        self.cfg = cfg
+        self.progress = progress
+        self.specs = registry.load_models(cfg.resolve(cfg.models_file))
+        self.cache = open_cache(cfg.cache_dir)
+        self._stack: ExitStack | None = None
+        self._current: tuple[str, llm.Client] | None = None
+        self._prompts: dict[str, prompts.Prompt] = {}
+        self.calls = 0
+
+    def spec(self, model_id: str) -> registry.ModelSpec:
+        """The registry entry of a model, with an error naming the models file."""
+        if model_id not in self.specs:
+            raise registry.RegistryError(
+                f"{self.cfg.models_file}: no model {model_id!r} (known: {', '.join(sorted(self.specs))})"
+            )
+        return self.specs[model_id]
+
+    def thinking_switch(self, model_id: str) -> str:
+        """The registry's thinking field of a model: none, always or switchable."""
+        return self.spec(model_id).thinking
+
+    def client(self, model_id: str) -> llm.Client:
+        """The client of ``model_id``, closing (and stopping the server of) any other model first."""
+        if self._current and self._current[0] == model_id:
+            return self._current[1]
+        spec = self.spec(model_id)
+        self.release()
+        self._stack = ExitStack()
+        client = self._stack.enter_context(llm.connect(spec, self.cache, self.cfg.cache_dir))
+        self._current = (model_id, client)
+        return client
+
+    def release(self) -> None:
+        """Close the open connection and stop its server, if any."""
+        if self._stack is not None:
+            self._stack.close()
+        self._stack, self._current = None, None
+
+    def close(self) -> None:
+        """Release the model and close the cache."""
+        self.release()
+        self.cache.close()
+
+    def __enter__(self) -> ModelPool:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def prompt(self, name: str) -> prompts.Prompt:
+        """A template of ``params/prompts/`` (loaded once)."""
+        if name not in self._prompts:
+            self._prompts[name] = prompts.load(name, self.cfg.root)
+        return self._prompts[name]
+
+    def request(self, call: Call, *, thinking: str | None, max_tokens: int, temperature: float) -> llm.Request:
+        """The LLM-layer request of a templated call (history turns appended after the prompt)."""
+        base = llm.Request.from_prompt(
+            self.prompt(call.prompt), dict(call.fields), max_tokens=max_tokens,
+            thinking=thinking, temperature=temperature, tag=call.prompt,  # type: ignore[arg-type]
+        )  # fmt: skip
+        if not call.history:
+            return base
+        extra = tuple({"role": role, "content": text} for role, text in call.history)
+        return dataclasses.replace(base, messages=base.messages + extra)
+
+    def asker(self, model_id: str, *, thinking: str | None, max_tokens: int, temperature: float = 0.0) -> Ask:
+        """An :data:`answer.Ask` for one model, thinking setting and output budget.
+
+        The connection is taken when the callable runs, so askers of several models can be made
+        up front; running one switches the open server to its model.
+        """
+
+        def ask(calls: Sequence[Call]) -> list[Reply]:
+            if not calls:
+                return []
+            requests = [
+                self.request(c, thinking=thinking, max_tokens=max_tokens, temperature=temperature) for c in calls
+            ]
+            results = self.client(model_id).run(requests, progress=self.progress, desc=f"{model_id}:{calls[0].prompt}")
+            self.calls += len(results)
+            return [to_reply(r) for r in results]
+
+        return ask
+
+
+def _first_line(text: str) -> str:
+    lines = [line.strip() for line in (text or "").splitlines() if line.strip()]
+    return lines[0] if lines else ""
+
+
+def rewriter(ask: Ask, prompt: str = "rewrite_query") -> Any:
+    """A batch query rewriter for the ``+rewrite`` pipelines (``retrieve.Rewrite``).
+
+    A failed, exhausted or empty rewrite returns "" and the retriever searches the original query.
+    """
+
+    def rewrite(queries: list[str]) -> list[str]:
+        replies = ask([Call(prompt, {"query": q}) for q in queries])
+        return [_first_line(r.text) if not (r.error or r.budget_exhausted) else "" for r in replies]
+
+    return rewrite

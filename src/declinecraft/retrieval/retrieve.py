@@ -1,0 +1,534 @@
+"""Retrieval pipelines over the 02_index index (Appendix E).
+
+Six pipelines, one function each, all batched (a list of queries in, one ranked list of
+:class:`Hit` per query out):
+
+==========================  ================================================================
+``bm25``                    Tantivy BM25 over C_pre (k1=1.2, b=0.75: see ``index``)
+``dense``                   exact cosine similarity over C_pre (or C_post, for question
+                            generation only): one NumPy matrix product per batch of queries
+``hybrid``                  reciprocal rank fusion of both (K=``rrf_k``), keyed by chunk_id;
+                            the default retriever of single-shot and iterative RAG
+``hybrid+rerank``           the top ``rerank_pool`` fused chunks rescored by a cross-encoder;
+                            with k=10 this is the verifier's R+
+``hybrid+rewrite``          ``hybrid`` on queries rewritten by an injected callable
+``hybrid+rewrite+rerank``   both
+==========================  ================================================================
+
+Query rewriting is injected (``rewrite: Callable[[list[str]], list[str]]``, a batch of queries to
+a batch of rewritten queries) so this module never imports the LLM layer. The answer stage wires it
+to the LLM client with the rewrite prompt (``params/prompts/rewrite_query.txt``, ours: the paper's
+Appendix E is not in our copy). The rewritten query replaces the original for BM25, dense
+retrieval and the cross-encoder alike; an empty rewrite falls back to the original (with a warning).
+
+Dense search is brute force over the float32 matrix read once from LanceDB: exact (no ANN recall
+loss) and, at 12k x 384, faster than an ANN index for batches of queries.
+
+BM25 queries are built from our own tokens (the index's analyzer, one term query per distinct
+token, boosted by its count), never by Tantivy's query parser, so colons, quotes, parentheses,
+"?" and "-" in questions cannot cause a syntax error.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import dataclasses
+import os
+import warnings
+from collections.abc import Callable, Hashable, Iterator, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Literal
+
+import numpy as np
+import polars as pl
+import tantivy
+from numpy.typing import NDArray
+
+from declinecraft.retrieval import index as index_mod
+from declinecraft.core import paths
+from declinecraft.core.config import IndexParams
+from declinecraft.retrieval.embed import Embedder, load_embedder
+from declinecraft.retrieval.rerank import Reranker, load_reranker
+
+Pipeline = Literal["bm25", "dense", "hybrid", "hybrid+rerank", "hybrid+rewrite", "hybrid+rewrite+rerank"]
+Corpus = Literal["pre", "post"]
+Rewrite = Callable[[list[str]], list[str]]
+
+PIPELINES: tuple[str, ...] = (
+    "bm25",
+    "dense",
+    "hybrid",
+    "hybrid+rerank",
+    "hybrid+rewrite",
+    "hybrid+rewrite+rerank",
+)
+
+
+@dataclass(frozen=True)
+class Hit:
+    """One retrieved chunk."""
+
+    chunk_id: str
+    """The chunk."""
+    score: float
+    """The pipeline's final score: BM25, cosine, RRF or cross-encoder logit (higher is better)."""
+    ranks: dict[str, int] = field(hash=False)
+    """1-based rank each component gave the chunk ("bm25", "dense", "hybrid", "rerank"); a
+    component that did not return the chunk within its depth is absent."""
+
+
+# --- fusion ----------------------------------------------------------------------------------
+
+
+def _fuse(lists: Mapping[str, Sequence[Hashable]], k: int) -> list[tuple[Hashable, float, dict[str, int]]]:
+    scores: dict[Hashable, float] = {}
+    ranks: dict[Hashable, dict[str, int]] = {}
+    for name, keys in lists.items():
+        for position, key in enumerate(keys, start=1):
+            seen = ranks.setdefault(key, {})
+            if name in seen:  # a repeated key keeps its best rank only
+                continue
+            seen[name] = position
+            scores[key] = scores.get(key, 0.0) + 1.0 / (k + position)
+    # dicts keep first-appearance order (first list first), and sorted() is stable: ties go to
+    # the chunk the first retriever (BM25) ranked, as in LangChain's EnsembleRetriever.
+    order = sorted(scores, key=scores.__getitem__, reverse=True)
+    return [(key, scores[key], ranks[key]) for key in order]
+
+
+def rrf(rankings: Mapping[str, Sequence[str]], *, k: int = 60, limit: int | None = None) -> list[Hit]:
+    """Reciprocal rank fusion: score(d) = sum over lists of 1 / (k + rank of d), ranks from 1.
+
+    Args:
+        rankings: retriever name -> chunk ids, best first. A chunk repeated within one list counts
+            once, at its best rank.
+        k: the RRF constant (the paper: 60).
+        limit: keep the best ``limit`` fused hits (all when ``None``).
+
+    Returns:
+        Hits sorted by fused score; ties keep the order of first appearance (first list first).
+    """
+    if k < 0:
+        raise ValueError(f"RRF constant k must be >= 0, got {k}")
+    fused = _fuse(rankings, k)
+    return [Hit(str(key), score, dict(ranks)) for key, score, ranks in fused[:limit]]
+
+
+# --- the retriever ---------------------------------------------------------------------------
+
+
+def _check_queries(queries: Sequence[str]) -> list[str]:
+    if isinstance(queries, str):
+        raise TypeError("expected a list of queries, got one string (use Retriever.search for one query)")
+    out = list(queries)
+    for i, query in enumerate(out):
+        if not isinstance(query, str):
+            raise TypeError(f"query {i}: expected str, got {type(query).__name__}")
+        if not query.strip():
+            raise ValueError(f"query {i} is empty: a retrieval query needs at least one non-space character")
+    return out
+
+
+def check_k(k: int) -> int:
+    """Return ``k`` as an int, or raise ValueError unless it is a positive integer."""
+    if isinstance(k, bool) or not isinstance(k, (int, np.integer)) or k < 1:
+        raise ValueError(f"k must be a positive integer, got {k!r}")
+    return int(k)
+
+
+_BLAS: list[Any] = []
+
+
+@contextlib.contextmanager
+def _one_blas_thread(active: bool) -> Iterator[None]:
+    """Run a small matrix product on one BLAS thread.
+
+    Waking OpenBLAS's thread pool costs more than a 1 x 384 x 12k product itself (measured: 3.5 ms
+    against 1.2 ms a query when searches alternate with BM25), so one-query calls stay on one
+    thread and large batches keep them all.
+    """
+    if not active:
+        yield
+        return
+    if not _BLAS:
+        try:
+            from threadpoolctl import ThreadpoolController
+
+            _BLAS.append(ThreadpoolController())
+        except ImportError:  # optional: without it small products just run multi-threaded
+            _BLAS.append(None)
+    if _BLAS[0] is None:
+        yield
+        return
+    with _BLAS[0].limit(limits=1, user_api="blas"):
+        yield
+
+
+def _top(scores: NDArray[np.float32], depth: int) -> NDArray[np.intp]:
+    """Indices of the ``depth`` best scores, best first, ties by index (deterministic)."""
+    n = scores.shape[0]
+    if depth < n:
+        part = np.argpartition(-scores, depth - 1)[:depth]
+    else:
+        part = np.arange(n)
+    return part[np.lexsort((part, -scores[part]))]
+
+
+class Retriever:
+    """An opened index: C_pre/C_post vectors in memory, the Tantivy BM25 searcher, lazy models.
+
+    Open it with :meth:`open`. Models load on first use: a BM25-only user never loads the
+    embedder, and the cross-encoder loads at the first rerank.
+    """
+
+    def __init__(
+        self,
+        folder: str | os.PathLike[str],
+        *,
+        embedder: Embedder | None = None,
+        reranker: Reranker | None = None,
+        rewrite: Rewrite | None = None,
+        params: IndexParams | None = None,
+        cache_dir: str | os.PathLike[str] | None = None,
+    ) -> None:
+        """Open the index in ``folder`` (a stage folder ``02_index/`` or one ``index-<version>/``).
+
+        Args:
+            embedder: the embedder for queries; default: the index's own, loaded on first use.
+                Must be the model the index was built with (same name and dimension).
+            reranker: the cross-encoder; default: ``params.reranker``, loaded on first rerank.
+            rewrite: the query rewriter for the ``+rewrite`` pipelines (batch in, batch out).
+            params: retrieval params (rrf_k, fusion_depth, rerank_pool); default: the index's.
+            cache_dir: where model caches live; default: the project's shared cache.
+
+        Raises:
+            FileNotFoundError: no index in ``folder``.
+            ValueError: an embedder whose name or dimension does not match the index.
+        """
+        self.folder = index_mod.resolve(folder)
+        self.manifest = index_mod.read_manifest(self.folder)
+        known = {f.name for f in dataclasses.fields(IndexParams)}
+        self.params = params or IndexParams(**{k: v for k, v in self.manifest["params"].items() if k in known})
+        self.rewrite = rewrite
+        self.version: str = self.manifest["version"]
+        try:
+            self._root: Path | None = paths.find_root(self.folder)
+        except FileNotFoundError:
+            self._root = None
+        if cache_dir is None and self._root is not None:
+            cache_dir = paths.cache_dir(self._root)
+        self.cache_dir = Path(cache_dir) if cache_dir else None
+
+        import lancedb
+
+        table = lancedb.connect(str(self.folder / "lancedb")).open_table(index_mod.TABLE).to_arrow()
+        dim = int(self.manifest["embedder"]["dim"])
+        meta = pl.from_arrow(table.drop_columns(["vector"]))
+        assert isinstance(meta, pl.DataFrame)
+        vectors = table.column("vector").combine_chunks().values.to_numpy(zero_copy_only=False).reshape(-1, dim)
+        self._ids: dict[str, NDArray[np.object_]] = {}
+        self._vectors: dict[str, NDArray[np.float32]] = {}
+        self._meta: dict[str, pl.DataFrame] = {}
+        for corpus in index_mod.CORPORA:
+            mask = (meta["corpus"] == corpus).to_numpy()
+            part = meta.filter(pl.Series(mask)).with_columns(_pos=pl.Series(np.flatnonzero(mask)))
+            part = part.sort("row")
+            self._meta[corpus] = part.drop("_pos")
+            self._vectors[corpus] = np.ascontiguousarray(vectors[part["_pos"].to_numpy()], dtype=np.float32)
+            self._ids[corpus] = np.array(part["chunk_id"].to_list(), dtype=object)
+        self._where = {cid: (c, i) for c in index_mod.CORPORA for i, cid in enumerate(self._ids[c])}
+        counts = self.manifest["counts"]
+        if (len(self._ids["pre"]), len(self._ids["post"])) != (counts["pre"], counts["post"]):
+            raise RuntimeError(f"{self.folder}: LanceDB rows do not match the manifest counts {counts}")
+
+        analyzer = self.manifest["bm25"]["analyzer"]
+        self._bm25 = index_mod.open_bm25(self.folder / "tantivy", analyzer)
+        self._searcher = self._bm25.searcher()
+        self._schema = self._bm25.schema
+        self._analyzer = index_mod.bm25_analyzer(analyzer)
+        if self._searcher.num_docs != counts["pre"]:
+            raise RuntimeError(
+                f"{self.folder}: Tantivy holds {self._searcher.num_docs} documents, manifest says {counts['pre']}"
+            )
+
+        self._embedder: Embedder | None = None
+        self._reranker: Reranker | None = reranker
+        if embedder is not None:
+            self.embedder = embedder
+
+    @classmethod
+    def open(cls, folder: str | os.PathLike[str], **options: Any) -> Retriever:
+        """Open the index in ``folder``: the documented entry point, the same as the constructor."""
+        return cls(folder, **options)
+
+    # -- models --
+
+    @property
+    def embedder(self) -> Embedder:
+        """The query embedder (loaded on first use)."""
+        if self._embedder is None:
+            path = self.params.embedder_path
+            if path and not Path(path).is_absolute() and self._root is not None:
+                path = str(self._root / path)
+            self.embedder = load_embedder(
+                self.manifest["embedder"]["name"],
+                path=path or None,
+                cache_dir=self.cache_dir,
+                batch_size=self.params.batch_size,
+            )
+        assert self._embedder is not None
+        return self._embedder
+
+    @embedder.setter
+    def embedder(self, model: Embedder) -> None:
+        want = self.manifest["embedder"]
+        if model.dim != want["dim"]:
+            raise ValueError(
+                f"embedder {model.name!r} gives {model.dim}-d vectors but the index at {self.folder} holds "
+                f"{want['dim']}-d vectors (built with {want['name']!r})"
+            )
+        if model.name != want["name"]:
+            raise ValueError(
+                f"embedder {model.name!r} is not the model the index at {self.folder} was built with "
+                f"({want['name']!r}): query and chunk vectors would not be comparable"
+            )
+        self._embedder = model
+
+    @property
+    def reranker(self) -> Reranker:
+        """The cross-encoder (loaded on first use)."""
+        if self._reranker is None:
+            path = self.params.reranker_path
+            if path and not Path(path).is_absolute() and self._root is not None:
+                path = str(self._root / path)
+            self._reranker = load_reranker(
+                self.params.reranker, path=path or None, cache_dir=self.cache_dir, batch_size=self.params.batch_size
+            )
+        return self._reranker
+
+    # -- sizes and chunks --
+
+    def size(self, corpus: Corpus = "pre") -> int:
+        """Return the number of chunks in a corpus."""
+        return len(self._ids[corpus])
+
+    def ids(self, corpus: Corpus | None = None) -> list[str]:
+        """Return the chunk ids of one corpus (in index order), or of both (C_pre first)."""
+        corpora = index_mod.CORPORA if corpus is None else (corpus,)
+        return [cid for c in corpora for cid in self._ids[c]]
+
+    def chunks(self, chunk_ids: Sequence[str]) -> pl.DataFrame:
+        """Return the chunks' rows (chunk_id, title, text, url, revision_id, timestamp, corpus), in order.
+
+        Raises:
+            KeyError: an id is not in the index.
+        """
+        parts = []
+        for cid in chunk_ids:
+            if cid not in self._where:
+                raise KeyError(f"chunk {cid!r} is not in the index at {self.folder}")
+            corpus, row = self._where[cid]
+            parts.append(self._meta[corpus].slice(row, 1))
+        if not parts:
+            return self._meta["pre"].clear().drop("row")
+        return pl.concat(parts).drop("row")
+
+    def texts(self, chunk_ids: Sequence[str]) -> list[str]:
+        """Return the chunks' texts, in order."""
+        out = []
+        for cid in chunk_ids:
+            if cid not in self._where:
+                raise KeyError(f"chunk {cid!r} is not in the index at {self.folder}")
+            corpus, row = self._where[cid]
+            out.append(self._meta[corpus]["text"][row])
+        return out
+
+    # -- components (rows of one corpus, best first) --
+
+    def bm25_query(self, query: str) -> tantivy.Query | None:
+        """Build the BM25 query of one text from our own tokens (``None`` when it has no token)."""
+        counts: dict[str, int] = {}
+        for token in self._analyzer.analyze(query):
+            counts[token] = counts.get(token, 0) + 1
+        if not counts:
+            return None
+        clauses = []
+        for token, count in counts.items():
+            term = tantivy.Query.term_query(self._schema, "text", token, index_option="freq")
+            # A token said twice counts twice, as in classic BM25 (and rank_bm25).
+            clauses.append((tantivy.Occur.Should, term if count == 1 else tantivy.Query.boost_query(term, float(count))))
+        return tantivy.Query.boolean_query(clauses)
+
+    def bm25_rows(self, queries: Sequence[str], depth: int) -> list[tuple[NDArray[np.int64], NDArray[np.float32]]]:
+        """Return (C_pre rows, BM25 scores), best first, at most ``depth`` per query."""
+        out = []
+        searcher = self._searcher
+        empty = (np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.float32))
+        for query in queries:
+            q = self.bm25_query(query)
+            if q is None:
+                out.append(empty)
+                continue
+            hits = searcher.search(q, limit=depth, count=False).hits
+            if not hits:
+                out.append(empty)
+                continue
+            rows = searcher.fast_field_values("row", [address for _, address in hits])
+            out.append((np.asarray(rows, dtype=np.int64), np.asarray([s for s, _ in hits], dtype=np.float32)))
+        return out
+
+    def dense_rows(
+        self, queries: Sequence[str], depth: int, *, corpus: Corpus = "pre", block: int = 256
+    ) -> list[tuple[NDArray[np.int64], NDArray[np.float32]]]:
+        """Return (rows of ``corpus``, cosine similarities), best first, at most ``depth`` per query."""
+        matrix = self._vectors[corpus]
+        if matrix.shape[0] == 0:
+            return [(np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.float32)) for _ in queries]
+        vectors = self.embedder.embed_queries(list(queries))
+        if vectors.shape[1] != matrix.shape[1]:
+            raise ValueError(
+                f"query vectors are {vectors.shape[1]}-d but the index holds {matrix.shape[1]}-d vectors"
+            )
+        out = []
+        for start in range(0, len(queries), block):
+            part = vectors[start : start + block]
+            with _one_blas_thread(len(part) < 32):
+                scores = part @ matrix.T
+            for row_scores in scores:
+                top = _top(row_scores, depth)
+                out.append((top.astype(np.int64), row_scores[top]))
+        return out
+
+    # -- the public entry points --
+
+    def search(self, query: str, pipeline: Pipeline = "hybrid", k: int = 5, *, corpus: Corpus = "pre") -> list[Hit]:
+        """Return the top ``k`` hits of one query (``corpus="post"`` only with ``pipeline="dense"``)."""
+        if not isinstance(query, str):
+            raise TypeError(f"expected one query string, got {type(query).__name__} (use search_many)")
+        return self.search_many([query], pipeline, k, corpus=corpus)[0]
+
+    def search_many(
+        self, queries: Sequence[str], pipeline: Pipeline = "hybrid", k: int = 5, *, corpus: Corpus = "pre"
+    ) -> list[list[Hit]]:
+        """Return the top ``k`` hits of each query, in one batch.
+
+        Raises:
+            ValueError: unknown pipeline, empty query, k < 1, or C_post asked of a pipeline other
+                than dense (evaluated systems never see C_post).
+        """
+        if pipeline not in PIPELINES:
+            raise ValueError(f"unknown pipeline {pipeline!r} (known: {', '.join(PIPELINES)})")
+        if corpus != "pre" and pipeline != "dense":
+            raise ValueError(f"pipeline {pipeline!r} searches C_pre only; C_post exists for dense retrieval only")
+        if pipeline == "dense":
+            return dense(self, queries, k, corpus=corpus)
+        return FUNCTIONS[pipeline](self, queries, k)
+
+
+# --- one function per pipeline ---------------------------------------------------------------
+
+
+def _hits(retriever: Retriever, corpus: Corpus, rows: NDArray[np.int64], scores: NDArray[np.float32], name: str, k: int) -> list[Hit]:
+    ids = retriever._ids[corpus]
+    return [Hit(ids[r], float(s), {name: i}) for i, (r, s) in enumerate(zip(rows[:k], scores[:k]), start=1)]
+
+
+def bm25(retriever: Retriever, queries: Sequence[str], k: int = 5) -> list[list[Hit]]:
+    """BM25 over C_pre (Tantivy, k1=1.2, b=0.75); a query without any token returns no hit."""
+    queries, k = _check_queries(queries), check_k(k)
+    return [_hits(retriever, "pre", r, s, "bm25", k) for r, s in retriever.bm25_rows(queries, k)]
+
+
+def dense(retriever: Retriever, queries: Sequence[str], k: int = 5, *, corpus: Corpus = "pre") -> list[list[Hit]]:
+    """Exact cosine similarity over C_pre, or over C_post (question generation only)."""
+    queries, k = _check_queries(queries), check_k(k)
+    if corpus not in index_mod.CORPORA:
+        raise ValueError(f"corpus must be 'pre' or 'post', got {corpus!r}")
+    return [_hits(retriever, corpus, r, s, "dense", k) for r, s in retriever.dense_rows(queries, k, corpus=corpus)]
+
+
+def _hybrid(retriever: Retriever, queries: list[str], depth: int, limit: int) -> list[list[Hit]]:
+    ids = retriever._ids["pre"]
+    lexical = retriever.bm25_rows(queries, depth)
+    semantic = retriever.dense_rows(queries, depth)
+    out = []
+    for (b_rows, _), (d_rows, _) in zip(lexical, semantic):
+        fused = _fuse({"bm25": b_rows.tolist(), "dense": d_rows.tolist()}, retriever.params.rrf_k)
+        out.append([Hit(ids[row], score, ranks) for row, score, ranks in fused[:limit]])
+    return out
+
+
+def hybrid(retriever: Retriever, queries: Sequence[str], k: int = 5) -> list[list[Hit]]:
+    """BM25 and dense over C_pre fused by RRF (each contributes its top ``max(k, fusion_depth)``)."""
+    queries, k = _check_queries(queries), check_k(k)
+    return _hybrid(retriever, queries, max(k, retriever.params.fusion_depth), k)
+
+
+def _rerank(retriever: Retriever, queries: list[str], k: int) -> list[list[Hit]]:
+    pool = max(k, retriever.params.rerank_pool)
+    candidates = _hybrid(retriever, queries, max(pool, retriever.params.fusion_depth), pool)
+    pairs = [(q, text) for q, hits in zip(queries, candidates) for text in retriever.texts([h.chunk_id for h in hits])]
+    scores = retriever.reranker.score(pairs) if pairs else np.zeros(0, dtype=np.float32)
+    out, start = [], 0
+    for hits in candidates:
+        part = scores[start : start + len(hits)]
+        start += len(hits)
+        order = sorted(range(len(hits)), key=lambda i: (-float(part[i]), i))
+        out.append(
+            [
+                Hit(hits[i].chunk_id, float(part[i]), {**hits[i].ranks, "hybrid": i + 1, "rerank": r})
+                for r, i in enumerate(order[:k], start=1)
+            ]
+        )
+    return out
+
+
+def hybrid_rerank(retriever: Retriever, queries: Sequence[str], k: int = 5) -> list[list[Hit]]:
+    """Hybrid, then the cross-encoder rescores the top ``max(k, rerank_pool)`` (R+ with k=10)."""
+    return _rerank(retriever, _check_queries(queries), check_k(k))
+
+
+def _rewritten(retriever: Retriever, queries: list[str], rewrite: Rewrite | None) -> list[str]:
+    rewrite = rewrite or retriever.rewrite
+    if rewrite is None:
+        raise ValueError(
+            "the +rewrite pipelines need a query rewriter: pass rewrite=... (a batch of queries -> a batch "
+            "of rewritten queries); the answer stage wires it to the LLM client with the rewrite prompt"
+        )
+    out = list(rewrite(list(queries)))
+    if len(out) != len(queries):
+        raise ValueError(f"the rewriter returned {len(out)} queries for {len(queries)}")
+    final = []
+    for i, (original, new) in enumerate(zip(queries, out)):
+        if not isinstance(new, str) or not new.strip():
+            warnings.warn(f"query {i}: the rewriter returned {new!r}; searching the original query", stacklevel=3)
+            new = original
+        final.append(new)
+    return final
+
+
+def hybrid_rewrite(
+    retriever: Retriever, queries: Sequence[str], k: int = 5, *, rewrite: Rewrite | None = None
+) -> list[list[Hit]]:
+    """Hybrid on rewritten queries (``rewrite`` or the retriever's rewriter)."""
+    queries, k = _check_queries(queries), check_k(k)
+    return hybrid(retriever, _rewritten(retriever, queries, rewrite), k)
+
+
+def hybrid_rewrite_rerank(
+    retriever: Retriever, queries: Sequence[str], k: int = 5, *, rewrite: Rewrite | None = None
+) -> list[list[Hit]]:
+    """Hybrid + rerank on rewritten queries; the cross-encoder scores the rewritten query."""
+    queries, k = _check_queries(queries), check_k(k)
+    return _rerank(retriever, _rewritten(retriever, queries, rewrite), k)
+
+
+FUNCTIONS: dict[str, Callable[..., list[list[Hit]]]] = {
+    "bm25": bm25,
+    "dense": dense,
+    "hybrid": hybrid,
+    "hybrid+rerank": hybrid_rerank,
+    "hybrid+rewrite": hybrid_rewrite,
+    "hybrid+rewrite+rerank": hybrid_rewrite_rerank,
+}

@@ -1,0 +1,1 @@
+"""Test data builders shared by the tests and the benchmarks."""
