@@ -58,7 +58,10 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--pages", type=int, default=2642)
     parser.add_argument("--merge", type=int, default=3, help="source pages joined into one bench page")
+    parser.add_argument("--quick", action="store_true", help="a small run, for CI (300 pages)")
     args = parser.parse_args()
+    if args.quick:
+        args.pages = min(args.pages, 300)
     source = next(p for p in SOURCES if p.is_file())
     texts = source_texts(source)
     with tempfile.TemporaryDirectory() as tmp:

@@ -183,7 +183,10 @@ def main() -> int:
     parser.add_argument("--max-chunks", type=int, default=0, help="use at most N chunks (0: all)")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--out", type=Path, default=ROOT / "outputs" / "bench" / "embedders.json")
+    parser.add_argument("--quick", action="store_true", help="a small run, for CI (40 chunks)")
     args = parser.parse_args()
+    if args.quick:
+        args.max_chunks = args.max_chunks or 40
 
     from declinecraft.retrieval.embed import load_embedder
 

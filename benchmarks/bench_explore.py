@@ -2,9 +2,10 @@
 40 configurations x 3 conditions = 120,000 responses, with response texts, thinking traces, retrieved
 chunk ids and iterative rounds) in at most 5 s; the default run's HTML report open in Chromium in at
 most 2 s (a synthetic run of the default run's size stands in until ``make all`` has made it).
-Writes outputs/bench/explore.json.
+``--quick`` (CI) loads a run of 4 configurations x 100 questions instead. Writes
+outputs/bench/explore.json.
 
-    .venv/bin/python benchmarks/bench_explore.py [--configs 40] [--questions 1000]
+    .venv/bin/python benchmarks/bench_explore.py [--quick] [--configs 40] [--questions 1000]
 """
 
 from __future__ import annotations
@@ -21,19 +22,21 @@ import platform  # noqa: E402
 import re  # noqa: E402
 import shutil  # noqa: E402
 import subprocess  # noqa: E402
+import sys  # noqa: E402
 import tempfile  # noqa: E402
 import time  # noqa: E402
 from pathlib import Path  # noqa: E402
 
 import polars as pl  # noqa: E402
 
-from declinecraft.core import config  # noqa: E402
-from declinecraft.explore import frame as explore
-from declinecraft.explore import views as explore_html
-from declinecraft.core import paths
-from tests.support import synthetic
+from declinecraft import explore  # noqa: E402
+from declinecraft.core import config, paths  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))  # the synthetic tables live with the tests (tests/support)
+
+from tests.support import synthetic  # noqa: E402
+
 CHROMIUM = Path("/usr/bin/chromium")
 FLAGS = ("--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
          "--disable-background-networking", "--disable-component-update", "--disable-sync")  # fmt: skip
@@ -102,18 +105,23 @@ def open_seconds(page: Path, work: Path) -> dict[str, float]:
 
 
 def main() -> None:
+    """Time loading, filtering, one question's view and the report; write outputs/bench/explore.json."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--configs", type=int, default=40)
-    parser.add_argument("--questions", type=int, default=1000)
+    parser.add_argument("--quick", action="store_true", help="a small run, for CI (4 configurations x 100 questions)")
+    parser.add_argument("--configs", type=int, default=None, help="configurations (default 40, quick 4)")
+    parser.add_argument("--questions", type=int, default=None, help="questions (default 1000, quick 100)")
     args = parser.parse_args()
+    n_configs = args.configs if args.configs is not None else (4 if args.quick else 40)
+    n_questions = args.questions if args.questions is not None else (100 if args.quick else 1000)
     if hasattr(os, "sched_setaffinity") and len(os.sched_getaffinity(0)) > 2:
         os.sched_setaffinity(0, sorted(os.sched_getaffinity(0))[:2])
-    out: dict[str, object] = {"cpus": 2, "python": platform.python_version(), "polars": pl.__version__}
+    out: dict[str, object] = {"cpus": 2, "python": platform.python_version(), "polars": pl.__version__,
+                              "quick": args.quick}  # fmt: skip
     with tempfile.TemporaryDirectory() as tmp:
-        cfg = synthetic_run(Path(tmp) / "paper", args.configs, args.questions)
+        cfg = synthetic_run(Path(tmp) / "paper", n_configs, n_questions)
         start = time.perf_counter()
         frame = explore.load(cfg)
-        out.update(rows=frame.height, questions=args.questions, configurations=args.configs,
+        out.update(rows=frame.height, questions=n_questions, configurations=n_configs,
                    load_seconds=round(time.perf_counter() - start, 3))  # fmt: skip
         start = time.perf_counter()
         counts = {name: fn(frame).height for name, (_, fn) in explore.FLAGS.items()}
@@ -132,7 +140,7 @@ def main() -> None:
                 synthetic_run(Path(tmp) / "small", 1, 10),
             )
         start = time.perf_counter()
-        page = explore_html.write_report(run, out=Path(tmp) / "index.html")
+        page = explore.write_report(run, out=Path(tmp) / "index.html")
         out.update(html_source=source, html_write_seconds=round(time.perf_counter() - start, 3),
                    html_bytes=page.stat().st_size)  # fmt: skip
         if CHROMIUM.exists():

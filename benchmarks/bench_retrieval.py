@@ -181,7 +181,7 @@ def run_baseline(work: Path) -> dict:
     from chromadb.config import Settings
     from rank_bm25 import BM25Okapi
 
-    from declinecraft.retrieval.index import bm25_analyzer
+    from declinecraft.retrieval.bm25 import bm25_analyzer
 
     chunks = pl.read_parquet(work / "chunks.parquet")
     queries = json.loads((work / "queries.json").read_text())
@@ -313,14 +313,17 @@ def main() -> int:
     parser.add_argument("--out", type=Path, default=ROOT / "outputs" / "bench" / "retrieval.json")
     parser.add_argument("--child", choices=["ours", "baseline"], help=argparse.SUPPRESS)
     parser.add_argument("--work", type=Path, help=argparse.SUPPRESS)
+    parser.add_argument("--quick", action="store_true", help="a small run, for CI (1,500 chunks, 100 queries)")
     args = parser.parse_args()
+    if args.quick:
+        args.chunks, args.queries = min(args.chunks, 1_500), min(args.queries, 100)
 
     if args.child:
         result = run_ours(args.work) if args.child == "ours" else run_baseline(args.work)
         (args.work / f"{args.child}.json").write_text(json.dumps(result))
         return 0
 
-    from declinecraft.retrieval.embed import HashEmbedder
+    from declinecraft.retrieval.hashing import HashEmbedder
 
     with tempfile.TemporaryDirectory(prefix="bench-retrieval-") as tmp:
         work = Path(tmp)

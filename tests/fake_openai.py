@@ -1,6 +1,7 @@
 """A fake OpenAI-compatible chat server for tests and benchmarks (stdlib asyncio streams only).
 
-It answers ``POST /v1/chat/completions`` after a fixed latency and counts every request, per
+It answers ``POST /v1/chat/completions`` after a latency (fixed, or drawn per message text from a
+seeded uniform range, see :func:`request_latency`) and counts every request, per
 message text too, so a test can prove that a cached call was never re-sent. A JSON directive in
 the last user message scripts misbehaviour::
 
@@ -15,7 +16,8 @@ Without a directive the reply is ``echo: <text>``. ``GET /stats`` returns the co
 per message text, the most in flight at once, the last request bodies and Authorization headers);
 ``POST /reset`` zeroes them.
 
-Run it as a process (``python tests/fake_openai.py --latency 0.05``: it prints ``PORT <n>``) or
+Run it as a process (``python tests/fake_openai.py --latency 0.5 --latency-max 2 --seed 0``: it
+prints ``PORT <n>``) or
 use :func:`start` / :class:`FakeServer` from Python, which does exactly that.
 """
 
@@ -25,6 +27,7 @@ import argparse
 import asyncio
 import json
 import os
+import random
 import re
 import subprocess
 import sys
@@ -39,9 +42,20 @@ DIRECTIVE = re.compile(r"\[\[fake (\{.*?\})\]\]", re.S)
 REASONS = {200: "OK", 400: "Bad Request", 404: "Not Found", 429: "Too Many Requests", 500: "Internal Server Error"}
 
 
+def request_latency(text: str, low: float, high: float | None = None, seed: int = 0) -> float:
+    """Seconds the server waits before answering a message ``text``: ``low``, or drawn from
+    ``[low, high]`` by a generator seeded with ``seed`` and the text, so that a benchmark can
+    compute the ideal schedule of the very latencies the server will use, in any arrival order."""
+    if high is None or high <= low:
+        return low
+    return random.Random(f"{seed}:{text}").uniform(low, high)
+
+
 @dataclass
 class _State:
     latency: float
+    latency_max: float | None = None
+    seed: int = 0
     requests: int = 0
     inflight: int = 0
     max_inflight: int = 0
@@ -90,7 +104,8 @@ async def _chat(state: _State, raw: bytes) -> bytes | None:
     state.inflight += 1
     state.max_inflight = max(state.max_inflight, state.inflight)
     try:
-        await asyncio.sleep(state.latency + float(script.get("sleep", 0)))
+        wait = request_latency(text, state.latency, state.latency_max, state.seed)
+        await asyncio.sleep(wait + float(script.get("sleep", 0)))
     finally:
         state.inflight -= 1
     status = int(script.get("status", 200))
@@ -147,9 +162,9 @@ async def _handle(state: _State, reader: asyncio.StreamReader, writer: asyncio.S
         writer.close()
 
 
-async def serve(port: int, latency: float) -> None:
+async def serve(port: int, latency: float, latency_max: float | None = None, seed: int = 0) -> None:
     """Serve on 127.0.0.1:``port`` (0 = any free port) forever, printing ``PORT <n>`` once bound."""
-    state = _State(latency=latency)
+    state = _State(latency=latency, latency_max=latency_max, seed=seed)
     server = await asyncio.start_server(lambda r, w: _handle(state, r, w), "127.0.0.1", port, backlog=1024)
     print(f"PORT {server.sockets[0].getsockname()[1]}", flush=True)
     async with server:
@@ -159,11 +174,13 @@ async def serve(port: int, latency: float) -> None:
 class FakeServer:
     """A fake server in a child process (so it never competes with the client for the GIL)."""
 
-    def __init__(self, latency: float = 0.0) -> None:
+    def __init__(self, latency: float = 0.0, latency_max: float | None = None, seed: int = 0) -> None:
+        command = [sys.executable, os.path.abspath(__file__), "--latency", str(latency), "--seed", str(seed)]
+        if latency_max is not None:
+            command += ["--latency-max", str(latency_max)]
         # stdin stays an open pipe: when this process dies, the server sees EOF and exits too.
         self.process = subprocess.Popen(
-            [sys.executable, os.path.abspath(__file__), "--latency", str(latency), "--exit-with-parent"],
-            stdout=subprocess.PIPE, stdin=subprocess.PIPE, text=True,
+            [*command, "--exit-with-parent"], stdout=subprocess.PIPE, stdin=subprocess.PIPE, text=True,
         )  # fmt: skip
         line = self.process.stdout.readline() if self.process.stdout else ""
         if not line.startswith("PORT "):
@@ -194,20 +211,24 @@ class FakeServer:
                 pipe.close()
 
 
-def start(latency: float = 0.0) -> FakeServer:
-    """Start a fake server process and return its handle (call ``.stop()`` when done)."""
-    return FakeServer(latency)
+def start(latency: float = 0.0, latency_max: float | None = None, seed: int = 0) -> FakeServer:
+    """Start a fake server process and return its handle (call ``.stop()`` when done).
+
+    ``latency_max`` makes each message's latency a seeded draw from ``[latency, latency_max]``."""
+    return FakeServer(latency, latency_max, seed)
 
 
 if __name__ == "__main__":
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--port", type=int, default=0)
-    parser.add_argument("--latency", type=float, default=0.0, help="seconds before each answer")
+    parser.add_argument("--latency", type=float, default=0.0, help="seconds before each answer (the least)")
+    parser.add_argument("--latency-max", type=float, default=None, help="draw latencies up to this many seconds")
+    parser.add_argument("--seed", type=int, default=0, help="seed of the latency draws")
     parser.add_argument("--exit-with-parent", action="store_true", help="exit when stdin reaches EOF")
     args = parser.parse_args()
     if args.exit_with_parent:
         threading.Thread(target=lambda: (sys.stdin.read(), os._exit(0)), daemon=True).start()
     try:
-        asyncio.run(serve(args.port, args.latency))
+        asyncio.run(serve(args.port, args.latency, args.latency_max, args.seed))
     except KeyboardInterrupt:
         pass

@@ -10,7 +10,7 @@ import polars as pl
 
 from declinecraft.retrieval import index
 from declinecraft.core.config import IndexParams
-from declinecraft.retrieval.embed import HashEmbedder
+from declinecraft.retrieval.hashing import HashEmbedder
 
 #: (chunk_id, title, body, corpus). "quokkaberry" occurs in pre-4 only; the post chunks are the
 #: only ones about copper horse armor and the harness.

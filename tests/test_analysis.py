@@ -1,8 +1,9 @@
-"""Tests of the analysis stage (analysis, analysis_paired, analysis_models, analysis_judges,
-analysis_annotation, synthetic): hand-built judged tables with known answers."""
+"""Tests of the analysis part (analyze, paired, models, judges, annotation, inputs, results,
+paper_tables, stage): hand-built judged tables with known answers."""
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import math
 import shutil
@@ -14,11 +15,15 @@ import pytest
 
 from declinecraft.analysis import analyze as analysis
 from declinecraft.analysis import annotation as analysis_annotation
+from declinecraft.analysis import inputs as analysis_inputs
 from declinecraft.analysis import judges as analysis_judges
 from declinecraft.analysis import models as analysis_models
 from declinecraft.analysis import paired as analysis_paired
-from declinecraft.core import config
-from declinecraft.core import stats
+from declinecraft.analysis import paper_tables
+from declinecraft.analysis import results as analysis_results
+from declinecraft.analysis import stage as analysis_stage
+from declinecraft.core import config, stats
+from declinecraft.evaluation import metrics
 from tests.support import synthetic
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -182,7 +187,7 @@ class TestRolesOf:
         """The default run's 1.5B model generates, verifies its own questions and judges; the 0.5B
         scores accuracy (J is not marked on the verifier, as in the paper's Table 2)."""
         cfg = config.load(ROOT / "params" / "default.yaml")
-        marks = analysis.roles_of(cfg)
+        marks = analysis_inputs.roles_of(cfg)
         assert marks["qwen2.5-coder-1.5b"] == "GVR" and marks["qwen2.5-coder-0.5b"] == "J"
 
 
@@ -198,33 +203,63 @@ class TestStageInputs:
     def test_extra_runs(self, tmp_path: Path) -> None:
         """Extra runs' judged tables are listed next to the run's own."""
         cfg = project(tmp_path, None)
-        assert set(analysis.stage_inputs(cfg)) == {"judged"}
+        assert set(analysis_inputs.stage_inputs(cfg)) == {"judged"}
 
 
 class TestLoadJudged:
     def test_missing(self, tmp_path: Path) -> None:
         """No judged table gives None and a reason naming the file."""
-        frame, reason = analysis.load_judged(project(tmp_path, None))
+        frame, reason = analysis_inputs.load_judged(project(tmp_path, None))
         assert frame is None and "judged.parquet" in reason
 
 
-class TestRunStage:
+class TestStageRun:
     def test_writes_tables(self, tmp_path: Path) -> None:
-        """A judged table gives every CSV, the paper tables and status ok."""
+        """A judged table gives every CSV, the paper tables and status ok, all in the result."""
         cfg = project(tmp_path, synthetic.synthetic_judged(6, 60))
-        tables = analysis.run_stage(cfg)
+        result = analysis_stage.run(cfg)
         out = cfg.run_dir() / "07_analysis"
-        assert json.loads((out / "status.json").read_text())["status"] == "ok"
+        status = json.loads((out / "status.json").read_text())
+        assert status["status"] == "ok" and result.ok and result.folder == out and result.reason == ""
         assert (out / "main_grid.csv").is_file() and (out / "table02.csv").is_file() and (out / "annotation_sample.html").is_file()
-        assert tables["annotation_sample"].height == 60 // 2 * 0 + tables["annotation_sample"].height
+        assert status["tables"] == sorted(result.tables) and result.rows == status["rows"] == 6 * 3 * 60
+        assert {f"{name}.csv" for name in result.tables} <= set(result.files())
+        assert isinstance(result.paper_tables["table02"], pl.DataFrame) and isinstance(result.paper_tables["table10"], str)
+        assert result.annotators == () and result.tables["annotation_sample"].height > 0
+        means, counts, assoc = result.headline()
+        assert set(means["metric"]) == {"car", "attempt", "accuracy"} and counts.height and assoc.height
+        assert result.explain() is result.tables["notes"]
 
     def test_no_input(self, tmp_path: Path) -> None:
-        """Without a judged table the stage records why and still writes Tables 11 and 12."""
+        """Without a judged table the stage records why and still writes the facts and Tables 11 and 12."""
         cfg = project(tmp_path, None)
-        assert analysis.run_stage(cfg) == {}
+        result = analysis_stage.run(cfg)
         out = cfg.run_dir() / "07_analysis"
         assert json.loads((out / "status.json").read_text())["status"] == "no_input"
-        assert (out / "table11.csv").is_file() and (out / "table12.csv").is_file()
+        assert (out / "table11.csv").is_file() and (out / "table12.csv").is_file() and (out / "facts.csv").is_file()
+        assert result.status == "no_input" and not result.ok and "judged.parquet" in result.reason
+        assert sorted(result.tables) == ["facts"] and result.rows == 0
+        assert result.headline() == [] and result.explain() == result.reason
+
+    def test_frozen(self, tmp_path: Path) -> None:
+        """The result cannot be changed after the stage returns it."""
+        result = analysis_stage.run(project(tmp_path, None))
+        with pytest.raises(dataclasses.FrozenInstanceError):
+            result.status = "ok"  # type: ignore[misc]
+
+    def test_reads_annotators(self, tmp_path: Path) -> None:
+        """Annotators' labels in data/annotations/<run>/ give Table 10 (human_agreement)."""
+        cfg = project(tmp_path, synthetic.synthetic_judged(6, 60))
+        sample = analysis_stage.run(cfg).tables["annotation_sample"]
+        folder = analysis_annotation.annotation_dir(cfg)
+        folder.mkdir(parents=True)
+        for name, flip in (("ann1", False), ("ann2", True)):
+            rows = [f"{item},{'DENY' if flip else (label or '')},{score if score is not None else ''}"
+                    for item, label, score in zip(sample["item_id"], sample["judge_label"], sample["judge_score"], strict=True)]  # fmt: skip
+            (folder / f"{name}.csv").write_text("item_id,label,score\n" + "\n".join(rows) + "\n")
+        result = analysis_stage.run(cfg)
+        assert result.annotators == ("ann1", "ann2") and result.tables["human_agreement"].height
+        assert isinstance(result.paper_tables["table10"], pl.DataFrame)
 
 
 class TestUpstreamTables:
@@ -234,7 +269,7 @@ class TestUpstreamTables:
         folder = cfg.stage_dir("verify")
         folder.mkdir(parents=True)
         pl.DataFrame({"audit": ["hit_at_k", "scenario_overlap"], "pipeline": ["hybrid"] * 2, "k": [5, 5], "rate": [0.9, 0.7]}).write_csv(folder / "audit_retrieval.csv")
-        found = analysis.upstream_tables(cfg)
+        found = analysis_inputs.upstream_tables(cfg)
         assert found["scenario_overlap"].rows() == [("hybrid", 0.7)]
 
 
@@ -242,15 +277,15 @@ class TestWriteCsv:
     def test_round_trip(self, tmp_path: Path) -> None:
         """NaN and booleans survive a write and read."""
         frame = pl.DataFrame({"x": [1.0, float("nan")], "b": [True, False]})
-        analysis.write_csv(frame, tmp_path / "t.csv")
-        back = analysis.read_tables(tmp_path)["t"]
+        analysis_results.write_csv(frame, tmp_path / "t.csv")
+        back = analysis_results.read_tables(tmp_path)["t"]
         assert back["b"].to_list() == [True, False] and math.isnan(back["x"][1])
 
 
 class TestReadTables:
     def test_empty_folder(self, tmp_path: Path) -> None:
         """A folder without CSVs gives no tables."""
-        assert analysis.read_tables(tmp_path) == {}
+        assert analysis_results.read_tables(tmp_path) == {}
 
 
 # --- analysis_paired ----------------------------------------------------------------------------
@@ -564,7 +599,7 @@ class TestLoadJudgedExtra:
         other.write_parquet(cfg.run_dir("k10") / "06_judge" / "judged.parquet")
         params = cfg.params_file.read_text() + "\n"
         cfg.params_file.write_text(params.replace("extra_runs: []", "extra_runs: [k10]"))
-        frame, _ = analysis.load_judged(config.load(cfg.params_file))
+        frame, _ = analysis_inputs.load_judged(config.load(cfg.params_file))
         assert frame.height == 3 * 3 * 10 + 3 * 10
 
 
@@ -577,3 +612,46 @@ class TestAnalyzeErrors:
         )
         notes = analysis.analyze(frame, design=analysis.Design(n_resamples=10))["notes"]
         assert notes.filter(pl.col("table") == "judged")["reason"][0].startswith("9 responses")
+
+
+# --- paper_tables -------------------------------------------------------------------------------
+
+
+def published_row() -> pl.DataFrame:
+    """Responses reproducing Table 2's first row: attempt 668/700, CAR 242/300."""
+    q = [(f"a{i}", True, "ANSWER" if i < 668 else "ABSTAIN") for i in range(700)]
+    q += [(f"u{i}", False, "ABSTAIN" if i < 242 else "DENY") for i in range(300)]
+    frame = pl.DataFrame(q, schema=["question_id", "answerable", "label"], orient="row")
+    return frame.with_columns(model=pl.lit("gemma-4-26b-a4b"), thinking=pl.lit("off"), condition=pl.lit("single"),
+                              budget_exhausted=pl.lit(False), accuracy=pl.lit(0.7))  # fmt: skip
+
+
+class TestPaperTablesBuild:
+    def test_published_table2(self) -> None:
+        """Table 2's published row: attempt 95.4 [93.6, 96.7], CAR 80.7 [75.8, 84.7], Bal. F1 88.9."""
+        results = analysis.analyze(published_row(), design=analysis.Design(n_resamples=20))
+        row = paper_tables.build(results)["table02"].row(0, named=True)
+        got = [round(row[c], 1) for c in ("attempt", "attempt_low", "attempt_high", "car", "car_low", "car_high", "bal_f1")]
+        assert got == [95.4, 93.6, 96.7, 80.7, 75.8, 84.7, 88.9]
+        assert metrics.balanced_f1(0.954, 0.807) == pytest.approx(0.889, abs=5e-4)
+
+    def test_reasons(self) -> None:
+        """Without results every table but 12 is a reason string; none raises; 12 needs the config."""
+        out = paper_tables.build({})
+        assert all(isinstance(v, str) for v in out.values()) and "table12" not in out
+
+    def test_role_marks(self) -> None:
+        """A model with a role in building the benchmark carries its marks as ``^{...}``."""
+        results = analysis.analyze(published_row(), design=analysis.Design(n_resamples=5))
+        facts = analysis.model_facts({}, ["gemma-4-26b-a4b"], {"gemma-4-26b-a4b": "GR"})
+        results["main_grid"] = results["main_grid"].drop("roles").join(facts.select("model", "roles"), on="model")
+        assert paper_tables.build(results)["table02"]["model"][0] == "gemma-4-26b-a4b^{GR}"
+
+
+class TestTable12:
+    def test_roles(self, tmp_path: Path) -> None:
+        """The run's embedder, generator and judges."""
+        cfg = project(tmp_path, None)
+        out = paper_tables.table12(cfg)
+        assert out["model"][0] == cfg.index.embedder and out.height >= 7
+        assert "table12" in paper_tables.build({}, cfg)

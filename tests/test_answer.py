@@ -8,8 +8,12 @@ from collections.abc import Sequence
 import polars as pl
 import pytest
 
+from declinecraft.evaluation import answer_stage, context
 from declinecraft.evaluation import answer
-from declinecraft.evaluation.answer import Call, Chunk, Hit, Reply, Setting
+from declinecraft.evaluation.answer import Setting
+from declinecraft.evaluation.context import Chunk
+from declinecraft.llm.calls import Call, Reply
+from declinecraft.retrieval.fusion import Hit
 from declinecraft.core.config import AnswerParams
 
 CHUNKS = {f"c{i}": Chunk(f"c{i}", f"Page {i}", f"https://wiki/Page_{i}", f"[Page: Page {i}]\ntext {i}") for i in range(1, 10)}
@@ -35,7 +39,7 @@ class FakeSearch:
 
     def __call__(self, queries: Sequence[str], pipeline: str, k: int) -> list[list[Hit]]:
         self.calls.append((list(queries), pipeline, k))
-        return [[Hit(c, {"bm25": i}) for i, c in enumerate(self.table.get(q, self.default)[:k], start=1)] for q in queries]
+        return [[Hit(c, ranks={"bm25": i}) for i, c in enumerate(self.table.get(q, self.default)[:k], start=1)] for q in queries]
 
 
 def lookup(ids: Sequence[str]) -> list[Chunk]:
@@ -140,7 +144,7 @@ class TestResponseId:
 class TestFormatContext:
     def test_title_and_url(self) -> None:
         """Each chunk is numbered with its page title and URL, then its text."""
-        text = answer.format_context([CHUNKS["c1"], CHUNKS["c2"]])
+        text = context.format_context([CHUNKS["c1"], CHUNKS["c2"]])
         assert text == "[1] Page 1 (https://wiki/Page_1)\n[Page: Page 1]\ntext 1\n\n[2] Page 2 (https://wiki/Page_2)\n[Page: Page 2]\ntext 2"
 
 
@@ -206,7 +210,7 @@ class TestRowsOf:
     def test_row(self) -> None:
         """A reply becomes one row with its key, flags and chunk ranks."""
         a = answer.Answered("a0", "Q?", Reply("", thinking="hm", finish_reason="length", budget_exhausted=True,
-                                               cache_key="k"), [Hit("c1", {"bm25": 1})])  # fmt: skip
+                                               cache_key="k"), [Hit("c1", ranks={"bm25": 1})])  # fmt: skip
         (row,) = answer.rows_of([a], model="m", thinking="on", setting=Setting("single", "hybrid", 5), answerable={"a0": True})
         assert (row["budget_exhausted"], row["thinking_trace"], row["retrieved_chunk_ids"]) == (True, "hm", ["c1"])
         assert json.loads(row["component_ranks"]) == [{"bm25": 1}] and row["response"] == ""
@@ -258,10 +262,10 @@ class TestRunStage:
         cfg = write_run(project, "  models: [m1, think]\n  thinking: ['off', 'on']\n  k: 2\n  max_rounds: 1\n"
                                  "  no_scenario: true\n")  # fmt: skip
         models = FakeModels()
-        out = answer.run_stage(cfg, models=models, search=FakeSearch(), lookup=lookup)
+        out = answer_stage.run(cfg, models=models, search=FakeSearch(), lookup=lookup)
         frame = pl.read_parquet(cfg.stage_dir("answer") / "responses.parquet")
         # (m1 off + think off/on) x (no_rag, single, iterative, single no-scenario) x 4 questions
-        assert frame.height == 3 * 4 * 4 == out["responses"].height
+        assert frame.height == 3 * 4 * 4 == out.responses.height
         assert frame.group_by("model", "thinking").len().height == 3 and models.released == 3  # retrieval + 2 models
         diag = pl.read_parquet(cfg.stage_dir("answer") / "retrieval.parquet")
         assert set(diag["scenario"]) == {True, False} and set(diag["metric"]) == {"hit_at_k", "scenario_overlap"}
@@ -270,8 +274,8 @@ class TestRunStage:
     def test_limit_questions(self, project) -> None:  # noqa: ANN001
         """limit_questions answers a seeded subset keeping both halves."""
         cfg = write_run(project, "  models: [m1]\n  conditions: [no_rag]\n  limit_questions: 2\n")
-        out = answer.run_stage(cfg, models=FakeModels(), search=FakeSearch(), lookup=lookup)
-        assert sorted(out["responses"]["answerable"].to_list()) == [False, True]
+        out = answer_stage.run(cfg, models=FakeModels(), search=FakeSearch(), lookup=lookup)
+        assert sorted(out.responses["answerable"].to_list()) == [False, True]
 
     def test_chunk_missing_from_index(self, project) -> None:  # noqa: ANN001
         """A benchmark chunk missing from the index stops the stage before any model call."""
@@ -281,7 +285,7 @@ class TestRunStage:
             return lookup([i for i in ids if i != "c1"] + (["gone"] if "c1" in ids else []))
 
         with pytest.raises(ValueError, match="question 'a0': chunk 'gone' is not in the index"):
-            answer.run_stage(cfg, models=models, search=FakeSearch(), lookup=partial)
+            answer_stage.run(cfg, models=models, search=FakeSearch(), lookup=partial)
         assert models.asks == {}
 
     def test_missing_benchmark(self, project) -> None:  # noqa: ANN001
@@ -290,4 +294,4 @@ class TestRunStage:
 
         cfg = config.load(project / "params" / "default.yaml")
         with pytest.raises(FileNotFoundError, match="benchmark.parquet"):
-            answer.run_stage(cfg, models=FakeModels(), search=FakeSearch(), lookup=lookup)
+            answer_stage.run(cfg, models=FakeModels(), search=FakeSearch(), lookup=lookup)

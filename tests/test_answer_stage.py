@@ -5,6 +5,7 @@ from __future__ import annotations
 import polars as pl
 import pytest
 
+from declinecraft.core import artifacts
 from declinecraft.evaluation import answer_stage
 from declinecraft.evaluation.answer import Setting
 from test_answer import FakeSearch, benchmark, lookup
@@ -19,7 +20,7 @@ class TestReadBenchmark:
         cfg.stage_dir("verify").mkdir(parents=True)
         benchmark().drop("asked_question").write_parquet(cfg.stage_dir("verify") / "benchmark.parquet")
         with pytest.raises(ValueError, match="benchmark.parquet: missing column 'asked_question'"):
-            answer_stage.read_benchmark(cfg)
+            artifacts.read_benchmark(cfg)
 
 
 class TestCheckChunks:

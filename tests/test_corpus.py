@@ -11,6 +11,7 @@ import polars as pl
 import pytest
 import yaml
 
+from declinecraft.corpus import stage as corpus_stage
 from declinecraft.core import config
 from declinecraft.corpus import corpora as corpus
 from declinecraft.corpus import wiki
@@ -278,9 +279,9 @@ class TestRunStage:
         """The stage writes every declared file with the documented columns, atomically."""
         monkeypatch.setenv("DECLINECRAFT_CACHE", str(project / ".cache"))
         cfg = config.load(params_file(project))
-        out = corpus.run_stage(cfg)
+        out = corpus_stage.run(cfg)
         folder = project / "outputs" / "unit" / "01_corpus"
-        assert out["folder"] == folder
+        assert out.folder == folder
         names = sorted(p.name for p in folder.iterdir())
         assert names == ["chunks_post.parquet", "chunks_pre.parquet", "dropped.parquet", "manifest.json",
                          "pages_post.parquet", "pages_pre.parquet", "stats.csv"]
@@ -296,7 +297,7 @@ class TestRunStage:
     def test_stats(self, project: Path, monkeypatch: pytest.MonkeyPatch) -> None:
         """stats.csv counts pages, chunks, date ranges and every drop reason per corpus."""
         monkeypatch.setenv("DECLINECRAFT_CACHE", str(project / ".cache"))
-        corpus.run_stage(config.load(params_file(project)))
+        corpus_stage.run(config.load(params_file(project)))
         stats = {row["corpus"]: row for row in pl.read_csv(project / "outputs/unit/01_corpus/stats.csv").iter_rows(named=True)}
         assert (stats["pre"]["pages"], stats["post"]["pages"]) == (2, 3)
         assert (stats["pre"]["chunks"], stats["post"]["chunks"]) == (2, 3)
@@ -316,26 +317,26 @@ class TestRunStage:
         real = crawl.crawl_corpus
         monkeypatch.setattr(crawl, "crawl_corpus", lambda p, d: real(p, d, transport=mock.transport()))
         monkeypatch.setenv("DECLINECRAFT_CACHE", str(project / ".cache"))
-        out = corpus.run_stage(config.load(params_file(project, source="api", api_url="http://mock/api.php",
+        out = corpus_stage.run(config.load(params_file(project, source="api", api_url="http://mock/api.php",
                                                        seed_source="allpages", requests_per_second=1000.0)))
-        assert out["pages_pre"]["title"].to_list() == ["Apple", "Bread"]
-        assert out["pages_post"]["title"].to_list() == ["Camel Husk", "Copper Sword", "Harness"]
+        assert out.pages_pre["title"].to_list() == ["Apple", "Bread"]
+        assert out.pages_post["title"].to_list() == ["Camel Husk", "Copper Sword", "Harness"]
         assert (project / ".cache" / "crawl" / "crawl.sqlite").is_file()
 
     def test_bad_source(self, project: Path) -> None:
         """An unknown source is a config error naming the params file."""
         with pytest.raises(config.ConfigError, match="unit.yaml: corpus.source"):
-            corpus.run_stage(config.load(params_file(project, source="zim")))
+            corpus_stage.run(config.load(params_file(project, source="zim")))
 
     def test_bad_dump_keeps_old_outputs(self, project: Path, monkeypatch: pytest.MonkeyPatch) -> None:
         """A truncated export fails naming the file and leaves earlier outputs intact."""
         monkeypatch.setenv("DECLINECRAFT_CACHE", str(project / ".cache"))
-        corpus.run_stage(config.load(params_file(project)))
+        corpus_stage.run(config.load(params_file(project)))
         before = (project / "outputs/unit/01_corpus/stats.csv").read_text()
         broken = project / "broken.xml"
         broken.write_text(TINY.read_text()[:3000])
         with pytest.raises(wiki.DumpError, match="broken.xml"):
-            corpus.run_stage(config.load(params_file(project, dump=str(broken))))
+            corpus_stage.run(config.load(params_file(project, dump=str(broken))))
         assert (project / "outputs/unit/01_corpus/stats.csv").read_text() == before
 
     def test_params_defaults_are_paper(self) -> None:

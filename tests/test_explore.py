@@ -1,21 +1,24 @@
-"""Tests of the explorer (explore, explore_html): the joined frame, every filter, the question view,
-the widgets, the report page and its CLI, and the notebook (papermill)."""
+"""Tests of the explorer (``declinecraft.explore``): the joined frame, every filter, the question view,
+the widgets, the report page and its command line, and the notebook (papermill)."""
 
 from __future__ import annotations
 
 import json
 import shutil
+import subprocess
+import sys
 import time
 from pathlib import Path
 from typing import Any
 
+import jinja2
 import polars as pl
 import pytest
 
+from declinecraft import explore
 from declinecraft.core import config
-from declinecraft.explore import frame as explore
-from declinecraft.explore import views as explore_html
-from declinecraft.explore import report as explore_report
+from declinecraft.explore import markup
+from declinecraft.explore.__main__ import main
 from tests.support import synthetic
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -357,6 +360,21 @@ class TestSearch:
         assert set(explore.search(frame, text)["question_id"]) == expected
 
 
+class TestCounts:
+    def test_flag_counts(self, frame: pl.DataFrame) -> None:
+        """One row with each flag's number of rows."""
+        counts = explore.flag_counts(frame)
+        assert counts.height == 1 and counts.row(0, named=True) == {
+            "all_failed": 4, "judge_rule": 1, "judges": 1, "exhausted": 1}  # fmt: skip
+
+    def test_label_counts(self, frame: pl.DataFrame) -> None:
+        """Responses per setting, answerability and label add up to the frame."""
+        counts = explore.label_counts(frame)
+        assert counts["len"].sum() == frame.height
+        no_rag = counts.filter(pl.col("setting") == "no_rag", pl.col("answerable").not_(), pl.col("label") == "ANSWER")
+        assert no_rag["len"].item() == 1  # q-sulfur m1 off
+
+
 class TestScoreColumns:
     def test_names(self, frame: pl.DataFrame) -> None:
         """The per-judge columns, in order."""
@@ -378,7 +396,7 @@ class TestShow:
         """The HTML names the question, target page, every response, rounds, ranks and thinking collapsed."""
         page = explore.show("q-sulfur", frame)._repr_html_()
         for text in ("Sulfur Cube", "archetypes of the Sulfur Cube", "Twelve archetypes", "reference of q-sulfur",
-                     "The Magma Cube (sometimes called a &#x27;Sulfur Cube&#x27;)", "Magma Cube sizes", "Insufficient",
+                     "The Magma Cube (sometimes called a &#39;Sulfur Cube&#39;)", "Magma Cube sizes", "Insufficient",
                      "bm25 1 · dense 3", "<details><summary>thinking trace", "dc-l-ABSTAIN", "<style>",
                      'data-setting="single/bm25/k5"', "scenario chunk"):  # fmt: skip
             assert text in page, text
@@ -413,15 +431,15 @@ class TestQuestionHtml:
     def test_trace_cut(self, frame: pl.DataFrame) -> None:
         """With ``trace_chars`` a long thinking trace is cut and says how much is left out."""
         long = frame.with_columns(thinking_trace=pl.lit("x" * 50))
-        page = explore_html.question_html(explore.show("q-panda", long), trace_chars=20)
+        page = explore.question_html(explore.show("q-panda", long), trace_chars=20)
         assert "x" * 20 + "\n[… 30 more characters" in page and "x" * 21 not in page
-        assert "x" * 50 in explore_html.question_html(explore.show("q-panda", long))
+        assert "x" * 50 in explore.question_html(explore.show("q-panda", long))
 
 
 class TestQuestionText:
     def test_rounds_and_ranks(self, frame: pl.DataFrame) -> None:
         """The text form lists each round's reflection and each hit's component ranks."""
-        text = explore_html.question_text(explore.show("q-sulfur", frame, models=["m1"], settings=["iterative"]))
+        text = explore.question_text(explore.show("q-sulfur", frame, models=["m1"], settings=["iterative"]))
         assert "round 0: queries ['q-sulfur'] -> 3 new; Insufficient: what it is follow-ups ['Magma Cube sizes']" in text
         assert "4. Magma Cube (Magma_Cube#0) bm25 4, dense 1" in text and "Elytra (Elytra#0) [scenario]" in text
 
@@ -430,7 +448,7 @@ class TestHitsOf:
     def test_iterative(self, frame: pl.DataFrame) -> None:
         """Hits carry rank, component ranks, their round and target/scenario marks."""
         row = frame.filter(pl.col("question_id") == "q-panda", pl.col("setting") == "iterative").row(0, named=True)
-        hits = explore_html.hits_of(row)
+        hits = explore.hits_of(row)
         assert [h["chunk_id"] for h in hits] == ["Bamboo#0", "Panda#0", "Leather#0", "Magma_Cube#0"]
         assert (
             hits[1]["target"]
@@ -443,8 +461,8 @@ class TestHitsOf:
 class TestRoundsOf:
     def test_malformed(self) -> None:
         """Missing or malformed rounds JSON gives no rounds."""
-        assert explore_html.rounds_of({"rounds": None}) == [] and explore_html.rounds_of({"rounds": "{oops"}) == []
-        assert explore_html.rounds_of({"rounds": '{"a": 1}'}) == []
+        assert explore.rounds_of({"rounds": None}) == [] and explore.rounds_of({"rounds": "{oops"}) == []
+        assert explore.rounds_of({"rounds": '{"a": 1}'}) == []
 
 
 class TestBrowse:
@@ -476,7 +494,7 @@ class TestBrowse:
 class TestReportData:
     def test_labels_and_flags(self, frame: pl.DataFrame) -> None:
         """Per question: label codes per configuration and setting, and where each flag holds."""
-        data = explore_report.report_data(frame, None, run="default")
+        data = explore.report_data(frame, None, run="default")
         by_id = {q["id"]: q for q in data["questions"]}
         assert by_id["q-sulfur"]["labels"]["m1|off"] == {"no_rag": "X", "single": "A", "iterative": "X"}
         assert by_id["q-copper"]["labels"]["m2|off"]["iterative"] == "-"
@@ -490,18 +508,22 @@ class TestReportData:
         ]
 
 
-class TestEmbedJson:
-    def test_cannot_close_script(self) -> None:
-        """No '<', '>' or '&' survives, and the text still parses to the same data."""
-        data = {"x": "</script><!-- & -->"}
-        text = explore_report.embed_json(data)
-        assert "<" not in text and ">" not in text and "&" not in text and json.loads(text) == data
+class TestReportJson:
+    def test_cannot_close_script(self, frame: pl.DataFrame) -> None:
+        """Text that would end the data's <script> element is escaped there, yet parses back unchanged."""
+        evil = "</script><!-- & 'x' -->"
+        page = explore.report_html(frame.with_columns(response=pl.lit(evil)), None, run="<r&d>")
+        raw = page.split('id="dc-data">', 1)[1].split("</script>", 1)[0]
+        assert "<" not in raw and ">" not in raw and "&" not in raw and "'" not in raw
+        data = json.loads(raw)
+        assert data["run"] == "<r&d>" and all(evil in q["text"] for q in data["questions"])
+        assert "<title>DeclineCraft explorer · &lt;r&amp;d&gt;</title>" in page
 
 
 class TestReportHtml:
     def test_self_contained(self, frame: pl.DataFrame) -> None:
         """One page: inline CSS/JS, data in a JSON script tag, no external resources."""
-        page = explore_report.report_html(
+        page = explore.report_html(
             frame, explore.load_chunks(explore.resolve(frame["params_file"][0])), run="default"
         )
         assert page.count('<script type="application/json" id="dc-data">') == 1
@@ -516,19 +538,47 @@ class TestReportHtml:
 class TestWriteReport:
     def test_writes_index(self, run: config.RunConfig) -> None:
         """The report goes to outputs/<run>/explorer/index.html."""
-        path = explore_report.write_report(run)
+        path = explore.write_report(run)
         assert path == run.run_dir() / "explorer" / "index.html" and "q-spider" in path.read_text()
 
 
 class TestMain:
     def test_cli(self, run: config.RunConfig, capsys: pytest.CaptureFixture[str]) -> None:
         """``report PARAMS`` prints the page's path; a run without outputs exits 1 with the reason."""
-        assert explore.main(["report", str(run.params_file)]) == 0
+        assert main(["report", str(run.params_file)]) == 0
         assert capsys.readouterr().out.strip() == str(run.run_dir() / "explorer" / "index.html")
         empty = run.root / "params" / "empty.yaml"
         empty.write_text("base: default\nseed: 7\n")
-        assert explore.main(["report", str(empty)]) == 1
+        assert main(["report", str(empty)]) == 1
         assert "missing" in capsys.readouterr().err
+
+    def test_module(self, run: config.RunConfig, tmp_path: Path) -> None:
+        """``python -m declinecraft.explore report PARAMS --out FILE`` (what ``make report`` runs) writes the page."""
+        out = tmp_path / "page.html"
+        done = subprocess.run([sys.executable, "-m", "declinecraft.explore", "report", str(run.params_file),
+                               "--out", str(out)], capture_output=True, text=True, check=False)  # fmt: skip
+        assert done.returncode == 0, done.stderr
+        assert done.stdout.strip() == str(out) and '"id":"q-sulfur"' in out.read_text()
+
+
+class TestMarkup:
+    @pytest.mark.parametrize(("value", "shown"), [(None, "–"), (1.0, "1"), (0.0, "0"), (0.5, "0.5"), (0.125, "0.12")])
+    def test_number(self, value: float | None, shown: str) -> None:
+        """Scores show without trailing zeros; a missing one as a dash."""
+        assert markup.number(value) == shown
+
+    def test_environment(self) -> None:
+        """Templates escape values, render None as nothing and refuse names they were not given."""
+        env = markup.environment()
+        assert env.from_string("<b>{{ a }}</b>{{ b }}").render(a="<i>&", b=None) == "<b>&lt;i&gt;&amp;</b>"
+        with pytest.raises(jinja2.UndefinedError):
+            env.from_string("{{ nope }}").render()
+
+    def test_templates_are_files(self) -> None:
+        """The HTML, CSS and JavaScript are package files, none of them markup in Python."""
+        names = set(markup.environment().list_templates())
+        assert {"question.html.j2", "parts.html.j2", "question.css", "report.html.j2", "report.css",
+                "report.js"} <= names  # fmt: skip
 
 
 # --- the notebook -------------------------------------------------------------------------------------
@@ -585,8 +635,8 @@ class StageModels:
         return "none"
 
     def asker(self, model_id: str, *, thinking: str | None, max_tokens: int, temperature: float = 0.0) -> Any:
-        from declinecraft.evaluation.answer import Reply
-        from declinecraft.evaluation.judge import rule_label
+        from declinecraft.evaluation.rule_labels import rule_label
+        from declinecraft.llm.calls import Reply
 
         def reply(call: Any) -> Reply:
             fields = call.fields
@@ -614,9 +664,9 @@ class StageModels:
 class TestRealStages:
     def test_answer_and_judge_outputs_load(self, tmp_path: Path) -> None:
         """Stage 05 and 06 (fake models) write tables that load, and the planted transition is found."""
-        from declinecraft.evaluation import answer_stage
-        from declinecraft.evaluation import judge_stage
-        from declinecraft.evaluation.answer import Chunk, Hit
+        from declinecraft.evaluation import answer_stage, judge_stage
+        from declinecraft.evaluation.context import Chunk
+        from declinecraft.retrieval.fusion import Hit
 
         cfg = write_project(tmp_path)
         for name in ("judged", "references"):

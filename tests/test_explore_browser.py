@@ -13,9 +13,8 @@ import polars as pl
 import pytest
 from test_explore import write_project
 
+from declinecraft import explore
 from declinecraft.core import config
-from declinecraft.explore import frame as explore
-from declinecraft.explore import report as explore_report
 
 ROOT = Path(__file__).resolve().parents[1]
 CHROMIUM = Path("/usr/bin/chromium")
@@ -63,7 +62,7 @@ def ready_ms(html: str) -> float:
 def built(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, pl.DataFrame]:
     """The hand-built run's report page and its frame."""
     cfg = write_project(tmp_path_factory.mktemp("browser"))
-    return explore_report.write_report(cfg), explore.load(cfg)
+    return explore.write_report(cfg), explore.load(cfg)
 
 
 class TestWriteReport:
@@ -137,7 +136,7 @@ class TestWriteReport:
         needed = [cfg.stage_dir("verify") / "benchmark.parquet", cfg.stage_dir("judge") / "judged.parquet"]
         if missing := [p for p in needed if not p.is_file()]:
             pytest.skip(f"default run not built: {missing[0].relative_to(ROOT)} is missing (run `make all`)")
-        page = explore_report.write_report(cfg, out=tmp_path / "index.html")
+        page = explore.write_report(cfg, out=tmp_path / "index.html")
         frame = explore.load(cfg)
         html = dom(page, tmp_path)
         assert ready_ms(html) <= 2000

@@ -15,7 +15,8 @@ from declinecraft.core import config
 from declinecraft.construction import generate
 from declinecraft.construction import generate_stage
 from declinecraft.core.config import GenerateParams
-from declinecraft.construction.generate import Call, FormatError, Reply
+from declinecraft.llm.calls import Call, Reply
+from declinecraft.llm.responses import FormatError
 
 # --- builders ---------------------------------------------------------------------------------
 
@@ -65,7 +66,7 @@ class Scripted:
         for call in calls:
             self.calls.append(call)
             reply = self.handlers[call.prompt](call.fields)
-            out.append(reply if isinstance(reply, Reply) else Reply(reply, key=f"key-{len(self.calls)}"))
+            out.append(reply if isinstance(reply, Reply) else Reply(reply, cache_key=f"key-{len(self.calls)}"))
         return out
 
 
@@ -421,7 +422,7 @@ class TestRunStage:
         """The stage writes drafts.parquet and stage.json under 03_generate/."""
         cfg = make_project(project)
         pre, post = generate_stage.read_chunks(cfg)
-        drafts = generate_stage.run_stage(cfg, complete=good_model(), search=lexical_search(pre, post))
+        drafts = generate_stage.run(cfg, complete=good_model(), search=lexical_search(pre, post)).drafts
         folder = cfg.stage_dir("generate")
         assert pl.read_parquet(folder / "drafts.parquet").equals(drafts)
         stage = json.loads((folder / "stage.json").read_text())
@@ -470,7 +471,7 @@ class TestCompleter:
             with generate_stage.completer(cfg, "fake", temperature=0.0) as run:
                 again = run([call])
             assert first[0].text.startswith("echo: Does the CONTEXT") and "Copper golems sort items." in first[0].text
-            assert first[0].key and first[0].error is None and again == first
+            assert first[0].cache_key and first[0].error is None and again == first
             assert server.stats()["requests"] == 1
         finally:
             server.stop()

@@ -10,38 +10,40 @@ import pytest
 import tantivy
 from retrieval_data import CHUNKS, DIM, N_POST, N_PRE, CountingEmbedder, build_index, make_chunks, make_params
 
+from declinecraft.core import artifacts
+from declinecraft.retrieval import stage as index_stage
 from declinecraft.core import config
-from declinecraft.retrieval import index
-from declinecraft.retrieval.embed import HashEmbedder
+from declinecraft.retrieval import bm25, index
+from declinecraft.retrieval.hashing import HashEmbedder
 
 
 class TestBm25Analyzer:
     def test_en_stem(self) -> None:
         """en_stem lowercases, folds accents, stems and splits on punctuation."""
-        assert index.bm25_analyzer("en_stem").analyze('Horses\' "Armor": naïve-ghasts?') == [
+        assert bm25.bm25_analyzer("en_stem").analyze('Horses\' "Armor": naïve-ghasts?') == [
             "hors", "armor", "naiv", "ghast",
         ]  # fmt: skip
 
     def test_default(self) -> None:
         """default only lowercases."""
-        assert index.bm25_analyzer("default").analyze("Horses Armor") == ["horses", "armor"]
+        assert bm25.bm25_analyzer("default").analyze("Horses Armor") == ["horses", "armor"]
 
     def test_unknown(self) -> None:
         """An unknown analyzer name is a ValueError."""
         with pytest.raises(ValueError, match="unknown BM25 analyzer"):
-            index.bm25_analyzer("klingon")
+            bm25.bm25_analyzer("klingon")
 
 
 class TestCheckBm25Params:
     def test_tantivy_constants_pass(self) -> None:
         """k1=1.2, b=0.75 are accepted."""
-        index.check_bm25_params(make_params())
+        bm25.check_bm25_params(make_params())
 
     @pytest.mark.parametrize(("k1", "b"), [(1.5, 0.75), (1.2, 0.4)])
     def test_other_constants_rejected(self, k1: float, b: float) -> None:
         """Any other BM25 constant is refused with the reason."""
         with pytest.raises(ValueError, match="Tantivy's BM25 is fixed"):
-            index.check_bm25_params(make_params(bm25_k1=k1, bm25_b=b))
+            bm25.check_bm25_params(make_params(bm25_k1=k1, bm25_b=b))
 
 
 class TestValidateChunks:
@@ -221,7 +223,7 @@ class TestReadChunks:
         """Both corpus files are read, C_pre first."""
         cfg = config.load(project / "params" / "default.yaml")
         _write_corpus(cfg, make_chunks())
-        frame = index.read_chunks(cfg)
+        frame = artifacts.read_chunks(cfg)
         assert frame.height == len(CHUNKS) and frame["corpus"][0] == "pre"
 
     def test_missing_file(self, project: Path) -> None:
@@ -230,14 +232,14 @@ class TestReadChunks:
         cfg.stage_dir("corpus").mkdir(parents=True)
         (cfg.stage_dir("corpus") / "NOT_BUILT.md").write_text("x")
         with pytest.raises(FileNotFoundError, match=r"chunks_pre\.parquet \(the corpus stage is not built yet.*make nb NB=01"):
-            index.read_chunks(cfg)
+            artifacts.read_chunks(cfg)
 
     def test_missing_column(self, project: Path) -> None:
         """A corpus file without a column is named."""
         cfg = config.load(project / "params" / "default.yaml")
         _write_corpus(cfg, make_chunks().drop("url"))
         with pytest.raises(ValueError, match="chunks_pre.parquet: missing column 'url'"):
-            index.read_chunks(cfg)
+            artifacts.read_chunks(cfg)
 
 
 class TestRunStage:
@@ -246,11 +248,11 @@ class TestRunStage:
         cfg = config.load(project / "params" / "default.yaml")
         _write_corpus(cfg, make_chunks())
         embedder = CountingEmbedder(name=cfg.index.embedder)
-        first = index.run_stage(cfg, embedder=embedder)
-        second = index.run_stage(cfg, embedder=embedder)
-        assert first["built_now"] and not second["built_now"]
+        first = index_stage.run(cfg, embedder=embedder)
+        second = index_stage.run(cfg, embedder=embedder)
+        assert first.manifest["built_now"] and not second.manifest["built_now"]
         assert (cfg.stage_dir("index") / "manifest.json").is_file()
-        assert index.current(cfg) == cfg.stage_dir("index") / first["path"]
+        assert index_stage.current(cfg) == cfg.stage_dir("index") / first.manifest["path"] == first.folder
         assert embedder.documents == len(CHUNKS)
 
 
@@ -259,4 +261,4 @@ class TestCurrent:
         """Asking for the index of a run that has none names the missing manifest."""
         cfg = config.load(project / "params" / "default.yaml")
         with pytest.raises(FileNotFoundError, match="run 02_index"):
-            index.current(cfg)
+            index_stage.current(cfg)

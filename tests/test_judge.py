@@ -8,9 +8,12 @@ from collections.abc import Callable, Sequence
 import polars as pl
 import pytest
 
+from declinecraft.evaluation import answer_stage, judge_stage
+from declinecraft.retrieval import stage as index_stage
 from declinecraft.evaluation import answer
 from declinecraft.evaluation import judge
-from declinecraft.evaluation.answer import Call, Chunk, Reply
+from declinecraft.evaluation.context import Chunk
+from declinecraft.llm.calls import Call, Reply
 
 
 class ScriptedJudge:
@@ -352,7 +355,7 @@ class TestRunStage:
             frame.write_parquet(cfg.stage_dir(stage) / f"{name}.parquet")
         models = JudgeModels()
         pages = {True: {"Horse": "horse page"}, False: {"Ghast": "ghast page"}}
-        out = judge.run_stage(cfg, models=models, lookup=lookup, pages=pages)
+        out = judge_stage.run(cfg, models=models, lookup=lookup, pages=pages)
         folder = cfg.stage_dir("judge")
         for name in ("labels.parquet", "references.parquet", "scores.parquet", "judged.parquet", "results.csv",
                      "summary.parquet", "leakage.csv", "agreement.csv", "manifest.json"):  # fmt: skip
@@ -365,7 +368,7 @@ class TestRunStage:
         assert labels.filter(pl.col("judge") == "mute")["unparsable"].to_list() == [True, True, True]
         leak = pl.read_csv(folder / "leakage.csv")
         assert leak.select("n", "leakage_accuracy").row(0) == (2, 0.0)
-        assert out["label_unparsable"] == 0 and out["references"].height == 2
+        assert out.manifest["label_unparsable"] == 0 and out.references.height == 2
 
 
 @pytest.mark.slow
@@ -376,7 +379,6 @@ def test_real_models_end_to_end(tmp_path, monkeypatch) -> None:  # noqa: ANN001
     from datetime import datetime, timezone
 
     from declinecraft.core import config
-    from declinecraft.retrieval import index
     from test_answer import benchmark
 
     root = tmp_path / "project"
@@ -410,22 +412,22 @@ def test_real_models_end_to_end(tmp_path, monkeypatch) -> None:  # noqa: ANN001
         pages = {"pre": ["Page 1", "Page 2"], "post": ["New Mob"]}[half]
         pl.DataFrame({"title": pages, "text": ["Whole page text."] * len(pages)}).write_parquet(
             corpus / f"pages_{half}.parquet")
-    index.run_stage(cfg, progress=False)
+    index_stage.run(cfg, progress=False)
     bench = benchmark(2, 1).with_columns(
         target_title=pl.Series(["Page 1", "Page 2", "New Mob"]), target_url=pl.lit("http://wiki/x"),
         scenario_chunk_ids=pl.Series([["c2", "c3"]] * 3))  # fmt: skip
     cfg.stage_dir("verify").mkdir(parents=True)
     bench.write_parquet(cfg.stage_dir("verify") / "benchmark.parquet")
 
-    first = (answer.run_stage(cfg), judge.run_stage(cfg))
+    first = (answer_stage.run(cfg), judge_stage.run(cfg))
     judged = pl.read_parquet(cfg.stage_dir("judge") / "judged.parquet")
     assert judged.height == 3 * 4  # no_rag, single, iterative, single without scenario
     assert judged.filter(pl.col("label").is_null() & ~pl.col("budget_exhausted")).height == judged.filter(
         pl.col("label_unparsable") | pl.col("label_error").is_not_null()).height
     assert set(judged["rule_label"].drop_nulls()) <= set(judge.LABELS)
-    again = (answer.run_stage(cfg), judge.run_stage(cfg))
-    assert again[0]["responses"].equals(first[0]["responses"])
-    assert again[1]["judged"].equals(first[1]["judged"]) and again[1]["seconds"]["total"] < 10
+    again = (answer_stage.run(cfg), judge_stage.run(cfg))
+    assert again[0].responses.equals(first[0].responses)
+    assert again[1].judged.equals(first[1].judged) and again[1].manifest["seconds"]["total"] < 10
 
 
 class TestEmptyBenchmark:
@@ -439,7 +441,7 @@ class TestEmptyBenchmark:
         cfg = config.load(project / "params" / "t.yaml")
         cfg.stage_dir("verify").mkdir(parents=True)
         benchmark(1, 0).clear().write_parquet(cfg.stage_dir("verify") / "benchmark.parquet")
-        out = answer.run_stage(cfg, models=FakeModels(), search=FakeSearch(), lookup=chunk_lookup)
-        assert out["responses"].height == 0
-        done = judge.run_stage(cfg, models=JudgeModels(), lookup=lookup, pages={True: {}, False: {}})
-        assert done["judged"].height == 0 and (cfg.stage_dir("judge") / "results.csv").is_file()
+        out = answer_stage.run(cfg, models=FakeModels(), search=FakeSearch(), lookup=chunk_lookup)
+        assert out.responses.height == 0
+        done = judge_stage.run(cfg, models=JudgeModels(), lookup=lookup, pages={True: {}, False: {}})
+        assert done.judged.height == 0 and (cfg.stage_dir("judge") / "results.csv").is_file()

@@ -5,6 +5,7 @@ from __future__ import annotations
 import polars as pl
 import pytest
 
+from declinecraft.core import artifacts
 from declinecraft.evaluation import judge_stage
 
 
@@ -27,7 +28,7 @@ class TestReadPages:
 
         cfg = config.load(project / "params" / "default.yaml")
         with pytest.raises(FileNotFoundError, match="pages_pre.parquet"):
-            judge_stage.read_pages(cfg)
+            artifacts.read_pages(cfg)
 
 
 class TestReadResponses:
@@ -37,4 +38,4 @@ class TestReadResponses:
 
         cfg = config.load(project / "params" / "default.yaml")
         with pytest.raises(FileNotFoundError, match="responses.parquet: run 05_answer"):
-            judge_stage.read_responses(cfg)
+            artifacts.read_responses(cfg)

@@ -12,7 +12,7 @@ import fake_openai
 from declinecraft.core import config
 from declinecraft.llm import client as llm
 from declinecraft.llm import pool as model_pool
-from declinecraft.evaluation.answer import Call
+from declinecraft.llm.calls import Call
 
 
 @pytest.fixture()
@@ -59,7 +59,7 @@ class TestModelPool:
     def test_history_appended(self, pool: model_pool.ModelPool) -> None:
         """A re-ask sends the history turns after the rendered prompt (the fake echoes the last one)."""
         ask = pool.asker("one", thinking="off", max_tokens=8)
-        (reply,) = ask([Call("judge_response", {"question": "q", "answer": "a"}, (("assistant", "hm"), ("user", "ONE WORD")))])
+        (reply,) = ask([Call("judge_response", {"question": "q", "answer": "a"}, history=(("assistant", "hm"), ("user", "ONE WORD")))])
         assert reply.text == "echo: ONE WORD"
 
     def test_budget_exhausted(self, pool: model_pool.ModelPool) -> None:

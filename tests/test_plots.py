@@ -1,5 +1,5 @@
-"""Tests of the figures (plots, plots_main, plots_configs, plots_extra) on synthetic analysis tables
-read back from CSV, as the paper stage reads them."""
+"""Tests of the figures (drawing, panels, figure_spec, figures and the three figure modules) on
+synthetic analysis tables read back from CSV, as the paper stage reads them."""
 
 from __future__ import annotations
 
@@ -14,7 +14,8 @@ from matplotlib.figure import Figure
 
 from declinecraft.analysis import analyze as analysis
 from declinecraft.analysis import models as analysis_models
-from declinecraft.paper import figures as plots
+from declinecraft.analysis import results as analysis_results
+from declinecraft.paper import drawing, figure_spec, figures, panels
 from declinecraft.paper import figures_configs as plots_configs
 from declinecraft.paper import figures_extra as plots_extra
 from declinecraft.paper import figures_main as plots_main
@@ -30,8 +31,8 @@ def tables(tmp_path_factory: pytest.TempPathFactory) -> dict[str, pl.DataFrame]:
     out["facts"] = facts
     folder = tmp_path_factory.mktemp("tables")
     for name, table in out.items():
-        analysis.write_csv(table, folder / f"{name}.csv")
-    return analysis.read_tables(folder)
+        analysis_results.write_csv(table, folder / f"{name}.csv")
+    return analysis_results.read_tables(folder)
 
 
 @pytest.fixture(autouse=True)
@@ -41,20 +42,20 @@ def _close() -> Iterator[None]:
 
 
 def gray_lines(fig: Figure, ax_index: int = 0) -> int:
-    return sum(1 for line in fig.axes[ax_index].lines if line.get_color() == plots.GRAY)
+    return sum(1 for line in fig.axes[ax_index].lines if line.get_color() == drawing.GRAY)
 
 
 def grid(t: dict[str, pl.DataFrame]) -> pl.DataFrame:
     return t["main_grid"]
 
 
-# --- plots --------------------------------------------------------------------------------------
+# --- drawing, figure_spec, figures ------------------------------------------------------------
 
 
 class TestStyle:
     def test_rc(self) -> None:
         """Inside the style, fonts are small and top/right spines are off."""
-        with plots.style():
+        with drawing.style():
             assert plt.rcParams["font.size"] == 7 and not plt.rcParams["axes.spines.top"]
 
 
@@ -62,42 +63,42 @@ class TestStyled:
     def test_wraps(self) -> None:
         """A decorated function draws under the style."""
         sizes = []
-        plots.styled(lambda: sizes.append(plt.rcParams["font.size"]) or plt.figure())()
+        drawing.styled(lambda: sizes.append(plt.rcParams["font.size"]) or plt.figure())()
         assert sizes == [7]
 
 
 class TestNewFigure:
     def test_width(self) -> None:
         """Figures are sized for the paper's column."""
-        fig, _ = plots.new_figure()
-        assert fig.get_size_inches()[0] == pytest.approx(plots.COLUMN_IN)
+        fig, _ = drawing.new_figure()
+        assert fig.get_size_inches()[0] == pytest.approx(drawing.COLUMN_IN)
 
 
 class TestSave:
     def test_formats(self, tmp_path: Path) -> None:
         """One file per format, non-empty."""
-        files = plots.save(plots_main.plot_pipeline(), tmp_path, "x", ("pdf", "png"), dpi=50)
+        files = drawing.save(plots_main.plot_pipeline(), tmp_path, "x", ("pdf", "png"), dpi=50)
         assert [f.suffix for f in files] == [".pdf", ".png"] and all(f.stat().st_size > 1000 for f in files)
 
 
 class TestPct:
     def test_null_is_nan(self) -> None:
         """Proportions become percentages, null becomes NaN."""
-        out = plots.pct(pl.Series([0.5, None]))
+        out = drawing.pct(pl.Series([0.5, None]))
         assert out[0] == 50.0 and np.isnan(out[1])
 
 
 class TestFamilyColors:
     def test_stable(self) -> None:
         """The same family gets the same color whatever the order."""
-        assert plots.family_colors(["b", "a"])["a"] == plots.family_colors(["a", "b", "a"])["a"]
+        assert drawing.family_colors(["b", "a"])["a"] == drawing.family_colors(["a", "b", "a"])["a"]
 
 
 class TestMeanWithInterval:
     def test_blue_line(self) -> None:
         """The mean line is blue and passes through the column means."""
-        fig, ax = plots.new_figure()
-        plots.mean_with_interval(ax, [0, 1], np.array([[1.0, 2.0], [3.0, 4.0]]))
+        fig, ax = drawing.new_figure()
+        drawing.mean_with_interval(ax, [0, 1], np.array([[1.0, 2.0], [3.0, 4.0]]))
         assert list(ax.lines[0].get_ydata()) == [2.0, 3.0]
 
 
@@ -105,50 +106,68 @@ class TestLinesPanel:
     def test_one_line_per_unit(self) -> None:
         """One gray line per configuration; missing positions are NaN, not errors."""
         frame = pl.DataFrame({"config": ["a", "a", "b"], "x": ["p", "q", "p"], "y": [0.1, 0.2, 0.3]})
-        fig, ax = plots.new_figure()
-        matrix = plots.lines_panel(ax, frame, x="x", y="y", order=["p", "q"])
+        fig, ax = drawing.new_figure()
+        matrix = drawing.lines_panel(ax, frame, x="x", y="y", order=["p", "q"])
         assert matrix.shape == (2, 2) and np.isnan(matrix[1, 1]) and gray_lines(fig) == 2
 
 
 class TestNoteMissing:
     def test_text(self) -> None:
         """An empty panel says what is missing."""
-        fig, ax = plots.new_figure()
-        plots.note_missing(ax, "nothing here")
+        fig, ax = drawing.new_figure()
+        drawing.note_missing(ax, "nothing here")
         assert ax.texts[0].get_text() == "nothing here"
 
 
 class TestNeeds:
     def test_reason(self, tables: dict[str, pl.DataFrame]) -> None:
         """A check returns its reason when the table lacks rows or distinct values."""
-        assert plots.needs("main_grid", "why", condition="nope")(tables) == "why"
-        assert plots.needs("main_grid", "why", distinct="thinking")(tables) == ""
-        assert plots.needs("absent", "why")(tables) == "why"
+        assert figure_spec.needs("main_grid", "why", condition="nope")(tables) == "why"
+        assert figure_spec.needs("main_grid", "why", distinct="thinking")(tables) == ""
+        assert figure_spec.needs("absent", "why")(tables) == "why"
 
 
 class TestAlways:
     def test_empty(self) -> None:
         """The pipeline diagram needs nothing."""
-        assert plots.always({}) == ""
+        assert figure_spec.always({}) == ""
 
 
 class TestFigures:
     def test_registry(self, tables: dict[str, pl.DataFrame]) -> None:
         """Figures 1–28 are registered once each; only 7 and 24 lack data in this synthetic run."""
-        specs = plots.figures()
+        specs = figures.figures()
         assert sorted(s.number for s in specs) == list(range(1, 29))
         lacking = {s.number for s in specs if s.lacks(tables)}
         assert lacking == {7, 24}
 
     def test_every_figure_draws(self, tables: dict[str, pl.DataFrame]) -> None:
         """Every figure with data draws without error."""
-        for spec in plots.figures():
+        for spec in figures.figures():
             if not spec.lacks(tables):
                 assert isinstance(spec.draw(tables), Figure), spec.stem
                 plt.close("all")
 
 
-# --- plots_main ---------------------------------------------------------------------------------
+class TestWriteFigures:
+    def test_skips_with_reasons(self, tmp_path: Path, tables: dict[str, pl.DataFrame]) -> None:
+        """Drawn figures get files; the others a reason naming the figure; stale files go."""
+        (tmp_path / "fig99_stale.png").write_text("old")
+        (tmp_path / "notes.txt").write_text("mine")
+        rows = figures.write_figures(tables, tmp_path, formats=("png",), dpi=40)
+        skipped = {r["number"]: r["reason"] for r in rows if r["reason"]}
+        assert set(skipped) == {7, 24} and skipped[7].startswith("Figure 7")
+        assert (tmp_path / "fig08_conditions.png").is_file() and not (tmp_path / "fig99_stale.png").exists()
+        assert (tmp_path / "notes.txt").is_file()  # only generated figure names are cleared
+
+    def test_no_input(self, tmp_path: Path) -> None:
+        """Without results only the pipeline diagram is drawn, and every reason names the missing input."""
+        rows = figures.write_figures({}, tmp_path, formats=("png",), dpi=40, no_input="judge stage missing")
+        assert [r["number"] for r in rows if not r["reason"]] == [1]
+        assert all("judge stage missing" in r["reason"] for r in rows if r["number"] != 1)
+
+
+# --- figures_main and panels ---------------------------------------------------------------
 
 
 class TestPlotPipeline:
@@ -176,16 +195,24 @@ class TestPlotPipelines:
 class TestThinkingPairs:
     def test_pairs(self, tables: dict[str, pl.DataFrame]) -> None:
         """Only models with both settings, with the significance of their McNemar test."""
-        out = plots_main.thinking_pairs(grid(tables), tables["paired_tests"], "no_rag", "car")
+        out = panels.thinking_pairs(grid(tables), tables["paired_tests"], "no_rag", "car")
         assert out.height == 4 and out["significant"].dtype == pl.Boolean
+
+
+class TestAssocText:
+    def test_caption(self) -> None:
+        """The caption gives rho and p of the named association, n/a when undefined, nothing without table."""
+        assoc = pl.DataFrame({"name": ["a", "b"], "rho": [0.456, float("nan")], "p": [0.0123, 1.0]})
+        assert panels.assoc_text(assoc, "a") == "ρ = +0.46, p = 0.01"
+        assert panels.assoc_text(assoc, "b") == "ρ = n/a" and panels.assoc_text(None, "a") == ""
 
 
 class TestArrowsPanel:
     def test_arrow_colors(self) -> None:
         """Orange when thinking lowers the metric, blue when it raises it."""
-        fig, ax = plots.new_figure()
+        fig, ax = drawing.new_figure()
         frame = pl.DataFrame({"label": ["a", "b"], "off": [0.5, 0.2], "on": [0.3, 0.4], "significant": [True, False]})
-        plots_main.arrows_panel(ax, frame, metric="m", title="t")
+        panels.arrows_panel(ax, frame, metric="m", title="t")
         colors = [a.arrow_patch.get_edgecolor() for a in ax.texts]
         assert len(colors) == 2
 
@@ -199,16 +226,16 @@ class TestPlotThinkingCar:
 class TestSizePanel:
     def test_closed_orange(self) -> None:
         """Closed models are drawn as a second (orange) series."""
-        fig, ax = plots.new_figure()
+        fig, ax = drawing.new_figure()
         pts = pl.DataFrame({"x": [1.0, 2.0], "car": [0.1, 0.2], "open_weight": [True, False]})
-        plots_main.size_panel(ax, pts, x="x", y="car", xlabel="", ylabel="", log=False, text="")
+        panels.size_panel(ax, pts, x="x", y="car", xlabel="", ylabel="", log=False, text="")
         assert len(ax.collections) == 2
 
 
 class TestMonthTicks:
     def test_labels(self) -> None:
         """Months since 2000 are labelled YYYY-MM."""
-        fig, ax = plots.new_figure()
+        fig, ax = drawing.new_figure()
         plots_main.month_ticks(ax, np.array([300.0, 303.0]))
         assert ax.get_xticklabels()[0].get_text() == "2025-01"
 
@@ -230,8 +257,8 @@ class TestPlotKSweep:
 class TestFrontierLine:
     def test_step(self) -> None:
         """The frontier is one dashed step line through the non-dominated points."""
-        fig, ax = plots.new_figure()
-        plots_main.frontier_line(ax, np.array([0.9, 0.8, 0.95]), np.array([0.5, 0.4, 0.3]))
+        fig, ax = drawing.new_figure()
+        panels.frontier_line(ax, np.array([0.9, 0.8, 0.95]), np.array([0.5, 0.4, 0.3]))
         assert len(ax.lines) == 1 and list(ax.lines[0].get_xdata()) == pytest.approx([90.0, 95.0])
 
 
@@ -242,7 +269,7 @@ class TestPlotFinetuned:
         assert "fine-tuned" in fig.axes[1].texts[0].get_text()
 
 
-# --- plots_configs ------------------------------------------------------------------------------
+# --- figures_configs ---------------------------------------------------------------------------
 
 
 class TestPlotConditions:
@@ -262,7 +289,7 @@ class TestPlotThinkingAccuracy:
 class TestConfigScatter:
     def test_markers(self) -> None:
         """Squares for thinking on, circles otherwise."""
-        fig, ax = plots.new_figure()
+        fig, ax = drawing.new_figure()
         frame = pl.DataFrame({"family": ["F", "F"], "thinking": ["on", "off"], "attempt": [0.9, 0.8], "car": [0.5, 0.4]})
         plots_configs.config_scatter(ax, frame, x="attempt", y="car", colors={"F": "k"}, bars=False)
         assert len(ax.collections) == 2
@@ -271,7 +298,7 @@ class TestConfigScatter:
 class TestFamilyLegend:
     def test_entries(self) -> None:
         """One entry per family plus the thinking marker."""
-        fig, ax = plots.new_figure()
+        fig, ax = drawing.new_figure()
         plots_configs.family_legend(ax, {"A": "r", "B": "b"})
         assert len(ax.get_legend().get_texts()) == 3
 
@@ -336,13 +363,13 @@ class TestPlotTradeoff:
         assert len(plots_configs.plot_tradeoff(grid(tables)).axes[0].lines) == 2
 
 
-# --- plots_extra --------------------------------------------------------------------------------
+# --- figures_extra -----------------------------------------------------------------------------
 
 
 class TestStackedShares:
     def test_sums(self) -> None:
         """Three stacked bars per row ending at 100%."""
-        fig, ax = plots.new_figure()
+        fig, ax = drawing.new_figure()
         frame = pl.DataFrame({"share_abstain": [0.2], "share_deny": [0.3], "share_answer": [0.5]})
         plots_extra.stacked_shares(ax, frame, ["x"])
         last = ax.patches[-1]

@@ -1,9 +1,10 @@
-"""Tests of the paper stage (report, report_tables, report_numbers): where it writes, what it skips,
-the macros, the LaTeX tables, and the PDF build."""
+"""Tests of the paper stage (stage, outputs, pdf, tables, latex, numbers, number_sources,
+run_settings): where it writes, what it skips, the macros, the LaTeX tables, and the PDF build."""
 
 from __future__ import annotations
 
 import dataclasses
+import re
 import shutil
 from pathlib import Path
 
@@ -11,13 +12,15 @@ import polars as pl
 import pytest
 
 from declinecraft.analysis import analyze as analysis
+from declinecraft.analysis import paper_tables
+from declinecraft.analysis import stage as analysis_stage
 from declinecraft.core import config
-from declinecraft.evaluation import metrics
-from declinecraft.paper import stage as report
+from declinecraft.core.config import VerifyParams
+from declinecraft.paper import latex, outputs, pdf, run_settings
 from declinecraft.paper import numbers as report_numbers
+from declinecraft.paper import stage as report
 from declinecraft.paper import tables as report_tables
 from tests.support import synthetic
-from declinecraft.core.config import VerifyParams
 
 ROOT = Path(__file__).resolve().parents[1]
 HAS_TEX = shutil.which("latexmk") is not None
@@ -45,45 +48,48 @@ def results() -> dict[str, pl.DataFrame]:
     judged = synthetic.synthetic_judged(9, 80, seed=4, ablations=True)
     facts = synthetic.synthetic_models(9, seed=4)
     out = analysis.analyze(judged, facts, analysis.Design(n_resamples=50))
-    out["facts"] = analysis._with_derived_facts(facts)
+    out["facts"] = analysis.with_derived_facts(facts)
     return out
 
 
-# --- report -------------------------------------------------------------------------------------
+# --- outputs ------------------------------------------------------------------------------------
 
 
 class TestOutputDirs:
     def test_default_and_other(self, tmp_path: Path) -> None:
         """The default run writes figures/ and paper/; others write under outputs/<run>/."""
         cfg = project(tmp_path, None)
-        assert report.output_dirs(cfg) == (tmp_path / "figures", tmp_path / "paper")
+        assert outputs.output_dirs(cfg) == (tmp_path / "figures", tmp_path / "paper")
         other = config.load(tmp_path / "params" / "nopdf.yaml")
-        assert report.output_dirs(other) == (tmp_path / "outputs/nopdf/figures", tmp_path / "outputs/nopdf/paper")
+        assert outputs.output_dirs(other) == (tmp_path / "outputs/nopdf/figures", tmp_path / "outputs/nopdf/paper")
 
 
-class TestWriteFigures:
-    def test_skips_with_reasons(self, tmp_path: Path, results: dict[str, pl.DataFrame]) -> None:
-        """Drawn figures get files; the others a reason naming the figure; stale files go."""
-        (tmp_path / "fig99_stale.png").write_text("old")
-        rows = report.write_figures(results, tmp_path, formats=("png",), dpi=40)
-        skipped = {r["number"]: r["reason"] for r in rows if r["reason"]}
-        assert set(skipped) == {7, 24} and skipped[7].startswith("Figure 7")
-        assert (tmp_path / "fig08_conditions.png").is_file() and not (tmp_path / "fig99_stale.png").exists()
+class TestRemoveStale:
+    def test_only_generated_names(self, tmp_path: Path) -> None:
+        """Generated files the run did not write go; kept ones and hand-written files stay."""
+        for name in ("table02.tex", "table03.tex", "reported.tex"):
+            (tmp_path / name).write_text("x")
+        outputs.remove_stale(tmp_path, re.compile(r"table\d\d\.tex"), {"table02.tex"})
+        assert sorted(p.name for p in tmp_path.iterdir()) == ["reported.tex", "table02.tex"]
 
-    def test_no_input(self, tmp_path: Path) -> None:
-        """Without results only the pipeline diagram is drawn."""
-        rows = report.write_figures({}, tmp_path, formats=("png",), dpi=40, no_input="judge stage missing")
-        assert [r["number"] for r in rows if not r["reason"]] == [1]
+    def test_missing_folder(self, tmp_path: Path) -> None:
+        """A folder that does not exist yet is nothing to clean."""
+        outputs.remove_stale(tmp_path / "absent", re.compile("x"), set())
+
+
+# --- stage --------------------------------------------------------------------------------------
 
 
 class TestWriteTables:
     def test_files(self, tmp_path: Path, results: dict[str, pl.DataFrame]) -> None:
-        """Every fillable table is a .tex file; Table 9 and 10 give reasons here."""
+        """Every fillable table is a .tex file; Table 9 and 10 give reasons here; stale ones go."""
         cfg = project(tmp_path, None)
-        rows = report.write_tables(results, cfg, tmp_path / "tables")
+        (tmp_path / "tables").mkdir()
+        (tmp_path / "tables" / "table09.tex").write_text("stale")
+        rows = report_tables.write_tables(results, cfg, tmp_path / "tables")
         reasons = {r["name"]: r["reason"] for r in rows}
         assert reasons["table09"] and reasons["table10"] and not reasons["table08"]
-        assert (tmp_path / "tables" / "table12.tex").is_file()
+        assert (tmp_path / "tables" / "table12.tex").is_file() and not (tmp_path / "tables" / "table09.tex").exists()
 
 
 class TestSkippedTex:
@@ -106,6 +112,50 @@ class TestWriteNumbers:
         numbers = report.write_numbers(results, cfg, tmp_path / "paper", tmp_path / "stage", "")
         assert (tmp_path / "paper" / "numbers.tex").is_file() and (tmp_path / "paper" / "tables" / "reported.tex").is_file()
         assert numbers.filter(pl.col("macro") == "CARsingleMean")["text"][0] != "n/a"
+        assert pl.read_csv(tmp_path / "stage" / "numbers.csv").height == numbers.height
+
+
+class TestReadResults:
+    def test_missing_analysis(self, tmp_path: Path) -> None:
+        """Without the analysis stage there is nothing to draw, and the reason says so."""
+        found, reason = report.read_results(tmp_path)
+        assert found == {} and reason == "the analysis stage has not run"
+
+    def test_no_input_keeps_setup_tables(self, tmp_path: Path) -> None:
+        """Without judged responses only facts and upstream copies are used, not stale results."""
+        (tmp_path / "status.json").write_text('{"status": "no_input", "reason": "no judge"}')
+        for name in ("facts", "corpus_stats", "main_grid"):
+            pl.DataFrame({"x": [1]}).write_csv(tmp_path / f"{name}.csv")
+        found, reason = report.read_results(tmp_path)
+        assert sorted(found) == ["corpus_stats", "facts"] and reason == "no judge"
+
+
+class TestRunStage:
+    def test_no_input(self, tmp_path: Path) -> None:
+        """Before the judge stage exists, the paper stage writes n/a macros and skip reasons."""
+        cfg = config.load(project(tmp_path, None).root / "params" / "nopdf.yaml")
+        analysis_stage.run(cfg)
+        out = report.run(cfg)
+        assert isinstance(out, report.PaperResult) and out.pdf is None
+        assert out.numbers.filter(pl.col("macro") == "CARsingleMean")["text"][0] == "n/a"
+        assert "CARsingleMean" in out.missing_numbers()["macro"].to_list()
+        assert out.figures_drawn == 1 and out.figure("fig01_pipeline") is not None and out.figure("fig08_conditions") is None
+        assert "skipped.csv" in out.files() and (tmp_path / "outputs/nopdf/paper/tables/table11.tex").is_file()
+        with pytest.raises(dataclasses.FrozenInstanceError):
+            out.pdf = Path("x")  # type: ignore[misc]
+
+    @pytest.mark.slow
+    @pytest.mark.skipif(not HAS_TEX, reason="latexmk is not installed")
+    def test_pdf(self, tmp_path: Path) -> None:
+        """The default run of a synthetic judged table builds paper/main.pdf."""
+        cfg = project(tmp_path, synthetic.synthetic_judged(6, 60, ablations=True))
+        analysis_stage.run(cfg)
+        out = report.run(cfg)
+        assert out.pdf == tmp_path / "paper" / "main.pdf" and out.pdf.stat().st_size > 10_000
+        assert not list((tmp_path / "paper").glob("*.aux"))
+
+
+# --- pdf ----------------------------------------------------------------------------------------
 
 
 class TestBuildPdf:
@@ -113,86 +163,77 @@ class TestBuildPdf:
     def test_error_lines(self, tmp_path: Path) -> None:
         """A LaTeX error fails with the log's first error line and leaves no PDF or junk."""
         (tmp_path / "main.tex").write_text("\\documentclass{article}\\begin{document}\\undefinedmacro\\end{document}\n")
-        with pytest.raises(report.PaperBuildError, match="Undefined control sequence"):
-            report.build_pdf(tmp_path)
+        with pytest.raises(pdf.PaperBuildError, match="Undefined control sequence"):
+            pdf.build_pdf(tmp_path)
         assert sorted(p.name for p in tmp_path.iterdir()) == ["main.tex"]
 
     def test_no_latexmk(self, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
         """Without latexmk the build is skipped (None), not failed."""
         monkeypatch.setattr(shutil, "which", lambda _: None)
-        assert report.build_pdf(tmp_path) is None
+        assert pdf.build_pdf(tmp_path) is None
 
 
-class TestRunStage:
-    def test_no_input(self, tmp_path: Path) -> None:
-        """Before the judge stage exists, the paper stage writes n/a macros and skip reasons."""
-        cfg = config.load(project(tmp_path, None).root / "params" / "nopdf.yaml")
-        analysis.run_stage(cfg)
-        out = report.run_stage(cfg)
-        assert out["pdf"] is None and out["numbers"].filter(pl.col("macro") == "CARsingleMean")["text"][0] == "n/a"
-        assert (tmp_path / "outputs/nopdf/08_paper/skipped.csv").is_file()
-        assert (tmp_path / "outputs/nopdf/paper/tables/table11.tex").is_file()
-
-    @pytest.mark.slow
-    @pytest.mark.skipif(not HAS_TEX, reason="latexmk is not installed")
-    def test_pdf(self, tmp_path: Path) -> None:
-        """The default run of a synthetic judged table builds paper/main.pdf."""
-        cfg = project(tmp_path, synthetic.synthetic_judged(6, 60, ablations=True))
-        analysis.run_stage(cfg)
-        out = report.run_stage(cfg)
-        assert out["pdf"] == tmp_path / "paper" / "main.pdf" and out["pdf"].stat().st_size > 10_000
-        assert not list((tmp_path / "paper").glob("*.aux"))
-
-
-# --- report_tables ------------------------------------------------------------------------------
-
-
-def published_row() -> pl.DataFrame:
-    """Responses reproducing Table 2's first row: attempt 668/700, CAR 242/300."""
-    q = [(f"a{i}", True, "ANSWER" if i < 668 else "ABSTAIN") for i in range(700)]
-    q += [(f"u{i}", False, "ABSTAIN" if i < 242 else "DENY") for i in range(300)]
-    frame = pl.DataFrame(q, schema=["question_id", "answerable", "label"], orient="row")
-    return frame.with_columns(model=pl.lit("gemma-4-26b-a4b"), thinking=pl.lit("off"), condition=pl.lit("single"),
-                              budget_exhausted=pl.lit(False), accuracy=pl.lit(0.7))  # fmt: skip
-
-
-class TestBuild:
-    def test_published_table2(self) -> None:
-        """Table 2's published row: attempt 95.4 [93.6, 96.7], CAR 80.7 [75.8, 84.7], Bal. F1 88.9."""
-        results = analysis.analyze(published_row(), design=analysis.Design(n_resamples=20))
-        row = report_tables.build(results)["table02"].row(0, named=True)
-        got = [round(row[c], 1) for c in ("attempt", "attempt_low", "attempt_high", "car", "car_low", "car_high", "bal_f1")]
-        assert got == [95.4, 93.6, 96.7, 80.7, 75.8, 84.7, 88.9]
-        assert metrics.balanced_f1(0.954, 0.807) == pytest.approx(0.889, abs=5e-4)
-
-    def test_reasons(self) -> None:
-        """Without results every table but 12 is a reason string; none raises."""
-        out = report_tables.build({})
-        assert all(isinstance(v, str) for v in out.values())
+# --- tables -------------------------------------------------------------------------------------
 
 
 class TestToLatex:
     def test_bold_best(self, results: dict[str, pl.DataFrame]) -> None:
         """The best CAR of Table 2 is bold and the header row is there."""
-        tex = report_tables.to_latex("table02", report_tables.build(results)["table02"])
+        tex = report_tables.to_latex("table02", paper_tables.build(results)["table02"])
         assert "\\toprule" in tex and tex.count("\\textbf{") >= 5
 
+    def test_escapes_cells(self) -> None:
+        """Text cells are escaped; role marks become a superscript; numbers keep one decimal."""
+        frame = pl.DataFrame({"role": ["Judge {A} ~ 100%"], "model": ["m_1^{GR}"]})
+        tex = report_tables.to_latex("table12", frame)
+        assert "Judge \\{A\\} \\textasciitilde{} 100\\% & m\\_1$^{\\mathrm{GR}}$ \\\\" in tex
 
-class TestTexEscape:
+    def test_unknown_table(self) -> None:
+        """A table without a spec gets one column per frame column, headers escaped."""
+        tex = report_tables.to_latex("table99", pl.DataFrame({"a_b": [1.25], "c": ["x&y"]}))
+        assert "a\\_b & c \\\\" in tex and "1.2 & x\\&y \\\\" in tex
+
+
+# --- latex --------------------------------------------------------------------------------------
+
+
+class TestEscape:
+    @pytest.mark.parametrize(("text", "tex"), [
+        ("\\", "\\textbackslash{}"), ("{", "\\{"), ("}", "\\}"), ("$", "\\$"), ("&", "\\&"), ("#", "\\#"),
+        ("^", "\\textasciicircum{}"), ("_", "\\_"), ("~", "\\textasciitilde{}"), ("%", "\\%"),
+    ])  # fmt: skip
+    def test_each_special(self, text: str, tex: str) -> None:
+        """Every special character of running text prints as itself."""
+        assert latex.escape(f"a{text}b") == f"a{tex}b"
+
+    def test_single_pass(self) -> None:
+        """The braces an escape inserts are not escaped again, and plain text is untouched."""
+        assert latex.escape("\\{") == "\\textbackslash{}\\{"
+        assert latex.escape("Qwen3 30B-A3B (thinking), 1.5") == "Qwen3 30B-A3B (thinking), 1.5"
+
+    def test_none_and_numbers(self) -> None:
+        """None is empty; other values are printed first."""
+        assert latex.escape(None) == "" and latex.escape(2.5) == "2.5"
+
+
+class TestEscapeMarked:
     def test_superscript(self) -> None:
         """Role marks become a math superscript; underscores are escaped."""
-        assert report_tables.tex_escape("a_b^{GR}") == "a\\_b$^{\\mathrm{GR}}$"
+        assert latex.escape_marked("a_b^{GR}") == "a\\_b$^{\\mathrm{GR}}$"
+
+    def test_braces_elsewhere(self) -> None:
+        """Only a trailing ``^{...}`` is a mark; other braces and carets are escaped."""
+        assert latex.escape_marked("a^{b} c") == "a\\textasciicircum{}\\{b\\} c"
+        assert latex.escape_marked("x {y}") == "x \\{y\\}"
 
 
-class TestTable12:
-    def test_roles(self, tmp_path: Path) -> None:
-        """The run's embedder, generator and judges."""
-        cfg = project(tmp_path, None)
-        out = report_tables.table12(cfg)
-        assert out["model"][0] == cfg.index.embedder and out.height >= 7
+class TestThousands:
+    def test_groups(self) -> None:
+        """Counts get braced commas between groups of three digits."""
+        assert (latex.thousands(3404), latex.thousands(999), latex.thousands(1234567)) == ("3{,}404", "999", "1{,}234{,}567")
 
 
-# --- report_numbers -----------------------------------------------------------------------------
+# --- numbers ------------------------------------------------------------------------------------
 
 
 class TestCompute:
@@ -212,6 +253,13 @@ class TestCompute:
         text = dict(zip(numbers["macro"], numbers["text"], strict=True))
         assert (text["BenchAnswerable"], text["BenchUnanswerable"]) == ("6", "8")
         assert text["NAnswerable"] != "n/a"
+
+    def test_text_escaped(self, results: dict[str, pl.DataFrame]) -> None:
+        """A model name quoted in the text is escaped for LaTeX (braces and tildes included)."""
+        leak = results["leakage_model"].head(1).with_columns(model=pl.lit("m_{x}~1"), accuracy=pl.lit(0.5))
+        numbers = report_numbers.compute({"leakage_model": leak})
+        text = dict(zip(numbers["macro"], numbers["text"], strict=True))
+        assert text["LeakTopModel"] == "m\\_\\{x\\}\\textasciitilde{}1" and text["LeakTopAcc"] == "50.0"
 
     def test_no_input(self) -> None:
         """Without input every number is n/a with the given reason."""
@@ -246,13 +294,24 @@ class TestReportedVsReproduced:
         tex = report_numbers.reported_vs_reproduced(numbers, {"car_mean_single_shot": {"value": 56.4, "unit": "percent"}})
         assert "56.4 & \\CARsingleMean" in tex
 
+    def test_text_value_escaped(self) -> None:
+        """A reported value that is text is escaped; a negative number gets a real minus."""
+        numbers = report_numbers.compute({}, no_input="x")
+        tex = report_numbers.reported_vs_reproduced(numbers, {"car_mean_no_rag": {"value": "~40%"},
+                                                              "car_mean_single_shot": {"value": -2}})  # fmt: skip
+        assert "\\textasciitilde{}40\\% & \\CARnoragMean" in tex and "\\textminus 2 & \\CARsingleMean" in tex
+
+
+# --- run_settings -------------------------------------------------------------------------------
+
 
 class TestConfigMacros:
     def test_settings(self, tmp_path: Path) -> None:
-        """Run settings and the paper's BM25 constant are macros."""
-        out = report_numbers.config_macros(project(tmp_path, None), {"bm25_k1": {"value": 1.5}})
+        """Run settings and the paper's BM25 constant are macros; counts keep their braced commas."""
+        out = run_settings.config_macros(project(tmp_path, None), {"bm25_k1": {"value": 1.5}})
         values = dict(zip(out["macro"], out["text"], strict=True))
         assert values["BMkOne"] == "1.2" and values["PaperBMkOne"] == "1.5" and values["RunName"] == "default"
+        assert values["Resamples"] == "1{,}000" and out.schema == report_numbers.compute({}).schema
 
     def test_self_verification_noted(self, tmp_path: Path) -> None:
         """The reproduction notes say when the verifier also generated the questions."""
@@ -261,6 +320,6 @@ class TestConfigMacros:
         for verifier in (cfg.generate.generator, "someone-else"):
             cfg = dataclasses.replace(cfg, blocks=cfg.blocks | {"verify": VerifyParams(verifier=verifier,
                                                                                        self_verification=True)})
-            out = report_numbers.config_macros(cfg, {})
+            out = run_settings.config_macros(cfg, {})
             notes[verifier] = dict(zip(out["macro"], out["text"], strict=True))["VerifierNote"]
         assert "self-verification" in notes[cfg.generate.generator] and notes["someone-else"] == ""

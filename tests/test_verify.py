@@ -8,10 +8,11 @@ from pathlib import Path
 import polars as pl
 import pytest
 
+from declinecraft.construction import verify_stage
 from declinecraft.construction import generate
 from declinecraft.construction import verify
 from declinecraft.core.config import VerifyParams
-from declinecraft.construction.generate import Call, Reply
+from declinecraft.llm.calls import Call, Reply
 
 # --- cue filter -------------------------------------------------------------------------------
 
@@ -103,7 +104,7 @@ class Verifier:
         out = []
         for c in calls:
             text = self.rules[c.prompt](c.fields.get("fact") or c.fields["answer"])
-            out.append(Reply("", error=text[6:]) if text.startswith("ERROR:") else Reply(text, key=f"k-{c.prompt}"))
+            out.append(Reply("", error=text[6:]) if text.startswith("ERROR:") else Reply(text, cache_key=f"k-{c.prompt}"))
         return out
 
 
@@ -291,7 +292,7 @@ class TestRunStage:
         """The stage writes the benchmark, every candidate's fate, the audit tables and the datasheet."""
         cfg = stage_project(project)
         v = Verifier(lambda f: "NO", lambda f: "YES" if f in {"FACT0", "FACT1", "FACT2"} else "NO")
-        out = verify.run_stage(cfg, complete=v, search=fixed_search)
+        out = verify_stage.run(cfg, complete=v, search=fixed_search)
         folder = cfg.stage_dir("verify")
         bench = pl.read_parquet(folder / "benchmark.parquet")
         assert bench.height == pl.read_ndjson(folder / "benchmark.jsonl").height == 3 + 4
@@ -302,7 +303,7 @@ class TestRunStage:
         assert [fates[f"u{i:04d}"] for i in range(4, 10)] == ["kept"] * 4 + ["capped_chunk"] * 2
         for name in ("fates", "format", "verifier", "style", "retrieval", "pages", "chunks", "review"):
             assert (folder / f"audit_{name}.csv").is_file()
-        retrieval = out["audit_retrieval"].row(0, named=True)
+        retrieval = out.audits["audit_retrieval"].row(0, named=True)
         assert (retrieval["audit"], retrieval["n"], retrieval["hits"]) == ("hit_at_k", 3, 2)
         assert "## Known limits" in (folder / "datasheet.md").read_text()
         assert not (folder / "audit_generators.csv").exists()
@@ -312,8 +313,8 @@ class TestRunStage:
         extra = ("generate:\n  generators: [other-gen]\n"
                  "verify:\n  comparison_answerable: 2\n  comparison_unanswerable: 6\n")
         cfg = stage_project(project, "cmp", extra)
-        out = verify.run_stage(cfg, complete=Verifier(lambda f: "NO", lambda f: "NO"), search=fixed_search)
-        table = out["audit_generators"]
+        out = verify_stage.run(cfg, complete=Verifier(lambda f: "NO", lambda f: "NO"), search=fixed_search)
+        table = out.audits["audit_generators"]
         assert table["generator"].to_list() == ["qwen2.5-coder-1.5b", "other-gen"]
         assert table["accepted_unanswerable"].to_list() == [4, 4]
         assert (cfg.stage_dir("verify") / "audit_generators.csv").is_file()
@@ -325,8 +326,8 @@ class TestRunStage:
         lost = pl.read_parquet(path).with_columns(status=pl.lit("lost_to_format"), reason=pl.lit("not JSON"))
         lost.write_parquet(path)
         v = Verifier(lambda f: "NO", lambda f: "NO")
-        out = verify.run_stage(cfg, complete=v, search=fixed_search)
-        assert out["benchmark"].height == 0 and v.calls == []
-        assert set(out["candidates"]["fate"]) == {"lost_to_format"}
+        out = verify_stage.run(cfg, complete=v, search=fixed_search)
+        assert out.benchmark.height == 0 and v.calls == []
+        assert set(out.candidates["fate"]) == {"lost_to_format"}
         sheet = (cfg.stage_dir("verify") / "datasheet.md").read_text()
         assert "lost to format: 10/10 (100.0%)" in sheet and f"**{cfg.verify.target_answerable} short**" in sheet

@@ -1,12 +1,11 @@
-"""Stage 07: every statistic of the paper over one judged table → tidy result tables (§4, App. A, H).
+"""Every statistic of the paper over one judged table, as tidy result tables (§4, App. A, H).
 
 :func:`analyze` takes the judged responses (one row per response, the schema of
 ``outputs/<run>/06_judge/judged.parquet``) and the model facts, and returns a dict of tidy polars
-frames, one per result (``main_grid``, ``paired_tests``, ``thinking_transitions``, ...).
-:func:`run_stage` reads the run's inputs, calls it, and writes each frame as
-``outputs/<run>/07_analysis/<name>.csv`` plus ``status.json``. Metrics come from
-:mod:`metrics`, tests from :mod:`stats`; the modules ``analysis_paired``, ``analysis_models`` and
-``analysis_judges`` apply them to the paper's families of comparisons.
+frames, one per result (``main_grid``, ``paired_tests``, ``thinking_transitions``, ...). Metrics
+come from :mod:`declinecraft.evaluation.metrics`, tests from :mod:`declinecraft.core.stats`; the
+sibling modules ``paired``, ``models`` and ``judges`` apply them to the paper's families of
+comparisons, and :mod:`declinecraft.analysis.stage` runs all of it for a run and writes the CSVs.
 
 Rates and accuracies are proportions in [0, 1] in every table. Anything a run cannot support (a
 missing condition, a model without release month, kappa with a single label) is a NaN with a
@@ -15,12 +14,9 @@ missing condition, a model without release month, kappa with a single label) is 
 
 from __future__ import annotations
 
-import json
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from pathlib import Path
-from typing import Any
 
 import numpy as np
 import polars as pl
@@ -28,10 +24,9 @@ import polars as pl
 from declinecraft.analysis import judges as judges_mod
 from declinecraft.analysis import models as models_mod
 from declinecraft.analysis import paired as paired_mod
-from declinecraft.analysis import annotation
-from declinecraft.evaluation import metrics
-from declinecraft.core import paths
 from declinecraft.core import registry
+from declinecraft.core.config import RunConfig
+from declinecraft.evaluation import metrics
 
 RUN_KEYS = ("model", "thinking", "condition", "pipeline", "k", "scenario", "prompt_variant")
 CONFIG = ("model", "thinking")
@@ -64,7 +59,7 @@ class Design:
     """Prefix of the per-judge score columns."""
 
 
-def design_from_config(cfg: Any) -> Design:
+def design_from_config(cfg: RunConfig) -> Design:
     """The :class:`Design` of a run: main-grid retrieval from ``answer``, statistics from ``analysis``."""
     a = cfg.analysis
     return Design(
@@ -103,10 +98,14 @@ def model_facts(
               "params_total_b": pl.Float64, "params_active_b": pl.Float64, "release": pl.String,
               "knowledge_cutoff": pl.String, "precision": pl.String, "thinking_mode": pl.String,
               "roles": pl.String, "in_registry": pl.Boolean}  # fmt: skip
-    return _with_derived_facts(pl.DataFrame(rows, schema=schema))
+    return with_derived_facts(pl.DataFrame(rows, schema=schema))
 
 
-def _with_derived_facts(facts: pl.DataFrame) -> pl.DataFrame:
+def with_derived_facts(facts: pl.DataFrame) -> pl.DataFrame:
+    """Add the facts the analysis derives from the registry's: release month and open weights.
+
+    Facts from elsewhere (a test, a benchmark) need them before they can join the main grid.
+    """
     facts = facts.with_columns(
         release_month=pl.col("release").map_elements(release_month, return_dtype=pl.Float64),
         open_weight=pl.col("params_total_b").is_not_null(),
@@ -158,15 +157,15 @@ def _complete_grid(summary: pl.DataFrame, facts: pl.DataFrame) -> pl.DataFrame:
     """Every configuration under every condition; a missing condition is a NaN row with a note."""
     configs = summary.select(CONFIG).unique(maintain_order=True)
     grid = configs.join(pl.DataFrame({"condition": list(CONDITIONS)}), how="cross")
-    out = grid.join(summary, on=[*CONFIG, "condition"], how="left")
+    out = grid.join(summary, on=[*CONFIG, "condition"], how="left", maintain_order="left")
     floats = [c for c, t in summary.schema.items() if t == pl.Float64]
     ints = [c for c, t in summary.schema.items() if t == pl.Int64 and c not in RUN_KEYS]
     out = out.with_columns(
         note=pl.when(pl.col("car_n").is_null()).then(pl.lit("no responses under this condition")).otherwise(pl.lit("")),
     ).with_columns(pl.col(floats).fill_null(np.nan), pl.col(ints).fill_null(0))
-    out = out.join(facts, on="model", how="left")
+    out = out.join(facts, on="model", how="left", maintain_order="left")
     switchable = out.group_by("model").agg(pl.col("thinking").n_unique().alias("_n"))
-    return out.join(switchable, on="model").with_columns(
+    return out.join(switchable, on="model", maintain_order="left").with_columns(
         switchable=pl.col("_n") > 1,
         config_label=pl.col("display_name").fill_null(pl.col("model"))
         + pl.when(pl.col("thinking") == "on").then(pl.lit(" (thinking)")).otherwise(pl.lit("")),
@@ -180,7 +179,7 @@ def analyze(judged: pl.DataFrame, facts: pl.DataFrame | None = None, design: Des
     if facts is None:
         facts = model_facts({}, frame["model"].unique().sort().to_list())
     elif "release_month" not in facts.columns:
-        facts = _with_derived_facts(facts)
+        facts = with_derived_facts(facts)
     boot = dict(n_resamples=design.n_resamples, confidence=design.confidence, seed=design.seed)
     summary = metrics.summarize(frame, by=RUN_KEYS, **boot)
     main = main_grid_rows(frame, design)
@@ -261,132 +260,3 @@ def collect_notes(tables: Mapping[str, pl.DataFrame]) -> pl.DataFrame:
             item = ", ".join(f"{c}={row[c]}" for c in ident if row[c] not in (None, ""))
             rows.append(dict(table=name, item=item, reason=row["note"]))
     return pl.DataFrame(rows, schema={"table": pl.String, "item": pl.String, "reason": pl.String})
-
-
-# --- the stage ----------------------------------------------------------------------------------
-
-
-def stage_inputs(cfg: Any) -> dict[str, Path]:
-    """Where the stage reads from: the judged table of this run (or its owner) and extra runs."""
-    found = {"judged": cfg.stage_dir("judge") / "judged.parquet"}
-    for run in cfg.analysis.extra_runs:
-        found[f"judged:{run}"] = cfg.run_dir(run) / "06_judge" / "judged.parquet"
-    return found
-
-
-def load_judged(cfg: Any) -> tuple[pl.DataFrame | None, str]:
-    """The run's judged table (extra runs appended), or ``(None, reason)`` when it is missing."""
-    inputs = stage_inputs(cfg)
-    if not inputs["judged"].is_file():
-        marker = inputs["judged"].parent / "NOT_BUILT.md"
-        why = "the judge stage is not built yet" if marker.is_file() else "the judge stage has not run"
-        return None, f"{why}: {inputs['judged'].relative_to(cfg.root)} is missing"
-    main = pl.read_parquet(inputs["judged"])
-    frames = [main]
-    keys = [c for c in ("model", "thinking", "condition", "pipeline", "k") if c in main.columns]
-    for key, path in inputs.items():
-        if key != "judged" and path.is_file():
-            # Only an extra run's single-shot rows join, and never rows the run itself has
-            # (its no-RAG answers would otherwise be counted twice).
-            extra = pl.read_parquet(path).filter(pl.col("condition") == "single")
-            on = [c for c in keys if c in extra.columns]
-            frames.append(extra.join(main.select(on).unique(), on=on, how="anti", nulls_equal=True))
-    return pl.concat(frames, how="diagonal_relaxed"), ""
-
-
-def roles_of(cfg: Any) -> dict[str, str]:
-    """Superscript marks of models with a role in building or scoring the benchmark (Table 2)."""
-    marks: dict[str, str] = {}
-    for model, mark in ((cfg.generate.generator, "G"), (cfg.verify.verifier, "V"), (cfg.judge.response_judge, "R")):
-        marks[model] = marks.get(model, "") + mark
-    for model in cfg.judge.accuracy_judges:
-        if "V" not in marks.get(model, ""):
-            marks[model] = marks.get(model, "") + "J"
-    return marks
-
-
-def run_stage(cfg: Any) -> dict[str, pl.DataFrame]:
-    """Analyze the run's judged table and write every result as CSV into ``07_analysis/`` (of the
-    run that owns the analysis stage: a derived run with identical upstream blocks shares its base's).
-
-    Without a judged table the stage writes ``status.json`` with the reason and returns ``{}``:
-    the paper stage then prints "n/a" for every number and lists what it skipped.
-    """
-    from declinecraft.paper import tables as report_tables  # the paper tables' content is part of the analysis
-
-    out = cfg.stage_dir("analysis")
-    out.mkdir(parents=True, exist_ok=True)
-    (out / "NOT_BUILT.md").unlink(missing_ok=True)
-    specs = registry.load_models(cfg.resolve(cfg.models_file))
-    upstream = upstream_tables(cfg)
-    judged, reason = load_judged(cfg)
-    if judged is None:
-        tables = {"facts": model_facts(specs, list(cfg.answer.models), roles_of(cfg)), **upstream}
-        _write_all(tables, report_tables.build(tables, cfg), out)
-        paths.write_text_atomic(out / "status.json", json.dumps({"status": "no_input", "reason": reason}, indent=1))
-        print(f"analysis: {reason}")
-        return {}
-    facts = model_facts(specs, judged["model"].unique().sort().to_list(), roles_of(cfg))
-    tables = analyze(judged, facts, design_from_config(cfg))
-    tables["facts"] = facts
-    tables.update(upstream)
-    tables["annotation_sample"] = annotation.write_sample(cfg, judged, out)
-    annotations = annotation.read_annotations(cfg)
-    if annotations:
-        tables["human_agreement"] = judges_mod.human_agreement(
-            tables["annotation_sample"], annotations, n_resamples=cfg.analysis.bootstrap_resamples, seed=cfg.seed
-        )
-    _write_all(tables, report_tables.build(tables, cfg), out)
-    status = {"status": "ok", "rows": judged.height, "tables": sorted(tables), "annotators": sorted(annotations)}
-    paths.write_text_atomic(out / "status.json", json.dumps(status, indent=1))
-    return tables
-
-
-#: Upstream outputs the analysis and paper use: (stage, file) -> name of the copy in 07_analysis.
-UPSTREAM = {
-    ("corpus", "stats.csv"): "corpus_stats",
-    ("verify", "audit_fates.csv"): "audit_fates",
-    ("verify", "audit_style.csv"): "audit_style",
-    ("verify", "audit_retrieval.csv"): "audit_retrieval",
-    ("verify", "audit_generators.csv"): "generator_audit",
-    ("judge", "agreement.csv"): "response_judge_agreement",
-}
-
-
-def upstream_tables(cfg: Any) -> dict[str, pl.DataFrame]:
-    """Corpus statistics, verify audits (fates, style, retrieval, generators) and response-judge
-    agreement, where the run has them."""
-    found = {}
-    for (stage, name), key in UPSTREAM.items():
-        path = cfg.stage_dir(stage) / name
-        if path.is_file():
-            found[key] = pl.read_csv(path, infer_schema_length=10000)
-    audit = found.get("audit_retrieval")
-    if audit is not None and {"audit", "pipeline", "rate"} <= set(audit.columns):
-        found["scenario_overlap"] = audit.filter(pl.col("audit") == "scenario_overlap").select("pipeline", share=pl.col("rate"))
-    return found
-
-
-def _write_all(tables: Mapping[str, pl.DataFrame], paper_tables: Mapping[str, Any], out: Path) -> None:
-    """Write every result table and every fillable paper table (``tableNN.csv``) as CSV."""
-    for name, table in tables.items():
-        write_csv(table, out / f"{name}.csv")
-    status = []
-    for name, content in paper_tables.items():
-        if isinstance(content, pl.DataFrame):
-            write_csv(content, out / f"{name}.csv")
-        status.append({"table": name, "reason": content if isinstance(content, str) else ""})
-    write_csv(pl.DataFrame(status), out / "paper_tables.csv")
-
-
-def write_csv(table: pl.DataFrame, target: Path) -> Path:
-    """Write a table atomically as CSV (NaN as empty, nested columns as text)."""
-    flat = table.with_columns(pl.col(c).cast(pl.String) for c, t in table.schema.items() if t.is_nested())
-    with paths.atomic_path(target) as tmp:
-        flat.write_csv(tmp, float_precision=6)
-    return target
-
-
-def read_tables(folder: Path) -> dict[str, pl.DataFrame]:
-    """Read back every CSV an analysis stage wrote (empty dict when the stage had no input)."""
-    return {p.stem: pl.read_csv(p, infer_schema_length=10000) for p in sorted(folder.glob("*.csv"))}

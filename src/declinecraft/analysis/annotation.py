@@ -1,6 +1,6 @@
 """The human-validation files of App. I: the shared sample out, the annotators' labels back in.
 
-``write_sample`` draws the balanced 70 + 30 items (:func:`analysis_judges.annotation_sample`) and
+``write_sample`` draws the balanced 70 + 30 items (:func:`judges.annotation_sample`) and
 writes ``outputs/<run>/07_analysis/annotation_sample.csv`` (every column, judge labels included:
 for us) and ``annotation_sample.html`` (for annotators: question, answer and reference only, with a
 form that downloads their labels as CSV). Annotators' files go to ``data/annotations/<run>/`` as
@@ -12,12 +12,14 @@ from __future__ import annotations
 
 import html
 from pathlib import Path
-from typing import Any
 
 import polars as pl
 
+from declinecraft.analysis import analyze as analysis
 from declinecraft.analysis import judges as analysis_judges
+from declinecraft.analysis import results
 from declinecraft.core import paths
+from declinecraft.core.config import RunConfig
 
 #: Candidate column names of the texts in the upstream stages' tables, first match wins.
 TEXT_COLUMNS = {
@@ -31,7 +33,7 @@ def _pick(frame: pl.DataFrame, kind: str) -> str | None:
     return next((c for c in TEXT_COLUMNS[kind] if c in frame.columns), None)
 
 
-def _texts(cfg: Any, judged: pl.DataFrame) -> pl.DataFrame | None:
+def _texts(cfg: RunConfig, judged: pl.DataFrame) -> pl.DataFrame | None:
     """Question, response and reference texts: from the judged table itself where it carries
     them, else from stages 04–06, where they exist."""
     found: dict[str, pl.DataFrame] = {}
@@ -64,17 +66,16 @@ def _texts(cfg: Any, judged: pl.DataFrame) -> pl.DataFrame | None:
     return texts
 
 
-def write_sample(cfg: Any, judged: pl.DataFrame, folder: Path) -> pl.DataFrame:
+def write_sample(cfg: RunConfig, judged: pl.DataFrame, folder: Path) -> pl.DataFrame:
     """Draw the shared annotation sample and write it as CSV and as the annotators' HTML page."""
-    from declinecraft.analysis import analyze as analysis  # the judged table is prepared like every analysis input
-
+    # The judged table is prepared like every analysis input, so the sample is of the main grid.
     design = analysis.design_from_config(cfg)
     frame = analysis.main_grid_rows(analysis.prepare(judged, design), design)
     sample = analysis_judges.annotation_sample(
         frame, part1=cfg.analysis.annotation_part1, part2=cfg.analysis.annotation_part2,
         seed=cfg.seed, texts=_texts(cfg, frame),
     )  # fmt: skip
-    analysis.write_csv(sample, folder / "annotation_sample.csv")
+    results.write_csv(sample, folder / "annotation_sample.csv")
     paths.write_text_atomic(folder / "annotation_sample.html", sample_html(sample, cfg.run))
     return sample
 
@@ -126,12 +127,12 @@ correct, 0 incorrect. When done, enter your name and download your labels; put t
 """
 
 
-def annotation_dir(cfg: Any) -> Path:
+def annotation_dir(cfg: RunConfig) -> Path:
     """``data/annotations/<run>/``: where annotators' CSV files for this run go."""
     return cfg.root / "data" / "annotations" / cfg.run
 
 
-def read_annotations(cfg: Any) -> dict[str, pl.DataFrame]:
+def read_annotations(cfg: RunConfig) -> dict[str, pl.DataFrame]:
     """Every annotator's CSV in :func:`annotation_dir` (name: file stem); empty when none.
 
     Raises:

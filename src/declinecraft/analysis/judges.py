@@ -1,8 +1,8 @@
 """Judges and annotators (Table 5, Figure 20, App. A.1, Table 10).
 
 Accuracy judges' scores are the per-judge columns of the judged table (``<prefix><judge id>``,
-one score 0 / 0.5 / 1 per answer). Agreement uses :func:`stats.cohen_kappa` (quadratic weights)
-and :func:`stats.fleiss_kappa`; self-preference uses :func:`stats.self_preference`.
+one score 0 / 0.5 / 1 per answer). Agreement uses :func:`agreement.cohen_kappa` (quadratic weights)
+and :func:`agreement.fleiss_kappa`; self-preference uses :func:`stats.self_preference`.
 
 The human validation (App. I) has two halves: :func:`annotation_sample` draws the balanced shared
 set (Part 1: answers to unanswerable questions, equal numbers per response-judge label, spread over
@@ -18,8 +18,8 @@ from collections.abc import Callable, Mapping, Sequence
 import numpy as np
 import polars as pl
 
+from declinecraft.core import agreement, stats
 from declinecraft.evaluation import metrics
-from declinecraft.core import stats
 
 SCORE_LEVELS = (0.0, 0.5, 1.0)
 ANSWER_KEYS = ("model", "thinking", "condition", "pipeline", "k", "scenario", "prompt_variant", "question_id")
@@ -47,7 +47,7 @@ def judge_agreement(frame: pl.DataFrame, judges: Sequence[str]) -> pl.DataFrame:
     for a, b in itertools.combinations(judges, 2):
         both = scored.select(a, b).drop_nulls().drop_nans()
         x, y = _half_points(both[a]), _half_points(both[b])
-        kappa = stats.cohen_kappa(x.tolist(), y.tolist(), weights="quadratic", labels=list(SCORE_LEVELS)) if x.size else float("nan")
+        kappa = agreement.cohen_kappa(x.tolist(), y.tolist(), weights="quadratic", labels=list(SCORE_LEVELS)) if x.size else float("nan")
         note = "" if x.size else "no answer scored by both judges"
         if x.size and np.isnan(kappa):
             note = "both judges give one score only: kappa undefined"
@@ -60,7 +60,7 @@ def judge_agreement(frame: pl.DataFrame, judges: Sequence[str]) -> pl.DataFrame:
         if n:
             matrix = np.stack([_half_points(every[j]) for j in judges], axis=1)
             counts = np.stack([(matrix == level).sum(axis=1) for level in SCORE_LEVELS], axis=1)
-            fleiss = stats.fleiss_kappa(counts)
+            fleiss = agreement.fleiss_kappa(counts)
             note = "" if not np.isnan(fleiss) else "every judge gives one score only: kappa undefined"
         else:
             note = "no answer scored by every judge"
@@ -77,7 +77,7 @@ def judge_run_accuracy(frame: pl.DataFrame, judges: Sequence[str], keys: Sequenc
     for judge in judges:
         part = metrics.summarize(frame.with_columns(accuracy=pl.col(judge)), by=list(keys), n_resamples=1)
         part = part.select(*keys, pl.col("accuracy").alias(judge))
-        out = part if out is None else out.join(part, on=list(keys), how="full", coalesce=True, nulls_equal=True)
+        out = part if out is None else out.join(part, on=list(keys), how="full", coalesce=True, nulls_equal=True, maintain_order="left_right")
     return out if out is not None else frame.select(keys).unique()
 
 
@@ -188,7 +188,7 @@ def _bootstrap(stat: Callable[[np.ndarray], float], n_items: int, n_resamples: i
 
 
 def _mean_kappa(pairs: list[tuple[np.ndarray, np.ndarray]], idx: np.ndarray, **kw: object) -> float:
-    values = [stats.cohen_kappa(list(a[idx]), list(b[idx]), **kw) for a, b in pairs]  # type: ignore[arg-type]
+    values = [agreement.cohen_kappa(list(a[idx]), list(b[idx]), **kw) for a, b in pairs]  # type: ignore[arg-type]
     values = [v for v in values if not np.isnan(v)]
     return float(np.mean(values)) if values else float("nan")
 

@@ -15,8 +15,8 @@ from collections.abc import Sequence
 import numpy as np
 import polars as pl
 
-from declinecraft.evaluation import metrics
 from declinecraft.core import stats
+from declinecraft.evaluation import metrics
 
 #: Metrics averaged over configurations per retrieval condition.
 MEAN_METRICS = (
@@ -232,4 +232,6 @@ def leakage(
     run_cols = list(dict.fromkeys([*by, "model", "thinking"]))
     runs = rows.select(run_cols).unique().group_by(list(by)).agg(runs=pl.len().cast(pl.Int64))
     cols = ["attempt", "accuracy", "accuracy_low", "accuracy_high", "accuracy_when_attempted"]
-    return summary.join(runs, on=list(by)).select(*by, "runs", *cols).sort("accuracy", descending=True, nulls_last=True)
+    # Ties in accuracy keep the summary's order, so the table's rows are the same every run.
+    joined = summary.join(runs, on=list(by), maintain_order="left")
+    return joined.select(*by, "runs", *cols).sort("accuracy", descending=True, nulls_last=True, maintain_order=True)

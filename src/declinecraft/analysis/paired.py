@@ -59,7 +59,8 @@ def paired_abstention(
     sides = {}
     for name, value in (("a", base), ("b", other)):
         side = unans.filter(pl.col(column) == value).drop(column)
-        sides[name] = side.group_by([*group, "question_id"]).agg(pl.col("hit").first().alias(name))
+        # Groups keep the order they first appear in, so the table's rows are the same every run.
+        sides[name] = side.group_by([*group, "question_id"], maintain_order=True).agg(pl.col("hit").first().alias(name))
     groups = pl.concat([sides["a"].select(group), sides["b"].select(group)]).unique(maintain_order=True)
     pairs = sides["a"].join(sides["b"], on=[*group, "question_id"], how="inner", nulls_equal=True)
     pairs = pairs.drop_nulls(["a", "b"])
@@ -71,9 +72,9 @@ def paired_abstention(
         car_other=pl.col("b").mean(),
     )
     present = {n: s.select(group).unique().with_columns(pl.lit(True).alias(f"has_{n}")) for n, s in sides.items()}
-    out = groups.join(counts, on=group, how="left", nulls_equal=True)
+    out = groups.join(counts, on=group, how="left", nulls_equal=True, maintain_order="left")
     for name, has in present.items():
-        out = out.join(has, on=group, how="left", nulls_equal=True)
+        out = out.join(has, on=group, how="left", nulls_equal=True, maintain_order="left")
     out = out.with_columns(
         pl.col("n_pairs", "lost", "gained").fill_null(0).cast(pl.Int64),
         pl.col("has_a", "has_b").fill_null(False),

@@ -3,22 +3,22 @@
 Every candidate draws from its own random stream, seeded by ``(seed, half, index)``, so adding
 candidates (or a second half) never changes the earlier ones. The four steps run as batches over
 all candidates, so a local server stays busy; the model and the retriever are injected callables
-(:data:`Complete`, :data:`Search`), which is what lets the tests script them. Bad generator output
+(:data:`Ask`, :data:`Search`), which is what lets the tests script them. Bad generator output
 never crashes a run: each draft ends with a ``status`` (``drafted`` or why it stopped), the step
 and the reason, and every LLM output is kept with its cache key.
 """
 
 from __future__ import annotations
 
-import json
 import re
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
 import polars as pl
 
+from declinecraft.llm.calls import Ask, Call, Reply
+from declinecraft.llm.responses import FormatError, parse_json
 from declinecraft.core.config import GenerateParams
 
 #: How a half is written into candidate ids and random streams.
@@ -26,34 +26,9 @@ HALVES = {True: ("a", 0), False: ("u", 1)}
 STATUSES = ("drafted", "lost_to_format", "no_target", "no_facts", "llm_error")
 
 
-@dataclass(frozen=True)
-class Call:
-    """One templated LLM call: a prompt of ``params/prompts/``, its fields and output budget."""
-
-    prompt: str
-    fields: dict[str, str] = field(hash=False)
-    max_tokens: int
-
-
-@dataclass(frozen=True)
-class Reply:
-    """What a call returned: text, cache key, finish reason, and an error for failed calls."""
-
-    text: str
-    key: str = ""
-    finish_reason: str | None = "stop"
-    error: str | None = None
-
-
-#: Runs a batch of calls in order (cached, concurrent: the LLM layer's business).
-Complete = Callable[[Sequence[Call]], list[Reply]]
 #: ``search(queries, where, k)`` → chunk ids per query, best first; ``where`` is a corpus
 #: ("pre"/"post", dense cosine) for generation, or a pipeline over C_pre for verification.
 Search = Callable[[Sequence[str], str, int], list[list[str]]]
-
-
-class FormatError(ValueError):
-    """Generator output that cannot be used; the message says why (counted as lost to format)."""
 
 
 # --- parsing generator output -----------------------------------------------------------------
@@ -118,18 +93,11 @@ def parse_facts(reply: Reply, *, max_facts: int = 6, notes: list[str] | None = N
     text = (reply.text or "").strip()
     if not text:
         raise FormatError("empty output")
-    fenced = re.search(r"```(?:json)?\s*(.*?)```", text, re.S)
-    blobs = [fenced.group(1)] if fenced else []
-    blobs += [text, text[text.find("{") : text.rfind("}") + 1]]
-    for blob in blobs:
-        try:
-            data: Any = json.loads(blob)
-            break
-        except ValueError:
-            continue
-    else:
+    try:
+        data: Any = parse_json(text)
+    except FormatError:
         cut = " (output hit the token budget)" if reply.finish_reason == "length" else ""
-        raise FormatError(f"not JSON{cut}")
+        raise FormatError(f"not JSON{cut}") from None
     items = data.get("facts") if isinstance(data, dict) else data
     if not isinstance(items, list):
         raise FormatError('no "facts" list in the JSON')
@@ -233,7 +201,7 @@ def join_chunks(ids: Sequence[str], text: Mapping[str, str], cap: int) -> str:
 
 
 def _record(reply: Reply, draft: dict[str, Any], step: str) -> bool:
-    draft[f"{step}_raw"], draft[f"{step}_key"] = reply.text, reply.key
+    draft[f"{step}_raw"], draft[f"{step}_key"] = reply.text, reply.cache_key
     if reply.error:
         draft.update(status="llm_error", step=step, reason=reply.error)
         return False
@@ -250,7 +218,7 @@ def generate_drafts(
     *,
     params: GenerateParams,
     seed: int,
-    complete: Complete,
+    complete: Ask,
     search: Search,
     generator: str | None = None,
 ) -> pl.DataFrame:

@@ -1,4 +1,4 @@
-"""Stage 03 (``generate_stage.run_stage``): serve each generator, draft every candidate, write
+"""Stage 03 (``generate_stage.run``): serve each generator, draft every candidate, write
 ``outputs/<run>/03_generate/``.
 
 The drafting itself is :func:`declinecraft.construction.generate.generate_drafts`; this module wires it to the
@@ -12,12 +12,32 @@ import json
 import time
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
+from dataclasses import dataclass
+from typing import Any
 
 import polars as pl
 
 from declinecraft.core import paths
 from declinecraft.core.config import RunConfig
-from declinecraft.construction.generate import Call, Complete, Reply, Search, generate_drafts
+from declinecraft.construction.generate import Search, generate_drafts
+from declinecraft.core import prompts, registry
+from declinecraft.core.artifacts import read_chunks as read_corpus_chunks
+from declinecraft.llm import cache
+from declinecraft.llm import client as llm
+from declinecraft.llm.calls import Ask, Call, Reply, to_reply
+from declinecraft.retrieval import retrieve
+
+
+@dataclass(frozen=True)
+class GenerateResult:
+    """What stage 03 wrote (``outputs/<run>/03_generate/``)."""
+
+    drafts: pl.DataFrame
+    """One row per candidate and generator, with its status: ``drafts.parquet``."""
+    input: dict[str, int]
+    """Chunks and pages the generator could draw from (:func:`input_report`), in ``stage.json``."""
+    timing: list[dict[str, Any]]
+    """Seconds per generator, in ``stage.json``."""
 
 
 def input_report(pre: pl.DataFrame, post: pl.DataFrame) -> dict[str, int]:
@@ -34,18 +54,14 @@ def input_report(pre: pl.DataFrame, post: pl.DataFrame) -> dict[str, int]:
 
 
 def read_chunks(cfg: RunConfig) -> tuple[pl.DataFrame, pl.DataFrame]:
-    """Return the run's C_pre and C_post chunk tables (from the corpus stage, via ``index``)."""
-    from declinecraft.retrieval import index
-
-    chunks = index.read_chunks(cfg)
+    """Return the run's C_pre and C_post chunk tables (from the corpus stage)."""
+    chunks = read_corpus_chunks(cfg)
     return chunks.filter(pl.col("corpus") == "pre"), chunks.filter(pl.col("corpus") == "post")
 
 
 def retriever_search(cfg: RunConfig) -> Search:
     """Return a :data:`Search` over the run's index: dense cosine for "pre"/"post", else a
     pipeline name over C_pre. The index opens on the first query."""
-    from declinecraft.retrieval import retrieve
-
     opened: list[retrieve.Retriever] = []
 
     def search(queries: Sequence[str], where: str, k: int) -> list[list[str]]:
@@ -64,18 +80,13 @@ def retriever_search(cfg: RunConfig) -> Search:
 
 @contextmanager
 def completer(
-    cfg: RunConfig, model_id: str, *, temperature: float, complete: Complete | None = None
-) -> Iterator[Complete]:
-    """Yield a :data:`Complete` for one registry model (served locally while the block runs);
+    cfg: RunConfig, model_id: str, *, temperature: float, complete: Ask | None = None
+) -> Iterator[Ask]:
+    """Yield a :data:`Ask` for one registry model (served locally while the block runs);
     an injected ``complete`` is passed through unchanged (tests)."""
     if complete is not None:
         yield complete
         return
-    from declinecraft.llm import cache
-    from declinecraft.llm import client as llm
-    from declinecraft.core import prompts
-    from declinecraft.core import registry
-
     spec = registry.get_model(cfg.resolve(cfg.models_file), model_id)
     templates: dict[str, prompts.Prompt] = {}
     with cache.open_cache(cfg.cache_dir) as store, llm.connect(spec, store, cfg.cache_dir) as client:
@@ -91,8 +102,7 @@ def completer(
                 requests.append(llm.Request.from_prompt(template, call.fields, max_tokens=call.max_tokens,
                                                         temperature=temperature))  # fmt: skip
             results = client.run(requests, desc=f"{model_id} {calls[0].prompt}")
-            return [Reply(r.text, key=r.key, finish_reason=r.finish_reason, error=None if r.ok else r.error or "failed")
-                    for r in results]  # fmt: skip
+            return [to_reply(r) for r in results]
 
         yield run
 
@@ -100,7 +110,7 @@ def completer(
 # --- the stage --------------------------------------------------------------------------------
 
 
-def run_stage(cfg: RunConfig, *, complete: Complete | None = None, search: Search | None = None) -> pl.DataFrame:
+def run(cfg: RunConfig, *, complete: Ask | None = None, search: Search | None = None) -> GenerateResult:
     """Draft candidates for every generator of the run; write ``03_generate/drafts.parquet`` and
     ``stage.json`` (:func:`input_report` and seconds per generator).
 
@@ -123,4 +133,4 @@ def run_stage(cfg: RunConfig, *, complete: Complete | None = None, search: Searc
         drafts.write_parquet(tmp)
     paths.write_text_atomic(folder / "stage.json", json.dumps({"input": report, "timing": timing}, indent=2) + "\n")
     (folder / "NOT_BUILT.md").unlink(missing_ok=True)
-    return drafts
+    return GenerateResult(drafts=drafts, input=report, timing=timing)

@@ -5,17 +5,25 @@ tuples, so the analysis notebook can call it on whatever frame column it holds. 
 quantities (an empty sample, a constant input) come back as NaN rather than raising, because a
 grid of configurations routinely contains cells that are empty by design; malformed input
 (negative counts, mismatched lengths, unknown labels) raises ``ValueError``.
+
+Where scipy, statsmodels or scikit-learn give the same floats, we call them. Where they agree
+only to rounding we keep our arithmetic, since the values are stored unrounded or at six
+decimals and a last-bit change can flip a stored digit; each such function names the library
+it matches (the tests check it) and why it is not a call to it.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any, Literal, NamedTuple
+from typing import NamedTuple
 
 import numpy as np
 import polars as pl
 from numpy.typing import ArrayLike, NDArray
 from scipy import stats as st
+
+
+from declinecraft.core.agreement import is_missing
 
 LABELS: tuple[str, ...] = ("ABSTAIN", "DENY", "ANSWER")
 
@@ -36,6 +44,8 @@ def wilson_arrays(
     """Wilson score intervals for arrays of counts; ``n == 0`` gives NaN bounds.
 
     The vectorised form of :func:`wilson`, used by ``metrics.summarize`` for all groups at once.
+    statsmodels' ``proportion_confint(method="wilson")`` agrees to 4e-15, but its other order of
+    operations changes the last bits of about 5% of the (unrounded, stored) bounds.
     """
     k_arr = np.asarray(k, dtype=np.float64)
     n_arr = np.asarray(n, dtype=np.float64)
@@ -53,10 +63,7 @@ def wilson_arrays(
 
 
 def wilson(k: int, n: int, confidence: float = 0.95) -> tuple[float, float]:
-    """Wilson score interval of a proportion k/n (paper's intervals for CAR and Attempt).
-
-    Returns ``(low, high)`` as proportions; ``n == 0`` gives ``(nan, nan)``.
-    """
+    """Wilson score interval ``(low, high)`` of k/n (CAR and Attempt); ``n == 0`` gives NaNs."""
     low, high = wilson_arrays(k, n, confidence)
     return float(low), float(high)
 
@@ -127,23 +134,26 @@ def bootstrap_mean_ci(
 
 
 def mcnemar_exact(b: int, c: int) -> float:
-    """Two-sided exact McNemar p: binomial test of b successes in b + c trials at 1/2.
+    """Two-sided exact McNemar p: ``scipy.stats.binomtest`` of b successes in b + c trials at 1/2.
 
-    ``b + c == 0`` (no discordant pairs) gives 1.0: no evidence of any shift.
+    No discordant pairs (``b + c == 0``, which scipy rejects) gives 1.0: no evidence of a shift.
     """
     if b < 0 or c < 0:
         raise ValueError(f"discordant counts must be non-negative, got b={b}, c={c}")
-    n = b + c
+    n = int(b) + int(c)
     if n == 0:
         return 1.0
-    # At p = 1/2 the binomial is symmetric, so doubling the smaller tail is the exact two-sided p.
-    return float(min(1.0, 2.0 * st.binom.cdf(min(b, c), n, 0.5)))
+    # The smaller count, so that swapping b and c cannot change the last bit.
+    return float(st.binomtest(int(min(b, c)), n, 0.5).pvalue)
 
 
 def benjamini_hochberg(pvalues: ArrayLike) -> NDArray[np.float64]:
     """Benjamini–Hochberg q values in the input order (one family of comparisons, App. H).
 
     q values are monotone in p and capped at 1; NaN p values stay NaN and do not count in m.
+    Agrees with ``scipy.stats.false_discovery_control`` and statsmodels' ``fdr_bh`` to 4e-16, but
+    they scale by ``m / i`` where this computes ``p * m / i``; for McNemar p of small counts the
+    exact q often ends in 5 at the seventh decimal, and the orders round it to opposite sides.
     """
     p = np.asarray(pvalues, dtype=np.float64)
     q = np.full(p.shape, np.nan)
@@ -193,6 +203,8 @@ def spearman(x: ArrayLike, y: ArrayLike) -> tuple[float, float]:
 
     p = 2 P(T > |t|), t = rho sqrt((n - 2) / (1 - rho^2)), T ~ t(n - 2); ties get average
     ranks. Pairs with NaN are dropped; fewer than 3 pairs or a constant input give (nan, nan).
+    Agrees with ``scipy.stats.spearmanr`` to 1e-15, but a perfectly monotone relation gives
+    exactly (±1, 0) here, where scipy returns e.g. 0.9999999999999998 and a tiny positive p.
     """
     xs, ys = _paired_finite(x, y)
     if xs.size < 3:
@@ -247,7 +259,8 @@ def t_interval(values: ArrayLike, confidence: float = 0.95) -> tuple[float, floa
     """Mean with its Student-t interval, for means over models (e.g. Figure 2's blue line).
 
     Returns ``(mean, low, high)``; NaN values are dropped; one value gives (mean, nan, nan) and
-    none gives (nan, nan, nan).
+    none gives (nan, nan, nan). ``scipy.stats.t.interval`` is not used: it gives NaN bounds for
+    identical values (scale 0), where this gives the mean, and rounds in another order.
     """
     _check_confidence(confidence)
     v = np.asarray(values, dtype=np.float64).ravel()
@@ -259,78 +272,6 @@ def t_interval(values: ArrayLike, confidence: float = 0.95) -> tuple[float, floa
         return mean, float("nan"), float("nan")
     half = st.t.ppf(0.5 + confidence / 2.0, v.size - 1) * v.std(ddof=1) / np.sqrt(v.size)
     return mean, float(mean - half), float(mean + half)
-
-
-def _is_missing(v: object) -> bool:
-    return v is None or (isinstance(v, float) and v != v)
-
-
-def _encode(values: NDArray[Any], labels: NDArray[Any], name: str) -> NDArray[np.intp]:
-    sorter = np.argsort(labels, kind="stable")
-    pos = np.searchsorted(labels, values, sorter=sorter).clip(0, labels.size - 1)
-    idx: NDArray[np.intp] = sorter[pos]
-    unknown = labels[idx] != values
-    if np.any(unknown):
-        raise ValueError(f"{name} has values not in labels: {sorted(set(values[unknown]))[:5]}")
-    return idx
-
-
-def cohen_kappa(
-    a: Sequence[object],
-    b: Sequence[object],
-    weights: Literal["quadratic"] | None = None,
-    labels: Sequence[object] | None = None,
-) -> float:
-    """Cohen's kappa of two raters, unweighted or quadratic-weighted (Table 5, Table 10).
-
-    Quadratic weights use the category positions in ``labels`` (default: sorted observed
-    values), so pass ``labels=[0, 0.5, 1]`` for accuracy scores even if a level is unused.
-    Pairs where either rating is None/NaN are left out. If the chance agreement is 1 (both raters
-    always give the same single category) kappa is 0/0: there is no variation to agree on beyond
-    chance, so the result is NaN rather than a misleading 1.
-    """
-    if len(a) != len(b):
-        raise ValueError(f"raters need equal length, got {len(a)} and {len(b)}")
-    pairs = [(u, v) for u, v in zip(a, b, strict=True) if not (_is_missing(u) or _is_missing(v))]
-    if not pairs:
-        return float("nan")
-    av, bv = np.asarray([u for u, _ in pairs]), np.asarray([v for _, v in pairs])
-    lab = np.asarray(sorted(set(av.tolist()) | set(bv.tolist())) if labels is None else labels)
-    k = lab.size
-    ia, ib = _encode(av, lab, "rater a"), _encode(bv, lab, "rater b")
-    observed = np.bincount(ia * k + ib, minlength=k * k).reshape(k, k) / av.size
-    expected = np.outer(observed.sum(axis=1), observed.sum(axis=0))
-    grid = np.subtract.outer(np.arange(k), np.arange(k))
-    if weights not in (None, "quadratic"):
-        raise ValueError(f"weights must be None or 'quadratic', got {weights!r}")
-    w = (grid != 0).astype(np.float64) if weights is None else grid.astype(np.float64) ** 2
-    chance = float((w * expected).sum())
-    if chance <= 0.0:
-        return float("nan")
-    return float(1.0 - (w * observed).sum() / chance)
-
-
-def fleiss_kappa(ratings_matrix: ArrayLike) -> float:
-    """Fleiss' kappa from an items x categories matrix of rating counts (three judges, Table 5).
-
-    Every item needs the same number (at least 2) of ratings. All ratings in one category give
-    NaN (chance agreement 1, kappa undefined).
-    """
-    m = np.asarray(ratings_matrix, dtype=np.float64)
-    if m.ndim != 2 or m.shape[0] == 0:
-        raise ValueError(f"fleiss_kappa needs a non-empty items x categories matrix, got {m.shape}")
-    raters = m.sum(axis=1)
-    bad = np.flatnonzero(raters != raters[0])
-    if bad.size or raters[0] < 2 or np.any(m < 0):
-        row = int(bad[0]) if bad.size else 0
-        raise ValueError(f"every item needs the same count (>= 2) of ratings; item {row} differs")
-    n = raters[0]
-    p_cat = m.sum(axis=0) / m.sum()
-    p_item = ((m * m).sum(axis=1) - n) / (n * (n - 1.0))
-    p_e = float(p_cat @ p_cat)
-    if p_e >= 1.0:
-        return float("nan")
-    return float((p_item.mean() - p_e) / (1.0 - p_e))
 
 
 class SelfPreference(NamedTuple):
@@ -437,8 +378,8 @@ def thinking_transitions(
     """
     if len(labels_off) != len(labels_on):
         raise ValueError(f"label lists need equal length, got {len(labels_off)}, {len(labels_on)}")
-    off = np.asarray([None if _is_missing(v) else v for v in labels_off], dtype=object)
-    on = np.asarray([None if _is_missing(v) else v for v in labels_on], dtype=object)
+    off = np.asarray([None if is_missing(v) else v for v in labels_off], dtype=object)
+    on = np.asarray([None if is_missing(v) else v for v in labels_on], dtype=object)
     keep = (off != None) & (on != None)  # noqa: E711 - elementwise comparison on object arrays
     for name, arr in (("labels_off", off), ("labels_on", on)):
         bad = [i for i in np.flatnonzero(keep) if arr[i] not in LABELS]

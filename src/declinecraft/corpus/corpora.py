@@ -8,15 +8,11 @@
 from __future__ import annotations
 
 import dataclasses
-import hashlib
-import json
-import logging
 import re
 from collections import deque
 from collections.abc import Iterable
 from dataclasses import dataclass
 from datetime import date, datetime
-from pathlib import Path
 from typing import Any
 from urllib.parse import quote
 
@@ -24,10 +20,9 @@ import polars as pl
 
 from declinecraft.corpus import clean
 from declinecraft.core import config
-from declinecraft.core import paths
+from declinecraft.core.artifacts import CHUNK_COLUMNS  # noqa: F401  (the columns chunk tables carry)
 from declinecraft.corpus import wiki
 
-log = logging.getLogger(__name__)
 
 #: The params of :class:`config.CorpusParams` that :func:`build` accepts as ``**rules``.
 RULES = (
@@ -60,7 +55,6 @@ PAGE_SCHEMA = {
     "text": pl.String,
 }
 DROP_SCHEMA = {"title": pl.String, "corpus": pl.String, "reason": pl.String, "detail": pl.String}
-CHUNK_COLUMNS = ("chunk_id", "title", "text", "url", "revision_id", "timestamp", "corpus")
 # Split points, coarsest first: paragraphs, lines, sentences, words (then a hard cut).
 SEPARATORS = (re.compile(r"\n\s*\n"), re.compile(r"\n"), re.compile(r"(?<=[.!?])\s+"), re.compile(r"\s+"))
 
@@ -276,63 +270,3 @@ def stats_table(result: Corpus, chunks: dict[str, pl.DataFrame], dropped: pl.Dat
             row[f"dropped_{reason.replace(' ', '_').lower()}"] = mine.filter(pl.col("reason") == reason).height
         rows.append(row)
     return pl.DataFrame(rows)
-
-
-def run_stage(cfg: config.RunConfig) -> dict[str, Any]:
-    """Run stage 01: read pages (export or API crawl), build, chunk, write every output.
-
-    Writes (atomically) into ``cfg.stage_dir("corpus")``: pages_pre/post.parquet,
-    chunks_pre/post.parquet, dropped.parquet, stats.csv and manifest.json. Returns the frames
-    and paths so the notebook only displays them.
-    """
-    params: config.CorpusParams = cfg.corpus
-    folder = cfg.stage_dir("corpus")
-    extra_drops: list[tuple[str, str, str, str]] = []
-    if params.source == "dump":
-        dump = cfg.resolve(params.dump)
-        source: dict[str, Any] = {"source": "dump", "dump": params.dump, "sha256": _sha256(dump)}
-        result = build(wiki.read_dump(dump), params.cutoff, **rules_from(params))
-    elif params.source == "api":
-        from declinecraft.corpus import crawl  # httpx is only needed for crawls
-
-        crawled = crawl.crawl_corpus(params, cfg.cache_dir / "crawl")
-        source = {"source": "api", "api_url": params.api_url, **crawled.stats}
-        extra_drops = [(title, side, "missing page", why) for title, side, why in crawled.missing]
-        result = build(crawled.pages, params.cutoff, **rules_from(params))
-    else:
-        raise config.ConfigError(f"{cfg.params_file}: corpus.source must be 'dump' or 'api', got {params.source!r}")
-    dropped = pl.concat([result.dropped, pl.DataFrame(extra_drops, schema=DROP_SCHEMA, orient="row")])
-    chunks = {}
-    for name, pages in (("pre", result.pre), ("post", result.post)):
-        with_url = pages.with_columns(
-            pl.col("title").map_elements(lambda t: page_url(params.url_template, t), return_dtype=pl.String).alias("url"),
-            pl.lit(name).alias("corpus"),
-        )
-        chunks[name] = chunk(with_url, params.chunk_size, params.chunk_overlap).select(CHUNK_COLUMNS)
-    stats = stats_table(result, chunks, dropped)
-    files = {
-        "pages_pre": result.pre,
-        "pages_post": result.post,
-        "chunks_pre": chunks["pre"],
-        "chunks_post": chunks["post"],
-        "dropped": dropped,
-    }
-    for stem, frame in files.items():
-        with paths.atomic_path(folder / f"{stem}.parquet") as tmp:
-            frame.write_parquet(tmp)
-    with paths.atomic_path(folder / "stats.csv") as tmp:
-        stats.write_csv(tmp)
-    manifest = {"run": cfg.run, "params": cfg.block_dict("corpus"), "input": source,
-                "counts": stats.select("corpus", "pages", "chunks", "dropped").to_dicts()}
-    paths.write_text_atomic(folder / "manifest.json", json.dumps(manifest, indent=2, default=str) + "\n")
-    (folder / "NOT_BUILT.md").unlink(missing_ok=True)  # the placeholder of a run before this stage existed
-    log.info("corpus: %s", manifest["counts"])
-    return {"folder": folder, "stats": stats, "dropped": dropped, **files}
-
-
-def _sha256(path: Path) -> str:
-    digest = hashlib.sha256()
-    with path.open("rb") as handle:
-        for block in iter(lambda: handle.read(1 << 20), b""):
-            digest.update(block)
-    return digest.hexdigest()

@@ -27,8 +27,11 @@ from typing import Any, Literal
 import numpy as np
 import polars as pl
 
-from declinecraft.evaluation import iterative
 from declinecraft.core.config import AnswerParams
+from declinecraft.evaluation import iterative
+from declinecraft.evaluation.context import Lookup, context_of
+from declinecraft.llm.calls import Ask, Call, Reply
+from declinecraft.retrieval.fusion import Hit
 
 Condition = Literal["no_rag", "single", "iterative"]
 CONDITIONS: tuple[str, ...] = ("no_rag", "single", "iterative")
@@ -55,61 +58,8 @@ class Setting:
     """"default" (App. J.2) or "temporal" (ours, §6.4: the game may be newer than the model)."""
 
 
-@dataclass(frozen=True)
-class Call:
-    """One templated chat call: a template of ``params/prompts/`` and its fields.
-
-    ``history`` holds (role, text) turns sent after the rendered template (a judge's re-ask).
-    """
-
-    prompt: str
-    fields: Mapping[str, str] = field(hash=False)
-    history: tuple[tuple[str, str], ...] = ()
-
-
-@dataclass(frozen=True)
-class Reply:
-    """What one call returned (the LLM layer's record, reduced to what the stages need)."""
-
-    text: str
-    """Final answer text, thinking removed."""
-    thinking: str | None = None
-    finish_reason: str | None = "stop"
-    budget_exhausted: bool = False
-    """The output budget ran out before any final answer (§4.1, App. H)."""
-    cache_key: str | None = None
-    error: str | None = None
-    completion_tokens: int | None = None
-
-
-#: ``ask(calls)`` -> one reply per call, in order (one model, thinking setting and budget).
-Ask = Callable[[Sequence[Call]], list[Reply]]
-
-
-@dataclass(frozen=True)
-class Hit:
-    """A retrieved chunk id with its component ranks (bm25, dense, hybrid, rerank)."""
-
-    chunk_id: str
-    ranks: Mapping[str, int] = field(default_factory=dict, hash=False)
-
-
 #: ``search(queries, pipeline, k)`` -> ranked hits per query (C_pre only).
 Search = Callable[[Sequence[str], str, int], list[list[Hit]]]
-
-
-@dataclass(frozen=True)
-class Chunk:
-    """What the answer prompt shows of a chunk (J.2: each chunk with its page title and URL)."""
-
-    chunk_id: str
-    title: str
-    url: str
-    text: str
-
-
-#: ``lookup(chunk_ids)`` -> the chunks, in order; raises KeyError for an id not in the index.
-Lookup = Callable[[Sequence[str]], list[Chunk]]
 
 
 # --- the grid ------------------------------------------------------------------------------------
@@ -191,34 +141,6 @@ def response_id(question_id: str, model: str, thinking: str, setting: Setting) -
     key = [question_id, model, thinking, setting.condition, setting.pipeline, setting.k, setting.scenario,
            setting.prompt_variant]  # fmt: skip
     return hashlib.sha256(json.dumps(key).encode()).hexdigest()[:16]
-
-
-# --- prompts -------------------------------------------------------------------------------------
-
-
-def format_context(chunks: Sequence[Chunk], chunk_chars: int = 0) -> str:
-    """List the chunks for ``{context}``, each with its page title and URL (App. J.2).
-
-    ``chunk_chars`` > 0 cuts each chunk's text to that many characters (``answer.context_chars``).
-    """
-    def body(text: str) -> str:
-        text = text.strip()
-        return text[:chunk_chars].rstrip() if chunk_chars > 0 else text
-
-    return "\n\n".join(f"[{i}] {c.title} ({c.url})\n{body(c.text)}" for i, c in enumerate(chunks, start=1))
-
-
-def context_of(chunk_ids: Sequence[str], lookup: Lookup, question_id: str, chunk_chars: int = 0) -> str:
-    """The formatted context of a question's chunks.
-
-    Raises:
-        ValueError: a chunk id is not in the index (names the question and the chunk).
-    """
-    try:
-        chunks = lookup(list(chunk_ids))
-    except KeyError as exc:
-        raise ValueError(f"question {question_id!r}: retrieved {exc.args[0]}") from exc
-    return format_context(chunks, chunk_chars)
 
 
 def answer_call(setting: Setting, query: str, context: str | None) -> Call:
@@ -374,10 +296,3 @@ def responses_frame(rows: Sequence[Mapping[str, Any]]) -> pl.DataFrame:
         raise ValueError(f"duplicate response {dup.row(0, named=True)['response_id']} for question "
                          f"{dup['question_id'][0]!r}: a setting was answered twice")  # fmt: skip
     return frame
-
-
-def run_stage(cfg: Any, **options: Any) -> dict[str, Any]:
-    """Run stage 05 for a run and write ``outputs/<run>/05_answer/`` (see :mod:`answer_stage`)."""
-    from declinecraft.evaluation import answer_stage
-
-    return answer_stage.run(cfg, **options)

@@ -1,4 +1,4 @@
-"""Stage 05 (``answer.run_stage``): read the benchmark, answer every setting, write the outputs.
+"""Stage 05 (``answer_stage.run``): read the benchmark, answer every setting, write the outputs.
 
 Reads ``04_verify/benchmark.parquet`` and the ``02_index`` index; writes into
 ``outputs/<run>/05_answer/``:
@@ -18,54 +18,40 @@ import json
 import logging
 import time
 from collections.abc import Sequence
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Any
 
 import polars as pl
 
-from declinecraft.evaluation import answer
 from declinecraft.core import paths
-from declinecraft.evaluation.answer import Ask, Chunk, Hit, Lookup, Search
+from declinecraft.core.artifacts import read_benchmark
 from declinecraft.core.config import AnswerParams, RunConfig
+from declinecraft.evaluation import answer
+from declinecraft.evaluation.answer import Search
+from declinecraft.evaluation.context import Chunk, Lookup
+from declinecraft.llm.pool import ModelPool, Models, rewriter
+from declinecraft.retrieval import retrieve
 from declinecraft.retrieval.diagnostics import hit_at_k, scenario_hit_rate
+from declinecraft.retrieval.fusion import Hit
 
 log = logging.getLogger(__name__)
 
-#: Benchmark columns this stage reads.
-NEEDED = ("id", "answerable", "asked_question", "question", "target_chunk_id", "scenario_chunk_ids")
 
+@dataclass(frozen=True)
+class AnswerResult:
+    """What stage 05 wrote (``outputs/<run>/05_answer/``)."""
 
-class Models(Protocol):
-    """What the stage needs from the model layer (:class:`model_pool.ModelPool`; fakes in tests)."""
-
-    def thinking_switch(self, model_id: str) -> str:
-        """The registry's ``thinking`` field: none, always or switchable."""
-        ...
-
-    def asker(self, model_id: str, *, thinking: str | None, max_tokens: int, temperature: float = 0.0) -> Ask:
-        """A batch callable for one model and setting."""
-        ...
-
-    def release(self) -> None:
-        """Stop the current model's server."""
-        ...
-
-
-def read_benchmark(cfg: RunConfig) -> pl.DataFrame:
-    """Read ``04_verify/benchmark.parquet``.
-
-    Raises:
-        FileNotFoundError: the file is missing (names it and the command that makes it).
-        ValueError: a column this stage needs is missing.
-    """
-    path = cfg.stage_dir("verify") / "benchmark.parquet"
-    if not path.is_file():
-        raise FileNotFoundError(f"missing upstream benchmark {path}: run 04_verify first (make all PARAMS="
-                                f"{cfg.params_file.relative_to(cfg.root)})")  # fmt: skip
-    frame = pl.read_parquet(path)
-    if missing := [c for c in NEEDED if c not in frame.columns]:
-        raise ValueError(f"{path}: missing column {missing[0]!r} (have: {', '.join(frame.columns)})")
-    return frame.with_columns(pl.col("id").cast(pl.String))
+    responses: pl.DataFrame
+    """One row per (question, model, thinking, setting): ``responses.parquet``."""
+    retrieval: pl.DataFrame
+    """Hit@k and scenario-chunk overlap per pipeline, k and scenario: ``retrieval.parquet``."""
+    retrieved: pl.DataFrame
+    """The chunk ids each retrieval setting returned per question: ``retrieved.parquet``."""
+    questions: pl.DataFrame
+    """The benchmark questions this run answered."""
+    manifest: dict[str, Any]
+    """Counts, settings and seconds: ``manifest.json``."""
 
 
 def check_chunks(questions: pl.DataFrame, lookup: Lookup) -> None:
@@ -101,13 +87,11 @@ class MemoSearch:
 
 def retriever_adapters(cfg: RunConfig, rewrite: Any = None) -> tuple[Search, Lookup]:
     """Search and chunk lookup over the run's index (``retrieve.Retriever``)."""
-    from declinecraft.retrieval import retrieve
-
     retriever = retrieve.Retriever.open(cfg.stage_dir("index"), cache_dir=cfg.cache_dir, rewrite=rewrite)
 
     def search(queries: Sequence[str], pipeline: str, k: int) -> list[list[Hit]]:
         rows = retriever.search_many(list(queries), pipeline, k)  # type: ignore[arg-type]
-        return [[Hit(h.chunk_id, dict(h.ranks)) for h in hits] for hits in rows]
+        return [list(hits) for hits in rows]
 
     def lookup(chunk_ids: Sequence[str]) -> list[Chunk]:
         frame = retriever.chunks(list(chunk_ids))
@@ -203,8 +187,8 @@ def run(
     search: Search | None = None,
     lookup: Lookup | None = None,
     progress: bool = False,
-) -> dict[str, Any]:
-    """Run stage 05 and write its outputs; return them (``responses``, ``retrieval``, ...).
+) -> AnswerResult:
+    """Run stage 05 and write its outputs (``05_answer/``); return them.
 
     ``models``/``search``/``lookup`` default to the run's model servers and index (tests inject
     fakes). Every benchmark chunk is checked against the index before any model runs.
@@ -215,16 +199,12 @@ def run(
     questions = answer.select_questions(bench, params.limit_questions, cfg.seed)
     own_models = models is None
     if own_models:
-        from declinecraft.llm.pool import ModelPool
-
         models = ModelPool(cfg, progress=progress)
     try:
         if search is None or lookup is None:
             needs_rewrite = any("rewrite" in s.pipeline for s in answer.settings(params))
             rewrite = None
             if needs_rewrite:
-                from declinecraft.llm.pool import rewriter
-
                 rewrite = rewriter(models.asker(params.rewriter, thinking=None, max_tokens=128))
             search, lookup = retriever_adapters(cfg, rewrite)
         check_chunks(questions, lookup)
@@ -250,4 +230,5 @@ def run(
     }  # fmt: skip
     paths.write_text_atomic(folder / "manifest.json", json.dumps(summary, indent=2, default=str) + "\n")
     (folder / "NOT_BUILT.md").unlink(missing_ok=True)
-    return {"responses": frame, "retrieval": diagnostics, "retrieved": retrieved, "questions": questions, **summary}
+    return AnswerResult(responses=frame, retrieval=diagnostics, retrieved=retrieved, questions=questions,
+                        manifest=summary)

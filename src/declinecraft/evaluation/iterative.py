@@ -24,8 +24,11 @@ from __future__ import annotations
 import json
 from collections.abc import Callable, Collection, Sequence
 from dataclasses import asdict, dataclass, field, replace
-from typing import Literal, Protocol
+from typing import Literal
 
+import polars as pl
+
+from declinecraft.llm.calls import Reply
 from declinecraft.llm.responses import FormatError, parse_json
 
 #: The reflection prompt asks for "1-5" follow-up questions.
@@ -45,15 +48,6 @@ Status = Literal[
     "budget_exhausted",  # the reflection ran out of tokens before any text: stop and answer
     "error",  # the call failed: stop and answer
 ]
-
-
-class ReplyLike(Protocol):
-    """What the loop needs from one model reply (``answer.Reply`` satisfies it)."""
-
-    text: str
-    budget_exhausted: bool
-    cache_key: str | None
-    error: str | None
 
 
 @dataclass(frozen=True)
@@ -164,7 +158,7 @@ def parse_reflection(text: str) -> Reflection:
     )
 
 
-def reflection_of(reply: ReplyLike) -> Reflection:
+def reflection_of(reply: Reply) -> Reflection:
     """Turn a model reply into a :class:`Reflection` (errors and exhausted budgets first)."""
     if reply.error:
         return Reflection("error", raw=reply.error, cache_key=reply.cache_key)
@@ -196,7 +190,7 @@ def allocate(ranked: Sequence[Sequence[str]], k: int, seen: Collection[str]) -> 
 #: ``retrieve(queries, k)`` -> one ranked list of chunk ids per query.
 Retrieve = Callable[[Sequence[str], int], list[list[str]]]
 #: ``reflect([(query, chunk_ids), ...])`` -> one reply per item, in order.
-Reflect = Callable[[Sequence[tuple[str, Sequence[str]]]], Sequence[ReplyLike]]
+Reflect = Callable[[Sequence[tuple[str, Sequence[str]]]], Sequence[Reply]]
 
 
 def run(
@@ -261,3 +255,20 @@ def run(
             if stop is None:
                 active.append(i)
     return traces
+
+
+def stop_table(responses: pl.DataFrame) -> pl.DataFrame:
+    """Count iterative responses by model, thinking, rounds and why the loop stopped.
+
+    ``responses`` is ``05_answer/responses.parquet`` (its ``rounds`` column holds each response's
+    rounds as JSON); the stop reason is the last round's ``stop``.
+    """
+    part = responses.filter(pl.col("condition") == "iterative")
+    stops = [json.loads(r)[-1]["stop"] if r else None for r in part["rounds"]]
+    return (
+        part.select("model", "thinking", "n_rounds")
+        .with_columns(stop=pl.Series(stops, dtype=pl.String))
+        .group_by("model", "thinking", "n_rounds", "stop")
+        .len()
+        .sort("model", "thinking", "n_rounds", "stop")
+    )

@@ -34,7 +34,9 @@ import polars as pl
 
 from declinecraft.evaluation import metrics
 from declinecraft.core import stats
-from declinecraft.evaluation.answer import Ask, Call, Lookup, Reply, format_context
+from declinecraft.core.agreement import cohen_kappa
+from declinecraft.evaluation.context import Lookup, format_context
+from declinecraft.llm.calls import Ask, Call, Reply
 from declinecraft.evaluation.rule_labels import LABELS, SCORES, parse_label, parse_score, rule_label
 
 __all__ = [
@@ -85,7 +87,7 @@ def ask_parsed(calls: Sequence[Call], ask: Ask, parse: Callable[[str], Any], rea
     second: dict[int, Reply] = {}
     if redo:
         turns = {i: (("assistant", first[i].text or ""), ("user", reask)) for i in redo}
-        follow = [Call(calls[i].prompt, calls[i].fields, (*calls[i].history, *turns[i])) for i in redo]
+        follow = [Call(calls[i].prompt, calls[i].fields, history=(*calls[i].history, *turns[i])) for i in redo]
         second = dict(zip(redo, ask(follow), strict=True))
     out = []
     for i, reply in enumerate(first):
@@ -369,7 +371,7 @@ def _agree(a: Sequence[str], b: Sequence[str]) -> tuple[int, float, float]:
     if n == 0:
         return 0, float("nan"), float("nan")
     same = sum(x == y for x, y in zip(a, b, strict=True)) / n
-    return n, same, stats.cohen_kappa(list(a), list(b), labels=list(LABELS))
+    return n, same, cohen_kappa(list(a), list(b), labels=list(LABELS))
 
 
 def agreement(labels: pl.DataFrame, responses: pl.DataFrame) -> pl.DataFrame:
@@ -395,10 +397,3 @@ def agreement(labels: pl.DataFrame, responses: pl.DataFrame) -> pl.DataFrame:
             rows.append({"comparison": name, "scope": scope, "n": n, "agreement": agree, "kappa": kappa})
     schema = {"comparison": pl.String, "scope": pl.String, "n": pl.Int64, "agreement": pl.Float64, "kappa": pl.Float64}
     return pl.DataFrame(rows, schema=schema)
-
-
-def run_stage(cfg: Any, **options: Any) -> dict[str, Any]:
-    """Run stage 06 for a run and write ``outputs/<run>/06_judge/`` (see :mod:`judge_stage`)."""
-    from declinecraft.evaluation import judge_stage
-
-    return judge_stage.run(cfg, **options)

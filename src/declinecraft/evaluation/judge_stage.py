@@ -1,4 +1,4 @@
-"""Stage 06 (``judge.run_stage``): label, reference, score, audit; write ``06_judge/``.
+"""Stage 06 (``judge_stage.run``): label, reference, score, audit; write ``06_judge/``.
 
 Reads ``05_answer/responses.parquet``, ``04_verify/benchmark.parquet`` and the corpus stage's
 pages and chunks; writes into ``outputs/<run>/06_judge/``:
@@ -26,44 +26,44 @@ from __future__ import annotations
 import json
 import time
 from collections.abc import Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import polars as pl
 
-from declinecraft.evaluation import answer_stage
-from declinecraft.evaluation import judge
 from declinecraft.core import paths
-from declinecraft.evaluation.answer import Chunk, Lookup
+from declinecraft.core.artifacts import read_benchmark, read_chunks, read_pages, read_responses
 from declinecraft.core.config import JudgeParams, RunConfig
+from declinecraft.evaluation import judge
+from declinecraft.evaluation.context import Chunk, Lookup
+from declinecraft.llm.pool import ModelPool, Models
 
+@dataclass(frozen=True)
+class JudgeResult:
+    """What stage 06 wrote (``outputs/<run>/06_judge/``)."""
 
-def read_responses(cfg: RunConfig) -> pl.DataFrame:
-    """Read ``05_answer/responses.parquet`` (error naming the file when it is missing)."""
-    path = cfg.stage_dir("answer") / "responses.parquet"
-    if not path.is_file():
-        raise FileNotFoundError(f"missing upstream responses {path}: run 05_answer first")
-    return pl.read_parquet(path)
-
-
-def read_pages(cfg: RunConfig) -> dict[bool, dict[str, str]]:
-    """Page texts by title: ``{True: C_pre pages, False: C_post pages}`` (keyed by answerability)."""
-    folder = cfg.stage_dir("corpus")
-    out = {}
-    for answerable, name in ((True, "pages_pre"), (False, "pages_post")):
-        path = folder / f"{name}.parquet"
-        if not path.is_file():
-            raise FileNotFoundError(f"missing upstream pages {path}: run 01_corpus first")
-        frame = pl.read_parquet(path, columns=["title", "text"])
-        out[answerable] = dict(zip(frame["title"], frame["text"], strict=True))
-    return out
+    labels: pl.DataFrame
+    """One row per (response, judge): ``labels.parquet``."""
+    references: pl.DataFrame
+    """One oracle reference per question: ``references.parquet``."""
+    scores: pl.DataFrame
+    """One row per (response, accuracy judge): ``scores.parquet``."""
+    judged: pl.DataFrame
+    """Responses with label, per-judge scores and panel accuracy: ``judged.parquet``."""
+    results: pl.DataFrame
+    """The metrics per model and setting: ``results.csv``."""
+    leakage: pl.DataFrame
+    """No-RAG accuracy on unanswerable questions: ``leakage.csv``."""
+    agreement: pl.DataFrame
+    """Response judge against the rule labels and second judges: ``agreement.csv``."""
+    manifest: dict[str, Any]
+    """Counts and seconds: ``manifest.json``."""
 
 
 def chunk_lookup(cfg: RunConfig) -> Lookup:
     """Chunks of both corpora by id, read from the corpus stage (KeyError for an unknown id)."""
-    from declinecraft.retrieval import index
-
-    frame = index.read_chunks(cfg)
+    frame = read_chunks(cfg)
     table = {r["chunk_id"]: Chunk(r["chunk_id"], r["title"], r["url"] or "", r["text"])
              for r in frame.iter_rows(named=True)}  # fmt: skip
 
@@ -91,12 +91,12 @@ def _write(frame: pl.DataFrame, path: Path) -> None:
 def run(
     cfg: RunConfig,
     *,
-    models: answer_stage.Models | None = None,
+    models: Models | None = None,
     lookup: Lookup | None = None,
     pages: dict[bool, dict[str, str]] | None = None,
     progress: bool = False,
-) -> dict[str, Any]:
-    """Run stage 06 and write its outputs; return the frames by name and the counts.
+) -> JudgeResult:
+    """Run stage 06 and write its outputs (``06_judge/``); return the frames and the counts.
 
     ``models``, ``lookup`` and ``pages`` default to the run's model servers and corpus (tests
     inject fakes).
@@ -106,13 +106,11 @@ def run(
     # Judge calls in question order: consecutive prompts then share their prefix up to the
     # question (and the reference), which a llama.cpp server does not prefill again.
     responses = read_responses(cfg).sort("question_id", "response_id")
-    bench = answer_stage.read_benchmark(cfg)
+    bench = read_benchmark(cfg)
     lookup = lookup or chunk_lookup(cfg)
     pages = pages if pages is not None else read_pages(cfg)
     own = models is None
     if own:
-        from declinecraft.llm.pool import ModelPool
-
         models = ModelPool(cfg, progress=progress)
     assert models is not None
     seconds: dict[str, float] = {}
@@ -182,4 +180,5 @@ def run(
     }  # fmt: skip
     paths.write_text_atomic(folder / "manifest.json", json.dumps(counts, indent=2, default=str) + "\n")
     (folder / "NOT_BUILT.md").unlink(missing_ok=True)
-    return {"labels": all_labels, "references": refs, "scores": scores, "judged": judged, **tables, **counts}
+    return JudgeResult(labels=all_labels, references=refs, scores=scores, judged=judged, results=tables["results"],
+                       leakage=tables["leakage"], agreement=tables["agreement"], manifest=counts)

@@ -1,7 +1,7 @@
-"""The evaluation stages' thin adapter to the LLM layer: one local model server at a time.
+"""The stages' thin adapter to the LLM layer: one local model server at a time.
 
-:class:`ModelPool` hands out :data:`answer.Ask` callables (templated :class:`answer.Call` in,
-:class:`answer.Reply` out) for registry models. It keeps at most one model's connection open:
+:class:`ModelPool` hands out :data:`calls.Ask` callables (templated :class:`calls.Call` in,
+:class:`calls.Reply` out) for registry models. It keeps at most one model's connection open:
 asking for another model closes the previous one, which stops its local server. Servers start
 lazily through :func:`llm.connect`, at the first cache miss, so a fully cached rerun starts none.
 """
@@ -11,28 +11,29 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Sequence
 from contextlib import ExitStack
-from typing import Any
+from typing import Any, Protocol
 
-from declinecraft.llm import client as llm
-from declinecraft.core import prompts
-from declinecraft.core import registry
-from declinecraft.evaluation.answer import Ask, Call, Reply
-from declinecraft.llm.cache import open_cache
+from declinecraft.core import prompts, registry
 from declinecraft.core.config import RunConfig
+from declinecraft.llm import client as llm
+from declinecraft.llm.calls import Ask, Call, Reply, to_reply
+from declinecraft.llm.cache import open_cache
 
 
+class Models(Protocol):
+    """What the stage needs from the model layer (:class:`ModelPool`; fakes in tests)."""
 
-def to_reply(result: llm.Result) -> Reply:
-    """Reduce an LLM-layer result to what the stages keep (a failure keeps its error)."""
-    return Reply(
-        text=result.text if result.ok else "",
-        thinking=result.thinking or None,
-        finish_reason=result.finish_reason,
-        budget_exhausted=result.budget_exhausted,
-        cache_key=result.key,
-        error=None if result.ok else (result.error or "failed"),
-        completion_tokens=result.completion_tokens,
-    )
+    def thinking_switch(self, model_id: str) -> str:
+        """The registry's ``thinking`` field: none, always or switchable."""
+        ...
+
+    def asker(self, model_id: str, *, thinking: str | None, max_tokens: int, temperature: float = 0.0) -> Ask:
+        """A batch callable for one model and setting."""
+        ...
+
+    def release(self) -> None:
+        """Stop the current model's server."""
+        ...
 
 
 class ModelPool:
@@ -97,7 +98,7 @@ class ModelPool:
     def request(self, call: Call, *, thinking: str | None, max_tokens: int, temperature: float) -> llm.Request:
         """The LLM-layer request of a templated call (history turns appended after the prompt)."""
         base = llm.Request.from_prompt(
-            self.prompt(call.prompt), dict(call.fields), max_tokens=max_tokens,
+            self.prompt(call.prompt), dict(call.fields), max_tokens=call.max_tokens or max_tokens,
             thinking=thinking, temperature=temperature, tag=call.prompt,  # type: ignore[arg-type]
         )  # fmt: skip
         if not call.history:
@@ -131,7 +132,7 @@ def _first_line(text: str) -> str:
 
 
 def rewriter(ask: Ask, prompt: str = "rewrite_query") -> Any:
-    """A batch query rewriter for the ``+rewrite`` pipelines (``retrieve.Rewrite``).
+    """A batch query rewriter for the ``+rewrite`` pipelines (``pipelines.Rewrite``).
 
     A failed, exhausted or empty rewrite returns "" and the retriever searches the original query.
     """

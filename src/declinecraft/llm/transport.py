@@ -9,9 +9,10 @@ timeouts, connection errors and malformed bodies (gateways truncate); other 4xx 
 
 Why the SDK's generic ``post`` (its documented way to send any body) rather than
 ``chat.completions.create``: the latter spends ~1 ms of CPU per call converting typed parameters,
-and our keyed bodies are plain JSON already. Loopback servers go through
-:class:`declinecraft.llm.http11.LoopbackTransport` (see there why); together these cut the client's CPU
-per call from ~1.1 ms to ~0.6 ms (``benchmarks/bench_llm_client.py``).
+and our keyed bodies are plain JSON already. The HTTP layer is the SDK's own default client
+(``openai.DefaultAsyncHttpxClient``, on every base URL alike): its CPU cost, about 1 ms per call,
+is nothing beside calls that take seconds: at 64 in flight and 0.5-2 s per call a batch runs at
+about 0.98 of the ideal rate on a machine not otherwise busy (``benchmarks/bench_llm_client.py``).
 """
 
 from __future__ import annotations
@@ -23,15 +24,13 @@ import random
 import threading
 import time
 import weakref
-from collections.abc import Callable, Coroutine, Sequence
+from collections.abc import AsyncIterator, Callable, Coroutine, Sequence
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
-from typing import Any, AsyncIterator, TypeVar
+from typing import Any, TypeVar
 
 import httpx2
 import openai
-
-from declinecraft.llm.http11 import LoopbackTransport, is_loopback_http
 
 T = TypeVar("T")
 RETRY_STATUS = frozenset({408, 409, 429})
@@ -100,7 +99,7 @@ class _Pool:
             openai.AsyncOpenAI(
                 base_url=url, api_key=api_key, max_retries=0, timeout=timeout_s,
                 http_client=openai.DefaultAsyncHttpxClient(
-                    transport=LoopbackTransport() if is_loopback_http(url) else None, timeout=timeout_s,
+                    timeout=timeout_s,
                     limits=httpx2.Limits(max_connections=per_url, max_keepalive_connections=per_url),
                 ),
             )  # fmt: skip

@@ -1,192 +1,54 @@
-"""Figures of the paper: one style, shared panel helpers, and the registry of every figure.
+"""Every figure of the paper, in order, and the driver that draws them all into a folder.
 
-A figure is a ``plot_<name>(frame, ...) -> Figure`` function (in ``plots_main`` for Figures 1–7 of
-the main text, ``plots_configs`` for the per-configuration views 8–16 and 26–28, ``plots_extra``
-for labels, leakage, judges, ablations and matched pairs 17–25). Each takes tidy tables from the
-analysis stage (rates as proportions; axes show percent), draws with matplotlib/seaborn under
-:func:`style` and returns the figure; nothing here computes a statistic except through
-:mod:`stats`. :data:`FIGURES` says, for every figure, which tables it needs and why a run may
-lack them, so the paper stage can skip a figure with a reason instead of faking it.
+A figure is a ``plot_<name>(frame, ...) -> Figure`` function in one of three modules:
+``figures_main`` (Figures 1–7 of the main text), ``figures_configs`` (the per-configuration views
+8–16 and 26–28) and ``figures_extra`` (labels, leakage, judges, ablations and matched pairs
+17–25). Each module lists its figures as :class:`~declinecraft.paper.figure_spec.FigureSpec`
+entries, which say what tables a figure needs, so :func:`write_figures` can skip a figure with a
+reason instead of faking it.
 """
 
 from __future__ import annotations
 
-import contextlib
-import functools
-from collections.abc import Callable, Iterator, Mapping, Sequence
-from dataclasses import dataclass
+import re
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-import matplotlib
+import polars as pl
 
-matplotlib.use("Agg")
+from declinecraft.paper import figures_configs, figures_extra, figures_main
+from declinecraft.paper.drawing import save
+from declinecraft.paper.figure_spec import FigureSpec
+from declinecraft.paper.outputs import remove_stale
 
-import matplotlib.pyplot as plt  # noqa: E402
-import numpy as np  # noqa: E402
-import polars as pl  # noqa: E402
-import seaborn as sns  # noqa: E402
-from matplotlib.figure import Figure  # noqa: E402
-
-from declinecraft.core import paths  # noqa: E402
-from declinecraft.core import stats
-
-COLUMN_IN = 3.4
-"""Width of one column of the paper, inches."""
-FULL_IN = 7.0
-"""Width of the full text block, inches."""
-BLUE, ORANGE, GRAY = "#1f5fa8", "#e07b1a", "#9a9a9a"
-LABEL_COLORS = {"ABSTAIN": "#2b8a3e", "DENY": ORANGE, "ANSWER": "#c0392b"}
-CONDITION_NAMES = {"no_rag": "No RAG", "single": "RAG", "iterative": "Iter."}
-
-_RC = {
-    "font.size": 7, "axes.titlesize": 7.5, "axes.labelsize": 7, "xtick.labelsize": 6.5,
-    "ytick.labelsize": 6.5, "legend.fontsize": 6, "legend.frameon": False, "axes.spines.top": False,
-    "axes.spines.right": False, "axes.linewidth": 0.6, "lines.linewidth": 1.0, "lines.markersize": 3.5,
-    "xtick.major.width": 0.6, "ytick.major.width": 0.6, "grid.linewidth": 0.4, "grid.alpha": 0.5,
-    "savefig.bbox": "tight", "savefig.pad_inches": 0.02, "pdf.fonttype": 42, "figure.dpi": 100,
-    "font.family": "DejaVu Sans",
-}  # fmt: skip
-
-
-@contextlib.contextmanager
-def style() -> Iterator[None]:
-    """The one style of every figure: seaborn ticks, small fonts for column width, no top/right spines."""
-    with sns.axes_style("ticks"), plt.rc_context(_RC):
-        yield
-
-
-def styled(func: Callable[..., Figure]) -> Callable[..., Figure]:
-    """Draw ``func``'s figure under :func:`style`."""
-
-    @functools.wraps(func)
-    def wrapper(*args: Any, **kwargs: Any) -> Figure:
-        with style():
-            return func(*args, **kwargs)
-
-    return wrapper
-
-
-def new_figure(ncols: int = 1, nrows: int = 1, *, width: float = COLUMN_IN, height: float = 2.2, **kw: Any) -> tuple[Figure, Any]:
-    """A figure of the paper's widths (``COLUMN_IN`` or ``FULL_IN``) with a grid of axes."""
-    fig, axes = plt.subplots(nrows, ncols, figsize=(width, height), layout="constrained", **kw)
-    return fig, axes
-
-
-def save(fig: Figure, folder: Path, stem: str, formats: Sequence[str] = ("pdf", "png"), *, dpi: int = 200) -> list[Path]:
-    """Save a figure atomically in each format, close it, and return the files."""
-    out = []
-    for fmt in formats:
-        target = folder / f"{stem}.{fmt}"
-        with paths.atomic_path(target) as tmp:
-            fig.savefig(tmp, format=fmt, dpi=dpi)
-        out.append(target)
-    plt.close(fig)
-    return out
-
-
-def pct(values: Any) -> np.ndarray:
-    """Proportions (a series, list or array; null as NaN) as percentages."""
-    if isinstance(values, pl.Series):
-        values = values.cast(pl.Float64).fill_null(np.nan).to_numpy()
-    return 100.0 * np.asarray(values, dtype=np.float64)
-
-
-def family_colors(families: Sequence[str]) -> dict[str, Any]:
-    """A fixed color per family (sorted, so every figure agrees)."""
-    names = sorted({f for f in families if f is not None})
-    palette = sns.color_palette("tab20" if len(names) > 10 else "tab10", max(len(names), 1))
-    return dict(zip(names, palette, strict=False))
-
-
-def mean_with_interval(ax: Any, x: Sequence[float], matrix: np.ndarray, *, color: str = BLUE, label: str = "mean") -> None:
-    """Blue line of the column means of ``matrix`` (models x positions) with t intervals over models."""
-    rows = [stats.t_interval(matrix[:, j]) for j in range(matrix.shape[1])]
-    mean = np.array([r[0] for r in rows])
-    low = np.array([r[1] for r in rows])
-    high = np.array([r[2] for r in rows])
-    err = np.vstack([mean - low, high - mean])
-    ax.errorbar(x, mean, yerr=np.where(np.isnan(err), 0, err), color=color, marker="o", capsize=2, lw=1.4, zorder=5, label=label)
-
-
-def lines_panel(ax: Any, frame: pl.DataFrame, *, x: str, y: str, order: Sequence[Any], names: Mapping[Any, str] | None = None,
-                ylabel: str = "", unit: str = "config") -> np.ndarray:  # fmt: skip
-    """Gray line per ``unit`` across the ``order`` values of ``x``, blue mean with t interval."""
-    wide = frame.pivot(on=x, index=unit, values=y, aggregate_function="first")
-    cols = [str(v) for v in order]
-    for col in cols:
-        if col not in wide.columns:
-            wide = wide.with_columns(pl.lit(None, pl.Float64).alias(col))
-    matrix = pct(wide.select([pl.col(c).cast(pl.Float64) for c in cols]).to_numpy()) if wide.height else np.empty((0, len(cols)))
-    xs = np.arange(len(cols))
-    for row in matrix:
-        ax.plot(xs, row, color=GRAY, lw=0.6, alpha=0.7, marker=".", ms=2)
-    if matrix.shape[0]:
-        mean_with_interval(ax, xs, matrix)
-    ax.set_xticks(xs, [(names or {}).get(v, str(v)) for v in order])
-    ax.set_ylabel(ylabel)
-    ax.grid(axis="y")
-    return matrix
-
-
-def note_missing(ax: Any, text: str) -> None:
-    """Write a short note in an empty panel (the data the run lacks), instead of drawing nothing."""
-    ax.text(0.5, 0.5, text, ha="center", va="center", transform=ax.transAxes, fontsize=6, color=GRAY, wrap=True)
-    ax.set_xticks([])
-    ax.set_yticks([])
-
-
-# --- the registry -------------------------------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class FigureSpec:
-    """One figure of the paper: its number, file stem, what it shows and what it needs."""
-
-    number: int
-    stem: str
-    title: str
-    draw: Callable[[Mapping[str, pl.DataFrame]], Figure]
-    """Draws the figure from the analysis tables."""
-    lacks: Callable[[Mapping[str, pl.DataFrame]], str]
-    """Returns why the run cannot fill the figure, or "" when it can."""
-
-
-def _rows(tables: Mapping[str, pl.DataFrame], name: str, **where: Any) -> pl.DataFrame:
-    table = tables.get(name)
-    if table is None or table.height == 0:
-        return pl.DataFrame()
-    for col, value in where.items():
-        if col not in table.columns:
-            return pl.DataFrame()
-        table = table.filter(pl.col(col).is_in(value) if isinstance(value, (list, tuple)) else pl.col(col) == value)
-    return table
-
-
-def needs(name: str, reason: str, *, min_rows: int = 1, distinct: str | None = None, min_distinct: int = 2,
-          **where: Any) -> Callable[[Mapping[str, pl.DataFrame]], str]:  # fmt: skip
-    """A ``lacks`` check: table ``name`` (filtered by ``where``) has rows (and enough distinct values)."""
-
-    def lacks(tables: Mapping[str, pl.DataFrame]) -> str:
-        rows = _rows(tables, name, **where)
-        if rows.height < min_rows:
-            return reason
-        if distinct and (distinct not in rows.columns or rows[distinct].drop_nulls().n_unique() < min_distinct):
-            return reason
-        return ""
-
-    return lacks
-
-
-def always(_: Mapping[str, pl.DataFrame]) -> str:
-    """A ``lacks`` check for figures that need no run data (the pipeline diagram)."""
-    return ""
+FIGURE_FILE = re.compile(r"fig\d\d_[a-z0-9_]+\.(pdf|png)")
 
 
 def figures() -> list[FigureSpec]:
-    """Every figure of the paper, in order (imported lazily: the modules import this one)."""
-    from declinecraft.paper import figures_configs as plots_configs
-    from declinecraft.paper import figures_extra as plots_extra
-    from declinecraft.paper import figures_main as plots_main
+    """Every figure of the paper, in the order they are numbered."""
+    return [*figures_main.FIGURES, *figures_configs.FIGURES, *figures_extra.FIGURES]
 
-    return [*plots_main.FIGURES, *plots_configs.FIGURES, *plots_extra.FIGURES]
+
+def write_figures(results: Mapping[str, pl.DataFrame], folder: Path, *, formats: tuple[str, ...], dpi: int,
+                  no_input: str = "") -> list[dict[str, Any]]:  # fmt: skip
+    """Draw every figure the results support into ``folder`` (one file per format), remove figure
+    files an earlier run left, and return one status row per figure (``reason`` empty when drawn).
+
+    ``no_input`` (why the run has no analysis results) replaces the reason of every figure the
+    run cannot draw, since then no figure lacks something more specific.
+    """
+    folder.mkdir(parents=True, exist_ok=True)
+    rows, written = [], set()
+    for spec in figures():
+        reason = spec.lacks(results)
+        if reason and no_input:
+            reason = f"Figure {spec.number}: no results to draw ({no_input})"
+        elif reason and not reason.startswith("Figure"):
+            reason = f"Figure {spec.number} {reason}"
+        if not reason:
+            files = save(spec.draw(results), folder, spec.stem, formats, dpi=dpi)
+            written |= {f.name for f in files}
+        rows.append(dict(kind="figure", number=spec.number, name=spec.stem, title=spec.title, reason=reason))
+    remove_stale(folder, FIGURE_FILE, written)
+    return rows

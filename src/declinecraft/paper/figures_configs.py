@@ -11,11 +11,12 @@ from matplotlib.figure import Figure
 from matplotlib.lines import Line2D
 
 from declinecraft.analysis.models import model_points
-from declinecraft.paper.figures import (
-    BLUE, CONDITION_NAMES, FULL_IN, GRAY, ORANGE, FigureSpec, family_colors, lines_panel, needs,
-    new_figure, pct, styled,
+from declinecraft.core import stats
+from declinecraft.paper.drawing import (
+    BLUE, CONDITION_NAMES, FULL_IN, GRAY, ORANGE, family_colors, lines_panel, new_figure, pct, styled,
 )  # fmt: skip
-from declinecraft.paper.figures_main import _assoc_text, arrows_panel, frontier_line, size_panel, thinking_pairs
+from declinecraft.paper.figure_spec import FigureSpec, needs
+from declinecraft.paper.panels import arrows_panel, assoc_text, frontier_line, size_panel, thinking_pairs
 
 CONDITIONS = ("no_rag", "single", "iterative")
 
@@ -67,7 +68,6 @@ def family_legend(ax: object, colors: Mapping[str, object], *, thinking: bool = 
 
 def _label_mask(frame: pl.DataFrame, y: str) -> np.ndarray:
     """Label each family's best ``y`` and every configuration no other exceeds on both axes."""
-    from declinecraft.core import stats
 
     if frame.height == 0:
         return np.zeros(0, bool)
@@ -112,7 +112,7 @@ def plot_car_active(points: pl.DataFrame, associations: pl.DataFrame | None = No
     """Figure 12: CAR against active parameters, open-weight models, single-shot RAG."""
     fig, ax = new_figure(height=2.1)
     size_panel(ax, points.filter(pl.col("open_weight")), x="params_active_b", y="car", xlabel="Active parameters (B)",
-               ylabel="Correct Abstention Rate (%)", log=True, text=_assoc_text(associations, "car_active_params"))  # fmt: skip
+               ylabel="Correct Abstention Rate (%)", log=True, text=assoc_text(associations, "car_active_params"))  # fmt: skip
     return fig
 
 
@@ -121,7 +121,7 @@ def plot_accuracy_size(points: pl.DataFrame, associations: pl.DataFrame | None =
     """Figure 13: Answer Accuracy against total parameters, open-weight models, single-shot RAG."""
     fig, ax = new_figure(height=2.1)
     size_panel(ax, points.filter(pl.col("open_weight")), x="params_total_b", y="accuracy", xlabel="Total parameters (B)",
-               ylabel="Answer Accuracy (%)", log=True, text=_assoc_text(associations, "accuracy_total_params"))  # fmt: skip
+               ylabel="Answer Accuracy (%)", log=True, text=assoc_text(associations, "accuracy_total_params"))  # fmt: skip
     return fig
 
 
@@ -173,7 +173,7 @@ def _simple_scatter(frame: pl.DataFrame, x: str, y: str, xlabel: str, ylabel: st
 def plot_car_accuracy(main_grid: pl.DataFrame, associations: pl.DataFrame | None = None) -> Figure:
     """Figure 26: CAR against Answer Accuracy per configuration, single-shot RAG."""
     single = main_grid.filter(pl.col("condition") == "single")
-    return _simple_scatter(single, "accuracy", "car", "Answer Accuracy (%)", "Correct Abstention Rate (%)", _assoc_text(associations, "car_accuracy"))
+    return _simple_scatter(single, "accuracy", "car", "Answer Accuracy (%)", "Correct Abstention Rate (%)", assoc_text(associations, "car_accuracy"))
 
 
 @styled
@@ -181,7 +181,7 @@ def plot_car_accuracy_attempted(main_grid: pl.DataFrame, associations: pl.DataFr
     """Figure 27: Accuracy when attempted against CAR, single-shot RAG."""
     single = main_grid.filter(pl.col("condition") == "single")
     return _simple_scatter(single, "car", "accuracy_when_attempted", "Correct Abstention Rate (%)",
-                           "Accuracy when attempted (%)", _assoc_text(associations, "car_accuracy_when_attempted"))  # fmt: skip
+                           "Accuracy when attempted (%)", assoc_text(associations, "car_accuracy_when_attempted"))  # fmt: skip
 
 
 @styled

@@ -10,11 +10,12 @@ import polars as pl
 from matplotlib.figure import Figure
 
 from declinecraft.core import stats
-from declinecraft.paper.figures import (
-    BLUE, CONDITION_NAMES, FULL_IN, GRAY, LABEL_COLORS, ORANGE, FigureSpec, lines_panel, mean_with_interval,
-    needs, new_figure, note_missing, pct, styled,
+from declinecraft.paper.drawing import (
+    BLUE, CONDITION_NAMES, FULL_IN, GRAY, LABEL_COLORS, ORANGE, lines_panel, mean_with_interval,
+    new_figure, note_missing, pct, styled,
 )  # fmt: skip
-from declinecraft.paper.figures_main import PIPELINE_NAMES, PIPELINE_ORDER
+from declinecraft.paper.figure_spec import FigureSpec, needs
+from declinecraft.paper.panels import PIPELINE_NAMES, PIPELINE_ORDER
 
 SHARES = (("share_abstain", "ABSTAIN", "abstain"), ("share_deny", "DENY", "premise denial"), ("share_answer", "ANSWER", "answer"))
 

@@ -10,15 +10,15 @@ import polars as pl
 from matplotlib.figure import Figure
 from matplotlib.patches import FancyArrowPatch, FancyBboxPatch
 
-from declinecraft.core import stats
-from declinecraft.paper.figures import (
-    BLUE, CONDITION_NAMES, FULL_IN, GRAY, ORANGE, FigureSpec, always, lines_panel, needs,
-    new_figure, note_missing, pct, styled,
+from declinecraft.analysis import models as analysis_models
+from declinecraft.paper.drawing import (
+    BLUE, CONDITION_NAMES, FULL_IN, GRAY, ORANGE, lines_panel, new_figure, note_missing, pct, styled,
+)  # fmt: skip
+from declinecraft.paper.figure_spec import FigureSpec, always, needs
+from declinecraft.paper.panels import (
+    PIPELINE_NAMES, PIPELINE_ORDER, arrows_panel, assoc_text, frontier_line, size_panel, thinking_pairs,
 )  # fmt: skip
 
-PIPELINE_ORDER = ("bm25", "dense", "hybrid", "hybrid+rerank", "hybrid+rewrite", "hybrid+rewrite+rerank")
-PIPELINE_NAMES = {"bm25": "BM25", "dense": "Dense", "hybrid": "Hybrid", "hybrid+rerank": "+rerank",
-                  "hybrid+rewrite": "+rewrite", "hybrid+rewrite+rerank": "+rewrite\n+rerank"}  # fmt: skip
 FINETUNED_FAMILIES = ("Trust-Align", "Abstain-R1")
 
 
@@ -100,38 +100,6 @@ def plot_pipelines(ablation_pipelines: pl.DataFrame) -> Figure:
     return fig
 
 
-def arrows_panel(ax: object, frame: pl.DataFrame, *, metric: str, title: str) -> None:
-    """Gray dot at thinking off, arrowhead at thinking on; orange lower, blue higher, faded if not significant."""
-    frame = frame.sort("off")
-    for i, row in enumerate(frame.iter_rows(named=True)):
-        off, on = 100 * row["off"], 100 * row["on"]
-        if np.isnan(off) or np.isnan(on):
-            continue
-        color = ORANGE if on < off else BLUE
-        alpha = 1.0 if row.get("significant") else 0.35
-        ax.plot(off, i, "o", color=GRAY, ms=3, zorder=3)
-        ax.annotate("", xy=(on, i), xytext=(off, i), arrowprops=dict(arrowstyle="-|>", color=color, alpha=alpha, lw=1.1, mutation_scale=7))
-    ax.set_yticks(range(frame.height), frame["label"].to_list())
-    ax.set_xlabel(metric)
-    ax.set_title(title)
-    ax.grid(axis="x")
-
-
-def thinking_pairs(main_grid: pl.DataFrame, paired: pl.DataFrame | None, condition: str, metric: str) -> pl.DataFrame:
-    """Per model with both settings: the metric off and on, and whether the McNemar change is significant."""
-    part = main_grid.filter(pl.col("condition") == condition)
-    wide = part.pivot(on="thinking", index=["model", "display_name"], values=metric, aggregate_function="first")
-    if "off" not in wide.columns or "on" not in wide.columns:
-        return pl.DataFrame(schema={"model": pl.String, "label": pl.String, "off": pl.Float64, "on": pl.Float64, "significant": pl.Boolean})
-    wide = wide.drop_nulls(["off", "on"]).with_columns(label=pl.col("display_name").fill_null(pl.col("model")))
-    sig = pl.lit(False).alias("significant")
-    if paired is not None and paired.height and metric == "car":
-        tests = paired.filter((pl.col("family") == "main_grid") & (pl.col("comparison") == "thinking_on_vs_off") & (pl.col("condition") == condition))
-        wide = wide.join(tests.select("model", pl.col("significant").cast(pl.Boolean)), on="model", how="left")
-        sig = pl.col("significant").fill_null(False)
-    return wide.with_columns(sig).select("model", "label", pl.col("off").cast(pl.Float64), pl.col("on").cast(pl.Float64), "significant")
-
-
 @styled
 def plot_thinking_car(main_grid: pl.DataFrame, paired: pl.DataFrame) -> Figure:
     """Figure 4: CAR with thinking off and on, without retrieval (left) and with single-shot RAG."""
@@ -141,32 +109,6 @@ def plot_thinking_car(main_grid: pl.DataFrame, paired: pl.DataFrame) -> Figure:
     for ax, (condition, frame) in zip(axes, frames.items(), strict=True):
         arrows_panel(ax, frame, metric="Correct Abstention Rate (%)", title=CONDITION_NAMES[condition] if condition != "single" else "Single-shot RAG")
     return fig
-
-
-def _assoc_text(associations: pl.DataFrame | None, name: str) -> str:
-    if associations is None or associations.height == 0:
-        return ""
-    row = associations.filter(pl.col("name") == name)
-    if row.height == 0 or row["rho"][0] is None or np.isnan(row["rho"][0]):
-        return "ρ = n/a"
-    return f"ρ = {row['rho'][0]:+.2f}, p = {row['p'][0]:.2f}"
-
-
-def size_panel(ax: object, points: pl.DataFrame, *, x: str, y: str, xlabel: str, ylabel: str, log: bool, text: str) -> None:
-    """One point per model; closed models (no parameter count) in orange when x is the release month."""
-    xs = points[x].cast(pl.Float64).fill_null(np.nan).to_numpy()
-    ys = pct(points[y])
-    closed = ~points["open_weight"].fill_null(False).to_numpy() if "open_weight" in points.columns else np.zeros(len(xs), bool)
-    ax.scatter(xs[~closed], ys[~closed], s=14, color=BLUE, edgecolor="white", lw=0.4, zorder=3, label="open weights")
-    if closed.any():
-        ax.scatter(xs[closed], ys[closed], s=14, color=ORANGE, edgecolor="white", lw=0.4, zorder=3, label="closed")
-        ax.legend(loc="best")
-    if log:
-        ax.set_xscale("log")
-    ax.set_xlabel(xlabel)
-    ax.set_ylabel(ylabel)
-    ax.set_title(text)
-    ax.grid(True)
 
 
 def month_ticks(ax: object, months: np.ndarray) -> None:
@@ -183,9 +125,9 @@ def plot_size_release(points: pl.DataFrame, associations: pl.DataFrame | None = 
     fig, axes = new_figure(2, width=FULL_IN * 0.75, height=2.1)
     opens = points.filter(pl.col("open_weight"))
     size_panel(axes[0], opens, x="params_total_b", y="car", xlabel="Total parameters (B)", ylabel="Correct Abstention Rate (%)",
-               log=True, text=_assoc_text(associations, "car_total_params"))  # fmt: skip
+               log=True, text=assoc_text(associations, "car_total_params"))  # fmt: skip
     size_panel(axes[1], points, x="release_month", y="car", xlabel="Release month", ylabel="",
-               log=False, text=_assoc_text(associations, "car_release_month"))  # fmt: skip
+               log=False, text=assoc_text(associations, "car_release_month"))  # fmt: skip
     month_ticks(axes[1], points["release_month"].cast(pl.Float64).fill_null(np.nan).to_numpy())
     return fig
 
@@ -204,16 +146,6 @@ def plot_k_sweep(ablation_k: pl.DataFrame) -> Figure:
     for ax in axes:
         ax.set_xlabel("k (chunks retrieved)")
     return fig
-
-
-def frontier_line(ax: object, attempt: np.ndarray, car: np.ndarray, *, color: str = GRAY, label: str = "frontier") -> None:
-    """The observed trade-off frontier (highest CAR at or above each attempt rate) as a step line."""
-    on = stats.pareto_frontier(attempt, car)
-    if on.sum() == 0:
-        return
-    order = np.argsort(attempt[on])
-    xs, ys = 100 * attempt[on][order], 100 * car[on][order]
-    ax.step(xs, ys, where="post", color=color, lw=0.8, ls="--", label=label, zorder=1)
 
 
 @styled
@@ -250,8 +182,6 @@ def _size_or_release(tables: Mapping[str, pl.DataFrame]) -> str:
 
 
 def _points(tables: Mapping[str, pl.DataFrame]) -> pl.DataFrame:
-    from declinecraft.analysis import models as analysis_models
-
     return analysis_models.model_points(tables["main_grid"], "single")
 
 

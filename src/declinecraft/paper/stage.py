@@ -1,6 +1,6 @@
 """Stage 08: figures, LaTeX tables, number macros and the PDF, from the analysis stage's CSVs.
 
-Where a run writes (figures/ and paper/ are shared by every run):
+Where a run writes (figures/ and paper/ are shared by every run, :mod:`~declinecraft.paper.outputs`):
 
 * the ``default`` run writes ``figures/`` and ``paper/`` at the project root (``paper/tables/``,
   ``paper/numbers.tex``, ``paper/skipped.tex``, ``paper/main.pdf``);
@@ -13,147 +13,113 @@ Every figure or table the run cannot fill is listed with its reason in
 ``outputs/<run>/08_paper/skipped.csv`` and in ``paper/skipped.tex`` (the paper prints the reason
 where the figure would be). Every number is a macro in ``numbers.tex``; the n/a ones and their
 reasons are in ``outputs/<run>/08_paper/numbers.csv``. The PDF is built with latexmk in a
-temporary folder (no build junk in paper/) when TeX is installed; otherwise the stage says it
-skipped the PDF.
+temporary folder (:mod:`~declinecraft.paper.pdf`) when TeX is installed; otherwise the stage
+says it skipped the PDF.
 """
 
 from __future__ import annotations
 
 import json
-import re
 import shutil
-import subprocess
-import tempfile
+from collections.abc import Mapping
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import polars as pl
 import yaml
 
-from declinecraft.analysis import analyze as analysis
+from declinecraft.analysis import inputs as analysis_inputs
+from declinecraft.analysis import results as analysis_results
 from declinecraft.core import paths
-from declinecraft.paper import figures as plots
+from declinecraft.core.config import RunConfig
 from declinecraft.paper import numbers as report_numbers
-from declinecraft.paper import tables as report_tables
-
-FIGURE_FILE = re.compile(r"fig\d\d_[a-z0-9_]+\.(pdf|png)")
-TABLE_FILE = re.compile(r"table\d\d\.tex")
-
-
-class PaperBuildError(RuntimeError):
-    """latexmk failed; the message holds the first error lines of the LaTeX log."""
+from declinecraft.paper import run_settings
+from declinecraft.paper.figures import write_figures
+from declinecraft.paper.latex import escape_marked
+from declinecraft.paper.outputs import output_dirs
+from declinecraft.paper.pdf import build_pdf
+from declinecraft.paper.tables import write_tables
 
 
-def output_dirs(cfg: Any) -> tuple[Path, Path]:
-    """``(figures, paper)`` folders of a run: the project's own for ``default``, else under outputs/<run>/."""
-    if cfg.run == "default":
-        return cfg.root / "figures", cfg.root / "paper"
-    return cfg.run_dir() / "figures", cfg.run_dir() / "paper"
+@dataclass(frozen=True)
+class PaperResult:
+    """What one run of the paper stage wrote, and what it had to leave out."""
 
+    figures: Path
+    """Folder of the figure files (``figures/`` or ``outputs/<run>/figures/``)."""
+    paper: Path
+    """Folder of the LaTeX outputs and the PDF (``paper/`` or ``outputs/<run>/paper/``)."""
+    folder: Path
+    """``outputs/<run>/08_paper/``, with ``skipped.csv`` and ``numbers.csv``."""
+    pdf: Path | None
+    """The built ``main.pdf``; None when the PDF was not built (switched off, or no latexmk)."""
+    skipped: pl.DataFrame
+    """Every figure and table the run cannot fill, with the reason (as in ``skipped.csv``)."""
+    numbers: pl.DataFrame
+    """Every number macro with its value, printed text and n/a reason (as in ``numbers.csv``)."""
+    figures_drawn: int
+    """How many figures were drawn."""
+    tables_written: int
+    """How many LaTeX tables were written."""
 
-def _clean(folder: Path, pattern: re.Pattern[str], keep: set[str]) -> None:
-    """Remove generated files this run did not produce (stale figures from an earlier run)."""
-    for path in folder.glob("*") if folder.is_dir() else []:
-        if pattern.fullmatch(path.name) and path.name not in keep:
-            path.unlink()
+    def missing_numbers(self) -> pl.DataFrame:
+        """The numbers printed as n/a, with what they are and why."""
+        return self.numbers.filter(pl.col("reason") != "").select("macro", "what", "reason")
 
+    def figure(self, stem: str, fmt: str = "png") -> Path | None:
+        """The file of one figure (e.g. ``fig08_conditions``), or None when it was not drawn."""
+        path = self.figures / f"{stem}.{fmt}"
+        return path if path.is_file() else None
 
-def write_figures(results: dict[str, pl.DataFrame], folder: Path, *, formats: tuple[str, ...], dpi: int,
-                  no_input: str = "") -> list[dict[str, Any]]:  # fmt: skip
-    """Draw every figure the results support; return one status row per figure."""
-    folder.mkdir(parents=True, exist_ok=True)
-    rows, written = [], set()
-    for spec in plots.figures():
-        reason = spec.lacks(results)
-        if reason and no_input:
-            reason = f"Figure {spec.number}: no results to draw ({no_input})"
-        elif reason and not reason.startswith("Figure"):
-            reason = f"Figure {spec.number} {reason}"
-        if not reason:
-            files = plots.save(spec.draw(results), folder, spec.stem, formats, dpi=dpi)
-            written |= {f.name for f in files}
-        rows.append(dict(kind="figure", number=spec.number, name=spec.stem, title=spec.title, reason=reason))
-    _clean(folder, FIGURE_FILE, written)
-    return rows
-
-
-def write_tables(results: dict[str, pl.DataFrame], cfg: Any, folder: Path) -> list[dict[str, Any]]:
-    """Write ``tables/tableNN.tex`` for every table the run fills; return one status row per table."""
-    folder.mkdir(parents=True, exist_ok=True)
-    rows, written = [], set()
-    for name, content in report_tables.build(results, cfg).items():
-        number = int(name[-2:])
-        if isinstance(content, str):
-            rows.append(dict(kind="table", number=number, name=name, title="", reason=content))
-            continue
-        paths.write_text_atomic(folder / f"{name}.tex", report_tables.to_latex(name, content))
-        written.add(f"{name}.tex")
-        rows.append(dict(kind="table", number=number, name=name, title="", reason=""))
-    _clean(folder, TABLE_FILE, written)
-    return rows
+    def files(self) -> list[str]:
+        """Names of the files in the stage folder."""
+        return sorted(p.name for p in self.folder.iterdir())
 
 
 def skipped_tex(status: list[dict[str, Any]]) -> str:
     """Macros the paper uses to print why a figure or table is missing (``\\dcreason{stem}``)."""
     lines = ["% Generated by notebooks/08_paper.ipynb (declinecraft.paper.stage) -- do not edit."]
     for row in status:
-        reason = report_tables.tex_escape(row["reason"] or "")
+        reason = escape_marked(row["reason"] or "")
         lines.append(f"\\expandafter\\def\\csname dcr@{row['name']}\\endcsname{{{reason}}}")
     return "\n".join(lines) + "\n"
 
 
-def reported_facts(cfg: Any) -> dict[str, Any]:
+def reported_facts(cfg: RunConfig) -> dict[str, Any]:
     """The paper's reported numbers (``params/paper_reported.yaml``), keyed by name."""
     path = cfg.root / "params" / "paper_reported.yaml"
     return (yaml.safe_load(path.read_text(encoding="utf-8")) or {}).get("reported", {}) if path.is_file() else {}
 
 
-def write_numbers(results: dict[str, pl.DataFrame], cfg: Any, paper_dir: Path, stage_dir: Path, no_input: str) -> pl.DataFrame:
+def write_numbers(results: Mapping[str, pl.DataFrame], cfg: RunConfig, paper_dir: Path, stage_dir: Path, no_input: str) -> pl.DataFrame:
     """Write ``numbers.tex``, the reported-vs-reproduced table and ``numbers.csv`` (with n/a reasons)."""
-    numbers = pl.concat([report_numbers.compute(results, no_input=no_input), report_numbers.config_macros(cfg, reported_facts(cfg))])
+    numbers = pl.concat([report_numbers.compute(results, no_input=no_input), run_settings.config_macros(cfg, reported_facts(cfg))])
     paths.write_text_atomic(paper_dir / "numbers.tex", report_numbers.numbers_tex(numbers))
     paths.write_text_atomic(paper_dir / "tables" / "reported.tex", report_numbers.reported_vs_reproduced(numbers, reported_facts(cfg)))
-    analysis.write_csv(numbers, stage_dir / "numbers.csv")
+    analysis_results.write_csv(numbers, stage_dir / "numbers.csv")
     missing = numbers.filter(pl.col("reason") != "")
     if missing.height:
         print(f"paper: {missing.height} of {numbers.height} numbers are n/a (reasons in {stage_dir / 'numbers.csv'})")
     return numbers
 
 
-def _first_errors(log: str, limit: int = 12) -> str:
-    lines = log.splitlines()
-    hits = [i for i, line in enumerate(lines) if line.startswith("!") or re.search(r":\d+: ", line)]
-    if not hits:
-        return "\n".join(lines[-limit:])
-    start = hits[0]
-    return "\n".join(lines[start : start + limit])
+def read_results(analysis_dir: Path) -> tuple[dict[str, pl.DataFrame], str]:
+    """The analysis tables to draw from and, when the analysis had no input, why.
 
-
-def build_pdf(paper_dir: Path, *, tex: str = "main.tex", timeout: int = 600) -> Path | None:
-    """Build ``paper_dir/main.pdf`` with latexmk in a temporary folder; None when TeX is absent.
-
-    Raises:
-        PaperBuildError: LaTeX failed; the message holds the log's first error lines.
+    Without judged responses only the tables that exist regardless (model facts, corpus
+    statistics, audits) are used, so Tables 11 and 12 and the setup numbers still fill.
     """
-    latexmk = shutil.which("latexmk")
-    if latexmk is None:
-        print("paper: latexmk not found, skipped the PDF (install latexmk and TeX Live to build it)")
-        return None
-    with tempfile.TemporaryDirectory(prefix="declinecraft-tex-") as tmp:
-        cmd = [latexmk, "-pdf", "-interaction=nonstopmode", "-halt-on-error", "-file-line-error", f"-outdir={tmp}", tex]
-        proc = subprocess.run(cmd, cwd=paper_dir, capture_output=True, text=True, timeout=timeout, check=False)
-        pdf = Path(tmp) / (Path(tex).stem + ".pdf")
-        if proc.returncode != 0 or not pdf.is_file():
-            log_path = Path(tmp) / (Path(tex).stem + ".log")
-            log = log_path.read_text(encoding="utf-8", errors="replace") if log_path.is_file() else proc.stdout + proc.stderr
-            raise PaperBuildError(f"latexmk failed on {paper_dir / tex}:\n{_first_errors(log)}")
-        target = paper_dir / pdf.name
-        with paths.atomic_path(target) as out:
-            shutil.copyfile(pdf, out)
-    return target
+    status_file = analysis_dir / "status.json"
+    state = json.loads(status_file.read_text()) if status_file.is_file() else {"status": "missing", "reason": "the analysis stage has not run"}
+    results = analysis_results.read_tables(analysis_dir) if state.get("status") == "ok" else {}
+    if results:
+        return results, ""
+    keep = {"facts", *analysis_inputs.UPSTREAM.values(), *analysis_inputs.DERIVED}
+    return {k: v for k, v in analysis_results.read_tables(analysis_dir).items() if k in keep}, state.get("reason", "no analysis results")
 
 
-def run_stage(cfg: Any) -> dict[str, Any]:
+def run(cfg: RunConfig) -> PaperResult:
     """Figures, tables, macros and PDF of a run (see the module docstring for where they go)."""
     stage_dir = cfg.run_dir() / "08_paper"
     stage_dir.mkdir(parents=True, exist_ok=True)
@@ -164,23 +130,15 @@ def run_stage(cfg: Any) -> dict[str, Any]:
         for name in ("main.tex", "references.bib"):
             if (cfg.root / "paper" / name).is_file():
                 shutil.copyfile(cfg.root / "paper" / name, paper_dir / name)
-    analysis_dir = cfg.stage_dir("analysis")
-    status_file = analysis_dir / "status.json"
-    state = json.loads(status_file.read_text()) if status_file.is_file() else {"status": "missing", "reason": "the analysis stage has not run"}
-    results = analysis.read_tables(analysis_dir) if state.get("status") == "ok" else {}
-    no_input = "" if results else state.get("reason", "no analysis results")
-    if not results:  # facts, corpus statistics and audits exist without judged responses
-        keep = {"facts", *analysis.UPSTREAM.values(), "scenario_overlap"}
-        results = {k: v for k, v in analysis.read_tables(analysis_dir).items() if k in keep}
+    results, no_input = read_results(cfg.stage_dir("analysis"))
     status = write_figures(results, fig_dir, formats=tuple(cfg.paper.figure_formats), dpi=cfg.paper.figure_dpi, no_input=no_input)
     status += write_tables(results, cfg, paper_dir / "tables")
     paths.write_text_atomic(paper_dir / "skipped.tex", skipped_tex(status))
     skipped = pl.DataFrame(status).filter(pl.col("reason") != "")
-    analysis.write_csv(skipped, stage_dir / "skipped.csv")
+    analysis_results.write_csv(skipped, stage_dir / "skipped.csv")
     numbers = write_numbers(results, cfg, paper_dir, stage_dir, no_input)
     pdf = build_pdf(paper_dir) if cfg.paper.build_pdf else None
-    summary = {"figures": fig_dir, "paper": paper_dir, "pdf": pdf, "skipped": skipped, "numbers": numbers}
-    print(f"paper: {sum(r['kind'] == 'figure' and not r['reason'] for r in status)} figures, "
-          f"{sum(r['kind'] == 'table' and not r['reason'] for r in status)} tables, {skipped.height} skipped; "
-          f"PDF: {pdf or 'not built'}")  # fmt: skip
-    return summary
+    drawn = sum(r["kind"] == "figure" and not r["reason"] for r in status)
+    written = sum(r["kind"] == "table" and not r["reason"] for r in status)
+    print(f"paper: {drawn} figures, {written} tables, {skipped.height} skipped; PDF: {pdf or 'not built'}")
+    return PaperResult(fig_dir, paper_dir, stage_dir, pdf, skipped, numbers, drawn, written)

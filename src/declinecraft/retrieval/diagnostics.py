@@ -9,7 +9,8 @@ from typing import Any
 import numpy as np
 import polars as pl
 
-from declinecraft.retrieval.retrieve import Retriever, check_k
+from declinecraft.retrieval.fusion import check_k
+from declinecraft.retrieval.retrieve import Retriever
 from declinecraft.core.stats import wilson_arrays
 
 

@@ -35,43 +35,25 @@ Known models (:data:`EMBEDDERS`; pick one with ``IndexParams.embedder``):
 
 from __future__ import annotations
 
-import hashlib
 import os
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Literal, Protocol, runtime_checkable
+from typing import Literal
 
 import numpy as np
 from numpy.typing import NDArray
 
-from declinecraft.retrieval.embedding_cache import CachedEmbedder, EmbeddingCache, check_texts
+from declinecraft.retrieval.hashing import HashEmbedder
+from declinecraft.retrieval.embedder import Embedder, check_texts, normalise
+from declinecraft.retrieval.embedding_cache import CachedEmbedder, EmbeddingCache
 from declinecraft.core.model_files import load_onnx, local_model_folder, package_dir, package_version, path_fingerprint
 
-Kind = Literal["document", "query"]
 
 #: Qwen3-Embedding's instruction for retrieval queries (the model card's web-search task).
 QWEN3_QUERY_INSTRUCTION = (
     "Instruct: Given a web search query, retrieve relevant passages that answer the query\nQuery: "
 )
-
-
-@runtime_checkable
-class Embedder(Protocol):
-    """What the index and the retrievers need from an embedding model."""
-
-    name: str
-    """Short model id (a key of :data:`EMBEDDERS`)."""
-    dim: int
-    """Vector dimension."""
-
-    def embed_documents(self, texts: Sequence[str]) -> NDArray[np.float32]:
-        """Return one L2-normalised row per chunk text, shape ``(len(texts), dim)``."""
-        ...
-
-    def embed_queries(self, texts: Sequence[str]) -> NDArray[np.float32]:
-        """Return one L2-normalised row per query (query instruction applied), same shape rules."""
-        ...
 
 
 @dataclass(frozen=True)
@@ -124,13 +106,6 @@ EMBEDDERS: dict[str, EmbedderSpec] = {
 
 
 # --- helpers ---------------------------------------------------------------------------------
-
-
-def _normalise(matrix: NDArray) -> NDArray[np.float32]:
-    matrix = np.asarray(matrix, dtype=np.float32)
-    norms = np.linalg.norm(matrix, axis=1, keepdims=True)
-    norms[norms == 0] = 1.0
-    return matrix / norms
 
 
 def _batches(n: int, size: int, *, progress: bool, desc: str) -> Iterator[range]:
@@ -210,7 +185,7 @@ class OnnxEmbedder(_PromptedEmbedder):
                 if hidden.shape[-1] != self.dim:
                     raise ValueError(f"{self.name}: model gives {hidden.shape[-1]}-d vectors, expected {self.dim}")
                 out[i] = hidden[0] if self.pooling == "cls" else hidden.mean(axis=0)
-        return _normalise(out)
+        return normalise(out)
 
 
 
@@ -323,54 +298,8 @@ class LlamaCppEmbedder(_PromptedEmbedder):
         for batch in _batches(len(texts), self.batch_size, progress=self.progress, desc=desc):
             rows = self._model.embed([texts[i] + self._eos for i in batch], normalize=False, truncate=True)
             out[batch.start : batch.stop] = np.asarray(rows, dtype=np.float32)
-        return _normalise(out)
+        return normalise(out)
 
-
-
-class HashEmbedder:
-    """Signed feature hashing of analyzer tokens into ``dim`` buckets (tests and benchmarks only).
-
-    Equivalent to a sparse random projection of the bag of words: similar wording gives similar
-    vectors, with no model to load.
-    """
-
-    def __init__(self, dim: int = 384, *, name: str | None = None) -> None:
-        if dim < 2:
-            raise ValueError(f"hash embedder needs dim >= 2, got {dim}")
-        from declinecraft.retrieval.index import bm25_analyzer
-
-        self.name = name or f"hash-{dim}"
-        self.dim = dim
-        self.key = f"{self.name}@v1"
-        self._analyzer = bm25_analyzer("en_stem")
-        self._buckets: dict[str, tuple[int, float]] = {}
-
-    def _bucket(self, token: str) -> tuple[int, float]:
-        hit = self._buckets.get(token)
-        if hit is None:
-            digest = int.from_bytes(hashlib.blake2b(token.encode(), digest_size=8).digest(), "little")
-            hit = (digest % self.dim, 1.0 if (digest >> 63) & 1 else -1.0)
-            self._buckets[token] = hit
-        return hit
-
-    def _encode(self, texts: list[str]) -> NDArray[np.float32]:
-        out = np.zeros((len(texts), self.dim), dtype=np.float32)
-        for row, text in enumerate(texts):
-            counts: dict[str, int] = {}
-            for token in self._analyzer.analyze(text):
-                counts[token] = counts.get(token, 0) + 1
-            for token, count in counts.items():
-                col, sign = self._bucket(token)
-                out[row, col] += sign * (1.0 + np.log(count))
-        return _normalise(out)
-
-    def embed_documents(self, texts: Sequence[str]) -> NDArray[np.float32]:
-        """Embed chunk texts."""
-        return self._encode(check_texts(texts, "documents"))
-
-    def embed_queries(self, texts: Sequence[str]) -> NDArray[np.float32]:
-        """Embed queries (no prompt)."""
-        return self._encode(check_texts(texts, "queries"))
 
 
 # --- loading ---------------------------------------------------------------------------------

@@ -13,24 +13,11 @@ import sqlite3
 import threading
 from collections.abc import Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 import numpy as np
 from numpy.typing import NDArray
 
-if TYPE_CHECKING:
-    from declinecraft.retrieval.embed import Embedder, Kind
-
-
-def check_texts(texts: Sequence[str], what: str) -> list[str]:
-    """Return ``texts`` as a list, or raise TypeError naming the item that is not a string."""
-    if isinstance(texts, str):
-        raise TypeError(f"{what}: expected a sequence of strings, got one string")
-    out = list(texts)
-    for i, text in enumerate(out):
-        if not isinstance(text, str):
-            raise TypeError(f"{what}[{i}]: expected str, got {type(text).__name__}")
-    return out
+from declinecraft.retrieval.embedder import Embedder, Kind, check_texts
 
 
 class EmbeddingCache:

@@ -38,96 +38,23 @@ import tantivy
 
 from declinecraft.core import config
 from declinecraft.core import paths
+from declinecraft.core.artifacts import CHUNK_COLUMNS, CORPORA, validate_chunks
 from declinecraft.core.config import IndexParams
+from declinecraft.retrieval.bm25 import TANTIVY_B, TANTIVY_K1, bm25_analyzer, check_bm25_params
 
 # LanceDB logs a WARN for every new table ("No existing dataset ... will be created").
 os.environ.setdefault("LANCEDB_LOG", "error")
 
 if TYPE_CHECKING:
-    from declinecraft.retrieval.embed import Embedder
+    from declinecraft.retrieval.embedder import Embedder
 
 #: Bump when the on-disk layout changes: every index gets a new version.
 INDEX_FORMAT = 1
-#: Tantivy's BM25 constants (hard-coded in tantivy, see quickwit-oss/tantivy#2195).
-TANTIVY_K1 = 1.2
-TANTIVY_B = 0.75
-#: Columns the corpus stage writes (chunks_pre.parquet, chunks_post.parquet).
-CHUNK_COLUMNS = ("chunk_id", "title", "text", "url", "revision_id", "timestamp", "corpus")
-REQUIRED_COLUMNS = ("chunk_id", "text", "corpus")
-CORPORA = ("pre", "post")
 TABLE = "chunks"
 MANIFEST = "manifest.json"
 
 
-# --- BM25 text analysis ----------------------------------------------------------------------
-
-
-def bm25_analyzer(name: str = "en_stem") -> tantivy.TextAnalyzer:
-    """Return the Tantivy analyzer used both to index chunks and to tokenize queries.
-
-    ``en_stem``: split on non-alphanumerics, drop tokens over 40 bytes, lowercase, fold accents,
-    English Snowball stemming. ``default``: the same without folding and stemming (Tantivy's own
-    default analyzer).
-    """
-    builder = tantivy.TextAnalyzerBuilder(tantivy.Tokenizer.simple())
-    builder = builder.filter(tantivy.Filter.remove_long(40)).filter(tantivy.Filter.lowercase())
-    if name == "en_stem":
-        builder = builder.filter(tantivy.Filter.ascii_fold()).filter(tantivy.Filter.stemmer("english"))
-    elif name != "default":
-        raise ValueError(f"unknown BM25 analyzer {name!r} (known: en_stem, default)")
-    return builder.build()
-
-
-def check_bm25_params(params: IndexParams) -> None:
-    """Refuse BM25 constants Tantivy cannot honour.
-
-    Raises:
-        ValueError: ``bm25_k1`` is not 1.2 or ``bm25_b`` is not 0.75 (Tantivy hard-codes both; the
-            paper's k1=1.5 is a recorded deviation, not a setting).
-    """
-    if params.bm25_k1 != TANTIVY_K1 or params.bm25_b != TANTIVY_B:
-        raise ValueError(
-            f"index.bm25_k1={params.bm25_k1}, index.bm25_b={params.bm25_b}: Tantivy's BM25 is fixed at "
-            f"k1={TANTIVY_K1}, b={TANTIVY_B} and cannot use other values. Set bm25_k1: {TANTIVY_K1} and "
-            f"bm25_b: {TANTIVY_B} (the paper's k1=1.5 is a listed deviation; "
-            "benchmarks/bench_retrieval.py measures its effect)"
-        )
-
-
 # --- chunks ----------------------------------------------------------------------------------
-
-
-def validate_chunks(chunks: pl.DataFrame, *, where: str = "chunks") -> pl.DataFrame:
-    """Check a chunk frame and return it with every column of :data:`CHUNK_COLUMNS`, C_pre first.
-
-    ``chunk_id``, ``text`` and ``corpus`` are required; missing metadata columns are added as
-    nulls. Row order within each corpus is kept.
-
-    Raises:
-        ValueError: a required column is missing, a value is null, ``corpus`` is not pre/post, or a
-            chunk_id repeats — naming ``where`` and the offending chunk.
-    """
-    missing = [c for c in REQUIRED_COLUMNS if c not in chunks.columns]
-    if missing:
-        raise ValueError(f"{where}: missing column {missing[0]!r} (have: {', '.join(chunks.columns)})")
-    frame = chunks.with_columns(
-        [pl.lit(None, dtype=pl.Utf8).alias(c) for c in CHUNK_COLUMNS if c not in chunks.columns]
-    ).select(CHUNK_COLUMNS)
-    frame = frame.with_columns(pl.col("chunk_id").cast(pl.Utf8), pl.col("text").cast(pl.Utf8))
-    for column in REQUIRED_COLUMNS:
-        nulls = frame.filter(pl.col(column).is_null())
-        if nulls.height:
-            row = frame.with_row_index().filter(pl.col(column).is_null())["index"][0]
-            raise ValueError(f"{where}: row {row} has no {column}")
-    bad = frame.filter(~pl.col("corpus").is_in(CORPORA))
-    if bad.height:
-        raise ValueError(
-            f"{where}: chunk {bad['chunk_id'][0]!r} has corpus {bad['corpus'][0]!r} (expected 'pre' or 'post')"
-        )
-    dupes = frame.filter(pl.col("chunk_id").is_duplicated())
-    if dupes.height:
-        raise ValueError(f"{where}: chunk_id {dupes['chunk_id'][0]!r} occurs {dupes.height} times")
-    return pl.concat([frame.filter(pl.col("corpus") == c) for c in CORPORA])
 
 
 def chunk_hash(chunks: pl.DataFrame) -> str:
@@ -391,58 +318,3 @@ def ensure(
     if marker.exists():
         marker.unlink()
     return stage
-
-
-# --- the stage -------------------------------------------------------------------------------
-
-
-def read_chunks(cfg: config.RunConfig) -> pl.DataFrame:
-    """Read the corpus stage's ``chunks_pre.parquet`` and ``chunks_post.parquet``.
-
-    Raises:
-        FileNotFoundError: a file is missing; the message names it and says how to make it.
-        ValueError: a file lacks a column of :data:`CHUNK_COLUMNS` or holds the wrong corpus.
-    """
-    folder = cfg.stage_dir("corpus")
-    frames = []
-    for corpus in CORPORA:
-        path = folder / f"chunks_{corpus}.parquet"
-        if not path.is_file():
-            hint = " (the corpus stage is not built yet: NOT_BUILT.md is there)" if (folder / "NOT_BUILT.md").exists() else ""
-            raise FileNotFoundError(
-                f"missing upstream corpus output {path}{hint}: run 01_corpus first "
-                f"(make nb NB=01 PARAMS={cfg.params_file.relative_to(cfg.root)})"
-            )
-        frame = pl.read_parquet(path)
-        missing = [c for c in CHUNK_COLUMNS if c not in frame.columns]
-        if missing:
-            raise ValueError(f"{path}: missing column {missing[0]!r} (have: {', '.join(frame.columns)})")
-        wrong = frame.filter(pl.col("corpus") != corpus)
-        if wrong.height:
-            raise ValueError(f"{path}: chunk {wrong['chunk_id'][0]!r} has corpus {wrong['corpus'][0]!r}")
-        frames.append(frame.select(CHUNK_COLUMNS))
-    return validate_chunks(pl.concat(frames, how="vertical_relaxed"), where=str(folder))
-
-
-def load_stage_embedder(cfg: config.RunConfig, *, progress: bool = True) -> Embedder:
-    """Load the run's embedder (``index.embedder``, ``index.embedder_path``) with the shared cache."""
-    from declinecraft.retrieval.embed import load_embedder
-
-    params: IndexParams = cfg.index
-    path = cfg.resolve(params.embedder_path) if params.embedder_path else None
-    return load_embedder(
-        params.embedder, path=path, cache_dir=cfg.cache_dir, batch_size=params.batch_size, progress=progress
-    )
-
-
-def run_stage(cfg: config.RunConfig, *, embedder: Embedder | None = None, progress: bool = True) -> dict[str, Any]:
-    """Run 02_index: read the chunks, embed them (cached), build or reuse the index, write the
-    stage manifest ``outputs/<run>/02_index/manifest.json``; return it."""
-    chunks = read_chunks(cfg)
-    embedder = embedder or load_stage_embedder(cfg, progress=progress)
-    return ensure(chunks, cfg.stage_dir("index"), embedder=embedder, params=cfg.index)
-
-
-def current(cfg: config.RunConfig) -> Path:
-    """Return the folder of the run's current index version."""
-    return resolve(cfg.stage_dir("index"))

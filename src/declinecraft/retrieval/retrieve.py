@@ -34,11 +34,9 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 import os
-import warnings
-from collections.abc import Callable, Hashable, Iterator, Mapping, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Iterator, Sequence
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any
 
 import numpy as np
 import polars as pl
@@ -48,93 +46,16 @@ from numpy.typing import NDArray
 from declinecraft.retrieval import index as index_mod
 from declinecraft.core import paths
 from declinecraft.core.config import IndexParams
-from declinecraft.retrieval.embed import Embedder, load_embedder
+from declinecraft.retrieval.embed import load_embedder
+from declinecraft.retrieval.embedder import Embedder
 from declinecraft.retrieval.rerank import Reranker, load_reranker
 
-Pipeline = Literal["bm25", "dense", "hybrid", "hybrid+rerank", "hybrid+rewrite", "hybrid+rewrite+rerank"]
-Corpus = Literal["pre", "post"]
-Rewrite = Callable[[list[str]], list[str]]
-
-PIPELINES: tuple[str, ...] = (
-    "bm25",
-    "dense",
-    "hybrid",
-    "hybrid+rerank",
-    "hybrid+rewrite",
-    "hybrid+rewrite+rerank",
-)
-
-
-@dataclass(frozen=True)
-class Hit:
-    """One retrieved chunk."""
-
-    chunk_id: str
-    """The chunk."""
-    score: float
-    """The pipeline's final score: BM25, cosine, RRF or cross-encoder logit (higher is better)."""
-    ranks: dict[str, int] = field(hash=False)
-    """1-based rank each component gave the chunk ("bm25", "dense", "hybrid", "rerank"); a
-    component that did not return the chunk within its depth is absent."""
-
-
-# --- fusion ----------------------------------------------------------------------------------
-
-
-def _fuse(lists: Mapping[str, Sequence[Hashable]], k: int) -> list[tuple[Hashable, float, dict[str, int]]]:
-    scores: dict[Hashable, float] = {}
-    ranks: dict[Hashable, dict[str, int]] = {}
-    for name, keys in lists.items():
-        for position, key in enumerate(keys, start=1):
-            seen = ranks.setdefault(key, {})
-            if name in seen:  # a repeated key keeps its best rank only
-                continue
-            seen[name] = position
-            scores[key] = scores.get(key, 0.0) + 1.0 / (k + position)
-    # dicts keep first-appearance order (first list first), and sorted() is stable: ties go to
-    # the chunk the first retriever (BM25) ranked, as in LangChain's EnsembleRetriever.
-    order = sorted(scores, key=scores.__getitem__, reverse=True)
-    return [(key, scores[key], ranks[key]) for key in order]
-
-
-def rrf(rankings: Mapping[str, Sequence[str]], *, k: int = 60, limit: int | None = None) -> list[Hit]:
-    """Reciprocal rank fusion: score(d) = sum over lists of 1 / (k + rank of d), ranks from 1.
-
-    Args:
-        rankings: retriever name -> chunk ids, best first. A chunk repeated within one list counts
-            once, at its best rank.
-        k: the RRF constant (the paper: 60).
-        limit: keep the best ``limit`` fused hits (all when ``None``).
-
-    Returns:
-        Hits sorted by fused score; ties keep the order of first appearance (first list first).
-    """
-    if k < 0:
-        raise ValueError(f"RRF constant k must be >= 0, got {k}")
-    fused = _fuse(rankings, k)
-    return [Hit(str(key), score, dict(ranks)) for key, score, ranks in fused[:limit]]
+from declinecraft.retrieval.bm25 import bm25_analyzer
+from declinecraft.retrieval.fusion import Hit
+from declinecraft.retrieval.pipelines import FUNCTIONS, PIPELINES, Corpus, Pipeline, Rewrite, dense
 
 
 # --- the retriever ---------------------------------------------------------------------------
-
-
-def _check_queries(queries: Sequence[str]) -> list[str]:
-    if isinstance(queries, str):
-        raise TypeError("expected a list of queries, got one string (use Retriever.search for one query)")
-    out = list(queries)
-    for i, query in enumerate(out):
-        if not isinstance(query, str):
-            raise TypeError(f"query {i}: expected str, got {type(query).__name__}")
-        if not query.strip():
-            raise ValueError(f"query {i} is empty: a retrieval query needs at least one non-space character")
-    return out
-
-
-def check_k(k: int) -> int:
-    """Return ``k`` as an int, or raise ValueError unless it is a positive integer."""
-    if isinstance(k, bool) or not isinstance(k, (int, np.integer)) or k < 1:
-        raise ValueError(f"k must be a positive integer, got {k!r}")
-    return int(k)
 
 
 _BLAS: list[Any] = []
@@ -246,7 +167,7 @@ class Retriever:
         self._bm25 = index_mod.open_bm25(self.folder / "tantivy", analyzer)
         self._searcher = self._bm25.searcher()
         self._schema = self._bm25.schema
-        self._analyzer = index_mod.bm25_analyzer(analyzer)
+        self._analyzer = bm25_analyzer(analyzer)
         if self._searcher.num_docs != counts["pre"]:
             raise RuntimeError(
                 f"{self.folder}: Tantivy holds {self._searcher.num_docs} documents, manifest says {counts['pre']}"
@@ -426,109 +347,3 @@ class Retriever:
         return FUNCTIONS[pipeline](self, queries, k)
 
 
-# --- one function per pipeline ---------------------------------------------------------------
-
-
-def _hits(retriever: Retriever, corpus: Corpus, rows: NDArray[np.int64], scores: NDArray[np.float32], name: str, k: int) -> list[Hit]:
-    ids = retriever._ids[corpus]
-    return [Hit(ids[r], float(s), {name: i}) for i, (r, s) in enumerate(zip(rows[:k], scores[:k]), start=1)]
-
-
-def bm25(retriever: Retriever, queries: Sequence[str], k: int = 5) -> list[list[Hit]]:
-    """BM25 over C_pre (Tantivy, k1=1.2, b=0.75); a query without any token returns no hit."""
-    queries, k = _check_queries(queries), check_k(k)
-    return [_hits(retriever, "pre", r, s, "bm25", k) for r, s in retriever.bm25_rows(queries, k)]
-
-
-def dense(retriever: Retriever, queries: Sequence[str], k: int = 5, *, corpus: Corpus = "pre") -> list[list[Hit]]:
-    """Exact cosine similarity over C_pre, or over C_post (question generation only)."""
-    queries, k = _check_queries(queries), check_k(k)
-    if corpus not in index_mod.CORPORA:
-        raise ValueError(f"corpus must be 'pre' or 'post', got {corpus!r}")
-    return [_hits(retriever, corpus, r, s, "dense", k) for r, s in retriever.dense_rows(queries, k, corpus=corpus)]
-
-
-def _hybrid(retriever: Retriever, queries: list[str], depth: int, limit: int) -> list[list[Hit]]:
-    ids = retriever._ids["pre"]
-    lexical = retriever.bm25_rows(queries, depth)
-    semantic = retriever.dense_rows(queries, depth)
-    out = []
-    for (b_rows, _), (d_rows, _) in zip(lexical, semantic):
-        fused = _fuse({"bm25": b_rows.tolist(), "dense": d_rows.tolist()}, retriever.params.rrf_k)
-        out.append([Hit(ids[row], score, ranks) for row, score, ranks in fused[:limit]])
-    return out
-
-
-def hybrid(retriever: Retriever, queries: Sequence[str], k: int = 5) -> list[list[Hit]]:
-    """BM25 and dense over C_pre fused by RRF (each contributes its top ``max(k, fusion_depth)``)."""
-    queries, k = _check_queries(queries), check_k(k)
-    return _hybrid(retriever, queries, max(k, retriever.params.fusion_depth), k)
-
-
-def _rerank(retriever: Retriever, queries: list[str], k: int) -> list[list[Hit]]:
-    pool = max(k, retriever.params.rerank_pool)
-    candidates = _hybrid(retriever, queries, max(pool, retriever.params.fusion_depth), pool)
-    pairs = [(q, text) for q, hits in zip(queries, candidates) for text in retriever.texts([h.chunk_id for h in hits])]
-    scores = retriever.reranker.score(pairs) if pairs else np.zeros(0, dtype=np.float32)
-    out, start = [], 0
-    for hits in candidates:
-        part = scores[start : start + len(hits)]
-        start += len(hits)
-        order = sorted(range(len(hits)), key=lambda i: (-float(part[i]), i))
-        out.append(
-            [
-                Hit(hits[i].chunk_id, float(part[i]), {**hits[i].ranks, "hybrid": i + 1, "rerank": r})
-                for r, i in enumerate(order[:k], start=1)
-            ]
-        )
-    return out
-
-
-def hybrid_rerank(retriever: Retriever, queries: Sequence[str], k: int = 5) -> list[list[Hit]]:
-    """Hybrid, then the cross-encoder rescores the top ``max(k, rerank_pool)`` (R+ with k=10)."""
-    return _rerank(retriever, _check_queries(queries), check_k(k))
-
-
-def _rewritten(retriever: Retriever, queries: list[str], rewrite: Rewrite | None) -> list[str]:
-    rewrite = rewrite or retriever.rewrite
-    if rewrite is None:
-        raise ValueError(
-            "the +rewrite pipelines need a query rewriter: pass rewrite=... (a batch of queries -> a batch "
-            "of rewritten queries); the answer stage wires it to the LLM client with the rewrite prompt"
-        )
-    out = list(rewrite(list(queries)))
-    if len(out) != len(queries):
-        raise ValueError(f"the rewriter returned {len(out)} queries for {len(queries)}")
-    final = []
-    for i, (original, new) in enumerate(zip(queries, out)):
-        if not isinstance(new, str) or not new.strip():
-            warnings.warn(f"query {i}: the rewriter returned {new!r}; searching the original query", stacklevel=3)
-            new = original
-        final.append(new)
-    return final
-
-
-def hybrid_rewrite(
-    retriever: Retriever, queries: Sequence[str], k: int = 5, *, rewrite: Rewrite | None = None
-) -> list[list[Hit]]:
-    """Hybrid on rewritten queries (``rewrite`` or the retriever's rewriter)."""
-    queries, k = _check_queries(queries), check_k(k)
-    return hybrid(retriever, _rewritten(retriever, queries, rewrite), k)
-
-
-def hybrid_rewrite_rerank(
-    retriever: Retriever, queries: Sequence[str], k: int = 5, *, rewrite: Rewrite | None = None
-) -> list[list[Hit]]:
-    """Hybrid + rerank on rewritten queries; the cross-encoder scores the rewritten query."""
-    queries, k = _check_queries(queries), check_k(k)
-    return _rerank(retriever, _rewritten(retriever, queries, rewrite), k)
-
-
-FUNCTIONS: dict[str, Callable[..., list[list[Hit]]]] = {
-    "bm25": bm25,
-    "dense": dense,
-    "hybrid": hybrid,
-    "hybrid+rerank": hybrid_rerank,
-    "hybrid+rewrite": hybrid_rewrite,
-    "hybrid+rewrite+rerank": hybrid_rewrite_rerank,
-}

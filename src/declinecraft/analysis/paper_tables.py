@@ -1,0 +1,189 @@
+"""The content of the paper's result tables, from the analysis tables (rates in percent).
+
+:func:`build` turns the analysis results into one frame per paper table (``table02`` …
+``table12``, one row per printed row) or, when the run cannot fill a table, a string saying why.
+The analysis stage writes these frames as ``tableNN.csv``; the paper stage renders the same
+frames as LaTeX (:mod:`declinecraft.paper.tables`). Table 1 (example questions and responses) is
+prose, not a result, and Table 10 needs annotators' files (``data/annotations/<run>/``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+
+import polars as pl
+
+from declinecraft.core import registry
+from declinecraft.core.config import RunConfig
+
+PIPELINE_NAMES = {"hybrid": "Hybrid (default)", "dense": "Dense", "bm25": "BM25", "hybrid+rerank": "Hybrid + rerank",
+                  "hybrid+rewrite": "Hybrid + rewrite", "hybrid+rewrite+rerank": "Hybrid + rewrite + rerank"}  # fmt: skip
+PIPELINE_ORDER = list(PIPELINE_NAMES)
+
+
+def _pct(col: str) -> pl.Expr:
+    return (pl.col(col).cast(pl.Float64) * 100).alias(col)
+
+
+def _label(frame: pl.DataFrame) -> pl.Expr:
+    marks = pl.col("roles").fill_null("") if "roles" in frame.columns else pl.lit("")
+    return (pl.col("config_label") + pl.when(marks != "").then(pl.lit("^{") + marks + pl.lit("}")).otherwise(pl.lit(""))).alias("model")
+
+
+def _order(frame: pl.DataFrame) -> pl.DataFrame:
+    return frame.sort("family", "params_total_b", "model", "thinking", nulls_last=True)
+
+
+def table02(r: Mapping[str, pl.DataFrame]) -> pl.DataFrame | str:
+    """Single-shot results per configuration with intervals."""
+    g = r["main_grid"].filter(pl.col("condition") == "single")
+    if g.height == 0:
+        return "Table 2 needs single-shot RAG results"
+    cols = ["attempt", "attempt_low", "attempt_high", "car", "car_low", "car_high", "accuracy", "accuracy_low",
+            "accuracy_high", "accuracy_when_attempted", "bal_f1"]  # fmt: skip
+    return _order(g).select(_label(g), *(_pct(c) for c in cols))
+
+
+def table03(r: Mapping[str, pl.DataFrame]) -> pl.DataFrame | str:
+    """CAR, attempt and accuracy per configuration under the three conditions."""
+    g = r["main_grid"]
+    if g.height == 0:
+        return "Table 3 needs the main grid"
+    wide = _order(g.filter(pl.col("condition") == "single")).select("model", "thinking", _label(g).alias("label"))
+    for metric in ("car", "attempt", "accuracy"):
+        for cond in ("no_rag", "single", "iterative"):
+            part = g.filter(pl.col("condition") == cond).select("model", "thinking", _pct(metric).alias(f"{metric}_{cond}"))
+            wide = wide.join(part, on=["model", "thinking"], how="left", maintain_order="left")
+    return wide.drop("model", "thinking").rename({"label": "model"})
+
+
+def table04(r: Mapping[str, pl.DataFrame]) -> pl.DataFrame | str:
+    """Leakage audit by family."""
+    t = r.get("leakage_family")
+    if t is None or t.height == 0:
+        return "Table 4 needs no-RAG answers to unanswerable questions scored by the accuracy judges"
+    return t.select("family", "runs", *(_pct(c) for c in ("attempt", "accuracy", "accuracy_low", "accuracy_high", "accuracy_when_attempted")))
+
+
+def table05(r: Mapping[str, pl.DataFrame]) -> pl.DataFrame | str:
+    """Pairwise agreement of the accuracy judges."""
+    t = r.get("judge_agreement")
+    pairs = t.filter(pl.col("judge_a") != "all") if t is not None else pl.DataFrame()
+    if pairs.height == 0:
+        return "Table 5 needs two or more accuracy judges; this run has fewer"
+    name = lambda c: pl.col(c).str.strip_prefix("score_")  # noqa: E731
+    return pairs.select(
+        (name("judge_a") + pl.lit(" vs ") + name("judge_b")).alias("judges"), "rows", _pct("exact"), "kappa",
+        (pl.col("mean_diff") * 100).alias("mean_diff"),
+    )  # fmt: skip
+
+
+def table06(r: Mapping[str, pl.DataFrame]) -> pl.DataFrame | str:
+    """The k sweep per model."""
+    t = r.get("ablation_k")
+    if t is None or t.height == 0 or t["k"].n_unique() < 2:
+        return "Table 6 needs single-shot runs at several k (answer.k_sweep); this run has one k"
+    label = pl.col("display_name").fill_null(pl.col("model")) + pl.when(pl.col("thinking") == "on").then(pl.lit(" (thinking)")).otherwise(pl.lit(""))
+    return t.sort("model", "thinking", "k").select(label.alias("model"), "k", _pct("car"), _pct("accuracy"), _pct("bal_f1"))
+
+
+def table07(r: Mapping[str, pl.DataFrame]) -> pl.DataFrame | str:
+    """The retrieval-pipeline ablation per model."""
+    t = r.get("ablation_pipelines")
+    if t is None or t.height == 0 or t["pipeline"].n_unique() < 2:
+        return "Table 7 needs single-shot runs under several pipelines (answer.pipelines); this run has one"
+    rank = pl.col("pipeline").replace_strict(PIPELINE_ORDER, list(range(len(PIPELINE_ORDER))), default=99)
+    return t.with_columns(_rank=rank).sort("model", "thinking", "_rank").select(
+        pl.col("display_name").fill_null(pl.col("model")).alias("model"),
+        pl.when(pl.col("thinking") == "on").then(pl.lit("yes")).otherwise(pl.lit("no")).alias("thinking"),
+        pl.col("pipeline").replace(PIPELINE_NAMES).alias("retrieval"), _pct("car"), _pct("accuracy"), _pct("bal_f1"),
+    )  # fmt: skip
+
+
+def table08(r: Mapping[str, pl.DataFrame]) -> pl.DataFrame | str:
+    """Matched thinking pairs per model."""
+    t = r.get("thinking_transitions")
+    if t is None or t.height == 0:
+        return "Table 8 needs thinking on/off pairs; this run's models have no switchable thinking"
+    names = r["facts"].select("model", "display_name") if "facts" in r else t.select("model").with_columns(display_name=pl.col("model"))
+    out = t.select("model").unique().sort("model").join(names, on="model", how="left", maintain_order="left")
+    for cond in ("no_rag", "single"):
+        part = t.filter(pl.col("condition") == cond).select(
+            "model", pl.col("n").alias(f"n_{cond}"),
+            pl.format("{} / {}", "a_to_d", "d_to_a").alias(f"ad_{cond}"), pl.col("sig_ad").alias(f"sig_ad_{cond}"),
+            pl.format("{} / {}", "a_to_x", "x_to_a").alias(f"ax_{cond}"), pl.col("sig_ax").alias(f"sig_ax_{cond}"),
+        )  # fmt: skip
+        out = out.join(part, on="model", how="left", maintain_order="left")
+    return out.with_columns(pl.col("display_name").fill_null(pl.col("model"))).drop("model").rename({"display_name": "model"})
+
+
+def table09(r: Mapping[str, pl.DataFrame]) -> pl.DataFrame | str:
+    """Generator comparison, from the verify stage's generator audit when the run has one."""
+    t = r.get("generator_audit")
+    if t is None or t.height == 0:
+        return "Table 9 compares three generators on one pipeline; this run has one generator and no generator audit"
+    num = lambda c: (pl.col(c).cast(pl.Float64) if c in t.columns else pl.lit(None, pl.Float64)).alias(c)  # noqa: E731
+    return t.select(
+        pl.col("generator").cast(pl.String), num("accepted_answerable"), num("accepted_unanswerable"), num("lost_to_format"),
+        num("fact_in_cpre_pct"), num("style_auc"), num("hit_at_5_pct"),
+    )  # fmt: skip
+
+
+def table10(r: Mapping[str, pl.DataFrame]) -> pl.DataFrame | str:
+    """Human agreement (from annotators' files)."""
+    t = r.get("human_agreement")
+    if t is None or t.height == 0:
+        return "Table 10 needs annotators' labels in data/annotations/<run>/ (the sample is in 07_analysis/annotation_sample.html)"
+    return t
+
+
+def table11(r: Mapping[str, pl.DataFrame]) -> pl.DataFrame | str:
+    """The evaluated models: family, sizes, thinking, precision, release, knowledge cut-off."""
+    facts = r.get("facts")
+    if facts is None or facts.height == 0:
+        return "Table 11 needs the run's models"
+    return facts.sort("family", "params_total_b", nulls_last=True).select(
+        "family", pl.col("display_name").fill_null(pl.col("model")).alias("model"),
+        pl.when(pl.col("thinking_mode") == "switchable").then(pl.lit("yes")).otherwise(pl.lit("no")).alias("switchable"),
+        pl.col("precision").fill_null("n/a"), pl.col("release").fill_null("n/a"), pl.col("knowledge_cutoff").fill_null("n/a"),
+    )  # fmt: skip
+
+
+def table12(cfg: RunConfig) -> pl.DataFrame:
+    """Models used to build and score the benchmark (from the run's params)."""
+    specs = registry.load_models(cfg.resolve(cfg.models_file))
+    name = lambda m: specs[m].display_name if m in specs and specs[m].display_name else m  # noqa: E731
+    rows = [
+        ("Embedding (dense retrieval)", cfg.index.embedder),
+        ("Reranking (ablation; verifier retrieval)", cfg.index.reranker),
+        ("Question generator", name(cfg.generate.generator)),
+        ("Question verifier", name(cfg.verify.verifier)),
+        ("Response judge (abstain / deny / answer)", name(cfg.judge.response_judge)),
+        ("Accuracy and leakage judges", ", ".join(name(m) for m in cfg.judge.accuracy_judges)),
+        ("Oracle (reference answers)", name(cfg.judge.oracle)),
+    ]
+    if cfg.judge.second_judges:
+        rows.append(("Second response judges", ", ".join(name(m) for m in cfg.judge.second_judges)))
+    return pl.DataFrame({"role": [r[0] for r in rows], "model": [r[1] for r in rows]})
+
+
+BUILDERS: dict[str, Callable[[Mapping[str, pl.DataFrame]], pl.DataFrame | str]] = {
+    "table02": table02, "table03": table03, "table04": table04, "table05": table05, "table06": table06,
+    "table07": table07, "table08": table08, "table09": table09, "table10": table10, "table11": table11,
+}  # fmt: skip
+
+
+def build(results: Mapping[str, pl.DataFrame], cfg: RunConfig | None = None) -> dict[str, pl.DataFrame | str]:
+    """Every paper table the run can fill (a frame) or the reason it cannot (a string).
+
+    Table 12 lists the run's own models, so it needs ``cfg``; without one it is left out.
+    """
+    out: dict[str, pl.DataFrame | str] = {}
+    for name, builder in BUILDERS.items():
+        try:
+            out[name] = builder(results)
+        except KeyError as exc:
+            out[name] = f"Table {int(name[-2:])} needs the analysis results ({exc.args[0]}); this run has none"
+    if cfg is not None:
+        out["table12"] = table12(cfg)
+    return out

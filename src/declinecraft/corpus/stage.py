@@ -1,0 +1,99 @@
+"""Stage 01 (``01_corpus``): read the wiki (export or API crawl), split it at the cut-off, chunk it.
+
+Writes into ``outputs/<run>/01_corpus/``: ``pages_pre``/``pages_post`` (C_pre and C_post pages),
+``chunks_pre``/``chunks_post``, ``dropped`` (every page left out, with its reason), ``stats.csv``
+and ``manifest.json`` (the input's sha256 or crawl statistics, and the counts).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import logging
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import polars as pl
+
+from declinecraft.core import paths
+from declinecraft.core.config import ConfigError, CorpusParams, RunConfig
+from declinecraft.corpus import crawl, wiki
+from declinecraft.corpus.corpora import CHUNK_COLUMNS, DROP_SCHEMA, build, chunk, page_url, rules_from, stats_table
+
+log = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True)
+class CorpusResult:
+    """What stage 01 wrote (``outputs/<run>/01_corpus/``)."""
+
+    folder: Path
+    stats: pl.DataFrame
+    """Pages, chunks and drops per corpus: ``stats.csv``."""
+    dropped: pl.DataFrame
+    """Every page left out, with its corpus, reason and detail."""
+    pages_pre: pl.DataFrame
+    pages_post: pl.DataFrame
+    chunks_pre: pl.DataFrame
+    chunks_post: pl.DataFrame
+    manifest: dict[str, Any]
+    """Input, params and counts: ``manifest.json``."""
+
+
+def run(cfg: RunConfig) -> CorpusResult:
+    """Run stage 01: read pages (export or API crawl), build, chunk, write every output.
+
+    Writes (atomically) into ``cfg.stage_dir("corpus")``: pages_pre/post.parquet,
+    chunks_pre/post.parquet, dropped.parquet, stats.csv and manifest.json, and returns them so
+    the notebook only displays them.
+    """
+    params: CorpusParams = cfg.corpus
+    folder = cfg.stage_dir("corpus")
+    extra_drops: list[tuple[str, str, str, str]] = []
+    if params.source == "dump":
+        dump = cfg.resolve(params.dump)
+        source: dict[str, Any] = {"source": "dump", "dump": params.dump, "sha256": _sha256(dump)}
+        result = build(wiki.read_dump(dump), params.cutoff, **rules_from(params))
+    elif params.source == "api":
+        crawled = crawl.crawl_corpus(params, cfg.cache_dir / "crawl")
+        source = {"source": "api", "api_url": params.api_url, **crawled.stats}
+        extra_drops = [(title, side, "missing page", why) for title, side, why in crawled.missing]
+        result = build(crawled.pages, params.cutoff, **rules_from(params))
+    else:
+        raise ConfigError(f"{cfg.params_file}: corpus.source must be 'dump' or 'api', got {params.source!r}")
+    dropped = pl.concat([result.dropped, pl.DataFrame(extra_drops, schema=DROP_SCHEMA, orient="row")])
+    chunks = {}
+    for name, pages in (("pre", result.pre), ("post", result.post)):
+        with_url = pages.with_columns(
+            pl.col("title").map_elements(lambda t: page_url(params.url_template, t), return_dtype=pl.String).alias("url"),
+            pl.lit(name).alias("corpus"),
+        )
+        chunks[name] = chunk(with_url, params.chunk_size, params.chunk_overlap).select(CHUNK_COLUMNS)
+    stats = stats_table(result, chunks, dropped)
+    files = {
+        "pages_pre": result.pre,
+        "pages_post": result.post,
+        "chunks_pre": chunks["pre"],
+        "chunks_post": chunks["post"],
+        "dropped": dropped,
+    }
+    for stem, frame in files.items():
+        with paths.atomic_path(folder / f"{stem}.parquet") as tmp:
+            frame.write_parquet(tmp)
+    with paths.atomic_path(folder / "stats.csv") as tmp:
+        stats.write_csv(tmp)
+    manifest = {"run": cfg.run, "params": cfg.block_dict("corpus"), "input": source,
+                "counts": stats.select("corpus", "pages", "chunks", "dropped").to_dicts()}
+    paths.write_text_atomic(folder / "manifest.json", json.dumps(manifest, indent=2, default=str) + "\n")
+    (folder / "NOT_BUILT.md").unlink(missing_ok=True)  # the placeholder of a run before this stage existed
+    log.info("corpus: %s", manifest["counts"])
+    return CorpusResult(folder=folder, stats=stats, manifest=manifest, **files)
+
+
+def _sha256(path: Path) -> str:
+    digest = hashlib.sha256()
+    with path.open("rb") as handle:
+        for block in iter(lambda: handle.read(1 << 20), b""):
+            digest.update(block)
+    return digest.hexdigest()

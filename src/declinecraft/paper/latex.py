@@ -1,0 +1,48 @@
+"""Plain text into LaTeX: the one escaper of every generated table, macro and skip reason.
+
+Every character LaTeX treats specially in running text (``\\ { } $ & # ^ _ ~ %``) becomes a
+command or an escaped character that prints as itself, in a single pass so that the braces an
+escape inserts (``\\textbackslash{}``) are never escaped again. Model names may carry role marks
+as a trailing ``^{GVR}``; :func:`escape_marked` prints those as a superscript.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+#: What each special character of running text becomes.
+SPECIAL = {
+    "\\": "\\textbackslash{}",
+    "{": "\\{",
+    "}": "\\}",
+    "$": "\\$",
+    "&": "\\&",
+    "#": "\\#",
+    "^": "\\textasciicircum{}",
+    "_": "\\_",
+    "~": "\\textasciitilde{}",
+    "%": "\\%",
+}
+_PATTERN = re.compile("[" + re.escape("".join(SPECIAL)) + "]")
+
+
+def escape(text: Any) -> str:
+    """``text`` (anything, ``None`` as empty) as LaTeX that prints it literally."""
+    return _PATTERN.sub(lambda m: SPECIAL[m[0]], "" if text is None else str(text))
+
+
+def escape_marked(text: Any) -> str:
+    """Like :func:`escape`, but a trailing ``^{marks}`` becomes a math superscript (role marks of
+    Table 2: ``Qwen3 4B^{GR}`` prints as Qwen3 4B with superscript GR)."""
+    s = "" if text is None else str(text)
+    if s.endswith("}") and "^{" in s:
+        s, marks = s.rsplit("^{", 1)
+        return escape(s) + "$^{\\mathrm{" + escape(marks[:-1]) + "}}$"
+    return escape(s)
+
+
+def thousands(n: int) -> str:
+    """An integer as LaTeX with ``{,}`` between groups of three digits (``3{,}404``), as the paper
+    prints counts (the braces keep math mode from spacing the comma as punctuation)."""
+    return f"{n:,}".replace(",", "{,}")

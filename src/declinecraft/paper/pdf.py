@@ -1,0 +1,53 @@
+"""Build the paper's PDF with latexmk, in a temporary folder so ``paper/`` gets no build files.
+
+Without latexmk the build is skipped (the stage says so) rather than failed: the figures, tables
+and macros are the reproducible outputs, the PDF a convenience where TeX is installed.
+"""
+
+from __future__ import annotations
+
+import re
+import shutil
+import subprocess
+import tempfile
+from pathlib import Path
+
+from declinecraft.core import paths
+
+
+class PaperBuildError(RuntimeError):
+    """latexmk failed; the message holds the first error lines of the LaTeX log."""
+
+
+def _first_errors(log: str, limit: int = 12) -> str:
+    """The log from its first error line on (``!`` or ``file:line:``), else its last lines."""
+    lines = log.splitlines()
+    hits = [i for i, line in enumerate(lines) if line.startswith("!") or re.search(r":\d+: ", line)]
+    if not hits:
+        return "\n".join(lines[-limit:])
+    start = hits[0]
+    return "\n".join(lines[start : start + limit])
+
+
+def build_pdf(paper_dir: Path, *, tex: str = "main.tex", timeout: int = 600) -> Path | None:
+    """Build ``paper_dir/main.pdf`` with latexmk in a temporary folder; None when TeX is absent.
+
+    Raises:
+        PaperBuildError: LaTeX failed; the message holds the log's first error lines.
+    """
+    latexmk = shutil.which("latexmk")
+    if latexmk is None:
+        print("paper: latexmk not found, skipped the PDF (install latexmk and TeX Live to build it)")
+        return None
+    with tempfile.TemporaryDirectory(prefix="declinecraft-tex-") as tmp:
+        cmd = [latexmk, "-pdf", "-interaction=nonstopmode", "-halt-on-error", "-file-line-error", f"-outdir={tmp}", tex]
+        proc = subprocess.run(cmd, cwd=paper_dir, capture_output=True, text=True, timeout=timeout, check=False)
+        pdf = Path(tmp) / (Path(tex).stem + ".pdf")
+        if proc.returncode != 0 or not pdf.is_file():
+            log_path = Path(tmp) / (Path(tex).stem + ".log")
+            log = log_path.read_text(encoding="utf-8", errors="replace") if log_path.is_file() else proc.stdout + proc.stderr
+            raise PaperBuildError(f"latexmk failed on {paper_dir / tex}:\n{_first_errors(log)}")
+        target = paper_dir / pdf.name
+        with paths.atomic_path(target) as out:
+            shutil.copyfile(pdf, out)
+    return target

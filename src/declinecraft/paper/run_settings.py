@@ -1,0 +1,56 @@
+"""Macros for a run's settings and the paper facts its notes compare them with.
+
+The paper's reproduction notes quote the run's design (cut-off, chunking, retrieval constants,
+the models in each role, the statistics' settings) next to what the paper reports, so that one
+``main.tex`` describes every run truthfully. These are inputs, not results: they are always
+defined, and each becomes a ``text`` row of ``numbers.csv`` and a macro of ``numbers.tex``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+import polars as pl
+
+from declinecraft.core import registry
+from declinecraft.core.config import RunConfig
+from declinecraft.paper.latex import escape, thousands
+from declinecraft.paper.number_sources import SCHEMA
+
+
+class _Tex(str):
+    """A setting already written as LaTeX, so it is not escaped again."""
+
+
+def config_macros(cfg: RunConfig, reported: Mapping[str, Mapping[str, Any]]) -> pl.DataFrame:
+    """Macros for the run's settings (design, not results) and the paper facts the notes compare."""
+    specs = registry.load_models(cfg.resolve(cfg.models_file))
+    name = lambda m: specs[m].display_name if m in specs and specs[m].display_name else m  # noqa: E731
+    fact = lambda key: str(reported.get(key, {}).get("value", "n/a"))  # noqa: E731
+    count = lambda n: _Tex(thousands(n))  # noqa: E731
+    values = {
+        "RunName": cfg.run, "Cutoff": cfg.corpus.cutoff, "CorpusSource": cfg.corpus.source,
+        "ChunkSize": count(cfg.corpus.chunk_size), "ChunkOverlap": str(cfg.corpus.chunk_overlap),
+        "Embedder": cfg.index.embedder, "Reranker": cfg.index.reranker, "BMkOne": f"{cfg.index.bm25_k1:g}",
+        "BMb": f"{cfg.index.bm25_b:g}", "RRFk": str(cfg.index.rrf_k), "Generator": name(cfg.generate.generator),
+        "Verifier": name(cfg.verify.verifier),
+        "VerifierNote": " (also the generator: self-verification, which the paper never uses)"
+        if cfg.verify.verifier == cfg.generate.generator else "",
+        "VerifierK": str(cfg.verify.retrieve_k), "ResponseJudge": name(cfg.judge.response_judge),
+        "AccuracyJudges": ", ".join(name(m) for m in cfg.judge.accuracy_judges), "Oracle": name(cfg.judge.oracle),
+        "ModelsUnderTest": ", ".join(name(m) for m in cfg.answer.models) or "none",
+        "KChunks": str(cfg.answer.k), "MaxRounds": str(cfg.answer.max_rounds),
+        "MaxTokens": count(cfg.answer.max_tokens), "Pipeline": cfg.answer.pipeline,
+        "TargetAnswerable": str(cfg.verify.target_answerable), "TargetUnanswerable": str(cfg.verify.target_unanswerable),
+        "Resamples": count(cfg.analysis.bootstrap_resamples),
+        "ConfLevel": f"{100 * cfg.analysis.confidence:g}", "Alpha": f"{cfg.analysis.alpha:g}",
+        "MinAttempt": f"{100 * cfg.analysis.min_attempt:g}",
+        "PaperBMkOne": fact("bm25_k1"), "PaperNModels": fact("n_models"), "PaperNConfigs": fact("n_configurations"),
+        "PaperNAnswerable": fact("n_answerable"), "PaperNUnanswerable": fact("n_unanswerable"),
+        "PaperCprePages": fact("c_pre_pages"), "PaperCpostPages": fact("c_post_pages"),
+    }  # fmt: skip
+    rows = [dict(macro=k, what="run setting" if not k.startswith("Paper") else "reported in the paper", value=None,
+                 text=v if isinstance(v, _Tex) else escape(v), reason="", reported="", fmt="text")
+            for k, v in values.items()]  # fmt: skip
+    return pl.DataFrame(rows, schema=SCHEMA)

@@ -1,0 +1,1 @@
+"""Other benchmarks' analyses run on DeclineCraft's questions (Know2Guess, evidence levels)."""
