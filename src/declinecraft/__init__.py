@@ -1,9 +1,9 @@
 """DeclineCraft: a RAG abstention benchmark from the Minecraft Wiki, reproducible end to end.
 
-Stage modules follow the paper's vocabulary (``wiki``, ``clean``, ``corpus``, ``embed``, ``index``,
-``retrieve``, ``llm``, ``cache``, ``generate``, ``verify``, ``audit``, ``answer``, ``judge``,
-``metrics``, ``stats``, ``plots``, ``report``, ``explore``); import them by name, e.g.
-``from declinecraft import corpus, stats``.
+The library is layered, one sub-package per part of the pipeline (lowest first): ``core``;
+``llm``, ``corpus``, ``retrieval``; ``construction``, ``evaluation``; ``views``; ``analysis``;
+``paper``; and ``explore``, which reads stage files only. A lower part never imports a higher one.
+Each stage's entry point is a ``run(cfg)`` in its part (the README lists them).
 """
 
 __version__ = "0.1.0"

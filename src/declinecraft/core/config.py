@@ -34,9 +34,11 @@ from declinecraft.core.params import (
     AnalysisParams,
     AnswerParams,
     CorpusParams,
+    EvidenceParams,
     GenerateParams,
     IndexParams,
     JudgeParams,
+    Know2GuessParams,
     PaperParams,
     VerifyParams,
 )
@@ -54,6 +56,8 @@ STAGES: tuple[tuple[str, str], ...] = (
     ("verify", "04_verify"),
     ("answer", "05_answer"),
     ("judge", "06_judge"),
+    ("know2guess", "09_know2guess"),
+    ("evidence", "10_evidence"),
     ("analysis", "07_analysis"),
     ("paper", "08_paper"),
 )
@@ -65,6 +69,8 @@ BLOCKS: dict[str, type] = {
     "verify": VerifyParams,
     "answer": AnswerParams,
     "judge": JudgeParams,
+    "know2guess": Know2GuessParams,
+    "evidence": EvidenceParams,
     "analysis": AnalysisParams,
     "paper": PaperParams,
 }

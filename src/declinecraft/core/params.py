@@ -285,6 +285,55 @@ class JudgeParams:
 
 
 @dataclass(frozen=True)
+class Know2GuessParams:
+    """Know2Guess's decision protocol on our questions (its §3.5, §4; :mod:`declinecraft.views.know2guess`)."""
+
+    enabled: bool = True
+    """Run the view (``make all`` runs it by default); false writes ``DISABLED.md`` and nothing else."""
+    models: tuple[str, ...] = ()
+    """Registry ids of the models under test; () = the answer stage's models."""
+    thinking: tuple[str, ...] = ()
+    """Thinking settings ("off", "on") of switchable models; () = the answer stage's."""
+    control_models: tuple[str, ...] = ()
+    """Models that also get the control prompts (K2G: three of nine); () = every model under test."""
+    prompts: tuple[str, ...] = ("standard", "answer_only", "compact", "delimiter")
+    """K2G Appendix C prompts: ``standard`` (required) and the controls ``answer_only``, ``compact``,
+    ``delimiter`` (``params/prompts/k2g_*.txt``)."""
+    conditions: tuple[str, ...] = ("no_rag", "single")
+    """``no_rag`` (K2G's setting) and ``single`` (ours: the answer stage's single-shot RAG chunks)."""
+    limit_questions: int = 0
+    """Ask only this many of the answer stage's questions (answerable share kept, seeded); 0 = all."""
+    max_tokens: int = 160
+    """Output budget of each decision call, thinking included (K2G §5.3: 128–160, thinking off)."""
+    temperature: float = 0.0
+    """Sampling temperature of every decision call (K2G: greedy)."""
+    bootstrap_resamples: int = 10000
+    """Item-bootstrap resamples of every interval (K2G §4.3: 10,000)."""
+    confidence: float = 0.95
+    """Level of every interval, as a proportion (K2G: 95% percentile intervals)."""
+    lambdas: tuple[float, ...] = (0.5, 1.0, 1.5)
+    """Weights of productive abstention in cost-sensitive reliability R_lambda (K2G §6.9)."""
+    ece_bins: int = 10
+    """Equal-width confidence bins of the answered-item ECE and the reliability diagram (K2G: 10)."""
+    audit_top_features: int = 10
+    """Separability audit: probe words reported per half (the probe itself is App. F's style AUC)."""
+
+
+@dataclass(frozen=True)
+class EvidenceParams:
+    """The Evidence Sufficiency Benchmark's five levels on our questions (:mod:`declinecraft.views.evidence`)."""
+
+    enabled: bool = True
+    """Run the view (``make all`` runs it by default)."""
+    models: tuple[str, ...] = ()
+    """Registry ids of the models under test; () = the answer stage's models."""
+    max_tokens: int = 256
+    """Output budget of each answer call."""
+    temperature: float = 0.0
+    """Sampling temperature of every call."""
+
+
+@dataclass(frozen=True)
 class AnalysisParams:
     """§4, Appendix A and H: statistics."""
 

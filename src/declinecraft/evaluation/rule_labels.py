@@ -1,10 +1,13 @@
 """Deterministic reading of responses and judge outputs (Appendix I, J.3): no model involved.
 
 - :func:`rule_label` labels a response ABSTAIN / DENY / ANSWER from explicit phrases, in the
-  style of the Evidence Sufficiency Benchmark's rule-based classifier (seeds/004, §5.2: explicit
-  refusal phrases), extended with DeclineCraft's third class, premise denial. It is the
-  cross-check of the LLM response judge (agreement and Cohen's kappa in 06_judge); it is never
-  used to fill in a label the judge did not give.
+  style of the rule-based classifier of the Evidence Sufficiency Benchmark (ESB: Zhang and Wu,
+  "Do LLMs Know When Evidence is Insufficient? An Evidence Sufficiency Benchmark for Answer-Abstention Calibration in Retrieval-Augmented Generation",
+  §5.2 and §8: explicit refusal phrases), extended with DeclineCraft's third class, premise
+  denial. It is the cross-check of the LLM response judge (agreement and Cohen's kappa in
+  06_judge); it is never used to fill in a label the judge did not give. With
+  ``scheme="esb"`` it gives ESB's own three classes instead (ANSWER / ABSTAIN / INVALID), for
+  :mod:`declinecraft.views.evidence`.
 - :func:`parse_label` and :func:`parse_score` read the response judge's and the accuracy judges'
   raw outputs. Anything that is not exactly one label / one of 0, 0.5, 1 is ``None`` (unparsable),
   never a guess.
@@ -17,6 +20,8 @@ from __future__ import annotations
 import re
 
 LABELS: tuple[str, ...] = ("ABSTAIN", "DENY", "ANSWER")
+#: The classes of ``rule_label(..., scheme="esb")`` (ESB §5.2).
+ESB_LABELS: tuple[str, ...] = ("ANSWER", "ABSTAIN", "INVALID")
 SCORES: tuple[float, ...] = (0.0, 0.5, 1.0)
 
 _THINK = re.compile(r"<think(?:ing)?>.*?(?:</think(?:ing)?>|\Z)", re.S | re.I)
@@ -82,7 +87,17 @@ _NOVELTY = (
     r"released|exist|exists)\b"
 )
 
+#: ESB's refusals that DeclineCraft's list lacks: the evidence is called insufficient (the
+#: abstention sentence of the ESB prompts P2 and P3 among them). Used only by ``scheme="esb"``.
+ESB_REFUSALS: tuple[str, ...] = (
+    r"\b(?:evidence|context|passages?|sources?|information)\s+(?:is|are|was|were)\s+(?:insufficient|"
+    r"not\s+(?:sufficient|enough)|inconclusive)\b",
+    r"\b(?:insufficient|not\s+enough|no\s+(?:sufficient|relevant))\s+evidence\b",
+    r"\b(?:cannot|can't|can\s+not)\s+be\s+(?:determined|answered|confirmed)\s+(?:from|with|based\s+on)\b",
+)
+
 _DENY_RE = [re.compile(p, re.I) for p in _DENIALS]
+_ESB_REFUSE_RE = [re.compile(p, re.I) for p in ESB_REFUSALS]
 _REFUSE_RE = [re.compile(p, re.I) for p in _REFUSALS]
 _GUESS_RE = re.compile(_GUESS, re.I)
 _NOVELTY_RE = re.compile(_NOVELTY, re.I)
@@ -99,10 +114,11 @@ def _sentences(text: str) -> list[str]:
     return [s.strip() for s in _SENTENCE.split(text) if s.strip()]
 
 
-def rule_label(response: str) -> str:
+def rule_label(response: str, *, scheme: str = "declinecraft") -> str:
     """Label a response "ABSTAIN", "DENY" or "ANSWER" by explicit phrases (deterministic).
 
-    Rules, in order (App. I's definitions; ESB-style phrase matching, seeds/004 §5.2):
+    Rules, in order (App. I's definitions; phrase matching in the style of ESB §5.2, the
+    Evidence Sufficiency Benchmark paper named in the module docstring):
       1. DENY if any sentence states that the thing does not exist or is not in the game
          ("does not exist", "is not a real item", "not part of vanilla Minecraft", "there is no X
          in Minecraft", "not a standard item"), even after an abstention sentence.
@@ -113,11 +129,32 @@ def rule_label(response: str) -> str:
       3. ANSWER otherwise — including a refusal followed by a guessed answer, and an empty
          response or one that is only a thinking trace (it never declines; App. I: "A response
          that never declines is not ABSTAIN").
+
+    ``scheme="esb"`` returns ESB's classes (§5.2: Answer, Abstain, Invalid) from the same rules:
+    INVALID when no letter is left once thinking and markup are removed (empty or malformed);
+    ABSTAIN when the rules give ABSTAIN with the refusal phrases above plus :data:`ESB_REFUSALS`
+    (the evidence is said to be insufficient); ANSWER otherwise, a premise denial (DENY) included:
+    it makes a claim about the game instead of saying that the evidence does not suffice.
+
+    Raises:
+        ValueError: an unknown ``scheme``.
     """
-    sentences = _sentences(_clean(response))
+    if scheme not in ("declinecraft", "esb"):
+        raise ValueError(f"rule_label scheme must be 'declinecraft' or 'esb', got {scheme!r}")
+    text = _clean(response)
+    if scheme == "esb":
+        if not re.search(r"[^\W\d_]", text):
+            return "INVALID"
+        label = _declines(_sentences(text), [*_REFUSE_RE, *_ESB_REFUSE_RE])
+        return "ABSTAIN" if label == "ABSTAIN" else "ANSWER"
+    return _declines(_sentences(text), _REFUSE_RE)
+
+
+def _declines(sentences: list[str], refusals: list[re.Pattern[str]]) -> str:
+    """Rules 1-3 of :func:`rule_label` over cleaned sentences, with the given refusal phrases."""
     if any(rx.search(s) for s in sentences for rx in _DENY_RE):
         return "DENY"
-    refusing = [any(rx.search(s) for rx in _REFUSE_RE) for s in sentences]
+    refusing = [any(rx.search(s) for rx in refusals) for s in sentences]
     if not any(refusing):
         return "ANSWER"
     guessed = any(
