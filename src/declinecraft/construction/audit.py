@@ -18,6 +18,7 @@ import numpy as np
 import polars as pl
 
 from declinecraft.construction.verify import MONTHS
+from declinecraft.core.config import RunConfig
 
 _TOKEN = r"(?u)\b[^\W\d_]{3,}\b"
 #: Words the style-only AUC never removes, even when a page title holds them (App. F): the cue
@@ -68,29 +69,67 @@ class StyleAUC:
     note: str = ""
 
 
+@dataclass(frozen=True)
+class StyleProbe:
+    """The probe of :func:`style_auc` with what Know2Guess's separability audit also reports (its §3.5)."""
+
+    style: StyleAUC
+    """The cross-validated ROC AUC, exactly as :func:`style_auc` returns it."""
+    auprc: float
+    """Mean average precision over the same folds, unanswerable as the positive class (K2G's Zone D)."""
+    top_features: tuple[tuple[str, float], ...] = ()
+    """``(word, coefficient)`` of the probe refit on every question: up to ``top`` words with the most
+    negative coefficients (unanswerable-weighted), then up to ``top`` with the most positive."""
+
+
 def style_auc(
     texts: Sequence[str], answerable: Sequence[bool], *, folds: int = 10, seed: int = 0, min_df: int = 3
 ) -> StyleAUC:
     """Cross-validated ROC AUC of a bag-of-words classifier that predicts a question's half."""
+    return style_probe(texts, answerable, folds=folds, seed=seed, min_df=min_df).style
+
+
+def style_probe(
+    texts: Sequence[str], answerable: Sequence[bool], *, folds: int = 10, seed: int = 0, min_df: int = 3, top: int = 0
+) -> StyleProbe:
+    """:func:`style_auc`'s probe, also scored by AUPRC on the same folds, with its ``top`` words per half."""
     from sklearn.feature_extraction.text import TfidfVectorizer
     from sklearn.linear_model import LogisticRegression
-    from sklearn.model_selection import StratifiedKFold, cross_val_score
+    from sklearn.metrics import average_precision_score
+    from sklearn.model_selection import StratifiedKFold, cross_validate
 
     y = np.asarray(answerable, dtype=int)
     n_a, n_u = int(y.sum()), int(len(y) - y.sum())
     k = min(folds, n_a, n_u)
     base = {"n_answerable": n_a, "n_unanswerable": n_u}
     if k < 2:
-        return StyleAUC(math.nan, k, n_features=0, note="too few questions in a half for 2 folds", **base)
+        return StyleProbe(StyleAUC(math.nan, k, n_features=0, note="too few questions in a half for 2 folds", **base),
+                          math.nan)
+    vectorizer = TfidfVectorizer(token_pattern=_TOKEN, min_df=min_df, lowercase=True)
     try:
         # TF-IDF uses no labels, so fitting it on all questions leaks nothing into the folds.
-        x = TfidfVectorizer(token_pattern=_TOKEN, min_df=min_df, lowercase=True).fit_transform(texts)
+        x = vectorizer.fit_transform(texts)
     except ValueError:
-        return StyleAUC(math.nan, k, n_features=0, note=f"no word occurs in {min_df}+ questions", **base)
+        return StyleProbe(StyleAUC(math.nan, k, n_features=0, note=f"no word occurs in {min_df}+ questions", **base),
+                          math.nan)
     cv = StratifiedKFold(n_splits=k, shuffle=True, random_state=seed)
-    scores = cross_val_score(LogisticRegression(C=1.0, max_iter=1000), x, y, cv=cv, scoring="roc_auc")
+    probe = LogisticRegression(C=1.0, max_iter=1000)
+
+    def auprc(fitted: LogisticRegression, x_test: object, y_test: np.ndarray) -> float:
+        # Unanswerable is the positive class: its score is the negated decision function.
+        return float(average_precision_score(1 - y_test, -fitted.decision_function(x_test)))
+
+    scores = cross_validate(probe, x, y, cv=cv, scoring={"auc": "roc_auc", "auprc": auprc})
     note = f"{k} folds instead of {folds}: the smaller half has {min(n_a, n_u)} questions" if k < folds else ""
-    return StyleAUC(float(np.mean(scores)), k, n_features=x.shape[1], note=note, **base)
+    style = StyleAUC(float(np.mean(scores["test_auc"])), k, n_features=x.shape[1], note=note, **base)
+    words: tuple[tuple[str, float], ...] = ()
+    if top > 0:
+        coef = probe.fit(x, y).coef_[0]
+        names = vectorizer.get_feature_names_out()
+        order = np.argsort(coef, kind="stable")
+        picked = [i for i in order if coef[i] < 0][:top] + [i for i in order[::-1] if coef[i] > 0][:top]
+        words = tuple((str(names[i]), float(coef[i])) for i in picked)
+    return StyleProbe(style, float(np.mean(scores["test_auprc"])), words)
 
 
 def style_table(bench: pl.DataFrame, titles: Iterable[str], *, folds: int, seed: int, min_df: int) -> pl.DataFrame:
@@ -226,7 +265,7 @@ def _verdicts(cands: pl.DataFrame) -> str:
     return "; ".join(parts)
 
 
-def datasheet(cfg: object, out: dict[str, object], *, pre: pl.DataFrame, post: pl.DataFrame) -> str:
+def datasheet(cfg: RunConfig, out: dict[str, object], *, pre: pl.DataFrame, post: pl.DataFrame) -> str:
     """Write the benchmark's datasheet: sources, cut-off, counts, audits and known limits."""
     c, g, v = cfg.corpus, cfg.generate, cfg.verify  # type: ignore[attr-defined]
     cands: pl.DataFrame = out["candidates"]  # type: ignore[assignment]

@@ -353,7 +353,7 @@ def not_built(cfg: RunConfig, stage: str) -> Path:
 
 
 def referenced_models(cfg: RunConfig) -> set[str]:
-    """Return every model id a run names (generator, verifier, models under test, judges)."""
+    """Return every model id a run names (generator, verifier, models under test, judges, the views' models)."""
     return {
         cfg.generate.generator,
         cfg.verify.verifier,
@@ -363,4 +363,9 @@ def referenced_models(cfg: RunConfig) -> set[str]:
         cfg.judge.oracle,
         *cfg.judge.second_judges,
         *cfg.judge.accuracy_judges,
+        *cfg.know2guess.models,
+        *cfg.know2guess.control_models,
+        *cfg.evidence.models,
+        *cfg.evidence.accuracy_judges,
+        *([cfg.evidence.conflict_model] if cfg.evidence.conflict_model else []),
     }

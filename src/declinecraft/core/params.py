@@ -304,7 +304,7 @@ class Know2GuessParams:
     limit_questions: int = 0
     """Ask only this many of the answer stage's questions (answerable share kept, seeded); 0 = all."""
     max_tokens: int = 160
-    """Output budget of each decision call, thinking included (K2G §5.3: 128–160, thinking off)."""
+    """Output budget of each decision call in tokens, thinking included (K2G §5.3: 128–160, thinking off)."""
     temperature: float = 0.0
     """Sampling temperature of every decision call (K2G: greedy)."""
     bootstrap_resamples: int = 10000
@@ -321,16 +321,47 @@ class Know2GuessParams:
 
 @dataclass(frozen=True)
 class EvidenceParams:
-    """The Evidence Sufficiency Benchmark's five levels on our questions (:mod:`declinecraft.views.evidence`)."""
+    """The Evidence Sufficiency Benchmark's five levels on our questions (:mod:`declinecraft.views.evidence`).
+
+    Sizes left at 0 (or -1 where 0 means something else) take the answer stage's setting, so the
+    view's retrieval and output budget match the main grid unless a run says otherwise.
+    """
 
     enabled: bool = True
-    """Run the view (``make all`` runs it by default)."""
+    """Run the view (``make all`` runs it by default); false writes a status file only."""
     models: tuple[str, ...] = ()
     """Registry ids of the models under test; () = the answer stage's models."""
-    max_tokens: int = 256
-    """Output budget of each answer call."""
+    thinking: tuple[str, ...] = ("off",)
+    """Thinking settings ("off", "on") for switchable models; others run their only mode."""
+    prompts: tuple[str, ...] = ("P1", "P2", "P3")
+    """ESB's prompt strategies (§4.3): P1 standard (our J.2 prompt), P2 sufficiency-aware, P3 CoT +
+    sufficiency (P2 and P3 in our words)."""
+    limit_questions: int = 0
+    """Questions to build levels for, answerable share kept (``answer.select_questions`` with the
+    run's seed, so the answer stage's limit picks the same questions); 0 = the whole benchmark."""
+    k: int = 0
+    """Chunks of L2 (the target and k-1 retrieved others), L3 and T; 0 = ``answer.k``."""
+    pipeline: str = ""
+    """Retriever of L2 and T; "" = ``answer.pipeline`` (the hybrid retriever)."""
+    context_chars: int = -1
+    """Cut each chunk to this many characters in prompts; 0 = whole chunks; -1 = ``answer.context_chars``."""
+    conflict_model: str = ""
+    """Registry id of the model that picks the value to alter when no rule applies (L5);
+    "" = ``generate.generator``; "none" = rules only (such facts get no L5, counted)."""
+    conflict_max_tokens: int = 96
+    """Output budget of each conflict call (a short JSON object), tokens."""
+    accuracy_judges: tuple[str, ...] = ()
+    """Accuracy judges of L1-L2 answers; () = ``judge.accuracy_judges``."""
+    max_tokens: int = 0
+    """Output budget of each answer call, tokens; 0 = ``answer.max_tokens``."""
     temperature: float = 0.0
-    """Sampling temperature of every call."""
+    """Sampling temperature of every answer and conflict call."""
+    bootstrap_resamples: int = 2000
+    """Bootstrap resamples over questions of every interval (ESB §5.4: 2,000)."""
+    confidence: float = 0.95
+    """Level of every interval, as a proportion."""
+    alpha: float = 0.05
+    """A prompt effect is significant when its Benjamini-Hochberg q value is below alpha."""
 
 
 @dataclass(frozen=True)

@@ -59,7 +59,7 @@ _FIELDS = ("DECISION", "CONFIDENCE", "FINAL_ANSWER", "REASON_CODE")
 _FRAME = frozenset({"OUTPUT_BEGIN", "OUTPUT_END", "QUESTION_BEGIN", "QUESTION_END"})
 _STRICT_TAG = re.compile(r"^(DECISION|CONFIDENCE|FINAL_ANSWER|REASON_CODE):(.*)$")
 _LOOSE_TAG = re.compile(r"^[*_`]*(DECISION|CONFIDENCE|FINAL[ _]ANSWER|REASON[ _]CODE)[*_`]*\s*[:=][*_`]*(.*)$",
-                        re.I)  # fmt: skip
+                        re.IGNORECASE)  # fmt: skip
 _NUMBER = re.compile(r"-?\d+(?:\.\d+)?")
 _NA = frozenset({"NA", "N/A"})
 

@@ -1,0 +1,52 @@
+"""The Evidence Sufficiency Benchmark's five evidence levels on DeclineCraft's questions.
+
+ESB (Zhang and Wu, "Do LLMs Know When Evidence is Insufficient? An Evidence Sufficiency Benchmark
+for Answer-Abstention Calibration in Retrieval-Augmented Generation") controls the evidence a
+model reads; DeclineCraft controls what is known when. This view builds ESB's levels L1-L5 from
+C_pre for each answerable question (:mod:`.levels`, the L5 conflicting copy by :mod:`.values` and
+:mod:`.conflicts`), adds the unanswerable questions with their retrieved chunks as a sixth,
+temporal condition T, asks the models under test with ESB's three prompt strategies
+(:mod:`.asking`), labels every response twice (:mod:`.classes`) and computes ESB's metrics
+(:mod:`.calibration`, :mod:`.tables`). :mod:`.stage` runs it (notebook 10); :mod:`.plots`,
+:mod:`.report` (LaTeX macros) and :mod:`.browse` (one question's contexts and responses) read
+its output files.
+"""
+
+from declinecraft.views.evidence.browse import question_contexts
+from declinecraft.views.evidence.calibration import (
+    IDEAL,
+    IDEAL_WITH_T,
+    LEVELS,
+    abstention_rate,
+    accuracy,
+    b_ece,
+    over_answer_rate,
+    wrong_answer_rate,
+)
+from declinecraft.views.evidence.classes import L5_TYPES, l5_type
+from declinecraft.views.evidence.report import macros
+from declinecraft.views.evidence.values import (
+    KeyValue,
+    conflicting_copy,
+    contains,
+    copy_problem,
+)
+
+__all__ = [
+    "IDEAL",
+    "IDEAL_WITH_T",
+    "L5_TYPES",
+    "LEVELS",
+    "KeyValue",
+    "abstention_rate",
+    "accuracy",
+    "b_ece",
+    "conflicting_copy",
+    "contains",
+    "copy_problem",
+    "l5_type",
+    "macros",
+    "over_answer_rate",
+    "question_contexts",
+    "wrong_answer_rate",
+]  # fmt: skip

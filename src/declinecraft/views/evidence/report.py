@@ -1,0 +1,182 @@
+"""LaTeX macros of the view's numbers, and the words whose direction the numbers decide.
+
+:func:`macros` reads ``10_evidence/`` and returns ``(name, value, description)`` triples; names
+are letters only (TeX control words). Rates are means over the models (and thinking settings)
+under the standard prompt P1 unless a description says otherwise; a number the run cannot supply
+is "n/a". Direction words (``EsbLFiveVsLFour``: "lower than", "higher than", "the same as")
+are chosen from the unrounded numbers, so the prose of :data:`SECTION` follows the data.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+from pathlib import Path
+
+import polars as pl
+
+Macro = tuple[str, str, str]
+_NAMES = {"L1": "LOne", "L2": "LTwo", "L3": "LThree", "L4": "LFour", "L5": "LFive", "T": "T"}
+TIE = 0.005
+"""Differences smaller than this (half a point) are "the same"."""
+
+
+def _pct(value: float | None) -> str:
+    return "n/a" if value is None or math.isnan(value) else f"{100 * value:.1f}\\%"
+
+
+def _points(value: float | None) -> str:
+    return "n/a" if value is None or math.isnan(value) else f"{100 * abs(value):.1f}"
+
+
+def _num(value: float | None, digits: int = 2) -> str:
+    return "n/a" if value is None or math.isnan(value) else f"{value:.{digits}f}"
+
+
+def compare(a: float | None, b: float | None, words: tuple[str, str, str]) -> str:
+    """``words[0]`` if a > b, ``words[1]`` if a < b, ``words[2]`` if within :data:`TIE`; "n/a"
+    when either is missing."""
+    if a is None or b is None or math.isnan(a) or math.isnan(b):
+        return "n/a"
+    return words[2] if abs(a - b) < TIE else (words[0] if a > b else words[1])
+
+
+def _read(folder: Path, name: str) -> pl.DataFrame:
+    """A table of the view, or an empty frame when it is missing or has no rows (its CSV header
+    alone carries no column types)."""
+    path = folder / name
+    frame = pl.read_csv(path, infer_schema_length=None) if path.is_file() else pl.DataFrame()
+    return frame if frame.height else pl.DataFrame()
+
+
+def _mean(frame: pl.DataFrame, column: str, **where: str) -> float:
+    if frame.is_empty() or column not in frame.columns:
+        return float("nan")
+    part = frame.filter(*[pl.col(k) == v for k, v in where.items()])[column].drop_nulls().drop_nans()
+    return float(part.mean()) if part.len() else float("nan")  # type: ignore[arg-type]
+
+
+def _extreme(frame: pl.DataFrame, column: str, fn: str, **where: str) -> float:
+    if frame.is_empty() or column not in frame.columns:
+        return float("nan")
+    part = frame.filter(*[pl.col(k) == v for k, v in where.items()])[column].drop_nulls().drop_nans()
+    return float(getattr(part, fn)()) if part.len() else float("nan")
+
+
+def macros(folder: Path) -> list[Macro]:
+    """Every macro of the evidence section from the CSVs and manifest in ``folder``."""
+    folder = Path(folder)
+    manifest = json.loads((folder / "manifest.json").read_text()) if (folder / "manifest.json").is_file() else {}
+    curve, summary = _read(folder, "curve.csv"), _read(folder, "summary.csv")
+    bias, effects = _read(folder, "position_bias.csv"), _read(folder, "prompt_effects.csv")
+    agree, quality = _read(folder, "agreement.csv"), _read(folder, "quality.csv")
+    problems = _read(folder, "problems.csv")
+    settings = manifest.get("settings", {})
+    count = manifest.get("instances", {})
+    sources = manifest.get("key_values", {})
+    no_l5 = 0 if problems.is_empty() else problems.filter(pl.col("level") == "L5")["question_id"].n_unique()
+    out: list[Macro] = [
+        ("EsbAnswerable", str(manifest.get("answerable_built", 0)), "answerable questions given evidence levels"),
+        ("EsbUnanswerable", str(manifest.get("unanswerable_built", 0)), "unanswerable questions in condition T"),
+        ("EsbK", str(settings.get("k", "n/a")), "chunks of L2, L3 and T"),
+        ("EsbDistractors", str(settings["k"] - 1) if "k" in settings else "n/a", "retrieved non-target chunks in L2"),
+        ("EsbInstances", str(sum(count.values())), "evidence contexts (L5 counted once per order)"),
+        ("EsbResponses", str(manifest.get("n_responses", 0)), "responses of the models under test"),
+        ("EsbModels", str(len(settings.get("models", []))), "models under test"),
+        ("EsbPrompts", str(len(settings.get("prompts", []))), "prompt strategies"),
+        ("EsbValuesRule", str(sources.get("rule", 0)), "key values found by rule"),
+        ("EsbValuesModel", str(sources.get("model", 0)), "key values proposed by the generator (checked)"),
+        ("EsbNoLFive", str(no_l5), "answerable questions without L5 (no alterable value or a failed check)"),
+        ("EsbQualityFailures", str(int(quality["n_failed"].sum()) if not quality.is_empty() else 0),
+         "failed ESB 4.4 quality checks"),
+    ]  # fmt: skip
+    rates = {lv: _mean(curve, "abstention", level=lv, prompt="P1") for lv in _NAMES}
+    out += [(f"EsbAbstain{_NAMES[lv]}", _pct(r), f"abstention on {lv} (P1, mean over models)")
+            for lv, r in rates.items()]  # fmt: skip
+    l5 = {"level": "L5", "prompt": "P1"}
+    out += [
+        ("EsbAbstainLFiveMin", _pct(_extreme(curve, "abstention", "min", **l5)), "lowest L5 abstention (P1)"),
+        ("EsbAbstainLFiveMax", _pct(_extreme(curve, "abstention", "max", **l5)), "highest L5 abstention (P1)"),
+        ("EsbBoundaryWord", compare(rates["L3"], rates["L2"], ("rises", "falls", "stays level")), "L2 to L3 (P1)"),
+        ("EsbLFiveVsLFour", compare(rates["L5"], rates["L4"], ("higher than", "lower than", "the same as")),
+         "L5 abstention against L4 (P1): 'lower than' is ESB's conflict trap"),
+        ("EsbTVsLThree", compare(rates["T"], rates["L3"], ("higher than", "lower than", "the same as")),
+         "T abstention against L3 (P1)"),
+    ]  # fmt: skip
+    for name, column in (("Accuracy", "accuracy"), ("OverAnswer", "over_answer"), ("WrongAnswer", "wrong_answer")):
+        out.append((f"Esb{name}", _pct(_mean(summary, column, prompt="P1")), f"{column} (P1, mean over models)"))
+    out += [
+        ("EsbOverAnswerMin", _pct(_extreme(summary, "over_answer", "min", prompt="P1")), "lowest over-answer (P1)"),
+        ("EsbOverAnswerMax", _pct(_extreme(summary, "over_answer", "max", prompt="P1")), "highest over-answer (P1)"),
+        ("EsbBECE", _pct(_mean(summary, "b_ece", prompt="P1")), "B-ECE over L1-L5 (P1, mean over models)"),
+        ("EsbBECET", _pct(_mean(summary, "b_ece_t", prompt="P1")), "B-ECE with T abstention-expected (P1)"),
+    ]  # fmt: skip
+    out += _tests(bias, effects, agree)
+    return out
+
+
+def _tests(bias: pl.DataFrame, effects: pl.DataFrame, agree: pl.DataFrame) -> list[Macro]:
+    """Macros of the position-bias and prompt-effect tests and of the labellers' agreement."""
+    tested = bias.filter(pl.col("n_pairs") > 0) if "n_pairs" in bias.columns else pl.DataFrame()
+    n_sig = int((tested["abstain_p"] < 0.05).sum()) if not tested.is_empty() else 0
+    diff = float("nan")
+    if not tested.is_empty():
+        diff = _extreme(tested.with_columns(pl.col("abstain_diff").abs()), "abstain_diff", "max")
+    change = _mean(effects, "change", level="L5", prompt="P3")
+    n_eff = effects.filter(pl.col("n_pairs") > 0) if "n_pairs" in effects.columns else pl.DataFrame()
+    overall = agree.filter(pl.col("scope") == "all") if "scope" in agree.columns else pl.DataFrame()
+    agreement = float(overall["agreement"][0]) if overall.height else None
+    kappa = float(overall["kappa"][0]) if overall.height and overall["kappa"][0] is not None else None
+    return [
+        ("EsbPositionTests", str(tested.height), "model-prompt pairs with L5 in both orders"),
+        ("EsbPositionSignificant", str(n_sig), "of them with an order effect on abstention (exact McNemar p<0.05)"),
+        ("EsbPositionDiffMax", _points(diff), "largest order effect on L5 abstention, points"),
+        ("EsbPromptThreeWord", compare(change, 0.0, ("raises", "lowers", "does not change")), "P3 against P1 on L5"),
+        ("EsbPromptThreeChangeLFive", _points(change), "mean change of L5 abstention from P1 to P3, points"),
+        ("EsbPromptTests", str(n_eff.height), "prompt comparisons (model x level x P2/P3)"),
+        ("EsbPromptSignificant", str(int(n_eff["significant"].sum()) if not n_eff.is_empty() else 0),
+         "of them significant after Benjamini-Hochberg"),
+        ("EsbRuleAgreement", _pct(agreement), "response judge vs rule classifier, ESB classes"),
+        ("EsbRuleKappa", _num(kappa), "their Cohen's kappa"),
+    ]  # fmt: skip
+
+
+SECTION = r"""\section{Evidence sufficiency on DeclineCraft}
+\label{sec:evidence}
+
+DeclineCraft controls what a model can know; the Evidence Sufficiency Benchmark (ESB) controls
+what evidence it reads. We built ESB's five evidence levels from $C_\text{pre}$ for
+\EsbAnswerable{} answerable questions: the target chunk alone (L1), the target among
+\EsbDistractors{} other retrieved chunks (L2), \EsbK{} chunks from unrelated pages that do not
+state the answer (L3), no context (L4), and the target next to a copy of it whose key value we
+altered (L5, once with each first). To these we add \EsbUnanswerable{} unanswerable questions
+with the chunks our hybrid retriever returns for them, a temporal condition T that ESB lacks:
+the evidence is on topic, but the answer postdates it. The key value was found by rule for
+\EsbValuesRule{} questions and proposed by the generator for \EsbValuesModel{};
+\EsbNoLFive{} questions have no L5 (no alterable value, or a copy that failed its check), and
+\EsbQualityFailures{} of ESB's quality checks failed. \EsbModels{} model(s) answered
+\EsbInstances{} contexts under \EsbPrompts{} prompts (\EsbResponses{} responses); our response
+judge and ESB-style rules agree on \EsbRuleAgreement{} of the labels ($\kappa=\EsbRuleKappa$).
+
+Under the standard prompt, abstention \EsbBoundaryWord{} from \EsbAbstainLTwo{} on L2 to
+\EsbAbstainLThree{} on L3, ESB's sufficiency boundary, and is \EsbAbstainLFour{} with no context.
+With conflicting evidence it is \EsbAbstainLFive{} (\EsbAbstainLFiveMin--\EsbAbstainLFiveMax{}
+across models), \EsbLFiveVsLFour{} with no context. On T, abstention is \EsbAbstainT{},
+\EsbTVsLThree{} on irrelevant evidence. Across L3--L5 the models answer \EsbOverAnswer{} of the
+time (over-answer rate, \EsbOverAnswerMin--\EsbOverAnswerMax{}), and \EsbWrongAnswer{} of L5
+responses adopt the altered value; accuracy on L1--L2 is \EsbAccuracy{}. B-ECE is \EsbBECE{}
+over L1--L5 and \EsbBECET{} with T counted as abstention-expected.
+
+Putting the altered copy first instead of the target changes L5 abstention by up to
+\EsbPositionDiffMax{} points; the order effect is significant (exact McNemar, $p<0.05$) for
+\EsbPositionSignificant{} of \EsbPositionTests{} model--prompt combinations. Assessing
+sufficiency first (P3) \EsbPromptThreeWord{} L5 abstention by \EsbPromptThreeChangeLFive{}
+points on average, and \EsbPromptSignificant{} of \EsbPromptTests{} prompt changes are
+significant after Benjamini--Hochberg correction.
+"""
+
+
+def section_macros() -> list[str]:
+    """The macro names :data:`SECTION` uses (each must be one of :func:`macros`)."""
+    return sorted(set(re.findall(r"\\(Esb[A-Za-z]+)", SECTION)))

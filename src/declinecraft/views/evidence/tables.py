@@ -1,0 +1,180 @@
+"""The view's tables per model, thinking setting and prompt, from the annotated responses.
+
+All rates use the responses with an ESB class (``esb_judge`` not null); the others are counted
+in ``n_unclassified``. Intervals are percentile bootstraps over questions
+(:func:`calibration.cluster_interval`, ESB §5.4: 2,000 resamples); tests are exact McNemar on
+paired responses (``core.stats.mcnemar_exact``) with Benjamini-Hochberg q values over the whole
+prompt-effect table (``core.stats.benjamini_hochberg``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Sequence
+from typing import Any
+
+import numpy as np
+import polars as pl
+
+from declinecraft.core import stats
+from declinecraft.views.evidence import calibration as cal
+from declinecraft.views.evidence.classes import L5_TYPES
+
+GROUP = ("model", "thinking", "prompt")
+
+
+class Boot:
+    """Bootstrap settings shared by every interval of a run."""
+
+    def __init__(self, n_resamples: int = 2000, confidence: float = 0.95, seed: int = 0) -> None:
+        self.n_resamples, self.confidence, self.seed = n_resamples, confidence, seed
+
+    def rate(self, part: pl.DataFrame, hit: pl.Expr, value: pl.Expr | None = None) -> tuple[float, float, float, int]:
+        """(rate, low, high, n) of ``hit`` (or mean of ``value``) over ``part``'s rows, by question."""
+        expr = (value if value is not None else hit.cast(pl.Float64)).alias("v")
+        per = part.select("question_id", expr).drop_nulls("v").group_by("question_id").agg(
+            s=pl.col("v").sum(), n=pl.len()).sort("question_id")  # fmt: skip
+        if per.height == 0:
+            return float("nan"), float("nan"), float("nan"), 0
+        num, den = per["s"].to_numpy().astype(float), per["n"].to_numpy().astype(float)
+        low, high = cal.cluster_interval([num, den], cal.ratio, n_resamples=self.n_resamples,
+                                         confidence=self.confidence, seed=self.seed)  # fmt: skip
+        return float(num.sum() / den.sum()), low, high, int(den.sum())
+
+    def b_ece(self, part: pl.DataFrame, ideal: dict[str, float]) -> tuple[float, float, float]:
+        """(B-ECE, low, high) over ``part``'s classified responses at the levels of ``ideal``."""
+        rows = part.filter(pl.col("level").is_in(list(ideal)))
+        point = cal.b_ece(rows["level"].to_list(), rows["abstained"].to_list(), ideal=ideal)
+        qids = sorted(rows["question_id"].unique().to_list())
+        index = {q: i for i, q in enumerate(qids)}
+        counts = np.zeros((2, len(ideal), len(qids)))
+        for q, lv, a in rows.select("question_id", "level", "abstained").iter_rows():
+            j = list(ideal).index(lv)
+            counts[0, j, index[q]] += bool(a)
+            counts[1, j, index[q]] += 1
+        statistic = cal.b_ece_statistic(list(ideal.values()))
+        low, high = cal.cluster_interval([*counts[0], *counts[1]], statistic, n_resamples=self.n_resamples,
+                                         confidence=self.confidence, seed=self.seed)  # fmt: skip
+        return point, low, high
+
+
+def _groups(frame: pl.DataFrame, keys: Sequence[str] = GROUP) -> Iterator[tuple[dict[str, Any], pl.DataFrame]]:
+    for key, part in frame.sort(list(keys)).group_by(list(keys), maintain_order=True):
+        yield dict(zip(keys, key, strict=True)), part
+
+
+def _classified(frame: pl.DataFrame) -> pl.DataFrame:
+    return frame.filter(pl.col("esb_judge").is_not_null())
+
+
+def curve(frame: pl.DataFrame, boot: Boot) -> pl.DataFrame:
+    """The evidence-sufficiency curve: abstention per level L1-L5 and T, per model and prompt."""
+    rows = []
+    for key, part in _groups(frame):
+        for level in cal.LEVELS:
+            at = part.filter(pl.col("level") == level)
+            ok = _classified(at)
+            rate, low, high, n = boot.rate(ok, pl.col("abstained"))
+            rows.append({**key, "level": level, "n_responses": at.height, "n": n,
+                         "n_abstain": int(ok["abstained"].sum()), "n_answer": int(ok["answered"].sum()),
+                         "n_invalid": int((ok["esb_judge"] == "INVALID").sum()),
+                         "n_unclassified": at.height - ok.height, "abstention": rate, "low": low, "high": high,
+                         "ideal": cal.IDEAL_WITH_T[level]})  # fmt: skip
+    return pl.DataFrame(rows, schema={**{k: pl.String for k in GROUP}, "level": pl.String, "n_responses": pl.Int64,
+                                      "n": pl.Int64, "n_abstain": pl.Int64, "n_answer": pl.Int64,
+                                      "n_invalid": pl.Int64, "n_unclassified": pl.Int64, "abstention": pl.Float64,
+                                      "low": pl.Float64, "high": pl.Float64, "ideal": pl.Float64})  # fmt: skip
+
+
+def summary(frame: pl.DataFrame, boot: Boot) -> pl.DataFrame:
+    """Per model and prompt: accuracy (L1-L2), over-answer (L3-L5), wrong-answer (L5), B-ECE with
+    and without T, each with its interval, and the counts left out."""
+    rows = []
+    for key, part in _groups(frame):
+        ok = _classified(part)
+        row: dict[str, Any] = {**key, "n_questions": part["question_id"].n_unique(), "n_responses": part.height,
+                               "n_unclassified": part.height - ok.height,
+                               "n_invalid": int((ok["esb_judge"] == "INVALID").sum())}  # fmt: skip
+        sufficient = part.filter(pl.col("level").is_in(cal.SUFFICIENT))
+        acc = boot.rate(sufficient, pl.lit(True), pl.col("accuracy"))
+        row |= {"accuracy": acc[0], "accuracy_low": acc[1], "accuracy_high": acc[2], "n_accuracy": acc[3],
+                "n_accuracy_missing": sufficient.height - acc[3]}  # fmt: skip
+        for name, levels, hit in (("over_answer", cal.INSUFFICIENT, pl.col("answered")),
+                                  ("wrong_answer", ("L5",), pl.col("known_wrong").fill_null(False))):  # fmt: skip
+            rate = boot.rate(ok.filter(pl.col("level").is_in(levels)), hit)
+            row |= {name: rate[0], f"{name}_low": rate[1], f"{name}_high": rate[2], f"n_{name}": rate[3]}
+        for name, ideal in (("b_ece", cal.IDEAL), ("b_ece_t", cal.IDEAL_WITH_T)):
+            point, low, high = boot.b_ece(ok, ideal)
+            row |= {name: point, f"{name}_low": low, f"{name}_high": high}
+        rows.append(row)
+    return pl.DataFrame(rows, infer_schema_length=None) if rows else pl.DataFrame(schema={k: pl.String for k in GROUP})
+
+
+def _paired(part: pl.DataFrame, left: str, right: str, on: str, column: str, flag: str) -> pl.DataFrame:
+    """Rows of ``part`` with ``column == left`` and ``== right`` paired on ``on`` (both with ``flag``)."""
+    a = part.filter(pl.col(column) == left).select(on, pl.col(flag).alias("a"))
+    b = part.filter(pl.col(column) == right).select(on, pl.col(flag).alias("b"))
+    return a.join(b, on=on).drop_nulls(["a", "b"])
+
+
+def _mcnemar(pairs: pl.DataFrame) -> dict[str, Any]:
+    b = int((pairs["a"] & ~pairs["b"]).sum())
+    c = int((~pairs["a"] & pairs["b"]).sum())
+    n = pairs.height
+    rate_a = float(pairs["a"].mean()) if n else float("nan")  # type: ignore[arg-type]
+    rate_b = float(pairs["b"].mean()) if n else float("nan")  # type: ignore[arg-type]
+    return {"n_pairs": n, "a": rate_a, "b": rate_b, "diff": rate_a - rate_b, "only_a": b, "only_b": c,
+            "p": stats.mcnemar_exact(b, c)}  # fmt: skip
+
+
+def position_bias(frame: pl.DataFrame) -> pl.DataFrame:
+    """L5 by order: abstention and gold adoption with gold first vs conflict first (the same
+    question's pair), exact McNemar on the discordant pairs; known-wrong rates by order too."""
+    rows = []
+    l5 = _classified(frame.filter(pl.col("level") == "L5"))
+    for key, part in _groups(l5):
+        row: dict[str, Any] = dict(key)
+        for name, flag in (("abstain", "abstained"), ("gold", "gold_adopted"), ("wrong", "known_wrong")):
+            m = _mcnemar(_paired(part, "gold_first", "conflict_first", "question_id", "order", flag))
+            row |= {f"{name}_gold_first": m["a"], f"{name}_conflict_first": m["b"], f"{name}_diff": m["diff"],
+                    f"{name}_only_gold_first": m["only_a"], f"{name}_only_conflict_first": m["only_b"],
+                    f"{name}_p": m["p"], "n_pairs": m["n_pairs"]}  # fmt: skip
+        rows.append(row)
+    return pl.DataFrame(rows, infer_schema_length=None) if rows else pl.DataFrame(schema={k: pl.String for k in GROUP})
+
+
+def prompt_effects(frame: pl.DataFrame, *, alpha: float = 0.05) -> pl.DataFrame:
+    """P2 and P3 against P1 on the same instances, per model and level: abstention rates, the
+    change (points as a proportion), exact McNemar p and Benjamini-Hochberg q over the table."""
+    rows = []
+    ok = _classified(frame)
+    for key, part in _groups(ok, ("model", "thinking")):
+        prompts = set(part["prompt"].unique().to_list())
+        for level in cal.LEVELS:
+            at = part.filter(pl.col("level") == level)
+            for other in ("P2", "P3"):
+                if "P1" not in prompts or other not in prompts:
+                    continue
+                m = _mcnemar(_paired(at, other, "P1", "instance_id", "prompt", "abstained"))
+                rows.append({**key, "level": level, "prompt": other, "n_pairs": m["n_pairs"],
+                             "abstention_p1": m["b"], "abstention": m["a"], "change": m["diff"],
+                             "only_prompt": m["only_a"], "only_p1": m["only_b"], "p": m["p"]})  # fmt: skip
+    schema = {"model": pl.String, "thinking": pl.String, "level": pl.String, "prompt": pl.String, "n_pairs": pl.Int64,
+              "abstention_p1": pl.Float64, "abstention": pl.Float64, "change": pl.Float64, "only_prompt": pl.Int64,
+              "only_p1": pl.Int64, "p": pl.Float64}  # fmt: skip
+    table = pl.DataFrame(rows, schema=schema)
+    q = stats.benjamini_hochberg(table["p"].to_numpy()) if table.height else np.array([])
+    return table.with_columns(q=pl.Series(q, dtype=pl.Float64), significant=pl.Series(q < alpha, dtype=pl.Boolean))
+
+
+def l5_types(frame: pl.DataFrame) -> pl.DataFrame:
+    """The L5 response distribution: count and share of each type per model, prompt and order
+    (``all`` pools both orders)."""
+    l5 = frame.filter(pl.col("level") == "L5", pl.col("l5_type").is_not_null())
+    both = pl.concat([l5, l5.with_columns(order=pl.lit("all"))])
+    rows = []
+    for key, part in _groups(both, (*GROUP, "order")):
+        for kind in L5_TYPES:
+            n = int((part["l5_type"] == kind).sum())
+            rows.append({**key, "type": kind, "n": n, "share": n / part.height})
+    schema = {**{k: pl.String for k in (*GROUP, "order")}, "type": pl.String, "n": pl.Int64, "share": pl.Float64}
+    return pl.DataFrame(rows, schema=schema)

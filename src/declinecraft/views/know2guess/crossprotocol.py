@@ -1,0 +1,97 @@
+"""Beyond K2G: the same questions under both protocols, item by item.
+
+A K2G decision (declared by the model, read by the strict parser) is set beside our response
+judge's label of the same model's answer to the same question in the same condition
+(``06_judge/judged.parquet``: no retrieval, or single-shot RAG at the answer stage's pipeline and
+k; scenario on, App. J.2 prompt). The table reports how often the declared abstention matches the
+judged one (ABSTAIN alone, and ABSTAIN or DENY, since K2G has no premise-denial state), Cohen's
+κ of each, and the Correct Abstention Rate under each protocol on the unanswerable questions
+both cover, with a paired bootstrap interval of its shift. Items where either side has no
+decision (a failed call; an exhausted budget or unparsable label) are left out and counted.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import polars as pl
+
+from declinecraft.core.agreement import cohen_kappa
+from declinecraft.evaluation.metrics import correct_abstention_rate
+from declinecraft.views.know2guess.decisions import ABSTAIN
+from declinecraft.views.know2guess.protocol import RUN_KEY
+from declinecraft.views.know2guess.reliability import intervals, row_means
+
+POOLED = "all"
+
+
+def with_judge_labels(decisions: pl.DataFrame, judged: pl.DataFrame, *, pipeline: str, k: int) -> pl.DataFrame:
+    """Add ``judge_label``: our response judge's label of the same model, thinking, condition and question."""
+    same = judged.filter(
+        pl.col("scenario"), pl.col("prompt_variant") == "default",
+        (pl.col("condition") == "no_rag") | ((pl.col("condition") == "single") & (pl.col("pipeline") == pipeline)
+                                             & (pl.col("k") == k)),
+    ).select("model", "thinking", "condition", "question_id", pl.col("label").alias("judge_label"))  # fmt: skip
+    same = same.unique(["model", "thinking", "condition", "question_id"], keep="first")
+    return decisions.join(same, on=["model", "thinking", "condition", "question_id"], how="left",
+                          maintain_order="left")  # fmt: skip
+
+
+def _row(part: pl.DataFrame) -> dict[str, object]:
+    """Agreement, κ and CAR of one group of paired items (strict parser, both sides decided)."""
+    k2g = (part["state"] == ABSTAIN).to_list()
+    out: dict[str, object] = {"n_pairs": part.height}
+    for name, judged in (("abstain", part["judge_label"] == "ABSTAIN"),
+                         ("decline", part["judge_label"].is_in(["ABSTAIN", "DENY"]))):  # fmt: skip
+        values = judged.to_list()
+        out[f"agreement_{name}"] = float(np.mean([a == b for a, b in zip(k2g, values, strict=True)])) if k2g else None
+        out[f"kappa_{name}"] = cohen_kappa(k2g, values, labels=[False, True]) if k2g else None
+    unans = part.filter(~pl.col("answerable"))
+    rates = unans.select("question_id", "answerable", pl.col("judge_label").alias("label"),
+                         budget_exhausted=pl.lit(False), accuracy=pl.lit(None, pl.Float64))  # fmt: skip
+    out["n_unanswerable_pairs"] = unans.height
+    out["car_k2g"] = float((unans["state"] == ABSTAIN).mean()) if unans.height else None  # type: ignore[arg-type]
+    out["car_judge"] = correct_abstention_rate(rates).rate
+    out["car_judge_lenient"] = correct_abstention_rate(rates, lenient=True).rate
+    ans = part.filter(pl.col("answerable"))
+    out["abstain_answerable_k2g"] = float((ans["state"] == ABSTAIN).mean()) if ans.height else None  # type: ignore[arg-type]
+    out["abstain_answerable_judge"] = float((ans["judge_label"] == "ABSTAIN").mean()) if ans.height else None  # type: ignore[arg-type]
+    return out
+
+
+def cross_protocol(decisions: pl.DataFrame, *, n_resamples: int, confidence: float, seed: int) -> pl.DataFrame:
+    """One row per run (strict parser) and one pooled row (model and thinking ``all``) per condition
+    and prompt: agreement and κ of the declared with the judged abstention, CAR under each protocol,
+    ``car_shift`` = K2G's CAR minus the judge's with its paired bootstrap interval, and the items
+    left out (``n_unpaired``). ``decisions`` needs ``judge_label`` (:func:`with_judge_labels`)."""
+    strict = decisions.filter(pl.col("parser") == "strict")
+    both = pl.col("state").is_not_null() & pl.col("judge_label").is_not_null()
+    groups = [(dict(zip(RUN_KEY, key, strict=True)), part) for key, part in strict.group_by(RUN_KEY)]
+    groups += [({"model": POOLED, "thinking": POOLED, "condition": c, "prompt": p}, part)
+               for (c, p), part in strict.group_by(["condition", "prompt"])]  # fmt: skip
+    rows, shifts = [], []
+    for key, part in groups:
+        paired = part.filter(both)
+        rows.append({**key, **_row(paired), "n_unpaired": part.height - paired.height})
+        unans = paired.filter(~pl.col("answerable")).sort("question_id")
+        shift = (unans["state"] == ABSTAIN).cast(pl.Float64) - (unans["judge_label"] == "ABSTAIN").cast(pl.Float64)
+        shifts.append(dict(zip(unans["question_id"].to_list(), shift.to_list(), strict=True)))
+    questions = sorted({q for s in shifts for q in s})
+    matrix = np.array([[s.get(q, np.nan) for q in questions] for s in shifts], dtype=np.float64).reshape(len(shifts), len(questions))
+    low, high = intervals(matrix, n_resamples, confidence, seed)
+    schema = {**{k: pl.String for k in RUN_KEY}, "n_pairs": pl.Int64, "agreement_abstain": pl.Float64,
+              "kappa_abstain": pl.Float64, "agreement_decline": pl.Float64, "kappa_decline": pl.Float64,
+              "n_unanswerable_pairs": pl.Int64, "car_k2g": pl.Float64, "car_judge": pl.Float64,
+              "car_judge_lenient": pl.Float64, "abstain_answerable_k2g": pl.Float64,
+              "abstain_answerable_judge": pl.Float64, "n_unpaired": pl.Int64}  # fmt: skip
+    frame = pl.DataFrame(rows, schema=schema).with_columns(
+        car_shift=pl.Series(row_means(matrix), dtype=pl.Float64), car_shift_low=pl.Series(low, dtype=pl.Float64),
+        car_shift_high=pl.Series(high, dtype=pl.Float64))  # fmt: skip
+    return frame.sort([pl.col("model") == POOLED, *RUN_KEY])
+
+
+def crosstab(decisions: pl.DataFrame) -> pl.DataFrame:
+    """Counts of (K2G state, judge label) per run and answerability (strict parser); a missing side is "none"."""
+    strict = decisions.filter(pl.col("parser") == "strict")
+    return strict.group_by(*RUN_KEY, "answerable", pl.col("state").fill_null("none").alias("k2g_state"),
+                           pl.col("judge_label").fill_null("none")).len("n").sort([*RUN_KEY, "answerable",
+                                                                                   "k2g_state", "judge_label"])  # fmt: skip

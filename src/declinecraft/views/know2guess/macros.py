@@ -1,0 +1,198 @@
+"""The paper's numbers of the Know2Guess section, read from the stage's tables: ``macros(folder)``.
+
+Each macro is (name, LaTeX value, what it is). Names are letters only (TeX control words, ``Kg``
+for Know2Guess); proportions print as percent with one decimal (the text adds ``\\%``), shifts
+as signed points, κ, AUROC and ECE with two decimals. A number the run cannot supply prints
+``n/a`` and says why. Direction words ("higher", "lower", "the same") are chosen from the same
+numbers, at the precision they print, so the prose follows the data. Text values (model ids,
+probe words, prompt names) are plain text for the caller's LaTeX escaper.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import polars as pl
+
+from declinecraft.views.know2guess.protocol import STANDARD
+
+Macro = tuple[str, str, str]
+CONDITIONS = {"no_rag": "NoRag", "single": "Rag"}
+#: How the text names the prompts.
+PROMPT_NAMES = {"standard": "standard", "answer_only": "answer-only", "compact": "compact", "delimiter": "delimiter-heavy"}
+#: Know2Guess's own numbers the section compares with (seeds/003 §3.5, §6.1, §6.9): name, value, format, what.
+PUBLISHED: tuple[tuple[str, float, str, str], ...] = (
+    ("KgPaperReliability", 0.5704, "pct", "best reliability (Qwen3.5-9B, standard prompt)"),
+    ("KgPaperRLow", 0.5316, "pct", "best R_lambda at lambda=0.5"),
+    ("KgPaperRHigh", 0.6022, "pct", "best R_lambda at lambda=1.5"),
+    ("KgPaperAUROC", 0.9825, "num", "probe AUROC, Zone D against A-C"),
+    ("KgPaperAUPRC", 0.9488, "num", "probe AUPRC"),
+)
+#: Half a printed unit: shifts smaller than this print as 0.0 points and read "the same".
+TOLERANCE = 0.0005
+
+
+def direction(difference: float | None, tolerance: float = TOLERANCE) -> str:
+    """'higher', 'lower' or 'the same' for a difference (NaN or None: 'not comparable')."""
+    if difference is None or math.isnan(difference):
+        return "not comparable"
+    return "higher" if difference >= tolerance else "lower" if difference <= -tolerance else "the same"
+
+
+def fmt(value: Any, kind: str) -> str:
+    """Print a value: ``pct`` (percent, one decimal), ``pts`` (signed points), ``num`` (two decimals),
+    ``int``, or ``text``; None and NaN print ``n/a``."""
+    if value is None or (isinstance(value, float) and math.isnan(value)):
+        return "n/a"
+    if kind == "text":
+        return str(value)
+    v = float(value)
+    text = {"pct": f"{100 * v:.1f}", "pts": f"{100 * v:+.1f}", "num": f"{v:.2f}", "int": f"{round(v):,}"}[kind]
+    return text.replace("-", "\\textminus ").replace(",", "{,}")
+
+
+def _read(folder: Path, name: str) -> pl.DataFrame:
+    path = folder / f"know2guess_{name}.csv"
+    return pl.read_csv(path, infer_schema_length=None) if path.is_file() else pl.DataFrame()
+
+
+def _headline(frame: pl.DataFrame) -> pl.DataFrame:
+    if not frame.height:
+        return frame
+    return frame.filter(pl.col("prompt") == STANDARD, pl.col("parser") == "strict")
+
+
+class _Collector:
+    """Macros in order; a getter that fails or finds nothing gives n/a with the reason."""
+
+    def __init__(self) -> None:
+        self.out: list[Macro] = []
+
+    def add(self, name: str, what: str, get: Callable[[], Any], kind: str = "pct") -> Any:
+        """Record one macro from ``get()``; return its value, or None when it is n/a."""
+        try:
+            value = get()
+            reason = "" if value is not None and not (isinstance(value, float) and math.isnan(value)) else "undefined"
+        except (KeyError, IndexError, ValueError, TypeError, ZeroDivisionError, pl.exceptions.PolarsError) as exc:
+            value, reason = None, f"not in this run ({type(exc).__name__})"
+        self.out.append((name, fmt(value, kind), what + (f" (n/a: {reason})" if reason else "")))
+        return None if reason else value
+
+
+def _best(summary: pl.DataFrame, condition: str) -> dict[str, Any]:
+    rows = _headline(summary).filter(pl.col("condition") == condition).drop_nulls("reliability")
+    return rows.sort(["reliability", "model", "thinking"], descending=[True, False, False]).row(0, named=True)
+
+
+def macros(result_dir: Path) -> list[Macro]:
+    """Every macro of the section from ``09_know2guess/`` (a folder without tables gives n/a values)."""
+    folder = Path(result_dir)
+    summary, cost = _read(folder, "summary"), _read(folder, "cost_sensitive")
+    parser, prompt = _read(folder, "parser_sensitivity"), _read(folder, "prompt_sensitivity")
+    probe, features, cross = _read(folder, "separability"), _read(folder, "separability_features"), _read(folder, "cross_protocol")
+    manifest = json.loads((folder / "manifest.json").read_text()) if (folder / "manifest.json").is_file() else {}
+    c = _Collector()
+    for name, value, kind, what in PUBLISHED:
+        c.add(name, f"Know2Guess's published {what}", lambda v=value: v, kind)
+    c.add("KgQuestions", "questions asked", lambda: manifest["questions"], "int")
+    c.add("KgAnswerable", "answerable questions asked", lambda: manifest["answerable"], "int")
+    c.add("KgUnanswerable", "unanswerable questions asked", lambda: manifest["questions"] - manifest["answerable"], "int")
+    c.add("KgDecisionCalls", "decision calls", lambda: manifest["decision_calls"], "int")
+    c.add("KgConfigs", "configurations (model x thinking)", lambda: summary.select("model", "thinking").unique().height, "int")
+    head = _headline(summary)
+    for condition, tag in CONDITIONS.items():
+        best = lambda cond=condition: _best(summary, cond)
+        c.add(f"KgBest{tag}Model", f"{condition}: most reliable configuration, standard prompt", lambda b=best: b()["model"], "text")
+        for column, what, kind in (
+            ("reliability", "its reliability", "pct"), ("reliability_low", "its reliability, lower bound", "pct"),
+            ("reliability_high", "its reliability, upper bound", "pct"),
+            ("answerable_accuracy", "its answerable accuracy", "pct"), ("productive_abstention", "its productive abstention", "pct"),
+            ("unnecessary_abstention", "its unnecessary abstention", "pct"), ("refusal_rate", "its refusal rate", "pct"),
+            ("parse_error_rate", "its parse-error rate", "pct"), ("coverage", "its coverage", "pct"),
+            ("answered_accuracy", "its answered accuracy", "pct"), ("ece", "its answered-item ECE", "num"),
+        ):  # fmt: skip
+            name = "".join(p.capitalize() if p not in ("ece",) else "ECE" for p in column.split("_"))
+            c.add(f"KgBest{tag}{name}", f"{condition}: {what}", lambda b=best, col=column: b()[col], kind)
+        c.add(f"KgMean{tag}Reliability", f"{condition}: mean reliability over configurations",
+              lambda cond=condition: head.filter(pl.col("condition") == cond)["reliability"].mean())  # fmt: skip
+        for lam, word in ((0.5, "Low"), (1.5, "High")):
+            c.add(f"KgBest{tag}R{word}", f"{condition}: best R_lambda at lambda={lam}",
+                  lambda cond=condition, lam=lam: _headline(cost).filter(pl.col("condition") == cond, pl.col("lam") == lam)["reliability"].max())  # fmt: skip
+        c.add(f"KgLambda{tag}Ranks", f"{condition}: the ranking across lambda ('stays the same' or 'changes')",
+              lambda cond=condition: "stays the same" if _headline(cost).filter(pl.col("condition") == cond)
+              .group_by("model", "thinking").agg(pl.col("rank").n_unique()).get_column("rank").max() == 1 else "changes", "text")  # fmt: skip
+    _rag_effects(c, head)
+    _sensitivity(c, parser, prompt)
+    _probe(c, probe, features)
+    _cross(c, cross)
+    return c.out
+
+
+def _rag_effects(c: _Collector, head: pl.DataFrame) -> None:
+    """Mean paired shift (single-shot RAG minus no retrieval) of reliability and productive abstention."""
+    for column, tag in (("reliability", "Reliability"), ("productive_abstention", "Productive")):
+        def shift(col: str = column) -> float:
+            """Mean over configurations of the RAG value minus the no-retrieval value."""
+            wide = head.pivot(on="condition", index=["model", "thinking"], values=col, aggregate_function="first")
+            return float((wide["single"] - wide["no_rag"]).mean())  # type: ignore[arg-type]
+        value = c.add(f"KgRag{tag}Shift", f"mean shift of {column} with retrieval (points)", shift, "pts")
+        c.add(f"KgRag{tag}Direction", f"{column} with retrieval is higher/lower/the same",
+              lambda v=value: None if v is None else direction(v), "text")  # fmt: skip
+
+
+def _sensitivity(c: _Collector, parser: pl.DataFrame, prompt: pl.DataFrame) -> None:
+    rel = parser.filter(pl.col("metric") == "reliability") if parser.height else parser
+    c.add("KgParserRuns", "runs compared under both parsers", lambda: rel.height if rel.height else None, "int")
+    c.add("KgParserIdentical", "runs whose reliability is identical under both parsers",
+          lambda: int((rel["difference"].abs() < 1e-12).sum()), "int")  # fmt: skip
+    c.add("KgParserMaxShift", "largest reliability shift, normalized minus strict (points)",
+          lambda: rel.sort(pl.col("difference").abs(), descending=True)["difference"][0], "pts")  # fmt: skip
+    c.add("KgParserStateChanges", "items whose state differs between parsers (all runs)",
+          lambda: int(rel["n_state_changed"].sum()), "int")  # fmt: skip
+    means = (prompt.filter(pl.col("metric") == "reliability", pl.col("parser") == "strict")
+             .group_by("prompt").agg(pl.col("difference").mean()) if prompt.height else prompt)  # fmt: skip
+    top = lambda: means.sort(pl.col("difference").abs(), descending=True).row(0, named=True)
+    c.add("KgPromptLargest", "control prompt with the largest mean reliability shift",
+          lambda: PROMPT_NAMES.get(top()["prompt"], top()["prompt"]), "text")  # fmt: skip
+    value = c.add("KgPromptLargestShift", "its mean reliability shift against the standard prompt (points)",
+                  lambda: top()["difference"], "pts")  # fmt: skip
+    c.add("KgPromptLargestDirection", "its reliability is higher/lower/the same",
+          lambda: None if value is None else direction(value), "text")  # fmt: skip
+
+
+def _probe(c: _Collector, probe: pl.DataFrame, features: pl.DataFrame) -> None:
+    for text, tag in (("question", ""), ("asked_question", "Asked")):
+        row = lambda t=text: probe.filter(pl.col("text") == t).row(0, named=True)
+        c.add(f"KgProbe{tag}AUROC", f"lexical probe AUROC ({text})", lambda r=row: r()["auroc"], "num")
+        c.add(f"KgProbe{tag}AUPRC", f"lexical probe AUPRC, unanswerable positive ({text})", lambda r=row: r()["auprc"], "num")
+        c.add(f"KgProbe{tag}Chance", f"AUPRC at chance: the unanswerable share ({text})", lambda r=row: r()["auprc_chance"], "num")
+    c.add("KgProbeWords", "the probe's three most unanswerable-weighted words",
+          lambda: ", ".join(features.filter(pl.col("text") == "question", pl.col("half") == "unanswerable")
+                            .sort("rank")["feature"].head(3).to_list()) or None, "text")  # fmt: skip
+
+
+def _cross(c: _Collector, cross: pl.DataFrame) -> None:
+    for condition, tag in CONDITIONS.items():
+        values: dict[str, Any] = {}
+        row = lambda cond=condition: cross.filter(pl.col("model") == "all", pl.col("prompt") == STANDARD,
+                                                  pl.col("condition") == cond).row(0, named=True)  # fmt: skip
+        for column, name, what, kind in (
+            ("n_pairs", "Pairs", "items with both a K2G decision and a judge label", "int"),
+            ("agreement_abstain", "Agree", "agreement, K2G ABSTAIN vs judge ABSTAIN", "pct"),
+            ("kappa_abstain", "Kappa", "Cohen's kappa, K2G ABSTAIN vs judge ABSTAIN", "num"),
+            ("agreement_decline", "AgreeDecline", "agreement, K2G ABSTAIN vs judge ABSTAIN or DENY", "pct"),
+            ("kappa_decline", "KappaDecline", "Cohen's kappa, K2G ABSTAIN vs judge ABSTAIN or DENY", "num"),
+            ("car_k2g", "CarKtg", "CAR when the model declares its decision (K2G)", "pct"),
+            ("car_judge", "CarJudge", "CAR from our response judge", "pct"),
+            ("car_shift", "CarShift", "K2G CAR minus judged CAR (points)", "pts"),
+            ("car_shift_low", "CarShiftLow", "its lower bound (points)", "pts"),
+            ("car_shift_high", "CarShiftHigh", "its upper bound (points)", "pts"),
+        ):  # fmt: skip
+            values[column] = c.add(f"KgX{name}{tag}", f"{condition}, standard prompt, all configurations: {what}",
+                                   lambda r=row, col=column: r()[col], kind)  # fmt: skip
+        c.add(f"KgXCarDirection{tag}", f"{condition}: declared CAR is higher/lower/the same than judged",
+              lambda v=values["car_shift"]: direction(v) if v is not None else None, "text")  # fmt: skip

@@ -1,0 +1,120 @@
+"""The view's figures, each drawn from one of its CSV tables: ``plot_<name>(frame) -> Figure``.
+
+Headline figures show K2G's standard prompt read by the strict parser, one panel per condition.
+Figures are built on :class:`matplotlib.figure.Figure` (Agg, no pyplot state), so the paper
+stage can style and save them in its own formats; an empty table gives a figure that says so.
+"""
+
+from __future__ import annotations
+
+import matplotlib
+
+matplotlib.use("Agg")
+
+import polars as pl
+from matplotlib.figure import Figure
+
+from declinecraft.views.know2guess.protocol import STANDARD
+
+CONDITION_NAMES = {"no_rag": "No retrieval", "single": "Single-shot RAG (ours)"}
+#: Outcome-profile segments: column, legend text, colour.
+SEGMENTS = (
+    ("correct", "correct", "#2b8a3e"), ("wrong", "wrong", "#c0392b"),
+    ("unnecessary_abstention", "unnecessary abstention", "#e07b1a"),
+    ("productive_abstention", "productive abstention", "#1f5fa8"), ("missed_abstention", "missed abstention", "#9a9a9a"),
+)  # fmt: skip
+WIDTH_IN = 7.0
+
+
+def _headline(frame: pl.DataFrame) -> pl.DataFrame:
+    """The standard prompt, strict parser rows of a table (all rows when it has no such columns)."""
+    if "prompt" in frame.columns:
+        frame = frame.filter(pl.col("prompt") == STANDARD)
+    if "parser" in frame.columns:
+        frame = frame.filter(pl.col("parser") == "strict")
+    return frame
+
+
+def _config(row: dict[str, object]) -> str:
+    return f"{row['model']}" + ("" if row.get("thinking") in (None, "off") else f" ({row['thinking']})")
+
+
+def _panels(frame: pl.DataFrame, height: float = 2.4) -> tuple[Figure, list[tuple[str, object, pl.DataFrame]]]:
+    """One axis per condition present (a single 'no data' axis when the frame is empty)."""
+    conditions = sorted(frame["condition"].unique().to_list()) if frame.height else []
+    fig = Figure(figsize=(WIDTH_IN, height), layout="constrained")
+    axes = fig.subplots(1, max(1, len(conditions)), squeeze=False)[0]
+    if not conditions:
+        axes[0].text(0.5, 0.5, "no Know2Guess results in this run", ha="center", va="center")
+        axes[0].set_axis_off()
+        return fig, []
+    return fig, [(c, ax, frame.filter(pl.col("condition") == c)) for c, ax in zip(conditions, axes, strict=True)]
+
+
+def plot_reliability_vs_lambda(frame: pl.DataFrame) -> Figure:
+    """R_λ against λ, one line per configuration (``know2guess_cost_sensitive.csv``)."""
+    fig, panels = _panels(_headline(frame))
+    for condition, ax, part in panels:
+        for key, line in part.sort("lam").group_by(["model", "thinking"], maintain_order=True):
+            ax.plot(line["lam"], line["reliability"], marker="o", label=_config(dict(zip(("model", "thinking"), key, strict=True))))  # type: ignore[attr-defined]
+        ax.set(title=CONDITION_NAMES.get(condition, condition), xlabel="λ (weight of productive abstention)",  # type: ignore[attr-defined]
+               ylabel="R_λ", ylim=(0, 1))  # fmt: skip
+        ax.legend(fontsize=6)  # type: ignore[attr-defined]
+    return fig
+
+
+def plot_reliability_diagram(frame: pl.DataFrame) -> Figure:
+    """Accuracy of answered items against their stated confidence per bin (``know2guess_calibration.csv``)."""
+    fig, panels = _panels(_headline(frame).filter(pl.col("n") > 0) if frame.height else frame)
+    for condition, ax, part in panels:
+        ax.plot([0, 1], [0, 1], color="#9a9a9a", linewidth=0.8, linestyle="--")  # type: ignore[attr-defined]
+        for key, line in part.sort("bin").group_by(["model", "thinking"], maintain_order=True):
+            ax.plot(line["confidence"], line["accuracy"], marker="o",  # type: ignore[attr-defined]
+                    label=_config(dict(zip(("model", "thinking"), key, strict=True))))  # fmt: skip
+        ax.set(title=CONDITION_NAMES.get(condition, condition), xlabel="stated confidence", ylabel="accuracy",  # type: ignore[attr-defined]
+               xlim=(0, 1), ylim=(0, 1))  # fmt: skip
+        ax.legend(fontsize=6)  # type: ignore[attr-defined]
+    return fig
+
+
+def plot_outcome_profile(frame: pl.DataFrame) -> Figure:
+    """Stacked shares of the outcome profile per configuration (``know2guess_outcomes.csv``)."""
+    head = _headline(frame)
+    n_configs = head.select("model", "thinking").unique().height if head.height else 1
+    fig, panels = _panels(head, height=0.6 + 0.35 * max(1, n_configs))
+    for condition, ax, part in panels:
+        part = part.sort("model", "thinking")
+        labels = [_config(r) for r in part.iter_rows(named=True)]
+        left = [0.0] * part.height
+        for column, name, colour in SEGMENTS:
+            share = (part[column] / part["n"]).fill_nan(0.0).to_list()
+            ax.barh(labels, share, left=left, color=colour, label=name)  # type: ignore[attr-defined]
+            left = [a + b for a, b in zip(left, share, strict=True)]
+        ax.set(title=CONDITION_NAMES.get(condition, condition), xlabel="share of questions", xlim=(0, 1))  # type: ignore[attr-defined]
+    if panels:
+        panels[-1][1].legend(fontsize=6, loc="lower right")  # type: ignore[attr-defined]
+    return fig
+
+
+def plot_parser_scatter(frame: pl.DataFrame) -> Figure:
+    """Reliability under the normalized parser against the strict one, every run and prompt
+    (``know2guess_parser_sensitivity.csv``, metric ``reliability``)."""
+    part = frame.filter(pl.col("metric") == "reliability") if frame.height else frame
+    fig, panels = _panels(part)
+    for condition, ax, rows in panels:
+        ax.plot([0, 1], [0, 1], color="#9a9a9a", linewidth=0.8, linestyle="--")  # type: ignore[attr-defined]
+        for prompt, group in rows.group_by("prompt", maintain_order=True):
+            ax.scatter(group["base_value"], group["value"], s=14, label=str(prompt[0]))  # type: ignore[attr-defined]
+        ax.set(title=CONDITION_NAMES.get(condition, condition), xlabel="reliability, strict parser",  # type: ignore[attr-defined]
+               ylabel="reliability, normalized parser", xlim=(0, 1), ylim=(0, 1))  # fmt: skip
+        ax.legend(fontsize=6)  # type: ignore[attr-defined]
+    return fig
+
+
+#: Figure file stem -> (plot function, CSV it reads), for the paper stage.
+FIGURES = {
+    "k2g_reliability_lambda": (plot_reliability_vs_lambda, "know2guess_cost_sensitive.csv"),
+    "k2g_reliability_diagram": (plot_reliability_diagram, "know2guess_calibration.csv"),
+    "k2g_outcome_profile": (plot_outcome_profile, "know2guess_outcomes.csv"),
+    "k2g_parser_scatter": (plot_parser_scatter, "know2guess_parser_sensitivity.csv"),
+}

@@ -1,0 +1,238 @@
+"""Stage 09 (``stage.run``): Know2Guess's decision protocol on the run's questions.
+
+Reads the benchmark, the answer stage's questions and retrieved chunks (``05_answer/``), the
+judge stage's references and labels (``06_judge/``) and the corpus chunks; asks every run
+(:mod:`.protocol`), parses each reply both ways, has the run's accuracy judges score the
+answers, and writes into ``outputs/<run>/09_know2guess/``:
+
+==========================================  ==================================================
+know2guess_decisions.csv                    one row per run, parser and question: state,
+                                            confidence, answer, issues, credit, judge label
+know2guess_summary.csv                      every K2G rate with its item-bootstrap interval, ECE
+know2guess_cost_sensitive.csv               R_λ per λ with ranks
+know2guess_outcomes.csv                     the outcome profile
+know2guess_calibration.csv                  the reliability diagram's bins
+know2guess_parser_sensitivity.csv           normalized minus strict, per run
+know2guess_prompt_sensitivity.csv           each control prompt minus the standard prompt
+know2guess_separability.csv                 the lexical probe's AUROC / AUPRC
+know2guess_separability_features.csv        its top words per half
+know2guess_cross_protocol.csv               K2G's declared vs our judged abstention
+know2guess_crosstab.csv                     K2G state × judge label counts
+know2guess_issues.csv                       every parser issue, counted per run and parser
+manifest.json                               settings, counts, seconds
+==========================================  ==================================================
+
+With ``know2guess.enabled: false`` it writes ``DISABLED.md`` (and removes its own stale tables).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import time
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import polars as pl
+
+from declinecraft.core import paths
+from declinecraft.core.artifacts import read_benchmark
+from declinecraft.core.config import RunConfig
+from declinecraft.core.params import Know2GuessParams
+from declinecraft.evaluation.answer import select_questions
+from declinecraft.evaluation.context import Lookup
+from declinecraft.evaluation.judge_stage import chunk_lookup
+from declinecraft.llm.pool import ModelPool, Models
+from declinecraft.views.know2guess import (
+    crossprotocol,
+    grading,
+    protocol,
+    reliability,
+    sensitivity,
+)
+from declinecraft.views.know2guess.decisions import STATES
+from declinecraft.views.know2guess.separability import separability
+
+#: What the view reads of ``06_judge/judged.parquet``: the response judge's label per setting.
+JUDGED_COLUMNS = ("model", "thinking", "condition", "pipeline", "k", "scenario", "prompt_variant", "question_id", "label")
+#: Result field -> file name of ``09_know2guess/``.
+FILES: dict[str, str] = {
+    name: f"know2guess_{name}.csv"
+    for name in ("decisions", "summary", "cost_sensitive", "outcomes", "calibration", "parser_sensitivity",
+                 "prompt_sensitivity", "separability", "separability_features", "cross_protocol", "crosstab",
+                 "issues")
+}  # fmt: skip
+
+
+@dataclass(frozen=True)
+class Know2GuessResult:
+    """What stage 09 wrote (``outputs/<run>/09_know2guess/``); every frame empty when disabled."""
+
+    decisions: pl.DataFrame
+    """One row per run, parser and question: ``know2guess_decisions.csv``."""
+    summary: pl.DataFrame
+    """Every rate with its interval, per run and parser: ``know2guess_summary.csv``."""
+    cost_sensitive: pl.DataFrame
+    """R_λ and ranks: ``know2guess_cost_sensitive.csv``."""
+    outcomes: pl.DataFrame
+    """The outcome profile: ``know2guess_outcomes.csv``."""
+    calibration: pl.DataFrame
+    """Confidence bins of answered items: ``know2guess_calibration.csv``."""
+    parser_sensitivity: pl.DataFrame
+    """Normalized minus strict: ``know2guess_parser_sensitivity.csv``."""
+    prompt_sensitivity: pl.DataFrame
+    """Controls minus the standard prompt: ``know2guess_prompt_sensitivity.csv``."""
+    separability: pl.DataFrame
+    """The probe's AUROC and AUPRC: ``know2guess_separability.csv``."""
+    separability_features: pl.DataFrame
+    """The probe's top words: ``know2guess_separability_features.csv``."""
+    cross_protocol: pl.DataFrame
+    """Declared vs judged abstention: ``know2guess_cross_protocol.csv``."""
+    crosstab: pl.DataFrame
+    """State × label counts: ``know2guess_crosstab.csv``."""
+    issues: pl.DataFrame
+    """Parser issues counted: ``know2guess_issues.csv``."""
+    manifest: dict[str, Any]
+    """Settings, counts and seconds: ``manifest.json``."""
+
+    @classmethod
+    def empty(cls, manifest: dict[str, Any]) -> Know2GuessResult:
+        """A result with every frame empty (the view is disabled)."""
+        frames = {f.name: pl.DataFrame() for f in dataclasses.fields(cls) if f.name != "manifest"}
+        return cls(**frames, manifest=manifest)
+
+
+def output_files(params: Know2GuessParams) -> list[str]:
+    """The files a run of the stage leaves in its folder (what the notebook checks)."""
+    return [*FILES.values(), "manifest.json"] if params.enabled else ["DISABLED.md", "manifest.json"]
+
+
+def _read(path: Path, stage: str, columns: list[str] | None = None) -> pl.DataFrame:
+    """An upstream parquet file (only ``columns``, when given), with an error naming it and the
+    stage that writes it."""
+    if not path.is_file():
+        raise FileNotFoundError(f"missing upstream file {path}: run {stage} first")
+    return pl.read_parquet(path, columns=columns)
+
+
+def issue_counts(decisions: pl.DataFrame) -> pl.DataFrame:
+    """Every parser issue (and failed call) counted per run and parser; states and issues are never dropped."""
+    flags = decisions.select(*protocol.KEY, issue=pl.col("issues").str.split(";")).explode("issue")
+    flags = flags.filter(pl.col("issue").is_not_null() & (pl.col("issue") != ""))
+    errors = decisions.filter(pl.col("error").is_not_null()).select(*protocol.KEY, issue=pl.lit("call_failed"))
+    return pl.concat([flags, errors]).group_by(*protocol.KEY, "issue").len("n").sort([*protocol.KEY, "issue"])
+
+
+def ask_all(
+    questions: pl.DataFrame, runs: list[protocol.Run], params: Know2GuessParams, models: Models,
+    contexts: Mapping[str, str],
+) -> tuple[pl.DataFrame, list[dict[str, Any]]]:
+    """Ask every run (one model's server at a time) and parse every reply; return rows and timings.
+
+    The last model's server is left running, so an accuracy judge that is also a model under test
+    (the default run's 0.5B) does not start twice.
+    """
+    rows: list[dict[str, Any]] = []
+    timings = []
+    for i, run in enumerate(runs):
+        start = time.monotonic()
+        ask = models.asker(run.model, thinking=run.thinking, max_tokens=params.max_tokens,
+                           temperature=params.temperature)  # fmt: skip
+        replies = ask(protocol.calls(questions, run, contexts))
+        rows += protocol.decision_rows(questions, run, replies)
+        timings.append({**run.__dict__, "seconds": round(time.monotonic() - start, 2)})
+        if i + 1 < len(runs) and runs[i + 1].model != run.model:
+            models.release()  # the last model stays up: it may be an accuracy judge too
+    return protocol.decisions_frame(rows), timings
+
+
+def run(cfg: RunConfig, *, models: Models | None = None, lookup: Lookup | None = None,
+        progress: bool = False) -> Know2GuessResult:  # fmt: skip
+    """Run stage 09 and write its outputs (``09_know2guess/``); return them.
+
+    ``models`` and ``lookup`` default to the run's model servers and corpus chunks (tests inject
+    fakes). Every call is cached, so a rerun sends none.
+    """
+    start = time.monotonic()
+    params: Know2GuessParams = cfg.know2guess
+    folder = cfg.stage_dir("know2guess")
+    if not params.enabled:
+        for name in FILES.values():
+            (folder / name).unlink(missing_ok=True)
+        paths.write_text_atomic(folder / "DISABLED.md", "Know2Guess view disabled (know2guess.enabled: false).\n")
+        manifest = {"run": cfg.run, "enabled": False}
+        paths.write_text_atomic(folder / "manifest.json", json.dumps(manifest, indent=2) + "\n")
+        (folder / "NOT_BUILT.md").unlink(missing_ok=True)
+        return Know2GuessResult.empty(manifest)
+    protocol.check(params)
+    bench = read_benchmark(cfg)
+    asked = set(_read(cfg.stage_dir("answer") / "responses.parquet", "05_answer", ["question_id"])["question_id"])
+    questions = select_questions(bench.filter(pl.col("id").is_in(sorted(asked))), params.limit_questions, cfg.seed)
+    judge_dir = cfg.stage_dir("judge")
+    references = _read(judge_dir / "references.parquet", "06_judge")
+    judged = _read(judge_dir / "judged.parquet", "06_judge", [*JUDGED_COLUMNS])
+    own = models is None
+    pool = ModelPool(cfg, progress=progress) if own else models
+    assert pool is not None
+    seconds: dict[str, float] = {}
+    try:
+        contexts: dict[str, str] = {}
+        if "single" in params.conditions:
+            retrieved = _read(cfg.stage_dir("answer") / "retrieved.parquet", "05_answer")
+            contexts = protocol.contexts(questions, retrieved, lookup or chunk_lookup(cfg), pipeline=cfg.answer.pipeline,
+                                         k=cfg.answer.k, chunk_chars=cfg.answer.context_chars)  # fmt: skip
+        runs = protocol.plan(params, cfg.answer, pool.thinking_switch)
+        t0 = time.monotonic()
+        decisions, timings = ask_all(questions, runs, params, pool, contexts)
+        seconds["decisions"] = round(time.monotonic() - t0, 1)
+        t0 = time.monotonic()
+        items = grading.judge_items(decisions, references)
+        last = runs[-1].model if runs else None
+        order = sorted(dict.fromkeys(cfg.judge.accuracy_judges), key=lambda j: j != last)  # the open server first
+        askers = {j: pool.asker(j, thinking=None, max_tokens=cfg.judge.max_tokens, temperature=cfg.judge.temperature)
+                  for j in order}  # fmt: skip
+        scores, accuracy = grading.score_items(items, askers)
+        seconds["grading"] = round(time.monotonic() - t0, 1)
+    finally:
+        if own:
+            pool.close()  # type: ignore[union-attr]
+    decisions = grading.credit(decisions, accuracy)
+    decisions = crossprotocol.with_judge_labels(decisions, judged, pipeline=cfg.answer.pipeline, k=cfg.answer.k)
+    boot = {"n_resamples": params.bootstrap_resamples, "confidence": params.confidence, "seed": cfg.seed}
+    probe, features = separability(bench, folds=cfg.verify.audit_folds, seed=cfg.seed,
+                                   min_df=cfg.verify.audit_min_df, top=params.audit_top_features)  # fmt: skip
+    tables = {
+        "decisions": decisions,
+        "summary": reliability.summary(decisions, bins=params.ece_bins, **boot),
+        "cost_sensitive": reliability.cost_sensitive(decisions, params.lambdas),
+        "outcomes": reliability.outcomes(decisions),
+        "calibration": reliability.calibration(decisions, params.ece_bins),
+        "parser_sensitivity": sensitivity.parser_sensitivity(decisions, **boot),
+        "prompt_sensitivity": sensitivity.prompt_sensitivity(decisions, **boot),
+        "separability": probe,
+        "separability_features": features,
+        "cross_protocol": crossprotocol.cross_protocol(decisions, **boot),
+        "crosstab": crossprotocol.crosstab(decisions),
+        "issues": issue_counts(decisions),
+    }
+    for name, frame in tables.items():
+        with paths.atomic_path(folder / FILES[name]) as tmp:
+            frame.write_csv(tmp)
+    strict = decisions.filter(pl.col("parser") == "strict")
+    manifest = {
+        "run": cfg.run, "enabled": True, "params": cfg.block_dict("know2guess"),
+        "questions": questions.height, "answerable": int(questions["answerable"].sum()), "runs": len(runs),
+        "decision_calls": strict.height, "failed_calls": int(strict["error"].is_not_null().sum()),
+        "states": {mode: {s: int(((decisions["parser"] == mode) & (decisions["state"] == s)).sum()) for s in STATES}
+                   for mode in ("strict", "normalized")},
+        "judge_items": items.height, "judges": order,
+        "scored_by_llm": int((scores["source"] == "llm").sum()) if scores.height else 0,
+        "unscored": int((decisions["state"].eq("ANSWER") & decisions["answerable"] & decisions["credit"].is_null()).sum()),
+        "seconds": {**seconds, "total": round(time.monotonic() - start, 1)}, "timings": timings,
+    }  # fmt: skip
+    paths.write_text_atomic(folder / "manifest.json", json.dumps(manifest, indent=2, default=str) + "\n")
+    for stale in ("NOT_BUILT.md", "DISABLED.md"):
+        (folder / stale).unlink(missing_ok=True)
+    return Know2GuessResult(**tables, manifest=manifest)

@@ -1,0 +1,358 @@
+"""Stage 10 (declinecraft.views.evidence.stage) on a tiny synthetic run with scripted models.
+
+The world: five answerable questions (a0 number value, a1 named item on a one-chunk page, a2 a
+value only the generator finds, a3 a fact with no alterable value, a4 a target chunk missing
+from the corpus) and two unanswerable ones (u0 whose retrieved chunk states its answer string,
+u1 not). The model under test answers from the first passage under P1, abstains under P2
+whenever it reads more than one passage or none, and under P3 answers from the first passage
+after calling the passages conflicting.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Callable, Sequence
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import ClassVar
+
+import polars as pl
+import pytest
+
+from declinecraft.core import config
+from declinecraft.evaluation.rule_labels import rule_label
+from declinecraft.llm.calls import Call, Reply
+from declinecraft.retrieval.fusion import Hit
+from declinecraft.views.evidence import browse, plots, report, stage
+
+CHUNKS = {
+    "g1": ("Copper Golem", "The copper golem presses a button every 20 seconds. It drops 3 copper ingots."),
+    "g2": ("Copper Golem", "Copper golems oxidize over time and stop moving."),
+    "b1": ("Button", "A button emits a redstone signal for a short time."),
+    "i1": ("Iron Ingot", "Iron ingots are smelted from raw iron."),
+    "n1": ("Gold Nugget", "Nine gold nuggets craft a gold ingot."),
+    "f1": ("Furnace", "A furnace smelts items and burns Coal as its fuel."),
+    "c1": ("Coal", "Coal is mined from coal ore."),
+    "s1": ("Sheep", "Sheep regrow their wool after eating grass."),
+    "s2": ("Sheep", "Sheep can be dyed."),
+    "w1": ("Wolf", "Wolves can be tamed with bones."),
+    "t1": ("Torch", "Torches light up caves."),
+    "h1": ("Happy Ghast", "Up to 4 players can ride at once."),
+    "r1": ("Rail", "Rails carry minecarts."),
+}
+QUESTIONS = [  # id, answerable, fact, target chunk
+    ("a0", True, "The copper golem presses a button every 20 seconds.", "g1"),
+    ("a1", True, "A furnace burns Coal as its fuel.", "f1"),
+    ("a2", True, "Sheep regrow their wool after eating grass.", "s1"),
+    ("a3", True, "Wolves are loyal.", "w1"),
+    ("a4", True, "Ghost blocks float.", "zz"),
+    ("u0", False, "The happy ghast carries 4 players.", "post1"),
+    ("u1", False, "The copper chest holds items.", "post2"),
+]
+RETRIEVED = {"a0": ["b1", "g1", "i1"], "a1": ["c1", "f1", "t1"], "a2": ["s2", "s1", "w1"], "a3": ["w1", "t1", "r1"],
+             "a4": ["t1", "r1", "b1"], "u0": ["h1", "r1", "t1"], "u1": ["g2", "n1", "t1"]}  # fmt: skip
+INSUFFICIENT = "The evidence is insufficient to answer this question."
+PASSAGE = re.compile(r"^\[\d+\] .*\n(?:\[Page: .*\]\n)?(.*)$", re.M)
+HEADER = re.compile(r"^\[\d+\] ", re.M)
+
+
+def first_passage(context: str) -> str:
+    """The text of passage [1] of a formatted context."""
+    match = PASSAGE.search(context)
+    return match.group(1) if match else ""
+
+
+def model_under_test(call: Call) -> str:
+    """P1 answers from passage [1]; P2 abstains on more than one passage or none; P3 calls
+    the passages conflicting and answers from passage [1]."""
+    if call.prompt == "answer_no_context":
+        return "I do not know the answer. I would need to know more."
+    context = call.fields["context"]
+    if call.prompt == "esb_sufficiency" and len(HEADER.findall(context)) != 1:
+        return INSUFFICIENT
+    prefix = "Sufficiency: the passages conflict. Answer: " if call.prompt == "esb_cot_sufficiency" else ""
+    return prefix + first_passage(context)
+
+
+def conflict_model(call: Call) -> str:
+    """The generator: a value for the sheep fact, none for the wolf fact."""
+    if "Sheep" in call.fields["fact"]:
+        return '{"original": "eating grass", "altered": "drinking water"}'
+    return '{"original": "", "altered": ""}'
+
+
+def response_judge(call: Call) -> str:
+    """ABSTAIN for an ESB-style abstention, ANSWER otherwise."""
+    return rule_label(call.fields["answer"], scheme="esb").replace("INVALID", "ANSWER")
+
+
+def accuracy_judge(call: Call) -> str:
+    """1 when the candidate states the gold value of a0 (20 seconds) or a1 (Coal), else 0."""
+    return "1.0" if re.search(r"\b20 seconds|\bCoal\b", call.fields["candidate"]) else "0.0"
+
+
+class Scripted:
+    """A batch callable from a script; records the calls."""
+
+    def __init__(self, script: Callable[[Call], str], log: list[tuple[str, Call]], model: str) -> None:
+        self.script, self.log, self.model = script, log, model
+
+    def __call__(self, calls: Sequence[Call]) -> list[Reply]:
+        self.log.extend((self.model, c) for c in calls)
+        return [Reply(self.script(c), cache_key=f"{self.model}-{i}") for i, c in enumerate(calls)]
+
+
+class FakeModels:
+    """The model layer: the model under test m1, the generator gen, the judge j1."""
+
+    SCRIPTS: ClassVar[dict[str, Callable[[Call], str]]] = {"m1": model_under_test, "gen": conflict_model}
+
+    def __init__(self) -> None:
+        self.log: list[tuple[str, Call]] = []
+        self.released = 0
+
+    def thinking_switch(self, model_id: str) -> str:
+        return "none"
+
+    def asker(self, model_id: str, *, thinking: str | None, max_tokens: int, temperature: float = 0.0) -> Scripted:
+        def script(call: Call) -> str:
+            if call.prompt == "judge_response":
+                return response_judge(call)
+            if call.prompt == "judge_accuracy":
+                return accuracy_judge(call)
+            return self.SCRIPTS[model_id](call)
+
+        return Scripted(script, self.log, model_id)
+
+    def release(self) -> None:
+        self.released += 1
+
+    def prompts(self, model: str) -> list[str]:
+        return [c.prompt for m, c in self.log if m == model]
+
+
+class FakeSearch:
+    """The retriever for questions stage 05 did not retrieve for."""
+
+    def __init__(self) -> None:
+        self.queries: list[str] = []
+
+    def __call__(self, queries: Sequence[str], pipeline: str, k: int) -> list[list[Hit]]:
+        self.queries += list(queries)
+        ids = [re.search(r"\((\w+)\)", q).group(1) for q in queries]  # type: ignore[union-attr]
+        return [[Hit(c) for c in RETRIEVED[i][:k]] for i in ids]
+
+
+#: The evidence block of the test runs (default.yaml's own block is sized for the offline run).
+EVIDENCE = {"bootstrap_resamples": "200", "accuracy_judges": "[]", "k": "0", "limit_questions": "0",
+            "context_chars": "-1", "max_tokens": "0", "prompts": "[P1, P2, P3]", "conflict_model": "''"}  # fmt: skip
+
+
+def make_run(project: Path, evidence: dict[str, str] | None = None, *, tested: str = "m1", generator: str = "gen",
+             judge: str = "j1") -> config.RunConfig:  # fmt: skip
+    """Corpus, benchmark, stage 05's retrievals (a0 and u0 only) and stage 06's references."""
+    settings = "".join(f"  {k}: {v}\n" for k, v in {**EVIDENCE, **(evidence or {})}.items())
+    block = (f"answer:\n  models: [{tested}]\n  k: 3\n  context_chars: 0\n  max_tokens: 64\n"
+             f"generate:\n  generator: {generator}\njudge:\n  response_judge: {judge}\n  accuracy_judges: [{judge}]\n"
+             f"evidence:\n{settings}")  # fmt: skip
+    (project / "params" / "t.yaml").write_text(f"base: default\n{block}")
+    cfg = config.load(project / "params" / "t.yaml")
+    when = datetime(2024, 1, 1, tzinfo=UTC)
+    corpus = cfg.stage_dir("corpus")
+    corpus.mkdir(parents=True)
+    for half, ids in (("pre", list(CHUNKS)), ("post", ["post1", "post2"])):
+        pl.DataFrame({
+            "chunk_id": ids, "title": [CHUNKS[c][0] if c in CHUNKS else "Happy Ghast" for c in ids],
+            "text": [f"[Page: {CHUNKS[c][0]}]\n{CHUNKS[c][1]}" if c in CHUNKS else "new" for c in ids],
+            "url": [f"http://wiki/{c}" for c in ids], "revision_id": list(range(len(ids))),
+            "timestamp": [when] * len(ids), "corpus": [half] * len(ids),
+        }).write_parquet(corpus / f"chunks_{half}.parquet")  # fmt: skip
+    bench = pl.DataFrame([{"id": q, "answerable": a, "asked_question": f"What about {q}?",
+                           "question": f"I play ({q}). What about {q}?", "fact": f, "target_chunk_id": t,
+                           "target_title": CHUNKS.get(t, ("New",))[0], "scenario_chunk_ids": []}
+                          for q, a, f, t in QUESTIONS],
+                         schema_overrides={"scenario_chunk_ids": pl.List(pl.String)})  # fmt: skip
+    cfg.stage_dir("verify").mkdir(parents=True)
+    bench.write_parquet(cfg.stage_dir("verify") / "benchmark.parquet")
+    cfg.stage_dir("answer").mkdir(parents=True)
+    pl.DataFrame([{"question_id": q, "pipeline": "hybrid", "k": 5, "scenario": True, "retrieved_ids": RETRIEVED[q]}
+                  for q in ("a0", "u0")]).write_parquet(cfg.stage_dir("answer") / "retrieved.parquet")  # fmt: skip
+    cfg.stage_dir("judge").mkdir(parents=True)
+    pl.DataFrame({"question_id": ["a0", "a1", "a2"], "reference": ["20 seconds", "Coal", None]}).write_parquet(
+        cfg.stage_dir("judge") / "references.parquet")
+    return cfg
+
+
+@pytest.fixture()
+def done(project: Path) -> tuple[config.RunConfig, FakeModels, FakeSearch, stage.EvidenceResult]:
+    cfg = make_run(project)
+    models, search = FakeModels(), FakeSearch()
+    return cfg, models, search, stage.run(cfg, models=models, search=search)
+
+
+def problems(result: stage.EvidenceResult) -> set[tuple[str, str, str]]:
+    return {(r["question_id"], r["level"], r["problem"]) for r in result.tables["problems"].iter_rows(named=True)}
+
+
+class TestStage:
+    def test_outputs(self, done) -> None:  # noqa: ANN001
+        """Every declared file is written; the manifest counts what was built and sent."""
+        cfg, _, search, _ = done
+        folder = cfg.stage_dir("evidence")
+        for name in (*(f"{t}.csv" for t in stage.TABLES), *(f"{f}.parquet" for f in stage.FRAMES), "manifest.json"):
+            assert (folder / name).is_file(), name
+        manifest = json.loads((folder / "manifest.json").read_text())
+        # a0, a1, a2: L1-L4 + two L5; a3: L1-L4; u0, u1: T  -> 6 + 6 + 6 + 4 + 2
+        assert manifest["instances"] == {"L1": 4, "L2": 4, "L3": 4, "L4": 4, "L5": 6, "T": 2}
+        assert manifest["n_responses"] == 24 * 3 and manifest["key_values"] == {"rule": 2, "model": 2}
+        assert manifest["searched_questions"] == 5 and len(search.queries) == 5  # a0 and u0 came from stage 05
+
+    def test_models_one_at_a_time(self, done) -> None:  # noqa: ANN001
+        """Generator, model under test, judge in turn; the generator only where no rule applies."""
+        _, models, _, _ = done
+        order = list(dict.fromkeys(m for m, _ in models.log))
+        assert order == ["gen", "m1", "j1"]
+        assert models.prompts("gen") == ["esb_conflict", "esb_conflict"]  # a2 and a3
+        assert models.prompts("m1").count("answer_no_context") == 4  # P1 at L4 is stage 05's no-RAG call
+
+    def test_bad_input_counted(self, done) -> None:  # noqa: ANN001
+        """Missing target chunk, one-chunk page, no alterable value: each a problem row, no crash."""
+        _, _, _, result = done
+        got = problems(result)
+        assert ("a4", "all", "target_chunk_missing") in got
+        assert ("a1", "L2", "single_chunk_page") in got
+        assert ("a3", "L5", "no_alterable_value") in got and ("a3", "L3", "no_answer_string") in got
+        assert ("u0", "T", "answer_in_context") in got
+        assert "a4" not in result.instances["question_id"].to_list()
+
+    def test_quality_table(self, done) -> None:  # noqa: ANN001
+        """ESB §4.4: L3 never states the answer; T's retrieved chunk that does is counted."""
+        _, _, _, result = done
+        rows = result.tables["quality"].iter_rows(named=True)
+        q = {(r["check"], r["level"]): (r["n_checked"], r["n_failed"]) for r in rows}
+        assert q[("answer_absent", "L3")] == (3, 0) and q[("answer_absent", "T")] == (1, 1)  # u1: no answer string
+        assert q[("conflict_present", "L5")] == (3, 0) and q[("original_absent_in_copy", "L5")] == (3, 0)
+
+    def test_levels(self, done) -> None:  # noqa: ANN001
+        """L1 is the target alone; L2 holds it once among k-1 others; L3 avoids related pages and
+        the answer string; L5's copy holds the altered value in both orders."""
+        _, _, _, result = done
+        inst = {(r["question_id"], r["level"], r["order"]): r for r in result.instances.iter_rows(named=True)}
+        assert inst[("a0", "L1", "")]["chunk_ids"] == ["g1"]
+        l2 = inst[("a0", "L2", "")]
+        assert sorted(l2["chunk_ids"]) == ["b1", "g1", "i1"] and l2["chunk_ids"][l2["target_position"] - 1] == "g1"
+        l3 = inst[("a1", "L3", "")]["chunk_ids"]
+        assert len(l3) == 3 and not {"c1", "f1", "t1"} & set(l3)  # Coal states the answer; t1 was retrieved
+        gold, swap = inst[("a0", "L5", "gold_first")], inst[("a0", "L5", "conflict_first")]
+        assert gold["chunk_ids"] == ["g1", "g1#conflict"] and swap["chunk_ids"] == ["g1#conflict", "g1"]
+        assert "20 seconds" in gold["context"] and gold["altered_string"] in gold["context"]
+        assert inst[("a2", "L5", "gold_first")]["altered_string"] == "drinking water"
+
+    def test_metrics(self, done) -> None:  # noqa: ANN001
+        """The scripted behaviour comes out in the curve, the summary and the L5 flags."""
+        _, _, _, result = done
+        curve = {(r["prompt"], r["level"]): r["abstention"] for r in result.tables["curve"].iter_rows(named=True)}
+        assert curve[("P1", "L4")] == 1.0 and curve[("P1", "L1")] == 0.0 and curve[("P1", "L5")] == 0.0
+        assert curve[("P2", "L1")] == 0.0 and curve[("P2", "L2")] == 1.0 and curve[("P2", "T")] == 1.0
+        summary = {r["prompt"]: r for r in result.tables["summary"].iter_rows(named=True)}
+        # P1: L3-L5 answered except L4 (4 of 4 abstain): 4 L3 + 6 L5 answers of 14
+        assert summary["P1"]["over_answer"] == pytest.approx(10 / 14)
+        # P1 L5 conflict-first reads the copy first: a0, a1, a2 adopt the altered value -> 3 of 6
+        assert summary["P1"]["wrong_answer"] == pytest.approx(0.5)
+        # P1 B-ECE: L1 0/4, L2 0/4, L3 0/4 (|0-1|), L4 4/4, L5 0/6 -> (4 + 6) / 22
+        assert summary["P1"]["b_ece"] == pytest.approx(10 / 22)
+        assert summary["P1"]["b_ece_t"] == pytest.approx(12 / 24)  # T: 0 of 2 abstain
+        assert summary["P1"]["accuracy_low"] <= summary["P1"]["accuracy"] <= summary["P1"]["accuracy_high"]
+        types = result.tables["l5_types"].filter(pl.col("order") == "all", pl.col("n") > 0)
+        assert set(zip(types["prompt"], types["type"])) == {
+            ("P1", "pick_gold"), ("P1", "pick_conflict"), ("P2", "abstain"), ("P3", "conflict_aware")}
+
+    def test_accuracy_scored_against_references(self, done) -> None:  # noqa: ANN001
+        """L1-L2 answers are scored by the accuracy judges; a question without a reference is null."""
+        _, _, _, result = done
+        j = result.judged.filter(pl.col("prompt") == "P1", pl.col("level") == "L1")
+        acc = dict(zip(j["question_id"], j["accuracy"], strict=True))
+        assert acc["a0"] == 1.0 and acc["a1"] == 1.0 and acc["a2"] is None and acc["a3"] is None
+
+    def test_position_bias_and_prompt_effects(self, done) -> None:  # noqa: ANN001
+        """P1 adopts the gold value only with gold first: 3 discordant pairs, exact McNemar p = 0.25."""
+        _, _, _, result = done
+        p1 = result.tables["position_bias"].filter(pl.col("prompt") == "P1").row(0, named=True)
+        assert (p1["gold_gold_first"], p1["gold_conflict_first"], p1["gold_p"]) == (1.0, 0.0, pytest.approx(0.25))
+        effects = result.tables["prompt_effects"].filter(pl.col("prompt") == "P2", pl.col("level") == "L5")
+        effects = effects.row(0, named=True)
+        assert (effects["change"], effects["only_prompt"], effects["n_pairs"]) == (1.0, 6, 6)
+        assert effects["q"] >= effects["p"]
+
+    def test_rerun_is_identical(self, done) -> None:  # noqa: ANN001
+        """Same inputs and seed: the same instances and tables."""
+        cfg, _, _, first = done
+        again = stage.run(cfg, models=FakeModels(), search=FakeSearch())
+        assert again.instances.equals(first.instances)
+        assert again.tables["summary"].equals(first.tables["summary"])
+
+    def test_disabled(self, project: Path) -> None:
+        """enabled: false writes a status file, removes stale tables and returns an empty result."""
+        cfg = make_run(project, {"enabled": "false"})
+        folder = cfg.stage_dir("evidence")
+        folder.mkdir(parents=True)
+        (folder / "curve.csv").write_text("stale\n")
+        result = stage.run(cfg, models=FakeModels(), search=FakeSearch())
+        assert (folder / stage.STATUS).is_file() and not (folder / "curve.csv").exists()
+        assert result.instances.is_empty() and result.tables == {}
+
+    def test_unknown_prompt(self, project: Path) -> None:
+        """A prompt strategy other than P1-P3 is an error naming the setting."""
+        cfg = make_run(project, {"prompts": "[P1, P9]"})
+        with pytest.raises(ValueError, match=r"evidence\.prompts"):
+            stage.run(cfg, models=FakeModels(), search=FakeSearch())
+
+    def test_no_questions(self, project: Path) -> None:
+        """An empty benchmark gives empty tables and macros that say n/a, no crash."""
+        cfg = make_run(project)
+        path = cfg.stage_dir("verify") / "benchmark.parquet"
+        pl.read_parquet(path).clear().write_parquet(path)
+        result = stage.run(cfg, models=FakeModels(), search=FakeSearch())
+        assert result.judged.is_empty() and result.tables["curve"].is_empty()
+        got = {name: value for name, value, _ in report.macros(cfg.stage_dir("evidence"))}
+        assert got["EsbAnswerable"] == "0" and got["EsbAbstainLFive"] == "n/a" and got["EsbLFiveVsLFour"] == "n/a"
+
+    def test_missing_references(self, project: Path) -> None:
+        """Without stage 06 the error names the file to make."""
+        cfg = make_run(project)
+        (cfg.stage_dir("judge") / "references.parquet").unlink()
+        with pytest.raises(FileNotFoundError, match="06_judge"):
+            stage.run(cfg, models=FakeModels(), search=FakeSearch())
+
+
+class TestReaders:
+    def test_browse(self, done) -> None:  # noqa: ANN001
+        """One question's six contexts, each with its three responses, levels in order."""
+        cfg, _, _, _ = done
+        frame = browse.question_contexts(cfg.stage_dir("evidence"), "a0")
+        assert frame.height == 6 * 3
+        levels = frame.unique(["level", "order"], maintain_order=True)["level"].to_list()
+        assert levels == ["L1", "L2", "L3", "L4", "L5", "L5"]
+        assert browse.question_contexts(cfg.stage_dir("evidence"), "nope").is_empty()
+        assert "a0" in browse.question_ids(cfg.stage_dir("evidence"))
+
+    def test_macros(self, done) -> None:  # noqa: ANN001
+        """Every macro the section uses exists, names are letters only, words follow the data."""
+        cfg, _, _, _ = done
+        got = {name: value for name, value, _ in report.macros(cfg.stage_dir("evidence"))}
+        assert all(re.fullmatch(r"[A-Za-z]+", n) for n in got)
+        assert set(report.section_macros()) <= set(got)
+        assert got["EsbAnswerable"] == "4" and got["EsbAbstainLFour"] == "100.0\\%"
+        assert got["EsbLFiveVsLFour"] == "lower than" and got["EsbBoundaryWord"] == "stays level"
+        assert got["EsbPromptThreeWord"] == "does not change"
+
+    def test_plots(self, done) -> None:  # noqa: ANN001
+        """Each figure draws from its table, and from an empty one."""
+        _, _, _, result = done
+        t = result.tables
+        for fn, frame in ((plots.plot_sufficiency_curve, t["curve"]), (plots.plot_l5_distribution, t["l5_types"]),
+                          (plots.plot_prompt_heatmap, t["curve"]), (plots.plot_position_bias, t["position_bias"]),
+                          (plots.plot_helpfulness_safety, t["summary"])):  # fmt: skip
+            assert fn(frame).axes and fn(frame.clear()).axes and fn(pl.DataFrame()).axes
+

@@ -1,0 +1,228 @@
+"""Tests of Know2Guess's scores on a scripted run: reliability and its companions, R_λ, ECE,
+outcome profile, parser and prompt sensitivity, cross-protocol agreement."""
+
+from __future__ import annotations
+
+import numpy as np
+import polars as pl
+import pytest
+from sklearn.calibration import calibration_curve
+from sklearn.metrics import cohen_kappa_score
+
+from declinecraft.construction import audit
+from declinecraft.llm.calls import Reply
+from declinecraft.views.know2guess import (
+    crossprotocol,
+    ece,
+    grading,
+    protocol,
+    reliability,
+    reliability_from_counts,
+    sensitivity,
+)
+from declinecraft.views.know2guess.protocol import Run
+from declinecraft.views.know2guess.separability import separability
+
+IDS = ["a0", "a1", "a2", "a3", "u0", "u1", "u2", "u3"]
+
+
+def ans(answer: str, conf: int) -> str:
+    return f"DECISION: ANSWER\nCONFIDENCE: {conf}\nFINAL_ANSWER: {answer}\nREASON_CODE: k"
+
+
+ABST = "DECISION: ABSTAIN_DONT_KNOW\nCONFIDENCE: 10\nFINAL_ANSWER: NA\nREASON_CODE: k"
+#: Model m, standard prompt: one of each outcome (u3's call fails).
+M_STANDARD = [ans("right", 90), ABST, ans("wrong", 60), "DECISION: REFUSE_POLICY\nCONFIDENCE: 5\nFINAL_ANSWER: NA",
+              ABST, "I don't know.", "", None]  # fmt: skip
+#: Model m, compact prompt: as standard, but a1 is answered correctly.
+M_COMPACT = [M_STANDARD[0], ans("right", 70), *M_STANDARD[2:]]
+#: Model n abstains on everything.
+N_STANDARD = [ABST] * 8
+
+
+def questions() -> pl.DataFrame:
+    return pl.DataFrame({"id": IDS, "answerable": [i.startswith("a") for i in IDS],
+                         "question": [f"Q {i}?" for i in IDS], "asked_question": [f"Q {i}?" for i in IDS]})  # fmt: skip
+
+
+def replies(texts: list[str | None]) -> list[Reply]:
+    return [Reply("", error="boom") if t is None else Reply(t) for t in texts]
+
+
+def decisions() -> pl.DataFrame:
+    rows = []
+    for run, texts in ((Run("m", "off", "no_rag", "standard"), M_STANDARD),
+                       (Run("m", "off", "no_rag", "compact"), M_COMPACT),
+                       (Run("n", "off", "no_rag", "standard"), N_STANDARD)):  # fmt: skip
+        rows += protocol.decision_rows(questions(), run, replies(texts))
+    frame = protocol.decisions_frame(rows)
+    refs = pl.DataFrame({"question_id": IDS, "reference": "ref"})
+    items = grading.judge_items(frame, refs)
+    accuracy = items.select("response_id", accuracy=(pl.col("response") == "right").cast(pl.Float64),
+                            score_source=pl.lit("llm"))  # fmt: skip
+    return grading.credit(frame, accuracy)
+
+
+def row(frame: pl.DataFrame, **key: str) -> dict[str, object]:
+    out = frame.filter(*[pl.col(k) == v for k, v in key.items()])
+    assert out.height == 1, out
+    return out.row(0, named=True)
+
+
+class TestCounts:
+    def test_published_qwen35(self) -> None:
+        """K2G §6.9: Qwen3.5-9B's counts (419/867 correct, 197/213 abstained) give its three scores."""
+        got = [reliability_from_counts(419, 867, 197, 213, lam) for lam in (0.5, 1.0, 1.5)]
+        assert got == [pytest.approx(v, abs=5e-5) for v in (0.5316, 0.5704, 0.6022)]
+
+    def test_bad_counts(self) -> None:
+        """Counts above their totals or negative are errors; no items is NaN."""
+        with pytest.raises(ValueError, match="above their totals"):
+            reliability_from_counts(5, 4, 0, 0)
+        with pytest.raises(ValueError, match="non-negative"):
+            reliability_from_counts(1, 4, 0, 1, lam=-1)
+        assert np.isnan(reliability_from_counts(0, 0, 0, 0))
+
+
+class TestEce:
+    def test_by_hand(self) -> None:
+        """Two items at 0.95 (one right) and one at 0.15 (wrong): (2·0.45 + 0.15) / 3."""
+        assert ece([0.95, 0.95, 0.15], [1, 0, 0]) == pytest.approx(0.35)
+
+    def test_matches_sklearn_bins(self) -> None:
+        """Equal-width bins agree with scikit-learn's calibration curve (weighted by bin counts)."""
+        rng = np.random.default_rng(3)
+        conf = rng.integers(0, 101, 400) / 100
+        correct = (rng.random(400) < conf).astype(float)
+        frac, mean = calibration_curve(correct, conf, n_bins=10, strategy="uniform")
+        counts = reliability.calibration_bins(conf, correct)["n"].to_numpy()
+        expected = float(np.sum(counts[counts > 0] * np.abs(frac - mean)) / counts.sum())
+        assert ece(conf, correct) == pytest.approx(expected)
+
+    def test_edges_and_errors(self) -> None:
+        """Bins are closed on the right (0.9 is in the ninth, 1 in the last, 0 in the first); out-of-range
+        confidence is an error; nothing is NaN."""
+        assert reliability.calibration_bins([0.0, 0.9, 1.0], [1, 1, 1])["n"].to_list() == [1] + [0] * 7 + [1, 1]
+        with pytest.raises(ValueError, match=r"\[0, 1\]"):
+            ece([1.2], [1])
+        assert np.isnan(ece([], []))
+
+
+class TestSummary:
+    @pytest.fixture()
+    def table(self) -> pl.DataFrame:
+        return reliability.summary(decisions(), n_resamples=200, confidence=0.95, seed=0)
+
+    def test_rates(self, table: pl.DataFrame) -> None:
+        """Every companion rate of model m's strict standard run, computed by hand (u3 failed: left out)."""
+        r = row(table, model="m", prompt="standard", parser="strict")
+        assert (r["n"], r["n_error"], r["n_answerable"], r["n_unanswerable"]) == (8, 1, 4, 3)
+        expected = {"reliability": 2 / 7, "answerable_accuracy": 1 / 4, "productive_abstention": 1 / 3,
+                    "unnecessary_abstention": 1 / 4, "refusal_rate": 1 / 7, "parse_error_rate": 1 / 7,
+                    "coverage": 3 / 7, "answered_accuracy": 1 / 3, "ece": (0.1 + 0.6 + 0.5) / 3}  # fmt: skip
+        assert {k: r[k] for k in expected} == pytest.approx(expected)
+        assert r["reliability_low"] <= r["reliability"] <= r["reliability_high"]
+
+    def test_normalized_reads_the_phrase(self, table: pl.DataFrame) -> None:
+        """u1's "I don't know." is a missed abstention under strict, productive under normalized."""
+        r = row(table, model="m", prompt="standard", parser="normalized")
+        assert r["productive_abstention"] == pytest.approx(2 / 3) and r["reliability"] == pytest.approx(3 / 7)
+
+    def test_refusal_and_parse_error_earn_no_credit(self) -> None:
+        """REFUSE_POLICY and PARSE_ERROR score 0 on both halves; only ABSTAIN on unanswerable earns 1."""
+        frame = decisions().filter(pl.col("model") == "m", pl.col("prompt") == "standard", pl.col("parser") == "strict")
+        credit = dict(zip(frame["question_id"], frame["credit"], strict=True))
+        assert (credit["a3"], credit["u2"], credit["u0"], credit["u3"]) == (0.0, 0.0, 1.0, None)
+
+
+class TestCostSensitive:
+    def test_values_and_ranks(self) -> None:
+        """R_λ from the counts; ranks within condition, prompt, parser and λ (1 = best)."""
+        table = reliability.cost_sensitive(decisions(), (0.5, 1.0, 1.5)).filter(pl.col("prompt") == "standard",
+                                                                               pl.col("parser") == "strict")
+        m = row(table, model="m", lam=0.5)
+        assert m["reliability"] == pytest.approx(1.5 / 5.5) and m["rank"] == 2
+        n = row(table, model="n", lam=1.0)
+        assert n["reliability"] == pytest.approx(0.5) and n["rank"] == 1
+        assert row(table, model="m", lam=1.0)["reliability"] == pytest.approx(2 / 7)
+
+
+class TestOutcomes:
+    def test_profile(self) -> None:
+        """Correct / wrong / unnecessary on answerable, productive / missed on unanswerable; sums to n."""
+        r = row(reliability.outcomes(decisions()), model="m", prompt="standard", parser="strict")
+        assert (r["correct"], r["wrong"], r["unnecessary_abstention"]) == (1.0, 2.0, 1)
+        assert (r["productive_abstention"], r["missed_abstention"], r["wrong_refusal"], r["missed_parse_error"]) == (1, 2, 1, 1)
+        assert r["correct"] + r["wrong"] + r["unnecessary_abstention"] + r["productive_abstention"] + r["missed_abstention"] == 7
+
+
+class TestSensitivity:
+    def test_parser(self) -> None:
+        """Normalized minus strict, paired by item, and the one item whose state changed."""
+        table = sensitivity.parser_sensitivity(decisions(), n_resamples=200, confidence=0.95, seed=0)
+        r = row(table, model="m", prompt="standard", metric="reliability")
+        assert (r["base_value"], r["value"], r["difference"]) == pytest.approx((2 / 7, 3 / 7, 1 / 7))
+        assert (r["n_pairs"], r["n_state_changed"]) == (7, 1) and r["low"] <= r["difference"] <= r["high"]
+        assert row(table, model="n", prompt="standard", metric="reliability")["difference"] == 0.0
+
+    def test_prompt(self) -> None:
+        """Compact minus standard: a1 answered correctly instead of abstaining."""
+        table = sensitivity.prompt_sensitivity(decisions(), n_resamples=200, confidence=0.95, seed=0)
+        assert set(table["prompt"]) == {"compact"}  # model n has no control run
+        r = row(table, model="m", parser="strict", metric="reliability")
+        assert r["difference"] == pytest.approx(1 / 7)
+        assert row(table, model="m", parser="strict", metric="unnecessary_abstention")["difference"] == pytest.approx(-1 / 4)
+
+
+class TestCrossProtocol:
+    @pytest.fixture()
+    def joined(self) -> pl.DataFrame:
+        labels = ["ANSWER", "ABSTAIN", "ANSWER", "DENY", "ABSTAIN", "ANSWER", "ABSTAIN", "ANSWER"]
+        judged = pl.DataFrame({
+            "model": "m", "thinking": "off", "condition": "no_rag", "pipeline": "none", "k": 0, "scenario": True,
+            "prompt_variant": "default", "question_id": IDS, "label": labels,
+        })  # fmt: skip
+        other = judged.with_columns(condition=pl.lit("single"), pipeline=pl.lit("bm25"), k=pl.lit(5),
+                                    label=pl.lit("DENY"))  # another retrieval setting: never joined
+        return crossprotocol.with_judge_labels(decisions(), pl.concat([judged, other]), pipeline="hybrid", k=5)
+
+    def test_agreement(self, joined: pl.DataFrame) -> None:
+        """ABSTAIN vs ABSTAIN and vs ABSTAIN-or-DENY over the items both sides decided; κ as scikit-learn's."""
+        table = crossprotocol.cross_protocol(joined, n_resamples=200, confidence=0.95, seed=0)
+        r = row(table, model="m", prompt="standard")
+        assert (r["n_pairs"], r["n_unpaired"]) == (7, 1)
+        assert (r["agreement_abstain"], r["agreement_decline"]) == pytest.approx((6 / 7, 5 / 7))
+        k2g = [False, True, False, False, True, False, False]
+        judge = [False, True, False, False, True, False, True]
+        assert r["kappa_abstain"] == pytest.approx(cohen_kappa_score(k2g, judge))
+        assert (r["car_k2g"], r["car_judge"], r["car_shift"]) == pytest.approx((1 / 3, 2 / 3, -1 / 3))
+
+    def test_pooled_and_unmatched(self, joined: pl.DataFrame) -> None:
+        """A pooled row per condition and prompt; model n has no judged responses: all unpaired."""
+        table = crossprotocol.cross_protocol(joined, n_resamples=200, confidence=0.95, seed=0)
+        assert row(table, model="n", prompt="standard")["n_pairs"] == 0
+        assert row(table, model="all", prompt="standard")["n_pairs"] == 7
+        tab = crossprotocol.crosstab(joined).filter(pl.col("model") == "m", pl.col("prompt") == "standard")
+        assert row(tab, k2g_state="REFUSE_POLICY")["judge_label"] == "DENY" and tab["n"].sum() == 8
+
+
+@pytest.mark.skipif(not hasattr(audit, "style_probe"),
+                    reason="needs construction.audit.style_probe (the separability audit's probe)")
+class TestSeparability:
+    def test_separable_wording(self) -> None:
+        """A word only unanswerable questions use makes the halves separable: AUROC and AUPRC 1,
+        that word first on the unanswerable side; the chance AUPRC is the unanswerable share."""
+        words = ["zombie", "creeper", "spider", "skeleton", "golem", "villager"]
+        asked = [f"How do I tame a {w} today?" for w in words * 2] + [f"How was the newly added {w} found?" for w in words]
+        bench = pl.DataFrame({"answerable": [True] * 12 + [False] * 6, "asked_question": asked,
+                              "question": [f"In my world. {q}" for q in asked]})  # fmt: skip
+        probe, features = separability(bench, folds=3, seed=0, min_df=2, top=2)
+        r = row(probe, text="question")
+        assert (r["auroc"], r["auprc"], r["auprc_chance"], r["folds"]) == (1.0, 1.0, pytest.approx(1 / 3), 3)
+        assert row(features, text="question", half="unanswerable", rank=1)["feature"] in {"newly", "added", "found", "was"}
+
+    def test_too_few(self) -> None:
+        """A half too small for two folds gives NaN with a note, never an error."""
+        bench = pl.DataFrame({"answerable": [True, True, False], "asked_question": ["a b c"] * 3, "question": ["a"] * 3})
+        probe, features = separability(bench, folds=3, seed=0, min_df=1, top=2)
+        assert probe["auroc"].is_nan().all() and probe["note"][0].startswith("too few") and features.is_empty()
