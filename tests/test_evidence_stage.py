@@ -24,7 +24,8 @@ from declinecraft.core import config
 from declinecraft.evaluation.rule_labels import rule_label
 from declinecraft.llm.calls import Call, Reply
 from declinecraft.retrieval.fusion import Hit
-from declinecraft.views.evidence import browse, plots, report, stage
+from declinecraft.explore import protocols as browse
+from declinecraft.views.evidence import plots, report, stage
 
 CHUNKS = {
     "g1": ("Copper Golem", "The copper golem presses a button every 20 seconds. It drops 3 copper ingots."),
@@ -338,11 +339,10 @@ class TestReaders:
         assert "a0" in browse.question_ids(cfg.stage_dir("evidence"))
 
     def test_macros(self, done) -> None:  # noqa: ANN001
-        """Every macro the section uses exists, names are letters only, words follow the data."""
+        """Macro names are letters only, and the direction words follow the data."""
         cfg, _, _, _ = done
         got = {name: value for name, value, _ in report.macros(cfg.stage_dir("evidence"))}
         assert all(re.fullmatch(r"[A-Za-z]+", n) for n in got)
-        assert set(report.section_macros()) <= set(got)
         assert got["EsbAnswerable"] == "4" and got["EsbAbstainLFour"] == "100.0\\%"
         assert got["EsbLFiveVsLFour"] == "lower than" and got["EsbBoundaryWord"] == "stays level"
         assert got["EsbPromptThreeWord"] == "does not change"

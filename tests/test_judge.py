@@ -375,19 +375,12 @@ class TestRunStage:
 def test_real_models_end_to_end(tmp_path, monkeypatch) -> None:  # noqa: ANN001
     """05 and 06 on a real index and a real llama.cpp server (SmolLM2-135M): every output written,
     every response labelled or flagged, and a second run replays everything from the cache."""
-    import shutil
-    from datetime import datetime, timezone
-
     from declinecraft.core import config
     from test_answer import benchmark
 
-    root = tmp_path / "project"
-    (root / "params").mkdir(parents=True)
-    repo = __import__("pathlib").Path(__file__).resolve().parents[1]
-    shutil.copy(repo / "pyproject.toml", root)
-    for name in ("default.yaml", "models.yaml"):
-        shutil.copy(repo / "params" / name, root / "params")
-    shutil.copytree(repo / "params" / "prompts", root / "params" / "prompts")
+    from tests.support.projects import copy_project, write_benchmark, write_corpus
+
+    root = copy_project(tmp_path / "project")
     monkeypatch.setenv("DECLINECRAFT_CACHE", str(tmp_path / "cache"))
     (root / "params" / "t.yaml").write_text(
         "base: default\n"
@@ -396,28 +389,10 @@ def test_real_models_end_to_end(tmp_path, monkeypatch) -> None:  # noqa: ANN001
         "judge:\n  response_judge: smollm2-135m\n  oracle: smollm2-135m\n  accuracy_judges: [smollm2-135m]\n"
         "  max_tokens: 4\n  oracle_max_tokens: 16\n  oracle_page_chars: 200\n  oracle_chunk_chars: 100\n")  # fmt: skip
     cfg = config.load(root / "params" / "t.yaml")
-    when = datetime(2024, 1, 1, tzinfo=timezone.utc)
-    texts = {f"c{i}": f"[Page: Page {i}]\nPage {i} says that mob {i} has {i * 3} health and drops item {i}."
-             for i in range(1, 8)}  # fmt: skip
-    corpus = cfg.stage_dir("corpus")
-    corpus.mkdir(parents=True)
-    for half in ("pre", "post"):
-        ids = list(texts) if half == "pre" else ["post1"]
-        pl.DataFrame({
-            "chunk_id": ids, "title": [f"Page {c[1:]}" if half == "pre" else "New Mob" for c in ids],
-            "text": [texts.get(c, "[Page: New Mob]\nThe new mob glows.") for c in ids],
-            "url": [f"http://wiki/{c}" for c in ids], "revision_id": list(range(len(ids))),
-            "timestamp": [when] * len(ids), "corpus": [half] * len(ids),
-        }).write_parquet(corpus / f"chunks_{half}.parquet")  # fmt: skip
-        pages = {"pre": ["Page 1", "Page 2"], "post": ["New Mob"]}[half]
-        pl.DataFrame({"title": pages, "text": ["Whole page text."] * len(pages)}).write_parquet(
-            corpus / f"pages_{half}.parquet")
+    write_corpus(cfg, {f"c{i}": f"[Page: Page {i}]\nPage {i} says that mob {i} has {i * 3} health and drops item {i}."
+                       for i in range(1, 8)})  # fmt: skip
     index_stage.run(cfg, progress=False)
-    bench = benchmark(2, 1).with_columns(
-        target_title=pl.Series(["Page 1", "Page 2", "New Mob"]), target_url=pl.lit("http://wiki/x"),
-        scenario_chunk_ids=pl.Series([["c2", "c3"]] * 3))  # fmt: skip
-    cfg.stage_dir("verify").mkdir(parents=True)
-    bench.write_parquet(cfg.stage_dir("verify") / "benchmark.parquet")
+    write_benchmark(cfg, benchmark(2, 1))
 
     first = (answer_stage.run(cfg), judge_stage.run(cfg))
     judged = pl.read_parquet(cfg.stage_dir("judge") / "judged.parquet")

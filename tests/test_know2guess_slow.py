@@ -2,13 +2,11 @@
 
 from __future__ import annotations
 
-import shutil
-from datetime import datetime, timezone
 from pathlib import Path
 
-import polars as pl
 import pytest
 
+from tests.support.projects import copy_project, write_benchmark, write_corpus
 from declinecraft.construction import audit
 from declinecraft.core import config
 from declinecraft.evaluation import answer_stage, judge_stage
@@ -41,34 +39,12 @@ def tiny_project(tmp_path: Path, repo: Path) -> config.RunConfig:
     """A project with seven C_pre chunks, one C_post page, an index and three questions."""
     from test_answer import benchmark
 
-    root = tmp_path / "project"
-    (root / "params").mkdir(parents=True)
-    shutil.copy(repo / "pyproject.toml", root)
-    for name in ("default.yaml", "models.yaml"):
-        shutil.copy(repo / "params" / name, root / "params")
-    shutil.copytree(repo / "params" / "prompts", root / "params" / "prompts")
+    root = copy_project(tmp_path / "project")
     (root / "params" / "t.yaml").write_text(RUN)
     cfg = config.load(root / "params" / "t.yaml")
-    when = datetime(2024, 1, 1, tzinfo=timezone.utc)
-    corpus = cfg.stage_dir("corpus")
-    corpus.mkdir(parents=True)
-    for half, ids in (("pre", [f"c{i}" for i in range(1, 8)]), ("post", ["post1"])):
-        pl.DataFrame({
-            "chunk_id": ids, "title": [f"Page {c[1:]}" if half == "pre" else "New Mob" for c in ids],
-            "text": [f"[Page: Page {c[1:]}]\nMob {c[1:]} has {int(c[1:]) * 4} health." if half == "pre"
-                     else "[Page: New Mob]\nThe new mob glows." for c in ids],
-            "url": [f"http://wiki/{c}" for c in ids], "revision_id": list(range(len(ids))),
-            "timestamp": [when] * len(ids), "corpus": [half] * len(ids),
-        }).write_parquet(corpus / f"chunks_{half}.parquet")  # fmt: skip
-        titles = ["Page 1", "Page 2"] if half == "pre" else ["New Mob"]
-        pl.DataFrame({"title": titles, "text": ["A page about mobs."] * len(titles)}).write_parquet(
-            corpus / f"pages_{half}.parquet")
+    write_corpus(cfg, {f"c{i}": f"[Page: Page {i}]\nMob {i} has {i * 4} health." for i in range(1, 8)})
     index_stage.run(cfg, progress=False)
-    bench = benchmark(2, 1).with_columns(
-        target_title=pl.Series(["Page 1", "Page 2", "New Mob"]), target_url=pl.lit("http://wiki/x"),
-        scenario_chunk_ids=pl.Series([["c2", "c3"]] * 3))  # fmt: skip
-    cfg.stage_dir("verify").mkdir(parents=True)
-    bench.write_parquet(cfg.stage_dir("verify") / "benchmark.parquet")
+    write_benchmark(cfg, benchmark(2, 1))
     return cfg
 
 

@@ -5,7 +5,8 @@
 (:mod:`~declinecraft.explore.filters`); ``explore.show(question_id, frame)`` shows one question
 (:mod:`~declinecraft.explore.views`), ``explore.browse(frame)`` pages through them in JupyterLab
 (:mod:`~declinecraft.explore.widgets`), and ``python -m declinecraft.explore report PARAMS`` writes
-the static page (:mod:`~declinecraft.explore.report`). The explorer reads stage files only.
+the static page (:mod:`~declinecraft.explore.report`); the views' outputs sit beside the responses
+(:mod:`~declinecraft.explore.protocols`). The explorer reads stage files only.
 """
 
 from declinecraft.explore.filters import (
@@ -27,6 +28,7 @@ from declinecraft.explore.filters import (
     transitions,
 )
 from declinecraft.explore.frame import failed_expr, join_tables, load, load_chunks, resolve
+from declinecraft.explore.protocols import question_contexts, with_know2guess
 from declinecraft.explore.report import report_data, report_html, write_report
 from declinecraft.explore.views import QuestionView, hits_of, question_html, question_text, rounds_of, show
 from declinecraft.explore.widgets import Browser, browse
@@ -34,7 +36,8 @@ from declinecraft.explore.widgets import Browser, browse
 __all__ = [
     "CODE_OF", "CONDITIONS", "FLAGS", "LABEL_CODES", "SEARCH_FIELDS", "Browser", "QuestionView",
     "all_failed", "browse", "budget_exhausted", "failed_expr", "flag_counts", "hits_of", "join_tables",
-    "judge_disagreements", "judge_rule_disagreements", "label_counts", "load", "load_chunks", "question_html",
+    "judge_disagreements", "judge_rule_disagreements", "label_counts", "load", "load_chunks", "question_contexts",
+    "question_html",
     "question_text", "report_data", "report_html", "resolve", "rounds_of", "score_columns", "search",
-    "setting_order", "show", "thinking_changes", "transitions", "write_report",
+    "setting_order", "show", "thinking_changes", "transitions", "with_know2guess", "write_report",
 ]  # fmt: skip

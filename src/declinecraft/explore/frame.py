@@ -14,6 +14,7 @@ from typing import Any
 
 import polars as pl
 
+from declinecraft.explore.protocols import with_know2guess
 from declinecraft.core import config, paths
 from declinecraft.core.config import RunConfig
 
@@ -63,7 +64,9 @@ def load(run: str | Path | RunConfig, *, root: Path | None = None) -> pl.DataFra
 
     Reads ``04_verify/benchmark.parquet``, ``06_judge/judged.parquet`` (before judging:
     ``05_answer/responses.parquet``, no labels) and ``06_judge/references.parquet`` via
-    ``cfg.stage_dir`` (a derived run reads its base's). Adds ``run`` and ``params_file`` (for :func:`show`).
+    ``cfg.stage_dir`` (a derived run reads its base's), and each response's Know2Guess decision
+    when that view has run (:func:`~declinecraft.explore.protocols.with_know2guess`). Adds ``run``
+    and ``params_file`` (for :func:`show`).
 
     Raises:
         FileNotFoundError: the benchmark or the responses are missing (names the file).
@@ -80,6 +83,7 @@ def load(run: str | Path | RunConfig, *, root: Path | None = None) -> pl.DataFra
     refs = pl.read_parquet(refs_path, columns=["question_id", "reference"]) if refs_path.is_file() else None
     frame = join_tables(pl.read_parquet(bench_path), pl.read_parquet(source), refs,
                         pipeline=cfg.answer.pipeline, k=cfg.answer.k)  # fmt: skip
+    frame = with_know2guess(frame, cfg.stage_dir("know2guess"))
     return frame.with_columns(run=pl.lit(cfg.run), params_file=pl.lit(str(cfg.params_file)))
 
 

@@ -202,7 +202,9 @@ def _response_lines(view: QuestionView, r: dict[str, Any], shared: bool, thinkin
     scores = ", ".join(f"{j} {markup.number(s)}" for j, s in view.scores(r))
     rule = f" (rule {r['rule_label']})" if r.get("rule_label") and r.get("rule_label") != r.get("label") else ""
     accuracy = f" · accuracy {markup.number(r.get('accuracy'))}" if scores or r.get("accuracy") is not None else ""
-    lines = [f"- {r['model']} (thinking {r['thinking']}): {r.get('label') or 'no label'}{rule}{accuracy}"
+    k2g = (f" · Know2Guess {r['k2g_state']} (confidence {markup.number(r.get('k2g_confidence'))})"
+           if r.get("k2g_state") else "")  # fmt: skip
+    lines = [f"- {r['model']} (thinking {r['thinking']}): {r.get('label') or 'no label'}{rule}{accuracy}{k2g}"
              + (f" [{scores}]" if scores else "")]  # fmt: skip
     lines += [] if shared else _hit_lines(view, r, "    ")
     for rd in rounds_of(r):

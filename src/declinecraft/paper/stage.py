@@ -40,6 +40,7 @@ from declinecraft.paper.latex import escape_marked
 from declinecraft.paper.outputs import output_dirs
 from declinecraft.paper.pdf import build_pdf
 from declinecraft.paper.tables import write_tables
+from declinecraft.paper.views import view_macros, view_numbers_tex, write_view_figures
 
 
 @dataclass(frozen=True)
@@ -132,11 +133,15 @@ def run(cfg: RunConfig) -> PaperResult:
                 shutil.copyfile(cfg.root / "paper" / name, paper_dir / name)
     results, no_input = read_results(cfg.stage_dir("analysis"))
     status = write_figures(results, fig_dir, formats=tuple(cfg.paper.figure_formats), dpi=cfg.paper.figure_dpi, no_input=no_input)
+    status += write_view_figures(cfg, fig_dir, formats=tuple(cfg.paper.figure_formats), dpi=cfg.paper.figure_dpi)
     status += write_tables(results, cfg, paper_dir / "tables")
     paths.write_text_atomic(paper_dir / "skipped.tex", skipped_tex(status))
     skipped = pl.DataFrame(status).filter(pl.col("reason") != "")
     analysis_results.write_csv(skipped, stage_dir / "skipped.csv")
     numbers = write_numbers(results, cfg, paper_dir, stage_dir, no_input)
+    views = view_macros(cfg)
+    paths.write_text_atomic(paper_dir / "view_numbers.tex", view_numbers_tex(views))
+    analysis_results.write_csv(pl.DataFrame(views, schema=["macro", "value", "what"], orient="row"), stage_dir / "view_numbers.csv")
     pdf = build_pdf(paper_dir) if cfg.paper.build_pdf else None
     drawn = sum(r["kind"] == "figure" and not r["reason"] for r in status)
     written = sum(r["kind"] == "table" and not r["reason"] for r in status)

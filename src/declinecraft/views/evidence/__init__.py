@@ -8,11 +8,10 @@ C_pre for each answerable question (:mod:`.levels`, the L5 conflicting copy by :
 temporal condition T, asks the models under test with ESB's three prompt strategies
 (:mod:`.asking`), labels every response twice (:mod:`.classes`) and computes ESB's metrics
 (:mod:`.calibration`, :mod:`.tables`). :mod:`.stage` runs it (notebook 10); :mod:`.plots`,
-:mod:`.report` (LaTeX macros) and :mod:`.browse` (one question's contexts and responses) read
-its output files.
+:mod:`.report` (figures, LaTeX macros) read its output files; the explorer
+(:mod:`declinecraft.explore.protocols`) shows one question's contexts and responses.
 """
 
-from declinecraft.views.evidence.browse import question_contexts
 from declinecraft.views.evidence.calibration import (
     IDEAL,
     IDEAL_WITH_T,
@@ -47,6 +46,5 @@ __all__ = [
     "l5_type",
     "macros",
     "over_answer_rate",
-    "question_contexts",
     "wrong_answer_rate",
 ]  # fmt: skip

@@ -4,7 +4,7 @@
 are letters only (TeX control words). Rates are means over the models (and thinking settings)
 under the standard prompt P1 unless a description says otherwise; a number the run cannot supply
 is "n/a". Direction words (``EsbLFiveVsLFour``: "lower than", "higher than", "the same as")
-are chosen from the unrounded numbers, so the prose of :data:`SECTION` follows the data.
+are chosen from the unrounded numbers, so the prose of the paper's section follows the data.
 """
 
 from __future__ import annotations
@@ -140,43 +140,3 @@ def _tests(bias: pl.DataFrame, effects: pl.DataFrame, agree: pl.DataFrame) -> li
         ("EsbRuleAgreement", _pct(agreement), "response judge vs rule classifier, ESB classes"),
         ("EsbRuleKappa", _num(kappa), "their Cohen's kappa"),
     ]  # fmt: skip
-
-
-SECTION = r"""\section{Evidence sufficiency on DeclineCraft}
-\label{sec:evidence}
-
-DeclineCraft controls what a model can know; the Evidence Sufficiency Benchmark (ESB) controls
-what evidence it reads. We built ESB's five evidence levels from $C_\text{pre}$ for
-\EsbAnswerable{} answerable questions: the target chunk alone (L1), the target among
-\EsbDistractors{} other retrieved chunks (L2), \EsbK{} chunks from unrelated pages that do not
-state the answer (L3), no context (L4), and the target next to a copy of it whose key value we
-altered (L5, once with each first). To these we add \EsbUnanswerable{} unanswerable questions
-with the chunks our hybrid retriever returns for them, a temporal condition T that ESB lacks:
-the evidence is on topic, but the answer postdates it. The key value was found by rule for
-\EsbValuesRule{} questions and proposed by the generator for \EsbValuesModel{};
-\EsbNoLFive{} questions have no L5 (no alterable value, or a copy that failed its check), and
-\EsbQualityFailures{} of ESB's quality checks failed. \EsbModels{} model(s) answered
-\EsbInstances{} contexts under \EsbPrompts{} prompts (\EsbResponses{} responses); our response
-judge and ESB-style rules agree on \EsbRuleAgreement{} of the labels ($\kappa=\EsbRuleKappa$).
-
-Under the standard prompt, abstention \EsbBoundaryWord{} from \EsbAbstainLTwo{} on L2 to
-\EsbAbstainLThree{} on L3, ESB's sufficiency boundary, and is \EsbAbstainLFour{} with no context.
-With conflicting evidence it is \EsbAbstainLFive{} (\EsbAbstainLFiveMin--\EsbAbstainLFiveMax{}
-across models), \EsbLFiveVsLFour{} with no context. On T, abstention is \EsbAbstainT{},
-\EsbTVsLThree{} on irrelevant evidence. Across L3--L5 the models answer \EsbOverAnswer{} of the
-time (over-answer rate, \EsbOverAnswerMin--\EsbOverAnswerMax{}), and \EsbWrongAnswer{} of L5
-responses adopt the altered value; accuracy on L1--L2 is \EsbAccuracy{}. B-ECE is \EsbBECE{}
-over L1--L5 and \EsbBECET{} with T counted as abstention-expected.
-
-Putting the altered copy first instead of the target changes L5 abstention by up to
-\EsbPositionDiffMax{} points; the order effect is significant (exact McNemar, $p<0.05$) for
-\EsbPositionSignificant{} of \EsbPositionTests{} model--prompt combinations. Assessing
-sufficiency first (P3) \EsbPromptThreeWord{} L5 abstention by \EsbPromptThreeChangeLFive{}
-points on average, and \EsbPromptSignificant{} of \EsbPromptTests{} prompt changes are
-significant after Benjamini--Hochberg correction.
-"""
-
-
-def section_macros() -> list[str]:
-    """The macro names :data:`SECTION` uses (each must be one of :func:`macros`)."""
-    return sorted(set(re.findall(r"\\(Esb[A-Za-z]+)", SECTION)))

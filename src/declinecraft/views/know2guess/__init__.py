@@ -1,4 +1,4 @@
-"""Know2Guess's decision protocol (seeds/003) on DeclineCraft's questions.
+"""Know2Guess's decision protocol (the Know2Guess paper) on DeclineCraft's questions.
 
 The models under test declare ANSWER / ABSTAIN_DONT_KNOW / REFUSE_POLICY with a confidence and a
 final answer under K2G's standard prompt and its controls, without retrieval and with our

@@ -24,7 +24,7 @@ Macro = tuple[str, str, str]
 CONDITIONS = {"no_rag": "NoRag", "single": "Rag"}
 #: How the text names the prompts.
 PROMPT_NAMES = {"standard": "standard", "answer_only": "answer-only", "compact": "compact", "delimiter": "delimiter-heavy"}
-#: Know2Guess's own numbers the section compares with (seeds/003 §3.5, §6.1, §6.9): name, value, format, what.
+#: Know2Guess's own numbers the section compares with (the Know2Guess paper, §3.5, §6.1, §6.9): name, value, format, what.
 PUBLISHED: tuple[tuple[str, float, str, str], ...] = (
     ("KgPaperReliability", 0.5704, "pct", "best reliability (Qwen3.5-9B, standard prompt)"),
     ("KgPaperRLow", 0.5316, "pct", "best R_lambda at lambda=0.5"),

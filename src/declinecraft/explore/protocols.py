@@ -1,8 +1,10 @@
-"""One question's evidence contexts with every response to them, read from the view's files.
+"""The two views' outputs beside the judged responses: Know2Guess decisions, evidence contexts.
 
-Pure reading of ``outputs/<run>/10_evidence/`` (``instances.parquet``, ``judged.parquet``): what
-an explorer page needs to show the six contexts of a question (L1-L5, L5 in two orders; T for an
-unanswerable question) and what each model answered under each prompt.
+Pure reading of the views' stage files. :func:`with_know2guess` adds each response's declared
+Know2Guess decision (``09_know2guess/know2guess_decisions.csv``: standard prompt, strict parser,
+the same model, thinking setting, condition and question); :func:`question_contexts` lists the
+six evidence contexts of a question (``10_evidence/``: L1-L5, L5 in two orders; T for an
+unanswerable question) with what each model answered under each prompt.
 """
 
 from __future__ import annotations
@@ -51,3 +53,24 @@ def question_contexts(folder: Path, question_id: str) -> pl.DataFrame:
         _order=(pl.col("order") == "conflict_first").cast(pl.Int64),  # gold first, as built
     )
     return frame.sort("_level", "_order", "model", "thinking", "prompt", nulls_last=True).select(COLUMNS)
+
+
+#: Columns :func:`with_know2guess` adds (null where the view has no decision for the response).
+KNOW2GUESS_COLUMNS = {"k2g_state": pl.String, "k2g_confidence": pl.Float64, "k2g_answer": pl.String}
+
+
+def with_know2guess(frame: pl.DataFrame, folder: Path, *, prompt: str = "standard", parser: str = "strict") -> pl.DataFrame:
+    """Add the Know2Guess decision of each no-RAG and main single-shot response (``setting``
+    ``no_rag`` / ``single``); columns :data:`KNOW2GUESS_COLUMNS`, null where there is none."""
+    path = Path(folder) / "know2guess_decisions.csv"
+    if path.is_file():
+        decisions = pl.read_csv(path, infer_schema_length=10_000, schema_overrides={"question_id": pl.String})
+        decisions = decisions.filter(pl.col("prompt") == prompt, pl.col("parser") == parser).select(
+            "model", "thinking", pl.col("condition").alias("setting"), "question_id",
+            pl.col("state").alias("k2g_state"), pl.col("confidence").cast(pl.Float64).alias("k2g_confidence"),
+            pl.col("answer").cast(pl.String).alias("k2g_answer"),
+        )
+        keys = ["model", "thinking", "setting", "question_id"]
+        if all(k in frame.columns for k in keys):
+            return frame.join(decisions, on=keys, how="left", maintain_order="left")
+    return frame.with_columns(*(pl.lit(None, dtype=d).alias(c) for c, d in KNOW2GUESS_COLUMNS.items()))
