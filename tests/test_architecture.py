@@ -12,11 +12,12 @@ from pathlib import Path
 
 import pytest
 
-from declinecraft.core import deps
+from declinecraft.core import config, deps
 
 ROOT = Path(__file__).resolve().parents[1]
 SOURCE = ROOT / "src" / "declinecraft"
-STAGES = sorted(p.stem for p in (ROOT / "notebooks").glob("[0-9][0-9]_*.ipynb"))
+#: Stage notebooks in run order (the order Make chains them in).
+STAGES = [notebook for _, notebook in config.STAGES]
 
 
 class TestImports:

@@ -9,7 +9,6 @@ import pytest
 from sklearn.calibration import calibration_curve
 from sklearn.metrics import cohen_kappa_score
 
-from declinecraft.construction import audit
 from declinecraft.llm.calls import Reply
 from declinecraft.views.know2guess import (
     crossprotocol,
@@ -206,8 +205,6 @@ class TestCrossProtocol:
         assert row(tab, k2g_state="REFUSE_POLICY")["judge_label"] == "DENY" and tab["n"].sum() == 8
 
 
-@pytest.mark.skipif(not hasattr(audit, "style_probe"),
-                    reason="needs construction.audit.style_probe (the separability audit's probe)")
 class TestSeparability:
     def test_separable_wording(self) -> None:
         """A word only unanswerable questions use makes the halves separable: AUROC and AUPRC 1,

@@ -10,15 +10,12 @@ import polars as pl
 import pytest
 from matplotlib.figure import Figure
 
-from declinecraft.construction import audit
 from declinecraft.core import config, prompts
 from declinecraft.core.params import AnswerParams, Know2GuessParams
 from declinecraft.evaluation.context import Chunk
 from declinecraft.llm.calls import Call, Reply
 from declinecraft.views.know2guess import macros, plots, protocol, stage
 
-needs_probe = pytest.mark.skipif(not hasattr(audit, "style_probe"),
-                                 reason="needs construction.audit.style_probe (the separability audit's probe)")
 IDS = ["a0", "a1", "u0", "u1"]
 DECISIONS = {"a0": "DECISION: ANSWER\nCONFIDENCE: 90\nFINAL_ANSWER: right",
              "a1": "DECISION: ANSWER\nCONFIDENCE: 80\nFINAL_ANSWER: wrong",
@@ -100,7 +97,6 @@ def load(project: Path, block: str = "") -> config.RunConfig:
     return config.load(project / "params" / "t.yaml")
 
 
-@needs_probe
 class TestRun:
     @pytest.fixture()
     def done(self, project: Path) -> tuple[config.RunConfig, FakeModels, stage.Know2GuessResult]:
