@@ -133,7 +133,7 @@ def _peak_rss_mb() -> float:
 
 
 def _rrf(bm25_ids: list[str], dense_ids: list[str], k: int) -> list[str]:
-    from declinecraft.retrieval.retrieve import rrf
+    from declinecraft.retrieval.fusion import rrf
 
     return [h.chunk_id for h in rrf({"bm25": bm25_ids, "dense": dense_ids}, k=RRF_K, limit=k)]
 
