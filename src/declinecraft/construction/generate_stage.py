@@ -20,11 +20,9 @@ import polars as pl
 from declinecraft.core import paths
 from declinecraft.core.config import RunConfig
 from declinecraft.construction.generate import Search, generate_drafts
-from declinecraft.core import prompts, registry
 from declinecraft.core.artifacts import read_chunks as read_corpus_chunks
-from declinecraft.llm import cache
-from declinecraft.llm import client as llm
-from declinecraft.llm.calls import Ask, Call, Reply, to_reply
+from declinecraft.llm.calls import Ask
+from declinecraft.llm.pool import ModelPool
 from declinecraft.retrieval import retrieve
 
 
@@ -82,29 +80,14 @@ def retriever_search(cfg: RunConfig) -> Search:
 def completer(
     cfg: RunConfig, model_id: str, *, temperature: float, complete: Ask | None = None
 ) -> Iterator[Ask]:
-    """Yield a :data:`Ask` for one registry model (served locally while the block runs);
-    an injected ``complete`` is passed through unchanged (tests)."""
+    """Yield an :data:`~declinecraft.llm.calls.Ask` for one registry model (served locally while
+    the block runs; each call carries its own output budget); an injected ``complete`` is passed
+    through unchanged (tests)."""
     if complete is not None:
         yield complete
         return
-    spec = registry.get_model(cfg.resolve(cfg.models_file), model_id)
-    templates: dict[str, prompts.Prompt] = {}
-    with cache.open_cache(cfg.cache_dir) as store, llm.connect(spec, store, cfg.cache_dir) as client:
-
-        def run(calls: Sequence[Call]) -> list[Reply]:
-            if not calls:
-                return []
-            requests = []
-            for call in calls:
-                if call.prompt not in templates:
-                    templates[call.prompt] = prompts.load(call.prompt, cfg.root)
-                template = templates[call.prompt]
-                requests.append(llm.Request.from_prompt(template, call.fields, max_tokens=call.max_tokens,
-                                                        temperature=temperature))  # fmt: skip
-            results = client.run(requests, desc=f"{model_id} {calls[0].prompt}")
-            return [to_reply(r) for r in results]
-
-        yield run
+    with ModelPool(cfg, progress=True) as pool:
+        yield pool.asker(model_id, thinking=None, max_tokens=0, temperature=temperature)
 
 
 # --- the stage --------------------------------------------------------------------------------

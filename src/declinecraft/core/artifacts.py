@@ -10,6 +10,9 @@ file (under outputs/<run>/)  written by            read by
 01_corpus/pages_*.parquet    01_corpus             judging (:func:`read_pages`)
 04_verify/benchmark.parquet  04_verify             answering, judging, views (:func:`read_benchmark`)
 05_answer/responses.parquet  05_answer             judging, views (:func:`read_responses`)
+05_answer/retrieved.parquet  05_answer             views (:func:`read_stage_file`)
+06_judge/references.parquet  06_judge              views (:func:`read_stage_file`)
+06_judge/judged.parquet      06_judge              views (:func:`read_stage_file`)
 ===========================  ====================  ==========================================
 """
 
@@ -126,3 +129,15 @@ def read_benchmark(cfg: RunConfig, needed: Sequence[str] = BENCHMARK_COLUMNS) ->
     if missing := [c for c in needed if c not in frame.columns]:
         raise ValueError(f"{path}: missing column {missing[0]!r} (have: {', '.join(frame.columns)})")
     return frame.with_columns(pl.col("id").cast(pl.String))
+
+
+def read_stage_file(cfg: RunConfig, stage: str, name: str, columns: Sequence[str] | None = None) -> pl.DataFrame:
+    """Read ``<stage dir>/<name>`` (only ``columns``, when given), e.g. ``("judge", "references.parquet")``.
+
+    Raises:
+        FileNotFoundError: the file is missing; the message names it and the notebook that writes it.
+    """
+    path = cfg.stage_dir(stage) / name
+    if not path.is_file():
+        raise FileNotFoundError(f"missing upstream file {path}: run {path.parent.name} first")
+    return pl.read_parquet(path, columns=list(columns) if columns is not None else None)

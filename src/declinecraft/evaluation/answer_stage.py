@@ -29,7 +29,7 @@ from declinecraft.core.artifacts import read_benchmark
 from declinecraft.core.config import AnswerParams, RunConfig
 from declinecraft.evaluation import answer
 from declinecraft.evaluation.answer import Search
-from declinecraft.evaluation.context import Chunk, Lookup
+from declinecraft.evaluation.context import Chunk, Lookup, chunks_by_id
 from declinecraft.llm.pool import ModelPool, Models, rewriter
 from declinecraft.retrieval import retrieve
 from declinecraft.retrieval.diagnostics import hit_at_k, scenario_hit_rate
@@ -94,8 +94,8 @@ def retriever_adapters(cfg: RunConfig, rewrite: Any = None) -> tuple[Search, Loo
         return [list(hits) for hits in rows]
 
     def lookup(chunk_ids: Sequence[str]) -> list[Chunk]:
-        frame = retriever.chunks(list(chunk_ids))
-        return [Chunk(r["chunk_id"], r["title"], r["url"] or "", r["text"]) for r in frame.iter_rows(named=True)]
+        table = chunks_by_id(retriever.chunks(list(chunk_ids)).iter_rows(named=True))
+        return [table[c] for c in chunk_ids]
 
     return search, lookup
 

@@ -6,8 +6,9 @@ context), so the formatting lives here once.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 
 @dataclass(frozen=True)
@@ -47,3 +48,8 @@ def context_of(chunk_ids: Sequence[str], lookup: Lookup, question_id: str, chunk
     except KeyError as exc:
         raise ValueError(f"question {question_id!r}: retrieved {exc.args[0]}") from exc
     return format_context(chunks, chunk_chars)
+
+
+def chunks_by_id(rows: Iterable[Mapping[str, Any]]) -> dict[str, Chunk]:
+    """Chunk-table rows (``chunk_id``, ``title``, ``url``, ``text``) as :class:`Chunk` by id."""
+    return {r["chunk_id"]: Chunk(r["chunk_id"], r["title"] or "", r["url"] or "", r["text"]) for r in rows}

@@ -36,7 +36,7 @@ from declinecraft.core import paths
 from declinecraft.core.artifacts import read_benchmark, read_chunks, read_pages, read_responses
 from declinecraft.core.config import JudgeParams, RunConfig
 from declinecraft.evaluation import judge
-from declinecraft.evaluation.context import Chunk, Lookup
+from declinecraft.evaluation.context import Chunk, Lookup, chunks_by_id
 from declinecraft.llm.pool import ModelPool, Models
 
 @dataclass(frozen=True)
@@ -63,9 +63,7 @@ class JudgeResult:
 
 def chunk_lookup(cfg: RunConfig) -> Lookup:
     """Chunks of both corpora by id, read from the corpus stage (KeyError for an unknown id)."""
-    frame = read_chunks(cfg)
-    table = {r["chunk_id"]: Chunk(r["chunk_id"], r["title"], r["url"] or "", r["text"])
-             for r in frame.iter_rows(named=True)}  # fmt: skip
+    table = chunks_by_id(read_chunks(cfg).iter_rows(named=True))
 
     def lookup(chunk_ids: Sequence[str]) -> list[Chunk]:
         missing = [c for c in chunk_ids if c not in table]

@@ -40,12 +40,12 @@ from typing import Any
 import polars as pl
 
 from declinecraft.core import paths
-from declinecraft.core.artifacts import BENCHMARK_COLUMNS, read_benchmark, read_chunks
+from declinecraft.core.artifacts import BENCHMARK_COLUMNS, read_benchmark, read_chunks, read_stage_file
 from declinecraft.core.config import EvidenceParams, RunConfig
 from declinecraft.evaluation import answer, judge
 from declinecraft.evaluation.answer import Search
 from declinecraft.evaluation.answer_stage import retriever_adapters
-from declinecraft.evaluation.context import Chunk
+from declinecraft.evaluation.context import Chunk, chunks_by_id
 from declinecraft.llm.pool import ModelPool, Models
 from declinecraft.views.evidence import asking, classes, conflicts, levels, tables
 
@@ -99,9 +99,7 @@ class Settings:
 
 def c_pre(cfg: RunConfig) -> dict[str, Chunk]:
     """C_pre's chunks by id, as the answer prompt shows them."""
-    frame = read_chunks(cfg).filter(pl.col("corpus") == "pre")
-    return {r["chunk_id"]: Chunk(r["chunk_id"], r["title"] or "", r["url"] or "", r["text"])
-            for r in frame.iter_rows(named=True)}  # fmt: skip
+    return chunks_by_id(read_chunks(cfg).filter(pl.col("corpus") == "pre").iter_rows(named=True))
 
 
 def references(cfg: RunConfig) -> pl.DataFrame:
@@ -110,10 +108,7 @@ def references(cfg: RunConfig) -> pl.DataFrame:
     Raises:
         FileNotFoundError: the judge stage has not run (names the file).
     """
-    path = cfg.stage_dir("judge") / "references.parquet"
-    if not path.is_file():
-        raise FileNotFoundError(f"missing upstream references {path}: run 06_judge first")
-    return pl.read_parquet(path, columns=["question_id", "reference"])
+    return read_stage_file(cfg, "judge", "references.parquet", ["question_id", "reference"])
 
 
 def retrieved_lists(

@@ -32,13 +32,12 @@ import json
 import time
 from collections.abc import Mapping
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
 import polars as pl
 
 from declinecraft.core import paths
-from declinecraft.core.artifacts import read_benchmark
+from declinecraft.core.artifacts import read_benchmark, read_stage_file
 from declinecraft.core.config import RunConfig
 from declinecraft.core.params import Know2GuessParams
 from declinecraft.evaluation.answer import select_questions
@@ -109,14 +108,6 @@ def output_files(params: Know2GuessParams) -> list[str]:
     return [*FILES.values(), "manifest.json"] if params.enabled else ["DISABLED.md", "manifest.json"]
 
 
-def _read(path: Path, stage: str, columns: list[str] | None = None) -> pl.DataFrame:
-    """An upstream parquet file (only ``columns``, when given), with an error naming it and the
-    stage that writes it."""
-    if not path.is_file():
-        raise FileNotFoundError(f"missing upstream file {path}: run {stage} first")
-    return pl.read_parquet(path, columns=columns)
-
-
 def issue_counts(decisions: pl.DataFrame) -> pl.DataFrame:
     """Every parser issue (and failed call) counted per run and parser; states and issues are never dropped."""
     flags = decisions.select(*protocol.KEY, issue=pl.col("issues").str.split(";")).explode("issue")
@@ -168,11 +159,10 @@ def run(cfg: RunConfig, *, models: Models | None = None, lookup: Lookup | None =
         return Know2GuessResult.empty(manifest)
     protocol.check(params)
     bench = read_benchmark(cfg)
-    asked = set(_read(cfg.stage_dir("answer") / "responses.parquet", "05_answer", ["question_id"])["question_id"])
+    asked = set(read_stage_file(cfg, "answer", "responses.parquet", ["question_id"])["question_id"])
     questions = select_questions(bench.filter(pl.col("id").is_in(sorted(asked))), params.limit_questions, cfg.seed)
-    judge_dir = cfg.stage_dir("judge")
-    references = _read(judge_dir / "references.parquet", "06_judge")
-    judged = _read(judge_dir / "judged.parquet", "06_judge", [*JUDGED_COLUMNS])
+    references = read_stage_file(cfg, "judge", "references.parquet")
+    judged = read_stage_file(cfg, "judge", "judged.parquet", JUDGED_COLUMNS)
     own = models is None
     pool = ModelPool(cfg, progress=progress) if own else models
     assert pool is not None
@@ -180,7 +170,7 @@ def run(cfg: RunConfig, *, models: Models | None = None, lookup: Lookup | None =
     try:
         contexts: dict[str, str] = {}
         if "single" in params.conditions:
-            retrieved = _read(cfg.stage_dir("answer") / "retrieved.parquet", "05_answer")
+            retrieved = read_stage_file(cfg, "answer", "retrieved.parquet")
             contexts = protocol.contexts(questions, retrieved, lookup or chunk_lookup(cfg), pipeline=cfg.answer.pipeline,
                                          k=cfg.answer.k, chunk_chars=cfg.answer.context_chars)  # fmt: skip
         runs = protocol.plan(params, cfg.answer, pool.thinking_switch)
