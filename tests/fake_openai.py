@@ -6,13 +6,18 @@ message text too, so a test can prove that a cached call was never re-sent. A JS
 the last user message scripts misbehaviour::
 
     [[fake {"status": 429, "times": 1}]]      429 on the first request with this text, then 200
+    [[fake {"status": 429, "retry_after": 1.5, "times": 1}]]   ... with a ``Retry-After: 1.5`` header
     [[fake {"status": 500}]]                  500 forever
+    [[fake {"statuses": [500, 502, 503]}]]    a burst: 500, 502, 503 on the first three requests, then 200
     [[fake {"malformed": true}]]              200 with a body that is not JSON
+    [[fake {"reset": true, "times": 2}]]      headers and half the body, then the connection is cut
     [[fake {"sleep": 5}]]                     answer only after 5 more seconds (timeouts)
     [[fake {"reply": "<think>a</think>b", "finish": "length", "reasoning": "r",
             "reasoning_key": "reasoning"}]]   exact content, finish reason and reasoning field
 
-Without a directive the reply is ``echo: <text>``. ``GET /stats`` returns the counters (requests,
+``times`` limits any misbehaviour (status, malformed, reset, close) to the first requests with this
+text. Without a directive the reply is ``echo: <text>``; a server started with ``--respond
+MODULE:FUNCTION`` answers ``FUNCTION(request_body) -> content`` instead (a scripted model). ``GET /stats`` returns the counters (requests,
 per message text, the most in flight at once, the last request bodies and Authorization headers);
 ``POST /reset`` zeroes them.
 
@@ -25,6 +30,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import importlib
 import json
 import os
 import random
@@ -39,7 +45,10 @@ from typing import Any
 from urllib.request import Request, urlopen
 
 DIRECTIVE = re.compile(r"\[\[fake (\{.*?\})\]\]", re.S)
-REASONS = {200: "OK", 400: "Bad Request", 404: "Not Found", 429: "Too Many Requests", 500: "Internal Server Error"}
+REASONS = {200: "OK", 400: "Bad Request", 404: "Not Found", 429: "Too Many Requests", 500: "Internal Server Error",
+           502: "Bad Gateway", 503: "Service Unavailable"}  # fmt: skip
+#: A scripted model (``--respond``): request body -> message content.
+RESPOND: Any = None
 
 
 def request_latency(text: str, low: float, high: float | None = None, seed: int = 0) -> float:
@@ -64,16 +73,17 @@ class _State:
     auth: set[str] = field(default_factory=set)
 
 
-def _response(status: int, body: bytes, content_type: bytes = b"application/json") -> bytes:
+def _response(status: int, body: bytes, content_type: bytes = b"application/json", extra: str = "") -> bytes:
     head = (
         f"HTTP/1.1 {status} {REASONS.get(status, 'Error')}\r\n"
-        f"Content-Length: {len(body)}\r\nConnection: keep-alive\r\n"
+        f"Content-Length: {len(body)}\r\nConnection: keep-alive\r\n{extra}"
     ).encode()
     return head + b"Content-Type: " + content_type + b"\r\n\r\n" + body
 
 
 def _completion(request: dict[str, Any], text: str, script: dict[str, Any]) -> bytes:
-    reply = script.get("reply", f"echo: {DIRECTIVE.sub('', text).strip()}")
+    default = RESPOND(request) if RESPOND is not None else f"echo: {DIRECTIVE.sub('', text).strip()}"
+    reply = script.get("reply", default)
     message: dict[str, Any] = {"role": "assistant", "content": reply}
     if "reasoning" in script:
         message[script.get("reasoning_key", "reasoning_content")] = script["reasoning"]
@@ -108,12 +118,23 @@ async def _chat(state: _State, raw: bytes) -> bytes | None:
         await asyncio.sleep(wait + float(script.get("sleep", 0)))
     finally:
         state.inflight -= 1
-    status = int(script.get("status", 200))
-    if status != 200 and ("times" not in script or state.by_text[text] <= int(script["times"])):
+    seen = state.by_text[text]
+    statuses = script.get("statuses") or ([script["status"]] if "status" in script else [])
+    if len(statuses) > 1:  # a burst: one status per request, then normal answers
+        status = int(statuses[seen - 1]) if seen <= len(statuses) else 200
+    else:
+        status = int(statuses[0]) if statuses else 200
+        if "times" in script and seen > int(script["times"]):
+            return _response(200, _completion(request, text, script))
+    if status != 200:
         error = json.dumps({"error": {"message": f"fake {status}", "code": status}}).encode()
-        return _response(status, error)
+        wait = f"Retry-After: {script['retry_after']}\r\n" if "retry_after" in script else ""
+        return _response(status, error, extra=wait)
     if script.get("close"):
         return None
+    if script.get("reset"):
+        whole = _response(200, _completion(request, text, script))
+        return b"RESET" + whole[: len(whole) - len(whole) // 3]
     if script.get("malformed"):
         return _response(200, b'{"choices": [{"message": ')
     return _response(200, _completion(request, text, script))
@@ -136,6 +157,11 @@ async def _handle(state: _State, reader: asyncio.StreamReader, writer: asyncio.S
             if method == b"POST" and path.endswith(b"/chat/completions"):
                 out = await _chat(state, body)
                 if out is None:
+                    break
+                if out.startswith(b"RESET"):  # part of the body, then a cut connection
+                    writer.write(out[5:])
+                    await writer.drain()
+                    writer.transport.abort()
                     break
             elif path.endswith(b"/stats"):
                 stats = {
@@ -174,10 +200,16 @@ async def serve(port: int, latency: float, latency_max: float | None = None, see
 class FakeServer:
     """A fake server in a child process (so it never competes with the client for the GIL)."""
 
-    def __init__(self, latency: float = 0.0, latency_max: float | None = None, seed: int = 0) -> None:
-        command = [sys.executable, os.path.abspath(__file__), "--latency", str(latency), "--seed", str(seed)]
+    def __init__(
+        self, latency: float = 0.0, latency_max: float | None = None, seed: int = 0, respond: str | None = None,
+        port: int = 0,
+    ) -> None:  # fmt: skip
+        command = [sys.executable, os.path.abspath(__file__), "--latency", str(latency), "--seed", str(seed),
+                   "--port", str(port)]  # fmt: skip
         if latency_max is not None:
             command += ["--latency-max", str(latency_max)]
+        if respond is not None:
+            command += ["--respond", respond]
         # stdin stays an open pipe: when this process dies, the server sees EOF and exits too.
         self.process = subprocess.Popen(
             [*command, "--exit-with-parent"], stdout=subprocess.PIPE, stdin=subprocess.PIPE, text=True,
@@ -211,11 +243,14 @@ class FakeServer:
                 pipe.close()
 
 
-def start(latency: float = 0.0, latency_max: float | None = None, seed: int = 0) -> FakeServer:
+def start(
+    latency: float = 0.0, latency_max: float | None = None, seed: int = 0, respond: str | None = None, port: int = 0
+) -> FakeServer:
     """Start a fake server process and return its handle (call ``.stop()`` when done).
 
-    ``latency_max`` makes each message's latency a seeded draw from ``[latency, latency_max]``."""
-    return FakeServer(latency, latency_max, seed)
+    ``latency_max`` makes each message's latency a seeded draw from ``[latency, latency_max]``;
+    ``respond`` (``MODULE:FUNCTION``, importable from the tests folder) scripts the replies."""
+    return FakeServer(latency, latency_max, seed, respond, port)
 
 
 if __name__ == "__main__":
@@ -225,7 +260,11 @@ if __name__ == "__main__":
     parser.add_argument("--latency-max", type=float, default=None, help="draw latencies up to this many seconds")
     parser.add_argument("--seed", type=int, default=0, help="seed of the latency draws")
     parser.add_argument("--exit-with-parent", action="store_true", help="exit when stdin reaches EOF")
+    parser.add_argument("--respond", default=None, help="MODULE:FUNCTION answering each request body")
     args = parser.parse_args()
+    if args.respond:
+        module, _, function = args.respond.partition(":")
+        RESPOND = getattr(importlib.import_module(module), function)
     if args.exit_with_parent:
         threading.Thread(target=lambda: (sys.stdin.read(), os._exit(0)), daemon=True).start()
     try:

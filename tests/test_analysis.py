@@ -15,6 +15,7 @@ import pytest
 
 from declinecraft.analysis import analyze as analysis
 from declinecraft.analysis import annotation as analysis_annotation
+from declinecraft.analysis import examples as analysis_examples
 from declinecraft.analysis import inputs as analysis_inputs
 from declinecraft.analysis import judges as analysis_judges
 from declinecraft.analysis import models as analysis_models
@@ -262,15 +263,43 @@ class TestStageRun:
         assert isinstance(result.paper_tables["table10"], pl.DataFrame)
 
 
-class TestUpstreamTables:
-    def test_reads_audits(self, tmp_path: Path) -> None:
-        """The verify stage's retrieval audit becomes the scenario-overlap table."""
+def diagnostics_frame() -> pl.DataFrame:
+    """``05_answer/retrieval.parquet`` of a run with a k sweep (hybrid) and a second pipeline."""
+    rows = []
+    for pipeline, k, target, scen in (("hybrid", 1, 0.3, 0.2), ("hybrid", 5, 0.8, 0.6), ("hybrid", 10, 0.9, 0.7), ("bm25", 5, 0.7, 0.4)):
+        for metric, rate in (("hit_at_k", target), ("scenario_overlap", scen)):
+            rows.append(dict(metric=metric, pipeline=pipeline, k=k, depth=k, scenario=True, n=10, hits=round(10 * rate), rate=rate))
+    rows.append(dict(metric="scenario_overlap", pipeline="hybrid", k=5, depth=5, scenario=False, n=10, hits=1, rate=0.1))
+    return pl.DataFrame(rows)
+
+
+class TestRetrievalTables:
+    def test_by_k_and_pipeline(self) -> None:
+        """Hit rates per k of the main pipeline (Figure 21) and scenario overlap per pipeline at the
+        main k (Figure 24), questions with their scenario only."""
+        found = analysis_inputs.retrieval_tables(diagnostics_frame(), pipeline="hybrid", k=5)
+        by_k = found["retrieval_k"]
+        assert by_k.select("k", "depth", "target_hit", "scenario_hit").rows() == [(1, 1, 0.3, 0.2), (5, 5, 0.8, 0.6), (10, 10, 0.9, 0.7)]
+        assert found["scenario_overlap"].select("pipeline", "share").rows() == [("bm25", 0.4), ("hybrid", 0.6)]
+
+    def test_read_from_answer_stage(self, tmp_path: Path) -> None:
+        """The analysis stage reads them from the answer stage's retrieval.parquet."""
         cfg = project(tmp_path, None)
-        folder = cfg.stage_dir("verify")
-        folder.mkdir(parents=True)
-        pl.DataFrame({"audit": ["hit_at_k", "scenario_overlap"], "pipeline": ["hybrid"] * 2, "k": [5, 5], "rate": [0.9, 0.7]}).write_csv(folder / "audit_retrieval.csv")
+        cfg.stage_dir("answer").mkdir(parents=True)
+        diagnostics_frame().write_parquet(cfg.stage_dir("answer") / "retrieval.parquet")
         found = analysis_inputs.upstream_tables(cfg)
-        assert found["scenario_overlap"].rows() == [("hybrid", 0.7)]
+        assert found["retrieval_k"]["k"].to_list() == [1, 5, 10] and found["scenario_overlap"].height == 2
+
+
+class TestWithFormatLosses:
+    def test_split(self) -> None:
+        """Drafts lost at the facts or question step are "lost to format"; scenario losses apart."""
+        audit = pl.DataFrame({"generator": ["g1", "g2"], "lost_to_format": [3, 0]})
+        drafts = pl.DataFrame({"generator": ["g1", "g1", "g1", "g1", "g2"],
+                               "status": ["lost_to_format", "lost_to_format", "lost_to_format", "drafted", "no_target"],
+                               "step": ["scenario", "facts", "question", "", "target"]})  # fmt: skip
+        out = analysis_inputs.with_format_losses(audit, drafts)
+        assert out.select("generator", "lost_to_format", "lost_at_scenario").rows() == [("g1", 2, 1), ("g2", 0, 0)]
 
 
 class TestWriteCsv:
@@ -459,6 +488,15 @@ class TestLeakage:
         row = analysis_models.leakage(responses(rows), facts, by=("family",), n_resamples=20).row(0, named=True)
         assert row["accuracy"] == pytest.approx(0.25) and row["attempt"] == pytest.approx(0.5) and row["runs"] == 1
 
+    def test_counts_unscored(self) -> None:
+        """An answer without a judge score is left out of the mean and counted in ``dropped``
+        (abstentions and denials need no score)."""
+        labels = [("ANSWER", 1.0), ("ANSWER", None), ("ANSWER", 0.0), ("DENY", None), ("ABSTAIN", None)]
+        rows = [("m", "off", "no_rag", f"u{i}", False, lab, acc) for i, (lab, acc) in enumerate(labels)]
+        facts = pl.DataFrame({"model": ["m"], "family": ["F"]})
+        row = analysis_models.leakage(responses(rows), facts, by=("model", "thinking"), n_resamples=20).row(0, named=True)
+        assert (row["n"], row["dropped"]) == (5, 1) and row["accuracy"] == pytest.approx(0.25)
+
 
 # --- analysis_judges ----------------------------------------------------------------------------
 
@@ -482,6 +520,15 @@ class TestJudgeAgreement:
         pair, fleiss = out.row(0, named=True), out.row(1, named=True)
         assert (pair["exact"], pair["kappa"], pair["mean_diff"]) == (1.0, 1.0, 0.0)
         assert math.isnan(fleiss["kappa"]) and "three" in fleiss["note"]
+
+    def test_rule_scored_excluded(self) -> None:
+        """Premise denials and empty responses got their 0 by rule: left out of the rows and counted."""
+        frame = scored([1.0, 0.5, 0.0, 0.0, 0.0], [1.0, 0.0, 0.0, 0.0, 0.0]).with_columns(
+            label=pl.Series(["ANSWER", "ANSWER", "DENY", "ANSWER", "ANSWER"]),
+            label_source=pl.Series(["llm", "llm", "llm", "empty", "llm"]),
+        )  # fmt: skip
+        pair = analysis_judges.judge_agreement(frame, ["score_a", "score_b"]).row(0, named=True)
+        assert (pair["rows"], pair["excluded"]) == (3, 2) and pair["exact"] == pytest.approx(2 / 3)
 
     def test_single_score(self) -> None:
         """All-identical scores: kappa undefined (NaN) with a note, not an error."""
@@ -624,6 +671,87 @@ def published_row() -> pl.DataFrame:
     frame = pl.DataFrame(q, schema=["question_id", "answerable", "label"], orient="row")
     return frame.with_columns(model=pl.lit("gemma-4-26b-a4b"), thinking=pl.lit("off"), condition=pl.lit("single"),
                               budget_exhausted=pl.lit(False), accuracy=pl.lit(0.7))  # fmt: skip
+
+
+class TestOtherFamilyRerank:
+    def rows(self) -> pl.DataFrame:
+        """Three families F, G, H; judge a is of family F and scores F's answers 1, others 0.5."""
+        parts = []
+        for model, family, b in (("f1", "F", 0.2), ("g1", "G", 0.6), ("h1", "H", 1.0)):
+            frame = responses(answerable(model, "single", 4)).with_columns(family=pl.lit(family))
+            parts.append(frame.with_columns(score_a=pl.lit(1.0 if family == "F" else 0.5), score_b=pl.lit(b)))
+        frame = pl.concat(parts)
+        return frame.with_columns(accuracy=(pl.col("score_a") + pl.col("score_b")) / 2)
+
+    def test_rerank(self) -> None:
+        """Answers from F are rescored by b alone; the ranking of the three changes (rho 0.5)."""
+        out = analysis_judges.other_family_rerank(self.rows(), {"score_a": "F", "score_b": "Other"}, ["model", "thinking"])
+        row = out.row(0, named=True)
+        # full panel: f1 0.6, g1 0.55, h1 0.75; other families only: f1 0.2, g1 0.55, h1 0.75
+        assert (row["n"], row["n_reduced"]) == (3, 1) and row["rho"] == pytest.approx(0.5)
+
+    def test_one_family(self) -> None:
+        """When every judge shares the answers' family nothing can be re-ranked: NaN and why."""
+        frame = self.rows().with_columns(family=pl.lit("F"))
+        row = analysis_judges.other_family_rerank(frame, {"score_a": "F", "score_b": "F"}, ["model"]).row(0, named=True)
+        assert row["n_reduced"] == 0 and math.isnan(row["rho"]) and "nothing to re-rank" in row["note"]
+
+
+class TestCompleteSweep:
+    def test_full_only(self) -> None:
+        """Only configurations run at every k of the ablation are kept."""
+        frame = pl.DataFrame({"model": ["a", "a", "a", "b", "b"], "thinking": ["off"] * 5, "k": [1, 5, 10, 5, 10]})
+        out = analysis_models.complete_sweep(frame, "k")
+        assert out["model"].unique().to_list() == ["a"] and out.height == 3
+
+
+class TestExampleRows:
+    def frame(self, labels: dict[str, list[str]]) -> pl.DataFrame:
+        rows = []
+        for qid, labs in labels.items():
+            for (model, condition), lab in zip([("m1", "single"), ("m1", "no_rag"), ("m2", "single")], labs, strict=False):
+                rows.append((model, "off", condition, qid, False, lab, None))
+        rows.append(("m1", "off", "single", "a0", True, "ANSWER", 1.0))
+        frame = responses(rows)
+        return frame.with_columns(question=pl.lit("Q ") + pl.col("question_id"), reference=pl.lit("ref"),
+                                  response=pl.col("model") + pl.lit(" ") + pl.col("condition") + pl.lit(" ") + pl.col("label"))  # fmt: skip
+
+    def test_three_labels(self) -> None:
+        """The question whose responses carry all three labels is chosen, single-shot first."""
+        frame = self.frame({"u0": ["ABSTAIN", "ABSTAIN", "ANSWER"], "u1": ["DENY", "ABSTAIN", "ANSWER"]})
+        out = analysis_examples.example_rows(frame, seed=3)
+        assert out["part"].to_list() == ["Answerable", "", "Unanswerable", "Abstention", "Premise denial", "Confabulation"]
+        assert out["text"].to_list()[2:] == ["Q u1", "m1 no_rag ABSTAIN", "m1 single DENY", "m2 single ANSWER"]
+
+    def test_missing_label(self) -> None:
+        """Without a premise denial the table says so and counts the run's denials; seeded choice."""
+        frame = self.frame({"u0": ["ABSTAIN", "ANSWER"], "u1": ["ANSWER", "ABSTAIN"]})
+        a, b = (analysis_examples.example_rows(frame, seed=s)["question_id"][-1] for s in (0, 0))
+        deny = analysis_examples.example_rows(frame, seed=0).filter(pl.col("part") == "Premise denial").row(0, named=True)
+        assert a == b and deny["source"] == "(missing)" and "0 of its 4 labelled" in deny["text"]
+
+
+class TestTable09:
+    def test_car_and_losses(self) -> None:
+        """The main generator's row carries the CAR of the verifier's single-shot run; others none."""
+        audit = pl.DataFrame({"generator": ["g1", "g2"], "accepted_answerable": [3, 2], "lost_to_format": [1, 2],
+                              "lost_at_scenario": [4, 0], "main_generator": [True, False]})  # fmt: skip
+        grid = pl.DataFrame({"model": ["x", "v"], "thinking": ["off", "off"], "condition": ["single", "single"],
+                             "car": [0.2, 0.5], "config_label": ["X", "V"], "roles": ["", "V"]})  # fmt: skip
+        out = paper_tables.table09({"generator_audit": audit, "main_grid": grid})
+        assert out["car"].to_list() == [50.0, None] and out["car_model"].to_list() == ["V", None]
+        assert out["lost_at_scenario"].to_list() == [4.0, 0.0]
+
+
+class TestSelfPref:
+    def test_rows(self) -> None:
+        """One row per judge in points, then the other-family re-ranking."""
+        sp = pl.DataFrame({"judge": ["score_a"], "family": ["F"], "estimate": [0.012], "low": [0.005], "high": [0.02],
+                           "n_own": [10], "n_other": [20], "note": [""]})  # fmt: skip
+        rerank = pl.DataFrame({"n": [12], "n_reduced": [4], "rho": [0.84], "p": [0.001], "note": [""]})
+        out = paper_tables.selfpref({"self_preference": sp, "judge_rerank": rerank})
+        assert out["judge"].to_list() == ["a", "other-family judges only"] and out["estimate"][0] == pytest.approx(1.2)
+        assert out["note"][1] == "rho = +0.84 over 12 configurations (4 re-scored)"
 
 
 class TestPaperTablesBuild:

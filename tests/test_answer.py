@@ -97,9 +97,36 @@ class TestThinkingModes:
         assert answer.thinking_modes(requested, switch) == want
 
     def test_invalid(self) -> None:
-        """A thinking value other than off/on is an error."""
+        """A thinking value other than off/on/prompted is an error."""
         with pytest.raises(ValueError, match="off"):
             answer.thinking_modes(("yes",), "switchable")
+
+    @pytest.mark.parametrize(("requested", "switch", "want"), [
+        (("off", "prompted"), "none", ["off", "prompt"]), (("prompted",), "none", ["off", "prompt"]),
+        (("off", "prompted"), "switchable", ["off", "on"]), (("on", "prompted"), "switchable", ["on"]),
+        (("off", "prompted"), "always", ["on"]),
+    ])  # fmt: skip
+    def test_prompted(self, requested: tuple[str, ...], switch: str, want: list[str]) -> None:
+        """'prompted' asks the stand-in only of models without native thinking; others think natively."""
+        assert answer.thinking_modes(requested, switch) == want
+
+
+class TestPromptedThinking:
+    def test_label_and_flag(self) -> None:
+        """Prompted reasoning is stored as thinking 'on'; the run's settings say it was prompted."""
+        assert [answer.thinking_label(m) for m in ("off", "on", "prompt")] == ["off", "on", "on"]
+        assert answer.is_prompted(("off", "prompted")) and not answer.is_prompted(("off", "on"))
+
+    def test_instruction_matches_split(self) -> None:
+        """The instruction (ours, params/prompts/) asks for the tags the splitter removes."""
+        from declinecraft.core import prompts
+        from declinecraft.llm import responses
+
+        text = responses.reasoning_prompt()
+        assert responses.OPEN in text and responses.CLOSE in text
+        assert "ours" in prompts.load(responses.REASONING_TEMPLATE).section.lower()
+        reply = f"{responses.OPEN}Copper Golem is not in 1.21.{responses.CLOSE}\nI don't know."
+        assert responses.split_thinking(reply) == ("I don't know.", "Copper Golem is not in 1.21.")
 
 
 class TestSelectQuestions:
@@ -270,6 +297,31 @@ class TestRunStage:
         diag = pl.read_parquet(cfg.stage_dir("answer") / "retrieval.parquet")
         assert set(diag["scenario"]) == {True, False} and set(diag["metric"]) == {"hit_at_k", "scenario_overlap"}
         assert (cfg.stage_dir("answer") / "manifest.json").is_file()
+
+    @pytest.mark.parametrize("thinking", [("off",), ("off", "prompted")])
+    def test_paper_says_so(self, thinking: tuple[str, ...]) -> None:
+        """A prompted run's captions and notes say 'prompted reasoning, not a native thinking switch'."""
+        import dataclasses
+
+        from declinecraft.core import config
+        from declinecraft.paper import run_settings
+
+        cfg = config.load(config.paths.find_root() / "params" / "default.yaml")
+        answer_block = AnswerParams(models=("qwen2.5-coder-0.5b",), thinking=thinking)
+        out = run_settings.config_macros(dataclasses.replace(cfg, blocks=cfg.blocks | {"answer": answer_block}), {})
+        macros = dict(zip(out["macro"], out["text"], strict=True))
+        words = "prompted reasoning, not a native thinking switch"
+        assert (words in macros["ThinkingCaption"], words in macros["ThinkingNote"]) == (len(thinking) == 2,) * 2
+        assert "Qwen2.5-Coder-0.5B" in macros["ThinkingNote"] or len(thinking) == 1
+
+    def test_prompted_rows(self, project) -> None:  # noqa: ANN001
+        """thinking: prompted asks a model without a switch in mode 'prompt' and stores it as 'on'."""
+        cfg = write_run(project, "  models: [m1]\n  thinking: ['off', 'prompted']\n  conditions: [single]\n")
+        models = FakeModels()
+        out = answer_stage.run(cfg, models=models, search=FakeSearch(), lookup=lookup)
+        assert set(models.asks) == {("m1", "off"), ("m1", "prompt")}
+        assert out.responses.group_by("thinking").len().sort("thinking")["len"].to_list() == [4, 4]
+        assert set(out.responses["thinking"]) == {"off", "on"} and out.responses["response_id"].n_unique() == 8
 
     def test_limit_questions(self, project) -> None:  # noqa: ANN001
         """limit_questions answers a seeded subset keeping both halves."""

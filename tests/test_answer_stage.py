@@ -76,8 +76,19 @@ class TestRetrievalDiagnostics:
             "target_chunk_id": ["c1", "c9", "p1", "p2"], "scenario_chunk_ids": [["c2"], ["c2"], ["c2"], ["c7"]],
             "retrieved_ids": [["c1", "c2"], ["c2"], ["c3", "c2"], ["c1"]],
         })  # fmt: skip
-        got = {r["metric"]: (r["hits"], r["n"]) for r in answer_stage.retrieval_diagnostics(frame, 5).iter_rows(named=True)}
+        got = {r["metric"]: (r["hits"], r["n"]) for r in answer_stage.retrieval_diagnostics(frame).iter_rows(named=True)}
         assert got == {"hit_at_k": (1, 2), "scenario_overlap": (1, 2)}
+
+    def test_depth_per_k(self) -> None:
+        """Each k is scored at its own depth: a target at rank 7 counts at k=10, not at k=5."""
+        ranked = [f"c{i}" for i in range(10)]
+        frame = pl.DataFrame({
+            "question_id": ["a0", "a0"], "answerable": [True, True], "pipeline": ["hybrid"] * 2, "k": [5, 10],
+            "scenario": [True] * 2, "target_chunk_id": ["c6", "c6"], "scenario_chunk_ids": [["x"], ["x"]],
+            "retrieved_ids": [ranked[:5], ranked],
+        })  # fmt: skip
+        hits = answer_stage.retrieval_diagnostics(frame).filter(pl.col("metric") == "hit_at_k").sort("k")
+        assert hits.select("k", "depth", "hits").rows() == [(5, 5, 0), (10, 10, 1)]
 
 
 class TestAnswerAll:

@@ -155,9 +155,11 @@ class TestVerifierTable:
 
 class TestSpreadTable:
     def test_per_page(self) -> None:
-        """Questions are counted per page, most first."""
-        table = audit.spread_table(bench_frame(10))
-        assert table["questions"].sum() == 10 and table["questions"].is_sorted(descending=True) is not None
+        """Questions are counted per page: answerable first, most questions first, ties by title."""
+        titles = ["B", "A", "B", "C", "B", "A", "D", "E", "D", "E"]
+        bench = pl.DataFrame({"answerable": [True] * 6 + [False] * 4, "target_title": titles})
+        table = audit.spread_table(bench)
+        assert table.rows() == [(True, "B", 3), (True, "A", 2), (True, "C", 1), (False, "D", 2), (False, "E", 2)]
 
 
 class TestComparisonRow:

@@ -11,7 +11,7 @@ import pytest
 from declinecraft.evaluation import answer_stage, judge_stage
 from declinecraft.retrieval import stage as index_stage
 from declinecraft.evaluation import answer
-from declinecraft.evaluation import judge
+from declinecraft.evaluation import judge, metrics
 from declinecraft.evaluation.context import Chunk
 from declinecraft.llm.calls import Call, Reply
 
@@ -210,10 +210,11 @@ class TestScoringSource:
         row = scoring_frame().row(0, named=True) | {"reference": None}
         assert judge.scoring_source(row) == "no_reference"
 
-    def test_deny_answerable_scored(self) -> None:
-        """A premise denial of an answerable question is an attempt: the judges score it."""
+    def test_deny_answerable_fixed(self) -> None:
+        """A premise denial of an answerable question is an attempted, incorrect answer (App. I):
+        no judge call, score 0 by rule."""
         row = scoring_frame().row(2, named=True) | {"answerable": True}
-        assert judge.scoring_source(row) == "llm"
+        assert judge.scoring_source(row) == "deny"
 
 
 class TestScoreResponses:
@@ -224,6 +225,18 @@ class TestScoreResponses:
         assert frame["score"].to_list() == [1.0, 0.0, 0.0, 0.0, 0.0, None]
         assert len(ask.calls) == 1 and dict(ask.calls[0].fields) == {
             "question": "Q0?", "ground_truth": "ten", "candidate": "It has 10 health."}
+
+    def test_deny_answerable_attempted_zero(self) -> None:
+        """A premise denial of an answerable question gets no judge call and 0 from every judge,
+        and the metrics count it as an attempted, incorrect answer (App. I)."""
+        items = scoring_frame().head(3).with_columns(answerable=pl.lit(True))
+        ask = ScriptedJudge(lambda c: "1.0")
+        scored = judge.score_responses(items, ask, judge="j")
+        assert len(ask.calls) == 1 and scored["score"].to_list() == [1.0, 0.0, 0.0]
+        assert scored["source"].to_list() == ["llm", "abstain", "deny"]
+        frame = items.select("question_id", "answerable", "label", "budget_exhausted").with_columns(accuracy=scored["score"])
+        assert metrics.attempt_rate(frame).k == 2 and metrics.attempt_rate(frame).n == 3
+        assert metrics.accuracy_when_attempted(frame) == pytest.approx(0.5)
 
 
 class TestScoringItems:

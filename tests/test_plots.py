@@ -179,10 +179,10 @@ class TestPlotPipeline:
 
 class TestPlotKAblation:
     def test_positions(self, tables: dict[str, pl.DataFrame]) -> None:
-        """No RAG, every k and iterative are the x positions."""
+        """No RAG, every k in increasing order, then iterative are the x positions."""
         fig = plots_main.plot_k_ablation(grid(tables), tables["ablation_k"])
         labels = [t.get_text() for t in fig.axes[0].get_xticklabels()]
-        assert labels == ["No RAG", "k=5", "k=1", "k=2", "k=3", "k=10", "Iterative"] or labels[0] == "No RAG"
+        assert labels == ["No RAG", "k=1", "k=2", "k=3", "k=5", "k=10", "Iterative"]
 
 
 class TestPlotPipelines:
@@ -407,6 +407,12 @@ class TestPlotKChoice:
         """Without logged retrieval hit rates the top panel says so."""
         fig = plots_extra.plot_k_choice(tables["ablation_k"])
         assert "not in this run" in fig.axes[0].texts[0].get_text()
+
+    def test_full_sweeps_only(self, tables: dict[str, pl.DataFrame]) -> None:
+        """Middle and bottom panels draw only the configurations run at every k."""
+        partial = tables["ablation_k"].filter(~((pl.col("model") == "syn-00") & (pl.col("k") == 10)))
+        fig = plots_extra.plot_k_choice(partial)
+        assert gray_lines(fig, 1) == gray_lines(fig, 2) == 7
 
 
 class TestPlotPipelinesCarAccuracy:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 from pathlib import Path
 
 import pytest
@@ -129,3 +130,34 @@ class TestAvailable:
         write(folder, "b", "---\nx\n")
         write(folder, "a", "---\ny\n")
         assert prompts.available(tmp_path) == ["a", "b"]
+
+
+def read_sums(path: Path) -> dict[str, str]:
+    """The ``sha256sum`` lines of a checksum list as {file name: hex digest}."""
+    sums = {}
+    for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), start=1):
+        digest, sep, name = line.partition("  ")
+        if not sep or len(digest) != 64:
+            raise ValueError(f"{path}:{number}: not a sha256sum line: {line!r}")
+        sums[name.lstrip("*")] = digest
+    return sums
+
+
+class TestVerbatim:
+    def test_checksums(self, root: Path) -> None:
+        """Every params/prompts/*.txt matches params/prompts/SHA256SUMS, and the list names every
+        template and nothing else: a prompt changes only together with its checksum."""
+        folder = root / "params" / "prompts"
+        sums = read_sums(folder / "SHA256SUMS")
+        files = sorted(p.name for p in folder.glob("*.txt"))
+        assert sorted(sums) == files
+        changed = [n for n in files if hashlib.sha256((folder / n).read_bytes()).hexdigest() != sums[n]]
+        assert changed == []
+
+    def test_detects_edit(self, tmp_path: Path) -> None:
+        """One changed byte gives a different digest from the listed one."""
+        path = write(tmp_path, "p", "---\nhello {x}\n")
+        listed = hashlib.sha256(path.read_bytes()).hexdigest()
+        (tmp_path / "SHA256SUMS").write_text(f"{listed}  p.txt\n", encoding="utf-8")
+        path.write_text("---\nhello {y}\n", encoding="utf-8")
+        assert read_sums(tmp_path / "SHA256SUMS")["p.txt"] != hashlib.sha256(path.read_bytes()).hexdigest()

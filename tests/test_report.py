@@ -188,6 +188,14 @@ class TestToLatex:
         tex = report_tables.to_latex("table12", frame)
         assert "Judge \\{A\\} \\textasciitilde{} 100\\% & m\\_1$^{\\mathrm{GR}}$ \\\\" in tex
 
+    def test_bold_per_model(self) -> None:
+        """Tables 6 and 7 bold the best value of each model in each column, not of the whole column."""
+        frame = pl.DataFrame({"model": ["A", "A", "B", "B"], "k": [1, 5, 1, 5], "car": [50.0, 60.0, 20.0, 10.0],
+                              "accuracy": [70.0, 65.0, 30.0, 35.0], "bal_f1": [1.0, 2.0, 3.0, float("nan")]})  # fmt: skip
+        body = report_tables.to_latex("table06", frame).splitlines()[5:9]
+        assert body == ["A & 1 & 50.0 & \\textbf{70.0} & 1.0 \\\\", "A & 5 & \\textbf{60.0} & 65.0 & \\textbf{2.0} \\\\",
+                        "B & 1 & \\textbf{20.0} & 30.0 & \\textbf{3.0} \\\\", "B & 5 & 10.0 & \\textbf{35.0} & -- \\\\"]  # fmt: skip
+
     def test_unknown_table(self) -> None:
         """A table without a spec gets one column per frame column, headers escaped."""
         tex = report_tables.to_latex("table99", pl.DataFrame({"a_b": [1.25], "c": ["x&y"]}))

@@ -21,6 +21,7 @@ from dataclasses import dataclass
 import numpy as np
 import polars as pl
 
+from declinecraft.analysis import examples as examples_mod
 from declinecraft.analysis import judges as judges_mod
 from declinecraft.analysis import models as models_mod
 from declinecraft.analysis import paired as paired_mod
@@ -172,8 +173,14 @@ def _complete_grid(summary: pl.DataFrame, facts: pl.DataFrame) -> pl.DataFrame:
     ).drop("_n")
 
 
-def analyze(judged: pl.DataFrame, facts: pl.DataFrame | None = None, design: Design = Design()) -> dict[str, pl.DataFrame]:
-    """Every result table of the paper for one judged table (see the module docstring)."""
+def analyze(judged: pl.DataFrame, facts: pl.DataFrame | None = None, design: Design = Design(),
+            judge_families: Mapping[str, str | None] | None = None) -> dict[str, pl.DataFrame]:  # fmt: skip
+    """Every result table of the paper for one judged table (see the module docstring).
+
+    ``judge_families`` maps each accuracy judge's score column to its model family (from the
+    registry; the judges need not be evaluated models); by default a judge's family is looked
+    up among the evaluated models' facts.
+    """
     frame = prepare(judged, design)
     dropped = judged.height - frame.height
     if facts is None:
@@ -209,7 +216,7 @@ def analyze(judged: pl.DataFrame, facts: pl.DataFrame | None = None, design: Des
         return summary.join(keep, on=list(RUN_KEYS), how="semi", nulls_equal=True).join(facts, on="model", how="left")
 
     judge_cols = judges_mod.judge_columns(frame, design.judge_prefix)
-    judge_families = {c: _judge_family(c, design.judge_prefix, facts) for c in judge_cols}
+    judge_families = {c: (judge_families or {}).get(c) or _judge_family(c, design.judge_prefix, facts) for c in judge_cols}
     main_keys = [*CONFIG, "condition"]
     main_fam = main.join(facts.select("model", "family"), on="model", how="left")
     tables = {
@@ -229,11 +236,14 @@ def analyze(judged: pl.DataFrame, facts: pl.DataFrame | None = None, design: Des
         "leakage_family": models_mod.leakage(main, facts, by=("family",), **boot),
         "ablation_pipelines": ablation(pipes, "pipeline"),
         "ablation_k": ablation(ks, "k"),
+        "ablation_k_full": models_mod.complete_sweep(ablation(ks, "k"), "k"),
         "ablation_scenario": ablation(scen, "scenario"),
         "judge_agreement": judges_mod.judge_agreement(main, judge_cols),
         "judge_run_accuracy": judges_mod.judge_run_accuracy(main, judge_cols, main_keys),
         "judge_leniency": judges_mod.judge_leniency(main, judge_cols),
         "self_preference": judges_mod.self_preference_table(main_fam, judge_families, **boot),
+        "judge_rerank": judges_mod.other_family_rerank(main_fam.filter(pl.col("condition") == "single"), judge_families, CONFIG),
+        "examples": examples_mod.example_rows(main, facts, seed=design.seed),
     }
     notes = collect_notes(tables)
     if dropped:

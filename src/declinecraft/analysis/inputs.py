@@ -22,8 +22,8 @@ UPSTREAM = {
     ("verify", "audit_generators.csv"): "generator_audit",
     ("judge", "agreement.csv"): "response_judge_agreement",
 }
-#: The table :func:`upstream_tables` derives from the retrieval audit.
-DERIVED = ("scenario_overlap",)
+#: The tables :func:`upstream_tables` derives from the answer stage's retrieval diagnostics.
+DERIVED = ("scenario_overlap", "retrieval_k")
 
 
 def stage_inputs(cfg: RunConfig) -> dict[str, Path]:
@@ -65,15 +65,59 @@ def roles_of(cfg: RunConfig) -> dict[str, str]:
     return marks
 
 
+def retrieval_tables(retrieval: pl.DataFrame, *, pipeline: str, k: int) -> dict[str, pl.DataFrame]:
+    """Retrieval alone, from ``05_answer/retrieval.parquet`` (questions with their scenario):
+
+    - ``retrieval_k`` (Figure 21, top): per k of the main pipeline, the share of answerable
+      questions whose target chunk is retrieved and of unanswerable questions retrieving a chunk
+      their scenario was written from, with the depth scored and the counts;
+    - ``scenario_overlap`` (Figure 24): that scenario-chunk share per pipeline at the main k.
+    """
+    need = {"metric", "pipeline", "k", "depth", "scenario", "n", "hits", "rate"}
+    if retrieval.height == 0 or not need <= set(retrieval.columns):
+        return {}
+    rows = retrieval.filter(pl.col("scenario"))
+    metric = lambda name, prefix: rows.filter(pl.col("metric") == name).select(  # noqa: E731
+        "pipeline", "k", "depth", pl.col("rate").alias(f"{prefix}_hit"), pl.col("hits").alias(f"{prefix}_hits"),
+        pl.col("n").alias(f"{prefix}_n"))  # fmt: skip
+    both = metric("hit_at_k", "target").join(metric("scenario_overlap", "scenario"), on=["pipeline", "k", "depth"], how="full", coalesce=True)
+    by_k = both.filter(pl.col("pipeline") == pipeline).drop("pipeline").sort("k")
+    overlap = rows.filter((pl.col("metric") == "scenario_overlap") & (pl.col("k") == k)).select(
+        "pipeline", "k", "n", "hits", share=pl.col("rate")).sort("pipeline")  # fmt: skip
+    return {"retrieval_k": by_k, "scenario_overlap": overlap}
+
+
 def upstream_tables(cfg: RunConfig) -> dict[str, pl.DataFrame]:
     """Corpus statistics, verify audits (fates, style, retrieval, generators) and response-judge
-    agreement, where the run has them, plus the scenario overlap read off the retrieval audit."""
+    agreement, where the run has them, plus the retrieval-only tables of Figures 21 and 24 read
+    off the answer stage's ``retrieval.parquet`` (:func:`retrieval_tables`) and the generation
+    failures per generator and step (:func:`with_format_losses`, Table 9)."""
     found = {}
     for (stage, name), key in UPSTREAM.items():
         path = cfg.stage_dir(stage) / name
         if path.is_file():
             found[key] = pl.read_csv(path, infer_schema_length=10000)
-    audit = found.get("audit_retrieval")
-    if audit is not None and {"audit", "pipeline", "rate"} <= set(audit.columns):
-        found["scenario_overlap"] = audit.filter(pl.col("audit") == "scenario_overlap").select("pipeline", share=pl.col("rate"))
+    retrieval = cfg.stage_dir("answer") / "retrieval.parquet"
+    if retrieval.is_file():
+        found.update(retrieval_tables(pl.read_parquet(retrieval), pipeline=cfg.answer.pipeline, k=cfg.answer.k))
+    drafts = cfg.stage_dir("generate") / "drafts.parquet"
+    if "generator_audit" in found and drafts.is_file():
+        found["generator_audit"] = with_format_losses(found["generator_audit"], pl.read_parquet(drafts, columns=["generator", "status", "step"]))
+    if "generator_audit" in found:
+        # Only the main generator's questions are answered, so only its row can carry a CAR.
+        found["generator_audit"] = found["generator_audit"].with_columns(main_generator=pl.col("generator") == cfg.generate.generator)
     return found
+
+
+def with_format_losses(audit: pl.DataFrame, drafts: pl.DataFrame) -> pl.DataFrame:
+    """Table 9's "lost to format" split by step: ``lost_to_format`` keeps the drafts with no
+    parsable fact list or question (the paper's definition), ``lost_at_scenario`` the drafts whose
+    scenario could not be read (a step the paper counts apart); one row per generator."""
+    lost = drafts.filter(pl.col("status") == "lost_to_format")
+    counts = audit.select("generator").join(
+        lost.group_by("generator").agg(
+            lost_to_format=pl.col("step").is_in(["facts", "question"]).sum().cast(pl.Int64),
+            lost_at_scenario=(pl.col("step") == "scenario").sum().cast(pl.Int64),
+        ), on="generator", how="left", maintain_order="left",
+    ).with_columns(pl.col("lost_to_format", "lost_at_scenario").fill_null(0))  # fmt: skip
+    return audit.drop("lost_to_format", "lost_at_scenario", strict=False).join(counts, on="generator", how="left", maintain_order="left")

@@ -30,9 +30,27 @@ def judge_columns(frame: pl.DataFrame, prefix: str = "score_") -> list[str]:
     return [c for c in frame.columns if c.startswith(prefix) and frame.schema[c].is_numeric()]
 
 
+def _attempted(frame: pl.DataFrame) -> pl.Expr:
+    return pl.col("label").is_in(["ANSWER", "DENY"]) & ~pl.col("budget_exhausted")
+
+
+def _by_rule(frame: pl.DataFrame) -> pl.Expr:
+    """Attempted answers whose score a rule fixed at 0 without a judge call (App. I): premise
+    denials and empty final texts (``label_source`` "empty" in the judged table)."""
+    empty = (pl.col("label_source") == "empty").fill_null(False) if "label_source" in frame.columns else pl.lit(False)
+    return (pl.col("label") == "DENY") | empty
+
+
 def _scored(frame: pl.DataFrame) -> pl.DataFrame:
-    """Answers the accuracy judges actually scored (abstentions score 0 by rule, not by a judge)."""
-    return frame.filter(pl.col("label").is_in(["ANSWER", "DENY"]) & ~pl.col("budget_exhausted"))
+    """Answers the accuracy judges actually scored: abstentions, premise denials and empty texts
+    get 0 by rule, and counting them would make the judges agree on answers none of them read."""
+    return frame.filter(_attempted(frame) & ~_by_rule(frame))
+
+
+def _rule_rows(frame: pl.DataFrame, judges: Sequence[str]) -> int:
+    """Attempted answers with a score from every one of ``judges`` that a rule fixed (left out)."""
+    part = frame.filter(_attempted(frame) & _by_rule(frame))
+    return part.select(judges).drop_nulls().drop_nans().height if judges else 0
 
 
 def _half_points(values: pl.Series) -> np.ndarray:
@@ -41,7 +59,11 @@ def _half_points(values: pl.Series) -> np.ndarray:
 
 def judge_agreement(frame: pl.DataFrame, judges: Sequence[str]) -> pl.DataFrame:
     """Table 5: per judge pair the answers both scored, exact agreement, quadratic kappa and the
-    mean difference (first minus second, in score units); a final row holds Fleiss' kappa."""
+    mean difference (first minus second, in score units); a final row holds Fleiss' kappa.
+
+    Only answers a judge read count (:func:`_scored`); ``excluded`` counts the attempted answers
+    with both scores that a rule fixed at 0 (premise denials, empty texts) and that are left out.
+    """
     scored = _scored(frame)
     rows = []
     for a, b in itertools.combinations(judges, 2):
@@ -51,7 +73,8 @@ def judge_agreement(frame: pl.DataFrame, judges: Sequence[str]) -> pl.DataFrame:
         note = "" if x.size else "no answer scored by both judges"
         if x.size and np.isnan(kappa):
             note = "both judges give one score only: kappa undefined"
-        rows.append(dict(judge_a=a, judge_b=b, rows=int(x.size), exact=float(np.mean(x == y)) if x.size else float("nan"),
+        rows.append(dict(judge_a=a, judge_b=b, rows=int(x.size), excluded=_rule_rows(frame, [a, b]),
+                         exact=float(np.mean(x == y)) if x.size else float("nan"),
                          kappa=kappa, mean_diff=float(np.mean(x - y)) if x.size else float("nan"), note=note))  # fmt: skip
     fleiss, note, n = float("nan"), f"{len(judges)} judge(s): Fleiss' kappa needs three or more", 0
     if len(judges) >= 3:
@@ -64,9 +87,9 @@ def judge_agreement(frame: pl.DataFrame, judges: Sequence[str]) -> pl.DataFrame:
             note = "" if not np.isnan(fleiss) else "every judge gives one score only: kappa undefined"
         else:
             note = "no answer scored by every judge"
-    rows.append(dict(judge_a="all", judge_b="all", rows=n, exact=float("nan"), kappa=fleiss,
-                     mean_diff=float("nan"), note=note))  # fmt: skip
-    schema = {"judge_a": pl.String, "judge_b": pl.String, "rows": pl.Int64, "exact": pl.Float64,
+    rows.append(dict(judge_a="all", judge_b="all", rows=n, excluded=_rule_rows(frame, list(judges)) if len(judges) >= 3 else 0,
+                     exact=float("nan"), kappa=fleiss, mean_diff=float("nan"), note=note))  # fmt: skip
+    schema = {"judge_a": pl.String, "judge_b": pl.String, "rows": pl.Int64, "excluded": pl.Int64, "exact": pl.Float64,
               "kappa": pl.Float64, "mean_diff": pl.Float64, "note": pl.String}  # fmt: skip
     return pl.DataFrame(rows, schema=schema)
 
@@ -120,6 +143,41 @@ def self_preference_table(
     schema = {"judge": pl.String, "family": pl.String, "estimate": pl.Float64, "low": pl.Float64,
               "high": pl.Float64, "n_own": pl.Int64, "n_other": pl.Int64, "note": pl.String}  # fmt: skip
     return pl.DataFrame(rows, schema=schema)
+
+
+def other_family_rerank(frame: pl.DataFrame, judges: Mapping[str, str | None], keys: Sequence[str]) -> pl.DataFrame:
+    """App. A.1's further check: each configuration's Answer Accuracy from the accuracy judges of
+    other families only, against the whole panel's, as a Spearman rho over configurations.
+
+    ``frame`` holds the judged rows of one condition with ``family`` (the answering model's) and
+    the score columns named in ``judges`` (column -> judge family; None counts as another
+    family). A configuration with no judge of another family keeps the whole panel. One row:
+    configurations ranked, how many changed panel (``n_reduced``), rho, p, and a note when the
+    ranking cannot change (every judge of the answering family, or none) or is undefined.
+    """
+    schema = {"n": pl.Int64, "n_reduced": pl.Int64, "rho": pl.Float64, "p": pl.Float64, "note": pl.String}
+    cols = [c for c in judges if c in frame.columns]
+    parts, reduced = [], 0
+    for family in frame["family"].unique(maintain_order=True).to_list() if cols and frame.height else []:
+        part = frame.filter(pl.col("family").eq_missing(family))
+        others = [c for c in cols if judges[c] is None or judges[c] != family]
+        if others and len(others) < len(cols):
+            reduced += part.select(keys).unique().height
+            complete = pl.all_horizontal(pl.col(c).is_not_null() for c in others)
+            part = part.with_columns(accuracy=pl.when(complete).then(pl.mean_horizontal(others)))
+        parts.append(part)
+    if not parts:
+        return pl.DataFrame([dict(n=0, n_reduced=0, rho=float("nan"), p=float("nan"), note="no scored answers")], schema=schema)
+    full = metrics.summarize(frame, by=list(keys), n_resamples=1).select(*keys, "accuracy")
+    other = metrics.summarize(pl.concat(parts), by=list(keys), n_resamples=1).select(*keys, pl.col("accuracy").alias("other"))
+    both = full.join(other, on=list(keys), nulls_equal=True).drop_nulls().filter(pl.col("accuracy").is_not_nan() & pl.col("other").is_not_nan())
+    rho, p = stats.spearman(both["accuracy"].to_numpy(), both["other"].to_numpy())
+    note = ""
+    if reduced == 0:
+        rho, p, note = float("nan"), float("nan"), "no configuration has judges of both its own and another family: nothing to re-rank"
+    elif np.isnan(rho):
+        note = f"{both.height} configuration(s) with accuracy: the rank correlation needs 3 that vary"
+    return pl.DataFrame([dict(n=both.height, n_reduced=reduced, rho=rho, p=p, note=note)], schema=schema)
 
 
 # --- human validation ---------------------------------------------------------------------------

@@ -18,6 +18,7 @@ import polars as pl
 from declinecraft.core import stats
 from declinecraft.evaluation import metrics
 
+CONFIG = ("model", "thinking")
 #: Metrics averaged over configurations per retrieval condition.
 MEAN_METRICS = (
     "car", "attempt", "accuracy", "accuracy_when_attempted", "bal_f1", "car_lenient",
@@ -102,6 +103,21 @@ def thinking_by_family(main_grid: pl.DataFrame) -> pl.DataFrame:
     if not parts:
         return pl.DataFrame(schema={"family": pl.String, "n": pl.UInt32, "car_change": pl.Float64, "condition": pl.String})
     return pl.concat(parts).sort("condition", "family")
+
+
+def complete_sweep(ablation: pl.DataFrame, column: str = "k") -> pl.DataFrame:
+    """The rows of the configurations run at every value of ``column`` in the ablation.
+
+    Figure 21's middle and bottom panels, Figure 6 and the k-sweep means compare the same models
+    at every k (the paper: "models run at every k"); a model run at some k only would move the
+    mean between positions for a reason that is not k.
+    """
+    if ablation.height == 0:
+        return ablation
+    values = ablation[column].drop_nulls().n_unique()
+    counts = ablation.group_by(CONFIG).agg(pl.col(column).drop_nulls().n_unique().alias("_n"))
+    full = counts.filter(pl.col("_n") == values).select(CONFIG)
+    return ablation.join(full, on=list(CONFIG), how="semi", maintain_order="left")
 
 
 def model_points(main_grid: pl.DataFrame, condition: str = "single") -> pl.DataFrame:
@@ -218,6 +234,7 @@ def leakage(
     The unanswerable no-RAG responses are scored like answerable ones with a premise denial
     counted as not attempted (scoring 0), through :func:`metrics.summarize`, so the interval is
     the same bootstrap over questions. ``by`` is ``("model", "thinking")`` or ``("family",)``.
+    ``n`` counts the responses and ``dropped`` those left out for want of a judge score.
     """
     rows = frame.filter(~pl.col("answerable") & (pl.col("condition") == "no_rag"))
     rows = rows.join(facts.select("model", "family"), on="model", how="left").with_columns(
@@ -225,13 +242,19 @@ def leakage(
         label=pl.when(pl.col("label") == "DENY").then(pl.lit("ABSTAIN")).otherwise(pl.col("label")),
     )
     if rows.height == 0:
-        return pl.DataFrame(schema={**{k: pl.String for k in by}, "runs": pl.Int64, "attempt": pl.Float64,
-                                    "accuracy": pl.Float64, "accuracy_low": pl.Float64,
+        return pl.DataFrame(schema={**{k: pl.String for k in by}, "runs": pl.Int64, "n": pl.Int64, "dropped": pl.Int64,
+                                    "attempt": pl.Float64, "accuracy": pl.Float64, "accuracy_low": pl.Float64,
                                     "accuracy_high": pl.Float64, "accuracy_when_attempted": pl.Float64})  # fmt: skip
     summary = metrics.summarize(rows, by=list(by), n_resamples=n_resamples, confidence=confidence, seed=seed)
     run_cols = list(dict.fromkeys([*by, "model", "thinking"]))
-    runs = rows.select(run_cols).unique().group_by(list(by)).agg(runs=pl.len().cast(pl.Int64))
+    # An answer lacking a score from some accuracy judge has no accuracy and drops out of the
+    # mean (abstentions, denials and exhausted budgets score 0 by rule): count it, not hide it.
+    has_score = pl.col("budget_exhausted") | (pl.col("label") == "ABSTAIN") | pl.col("accuracy").is_not_null()
+    runs = rows.group_by(list(by)).agg(
+        runs=pl.struct(run_cols).n_unique().cast(pl.Int64), n=pl.len().cast(pl.Int64),
+        dropped=(~has_score).sum().cast(pl.Int64),
+    )  # fmt: skip
     cols = ["attempt", "accuracy", "accuracy_low", "accuracy_high", "accuracy_when_attempted"]
     # Ties in accuracy keep the summary's order, so the table's rows are the same every run.
     joined = summary.join(runs, on=list(by), maintain_order="left")
-    return joined.select(*by, "runs", *cols).sort("accuracy", descending=True, nulls_last=True, maintain_order=True)
+    return joined.select(*by, "runs", "n", "dropped", *cols).sort("accuracy", descending=True, nulls_last=True, maintain_order=True)

@@ -1,14 +1,17 @@
 """The content of the paper's result tables, from the analysis tables (rates in percent).
 
 :func:`build` turns the analysis results into one frame per paper table (``table02`` …
-``table12``, one row per printed row) or, when the run cannot fill a table, a string saying why.
+``table12`` and ``selfpref``, one row per printed row) or, when the run cannot fill a table, a string saying why.
 The analysis stage writes these frames as ``tableNN.csv``; the paper stage renders the same
 frames as LaTeX (:mod:`declinecraft.paper.tables`). Table 1 (example questions and responses) is
-prose, not a result, and Table 10 needs annotators' files (``data/annotations/<run>/``).
+drawn from the run's own responses (:mod:`declinecraft.analysis.examples`), Table 10 needs
+annotators' files (``data/annotations/<run>/``), and ``selfpref`` reports App. A.1's
+self-preference of the accuracy judges, which the paper gives in prose.
 """
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Mapping
 
 import polars as pl
@@ -32,6 +35,14 @@ def _label(frame: pl.DataFrame) -> pl.Expr:
 
 def _order(frame: pl.DataFrame) -> pl.DataFrame:
     return frame.sort("family", "params_total_b", "model", "thinking", nulls_last=True)
+
+
+def table01(r: Mapping[str, pl.DataFrame]) -> pl.DataFrame | str:
+    """Example questions and responses to the unanswerable one (``examples``)."""
+    t = r.get("examples")
+    if t is None or t.height == 0:
+        return "Table 1 needs judged responses with their question text"
+    return t.select("part", "source", "text")
 
 
 def table02(r: Mapping[str, pl.DataFrame]) -> pl.DataFrame | str:
@@ -62,7 +73,8 @@ def table04(r: Mapping[str, pl.DataFrame]) -> pl.DataFrame | str:
     t = r.get("leakage_family")
     if t is None or t.height == 0:
         return "Table 4 needs no-RAG answers to unanswerable questions scored by the accuracy judges"
-    return t.select("family", "runs", *(_pct(c) for c in ("attempt", "accuracy", "accuracy_low", "accuracy_high", "accuracy_when_attempted")))
+    counts = [pl.col(c).cast(pl.Int64) if c in t.columns else pl.lit(None, pl.Int64).alias(c) for c in ("n", "dropped")]
+    return t.select("family", "runs", *counts, *(_pct(c) for c in ("attempt", "accuracy", "accuracy_low", "accuracy_high", "accuracy_when_attempted")))
 
 
 def table05(r: Mapping[str, pl.DataFrame]) -> pl.DataFrame | str:
@@ -73,7 +85,8 @@ def table05(r: Mapping[str, pl.DataFrame]) -> pl.DataFrame | str:
         return "Table 5 needs two or more accuracy judges; this run has fewer"
     name = lambda c: pl.col(c).str.strip_prefix("score_")  # noqa: E731
     return pairs.select(
-        (name("judge_a") + pl.lit(" vs ") + name("judge_b")).alias("judges"), "rows", _pct("exact"), "kappa",
+        (name("judge_a") + pl.lit(" vs ") + name("judge_b")).alias("judges"), "rows",
+        pl.col("excluded") if "excluded" in pairs.columns else pl.lit(None, pl.Int64).alias("excluded"), _pct("exact"), "kappa",
         (pl.col("mean_diff") * 100).alias("mean_diff"),
     )  # fmt: skip
 
@@ -117,15 +130,38 @@ def table08(r: Mapping[str, pl.DataFrame]) -> pl.DataFrame | str:
     return out.with_columns(pl.col("display_name").fill_null(pl.col("model"))).drop("model").rename({"display_name": "model"})
 
 
+def car_reference(r: Mapping[str, pl.DataFrame]) -> tuple[str, float] | None:
+    """Table 9's CAR: the single-shot CAR (percent) of the verifier when it is evaluated (the
+    paper's choice), else of the first evaluated model, thinking disabled where switchable."""
+    g = r.get("main_grid")
+    if g is None or g.height == 0:
+        return None
+    single = g.filter(pl.col("condition") == "single").sort(pl.col("thinking") != "off", "model")
+    if "roles" in single.columns:
+        single = single.sort(~pl.col("roles").fill_null("").str.contains("V"), maintain_order=True)
+    if single.height == 0 or single["car"][0] is None:
+        return None
+    return str(single["config_label"][0]), float(single["car"][0]) * 100
+
+
 def table09(r: Mapping[str, pl.DataFrame]) -> pl.DataFrame | str:
-    """Generator comparison, from the verify stage's generator audit when the run has one."""
+    """Generator comparison, from the verify stage's generator audit when the run has one.
+
+    ``lost_to_format`` counts drafts without a parsable fact list or question (the paper's
+    column), ``lost_at_scenario`` those whose scenario could not be read; CAR is filled for the
+    main generator only (:func:`car_reference`), whose questions are the ones the run answered.
+    """
     t = r.get("generator_audit")
     if t is None or t.height == 0:
         return "Table 9 compares three generators on one pipeline; this run has one generator and no generator audit"
     num = lambda c: (pl.col(c).cast(pl.Float64) if c in t.columns else pl.lit(None, pl.Float64)).alias(c)  # noqa: E731
+    ref = car_reference(r)
+    main = pl.col("main_generator").cast(pl.Boolean).fill_null(False) if "main_generator" in t.columns else pl.lit(False)
     return t.select(
         pl.col("generator").cast(pl.String), num("accepted_answerable"), num("accepted_unanswerable"), num("lost_to_format"),
-        num("fact_in_cpre_pct"), num("style_auc"), num("hit_at_5_pct"),
+        num("lost_at_scenario"), num("fact_in_cpre_pct"), num("style_auc"), num("hit_at_5_pct"),
+        pl.when(main).then(pl.lit(ref[1] if ref else None, pl.Float64)).alias("car"),
+        pl.when(main).then(pl.lit(ref[0] if ref else None, pl.String)).alias("car_model"),
     )  # fmt: skip
 
 
@@ -167,10 +203,38 @@ def table12(cfg: RunConfig) -> pl.DataFrame:
     return pl.DataFrame({"role": [r[0] for r in rows], "model": [r[1] for r in rows]})
 
 
+def selfpref(r: Mapping[str, pl.DataFrame]) -> pl.DataFrame | str:
+    """App. A.1: each accuracy judge's self-preference (percentage points, bootstrap interval),
+    and the rho of the single-shot ranking under other-family judges only (last row)."""
+    t = r.get("self_preference")
+    if t is None or t.height == 0:
+        return "Self-preference needs two or more accuracy judges"
+    rows = t.select(
+        pl.col("judge").str.strip_prefix("score_"), pl.col("family").fill_null("unknown"),
+        *((pl.col(c) * 100).alias(c) for c in ("estimate", "low", "high")), "n_own", "n_other", pl.col("note").fill_null(""),
+    )  # fmt: skip
+    rerank = r.get("judge_rerank")
+    if rerank is not None and rerank.height:
+        row = rerank.row(0, named=True)
+        rho = row["rho"]
+        rows = pl.concat([rows, pl.DataFrame([dict(
+            judge="other-family judges only", family="", estimate=None, low=None, high=None, n_own=None, n_other=None,
+            note=(f"rho = {rho:+.2f} over {row['n']} configurations ({row['n_reduced']} re-scored)"
+                  if rho is not None and not math.isnan(rho) else (row["note"] or "")),
+        )], schema=rows.schema)])  # fmt: skip
+    return rows
+
+
 BUILDERS: dict[str, Callable[[Mapping[str, pl.DataFrame]], pl.DataFrame | str]] = {
-    "table02": table02, "table03": table03, "table04": table04, "table05": table05, "table06": table06,
+    "table01": table01, "table02": table02, "table03": table03, "table04": table04, "table05": table05, "table06": table06,
     "table07": table07, "table08": table08, "table09": table09, "table10": table10, "table11": table11,
+    "selfpref": selfpref,
 }  # fmt: skip
+
+
+def title(name: str) -> str:
+    """How the paper names a table: "Table 4" for ``table04``, "Self-preference" for ``selfpref``."""
+    return f"Table {int(name[-2:])}" if name[-2:].isdigit() else "Self-preference"
 
 
 def build(results: Mapping[str, pl.DataFrame], cfg: RunConfig | None = None) -> dict[str, pl.DataFrame | str]:
@@ -183,7 +247,7 @@ def build(results: Mapping[str, pl.DataFrame], cfg: RunConfig | None = None) -> 
         try:
             out[name] = builder(results)
         except KeyError as exc:
-            out[name] = f"Table {int(name[-2:])} needs the analysis results ({exc.args[0]}); this run has none"
+            out[name] = f"{title(name)} needs the analysis results ({exc.args[0]}); this run has none"
     if cfg is not None:
         out["table12"] = table12(cfg)
     return out

@@ -5,7 +5,8 @@ statistic of the paper (:func:`declinecraft.analysis.analyze.analyze`), draws th
 annotation sample, reads annotators' labels back when there are any, and writes into
 ``outputs/<run>/07_analysis/`` (of the run that owns the stage: a derived run with identical
 upstream blocks shares its base's): ``<name>.csv`` per result, ``tableNN.csv`` per fillable paper
-table, ``paper_tables.csv`` (why a table is empty), the annotation sample and ``status.json``.
+table, ``paper_tables.csv`` (why a table is empty), ``claims.csv`` (the paper's headline claims
+against this run, :mod:`declinecraft.analysis.claims`), the annotation sample and ``status.json``.
 
 Without a judged table the stage still writes the model facts, the upstream copies and the paper
 tables they fill (11 and 12), records the reason in ``status.json`` and returns a result whose
@@ -23,7 +24,7 @@ from pathlib import Path
 import polars as pl
 
 from declinecraft.analysis import analyze as analysis
-from declinecraft.analysis import annotation, inputs, paper_tables, results
+from declinecraft.analysis import annotation, claims, inputs, paper_tables, results
 from declinecraft.analysis import judges as analysis_judges
 from declinecraft.core import paths, registry
 from declinecraft.core.config import RunConfig
@@ -86,11 +87,16 @@ def run(cfg: RunConfig) -> AnalysisResult:
         tables = {"facts": analysis.model_facts(specs, list(cfg.answer.models), inputs.roles_of(cfg)), **upstream}
         content = paper_tables.build(tables, cfg)
         _write_all(tables, content, out)
+        # Every claim is then "not testable" with this reason; the paper still prints the table.
+        checked = claims.check(tables, claims.context_from_config(cfg, reason), claims.reported_facts(cfg.root))
+        results.write_csv(checked, out / "claims.csv")
         paths.write_text_atomic(out / "status.json", json.dumps({"status": "no_input", "reason": reason}, indent=1))
         print(f"analysis: {reason}")
         return AnalysisResult(out, "no_input", reason, tables, content, 0, ())
     facts = analysis.model_facts(specs, judged["model"].unique().sort().to_list(), inputs.roles_of(cfg))
-    tables = analysis.analyze(judged, facts, analysis.design_from_config(cfg))
+    # Judges' families come from the registry: a judge need not be one of the evaluated models.
+    families = {f"{cfg.analysis.judge_score_prefix}{j}": specs[j].family for j in cfg.judge.accuracy_judges if j in specs}
+    tables = analysis.analyze(judged, facts, analysis.design_from_config(cfg), judge_families=families)
     tables["facts"] = facts
     tables.update(upstream)
     tables["annotation_sample"] = annotation.write_sample(cfg, judged, out)
@@ -99,6 +105,7 @@ def run(cfg: RunConfig) -> AnalysisResult:
         tables["human_agreement"] = analysis_judges.human_agreement(
             tables["annotation_sample"], annotations, n_resamples=cfg.analysis.bootstrap_resamples, seed=cfg.seed
         )
+    tables["claims"] = claims.check(tables, claims.context_from_config(cfg), claims.reported_facts(cfg.root))
     content = paper_tables.build(tables, cfg)
     _write_all(tables, content, out)
     status = {"status": "ok", "rows": judged.height, "tables": sorted(tables), "annotators": sorted(annotations)}

@@ -128,7 +128,31 @@ def read_benchmark(cfg: RunConfig, needed: Sequence[str] = BENCHMARK_COLUMNS) ->
     frame = pl.read_parquet(path)
     if missing := [c for c in needed if c not in frame.columns]:
         raise ValueError(f"{path}: missing column {missing[0]!r} (have: {', '.join(frame.columns)})")
-    return frame.with_columns(pl.col("id").cast(pl.String))
+    return validate_benchmark(frame.with_columns(pl.col("id").cast(pl.String)), where=str(path))
+
+
+def validate_benchmark(frame: pl.DataFrame, *, where: str = "benchmark") -> pl.DataFrame:
+    """Check the records every evaluation stage relies on, and return the frame unchanged.
+
+    Raises:
+        ValueError: an id that is missing or repeats, or a question (or asked question) that is
+            empty, naming ``where`` and the record.
+    """
+    if "id" in frame.columns:
+        if frame["id"].null_count():
+            row = frame.with_row_index().filter(pl.col("id").is_null())["index"][0]
+            raise ValueError(f"{where}: row {row} has no id")
+        dupes = frame.filter(pl.col("id").is_duplicated())
+        if dupes.height:
+            raise ValueError(f"{where}: id {dupes['id'][0]!r} occurs {dupes.height} times (ids must be unique)")
+    for column in ("question", "asked_question"):
+        if column not in frame.columns:
+            continue
+        empty = frame.filter(pl.col(column).cast(pl.String).fill_null("").str.strip_chars() == "")
+        if empty.height:
+            which = f"id {empty['id'][0]!r}" if "id" in empty.columns else "a record"
+            raise ValueError(f"{where}: {which} has an empty {column} ({empty.height} such records)")
+    return frame
 
 
 def read_stage_file(cfg: RunConfig, stage: str, name: str, columns: Sequence[str] | None = None) -> pl.DataFrame:

@@ -295,6 +295,27 @@ def fingerprint(data: Any) -> str:
     return hashlib.sha256(blob).hexdigest()[:16]
 
 
+def check_models(cfg: RunConfig) -> None:
+    """Check that every model the run names is an entry of its models file (before any stage runs).
+
+    Raises:
+        ConfigError: the models file is missing or unreadable, or lacks a named model; the message
+            names the params file, the models file and the unknown ids.
+    """
+    from declinecraft.core.registry import RegistryError, load_models  # core-internal, no cycle
+
+    models_file = cfg.resolve(cfg.models_file)
+    try:
+        known = load_models(models_file)
+    except RegistryError as exc:
+        raise ConfigError(f"{cfg.params_file}: models_file: {exc}") from None
+    if unknown := sorted(m for m in referenced_models(cfg) if m and m not in known):
+        raise ConfigError(
+            f"{cfg.params_file}: model {', '.join(map(repr, unknown))} is not in {models_file} "
+            f"(known: {', '.join(sorted(known))})"
+        )
+
+
 def _main(argv: list[str]) -> int:
     """``python -m declinecraft.core.config stamp params/x.yaml``: validate and write the stage stamps."""
     if len(argv) != 2 or argv[0] not in {"stamp", "check", "run-name"}:
@@ -302,6 +323,8 @@ def _main(argv: list[str]) -> int:
         return 2
     try:
         cfg = load(argv[1])
+        if argv[0] != "run-name":
+            check_models(cfg)
     except ConfigError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 1
@@ -317,9 +340,6 @@ def _main(argv: list[str]) -> int:
         print(f"{cfg.params_file}: ok (run {cfg.run!r})")
     return 0
 
-
-if __name__ == "__main__":
-    raise SystemExit(_main(sys.argv[1:]))
 
 
 def for_notebook(params_file: str | Path, **injected: Any) -> RunConfig:
@@ -369,3 +389,7 @@ def referenced_models(cfg: RunConfig) -> set[str]:
         *cfg.evidence.accuracy_judges,
         *([cfg.evidence.conflict_model] if cfg.evidence.conflict_model else []),
     }
+
+
+if __name__ == "__main__":
+    raise SystemExit(_main(sys.argv[1:]))

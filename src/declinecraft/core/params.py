@@ -118,6 +118,33 @@ class IndexParams:
     """Fused candidates the cross-encoder rescores (at least k)."""
     batch_size: int = 32
     """Texts per embedding / reranking forward pass."""
+    lancedb_uri: str = ""
+    """Where the chunk tables live: "" = ``lancedb/`` inside the index version folder (local, moved
+    into place atomically with it); otherwise a LanceDB URI: a local folder (project-relative or
+    absolute) or object storage (``s3://bucket/prefix``, ``gs://…``, ``az://…``; credentials from
+    the environment), where tables are named by index version."""
+    dense_flat_max_rows: int = 25_000
+    """A corpus of at most this many chunks is searched exactly (flat: every vector scored, the
+    paper's 11,612 included); a larger one through the ANN index ``dense_index``."""
+    dense_index: str = "ivf_hnsw_sq"
+    """ANN index above ``dense_flat_max_rows``: ``ivf_hnsw_sq`` (HNSW graphs over 8-bit scalar
+    quantized vectors) or ``ivf_pq`` (product quantization); measured in bench_retrieval_scale."""
+    dense_partitions: int = 0
+    """IVF partitions of the ANN index (0 = one per ``dense_partition_rows`` chunks)."""
+    dense_partition_rows: int = 250_000
+    """Chunks per IVF partition when ``dense_partitions`` is 0 (one HNSW graph each)."""
+    dense_hnsw_m: int = 20
+    """HNSW: neighbours per node (more = better recall, bigger and slower to build)."""
+    dense_hnsw_ef_construction: int = 150
+    """HNSW: candidates examined per insertion while building."""
+    dense_pq_sub_vectors: int = 0
+    """IVF-PQ: sub-vectors per vector (0 = dimension / 8)."""
+    dense_nprobes: int = 2
+    """ANN search: IVF partitions searched per query."""
+    dense_ef: int = 100
+    """ANN search (HNSW): candidates kept per query (at least the requested depth)."""
+    dense_refine_factor: int = 2
+    """ANN search: rescore ``refine_factor`` x depth candidates with the full vectors (0 = off)."""
 
 
 @dataclass(frozen=True)

@@ -9,13 +9,17 @@ from __future__ import annotations
 
 import bz2
 import gzip
+import hashlib
 import re
 import xml.etree.ElementTree as ET
+from array import array
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from datetime import date, datetime, time, timedelta, timezone
 from pathlib import Path
 from typing import IO
+
+import numpy as np
 
 #: ``#REDIRECT [[Target#section|label]]`` at the start of a revision's text (English magic word).
 REDIRECT_RE = re.compile(r"^\s*#REDIRECT\s*:?\s*\[\[\s*([^\]|#]+)", re.IGNORECASE)
@@ -109,8 +113,9 @@ def read_dump(path: str | Path) -> Iterator[Page]:
     Raises:
         FileNotFoundError: no such file.
         DumpError: malformed or truncated XML or compressed stream, a page without title, a
-            revision without id or timestamp, or a page in a namespace the export's
-            ``<siteinfo>`` does not declare — naming the file and the page.
+            revision without id or timestamp, a page in a namespace the export's
+            ``<siteinfo>`` does not declare, or a title that occurs twice (two ``<page>``
+            elements would make two versions of one page) — naming the file and the page.
     """
     path = Path(path)
     if not path.is_file():
@@ -141,12 +146,14 @@ def _children(elem: ET.Element) -> dict[str, ET.Element]:
     return out
 
 
-def _parse(stream: IO[bytes], path: Path) -> Iterator[Page]:
+def _parse(stream: IO[bytes], path: Path, *, check_duplicates: bool = True) -> Iterator[Page]:
     namespaces: dict[int, str] = {}
     root: ET.Element | None = None
     page_elem: ET.Element | None = None
     revisions: list[Revision] = []
     last_title: str | None = None
+    # 8 bytes per page, checked once the export ends: memory stays flat in the size of the pages.
+    seen = array("Q") if check_duplicates else None
     try:
         for event, elem in ET.iterparse(stream, events=("start", "end")):
             tag = _local(elem.tag)
@@ -165,12 +172,20 @@ def _parse(stream: IO[bytes], path: Path) -> Iterator[Page]:
                 elem.clear()
             elif tag == "page":
                 page = _page(elem, revisions, namespaces, path)
+                if seen is not None:
+                    seen.append(_title_digest(page.namespace, page.title))
                 last_title = page.title
                 page_elem = None
                 elem.clear()
                 if root is not None:
                     root.clear()  # drop the reference the root keeps to every finished page
                 yield page
+        if seen is not None and (digest := _repeated(seen)) is not None:
+            title = next(p.title for p in _pages(path) if _title_digest(p.namespace, p.title) == digest)
+            raise DumpError(
+                f"{path}: page {title!r} occurs twice (two <page> elements with one title would make two "
+                "versions of one page): merge its revisions into one <page> or drop one"
+            )
     except ET.ParseError as exc:
         line, column = exc.position
         raise DumpError(
@@ -181,6 +196,22 @@ def _parse(stream: IO[bytes], path: Path) -> Iterator[Page]:
         raise DumpError(
             f"{path}: truncated or corrupt compressed stream (last complete page: {last_title!r}): {exc}"
         ) from exc
+
+
+def _pages(path: Path) -> Iterator[Page]:
+    with _open(path) as stream:
+        yield from _parse(stream, path, check_duplicates=False)
+
+
+def _repeated(digests: array[int]) -> int | None:
+    """The smallest digest that occurs twice, or None."""
+    ordered = np.sort(np.frombuffer(digests, dtype=np.uint64))
+    same = np.flatnonzero(ordered[1:] == ordered[:-1])
+    return int(ordered[same[0]]) if same.size else None
+
+
+def _title_digest(namespace: int, title: str) -> int:
+    return int.from_bytes(hashlib.blake2b(f"{namespace}:{title}".encode(), digest_size=8).digest(), "big")
 
 
 def _title_of(page_elem: ET.Element, path: Path) -> str:

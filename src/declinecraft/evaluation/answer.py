@@ -92,19 +92,47 @@ def settings(params: AnswerParams) -> list[Setting]:
     return list(dict.fromkeys(out))
 
 
+#: ``answer.thinking`` value asking models without native thinking to reason in ``<think>`` tags.
+PROMPTED = "prompted"
+#: The LLM layer's thinking mode of that stand-in (``llm.Request.thinking``; its instruction is
+#: ``params/prompts/think_prompted.txt``, our wording).
+PROMPT_MODE = "prompt"
+
+
 def thinking_modes(requested: Sequence[str], switch: str) -> list[str]:
-    """Thinking settings to run for a model: "none" models run "off", "always" models "on",
-    switchable models each requested setting (the paper: 13 switchable models run both)."""
+    """Thinking modes to run for a model, as the LLM layer takes them.
+
+    "none" models run "off", plus "prompt" (the declared stand-in: asked to reason inside
+    ``<think>`` tags, the trace split off like a native one) when ``requested`` holds "prompted";
+    "always" models run "on"; switchable models each requested setting, their native "on" in place
+    of "prompted" (the paper: 13 switchable models run both).
+
+    Raises:
+        ValueError: an unknown thinking value or registry kind.
+    """
+    bad = [t for t in requested if t not in ("off", "on", PROMPTED)]
+    if bad:
+        raise ValueError(f"answer.thinking takes 'off', 'on' and '{PROMPTED}', got {bad}")
     if switch == "none":
-        return ["off"]
+        return ["off", PROMPT_MODE] if PROMPTED in requested else ["off"]
     if switch == "always":
         return ["on"]
     if switch != "switchable":
         raise ValueError(f"registry 'thinking' must be none, always or switchable, got {switch!r}")
-    bad = [t for t in requested if t not in ("off", "on")]
-    if bad:
-        raise ValueError(f"answer.thinking takes 'off' and 'on', got {bad}")
-    return list(dict.fromkeys(requested))
+    return list(dict.fromkeys("on" if t == PROMPTED else t for t in requested))
+
+
+def thinking_label(mode: str) -> str:
+    """The ``thinking`` column of a response: "on" for prompted reasoning too, so the thinking
+    comparisons pair it with "off"; which "on" is prompted follows from the model's registry entry
+    (no native thinking) and the run's ``answer.thinking`` (:func:`is_prompted`)."""
+    return "on" if mode == PROMPT_MODE else mode
+
+
+def is_prompted(thinking: Sequence[str]) -> bool:
+    """True when a run's thinking settings ask for prompted reasoning (its thinking results are
+    then "prompted reasoning, not a native thinking switch", and its paper says so)."""
+    return PROMPTED in thinking
 
 
 def select_questions(questions: pl.DataFrame, limit: int, seed: int) -> pl.DataFrame:
@@ -253,8 +281,10 @@ SCHEMA: dict[str, Any] = {
 def rows_of(
     answered: Sequence[Answered], *, model: str, thinking: str, setting: Setting, answerable: Mapping[str, bool]
 ) -> list[dict[str, Any]]:
-    """Turn answered questions into rows of ``responses.parquet`` (see :data:`SCHEMA`)."""
+    """Turn answered questions into rows of ``responses.parquet`` (see :data:`SCHEMA`); ``thinking``
+    is the mode asked of the LLM layer, stored as :func:`thinking_label`."""
     rows = []
+    thinking = thinking_label(thinking)
     for a in answered:
         r = a.reply
         rows.append({

@@ -118,21 +118,22 @@ def retrieved_frame(questions: pl.DataFrame, memo: MemoSearch, settings: Sequenc
                                       "scenario_chunk_ids": pl.List(pl.String), "retrieved_ids": pl.List(pl.String)})
 
 
-def retrieval_diagnostics(retrieved: pl.DataFrame, k: int) -> pl.DataFrame:
+def retrieval_diagnostics(retrieved: pl.DataFrame) -> pl.DataFrame:
     """Hit@k (answerable) and scenario-chunk overlap (unanswerable) per pipeline/k/scenario.
 
     ``retrieved`` has one row per (question, pipeline, k, scenario) with ``answerable``,
     ``target_chunk_id``, ``scenario_chunk_ids`` and ``retrieved_ids``; the rates are the
     retriever's own diagnostics (``retrieval_diagnostics.hit_at_k``, ``scenario_hit_rate``) at
-    ``min(k, setting's k)``.
+    each setting's own depth (``depth`` = ``k``), so a k sweep records what every k retrieves
+    (Figure 21, top) and the pipelines what their k chunks hold (Figure 24).
     """
     parts = []
     for (pipeline, k_used, scenario), group in retrieved.group_by(["pipeline", "k", "scenario"], maintain_order=True):
-        depth = min(k, int(k_used))  # type: ignore[call-overload]
+        depth = int(k_used)  # type: ignore[call-overload]
         for metric, fn in (("hit_at_k", hit_at_k), ("scenario_overlap", scenario_hit_rate)):
             rate = fn(group, depth, by=None)
             parts.append(rate.with_columns(
-                metric=pl.lit(metric), pipeline=pl.lit(pipeline), k=pl.lit(int(k_used)),  # type: ignore[call-overload]
+                metric=pl.lit(metric), pipeline=pl.lit(pipeline), k=pl.lit(depth),
                 depth=pl.lit(depth), scenario=pl.lit(scenario),
             ))  # fmt: skip
     if not parts:
@@ -217,7 +218,7 @@ def run(
             models.close()  # type: ignore[union-attr]
     folder = cfg.stage_dir("answer")
     retrieved = retrieved_frame(questions, memo, answer.settings(params))
-    diagnostics = retrieval_diagnostics(retrieved, params.k)
+    diagnostics = retrieval_diagnostics(retrieved)
     _write(frame, folder / "responses.parquet")
     _write(diagnostics, folder / "retrieval.parquet")
     _write(retrieved, folder / "retrieved.parquet")

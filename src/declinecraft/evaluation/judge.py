@@ -16,8 +16,9 @@
 Responses without a final answer get defined outcomes without any judge call:
 budget exhausted -> no label (left out of the rates), score 0; empty final text (after removing
 thinking) -> ANSWER (it never declines, App. I) and score 0; a failed answer call -> no label, no
-score, counted as an error. Abstentions score 0 without a call (App. I); on the leakage audit a
-premise denial scores 0 too.
+score, counted as an error. Abstentions and premise denials score 0 without a call (App. I): a
+denial of an answerable question counts as an attempted, incorrect answer (every item asked about
+exists), and on the leakage audit it declines.
 
 Models are injected as batch callables (``answer.Ask``); :mod:`declinecraft.evaluation.judge_stage` wires
 them to the model servers and writes ``outputs/<run>/06_judge/``.
@@ -238,8 +239,8 @@ def scoring_source(row: Mapping[str, Any]) -> str:
         return first
     if row.get("label") == "ABSTAIN":
         return "abstain"
-    if row.get("label") == "DENY" and not row["answerable"]:
-        return "deny"  # leakage audit: a premise denial scores 0 (App. I)
+    if row.get("label") == "DENY":
+        return "deny"  # App. I: an attempted, incorrect answer (answerable) or a decline (leakage)
     if not row.get("reference"):
         return "no_reference"
     return "llm"

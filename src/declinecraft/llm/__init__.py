@@ -4,5 +4,6 @@
 :class:`~declinecraft.llm.calls.Reply`; ``pool`` hands stages one model's batch callable at a
 time; ``client`` turns calls into cached requests, ``transport`` sends them through the openai
 SDK, ``cache`` stores every record (content-addressed SQLite), ``responses`` parses answers,
-``serve`` and ``parent_death`` run local llama.cpp / vLLM servers that die with their starter.
+``serve`` and ``parent_death`` run local llama.cpp / vLLM servers that die with their starter,
+``supervisor`` restarts one that dies under a batch.
 """

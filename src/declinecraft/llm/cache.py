@@ -19,10 +19,14 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 import sqlite3
+import sys
 import threading
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass, fields
+from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any, Literal
 
@@ -75,7 +79,73 @@ _CHUNK = 500  # keys per IN (...) query
 
 
 class CacheError(RuntimeError):
-    """The store cannot be opened or has an unknown schema; the message names the file."""
+    """The store cannot be opened, is damaged or has an unknown schema; the message names the file
+    and the recovery command."""
+
+
+def _damaged(path: Path, what: str) -> CacheError:
+    """The error for a damaged store: never answered by a silent fresh cache, which would re-send
+    every call the damaged file still holds."""
+    return CacheError(
+        f"{path}: the LLM call cache is damaged ({what}). Nothing was overwritten. Recover the calls "
+        f"that can still be read with `python -m declinecraft.llm.cache salvage {path}` (the damaged "
+        "file is kept beside it as *.damaged-<time>); calls it cannot read are sent again."
+    )
+
+
+def _create(path: Path) -> None:
+    """Make a new, empty store beside ``path`` and link it into place unless one appeared meanwhile.
+
+    So a store file is never seen half-created (0 bytes) by another process: a 0-byte or truncated
+    store is always damage (:func:`check_file`), never a fresh cache to fill silently.
+    """
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.{threading.get_ident()}.new")
+    try:
+        db = sqlite3.connect(tmp, isolation_level=None)
+        try:
+            db.execute("PRAGMA journal_mode = WAL")
+            db.execute(_CREATE)
+            db.execute("CREATE TABLE IF NOT EXISTS meta (name TEXT PRIMARY KEY, value TEXT)")
+            db.execute("INSERT OR IGNORE INTO meta VALUES ('schema', ?)", (str(SCHEMA_VERSION),))
+        finally:
+            db.close()
+        try:
+            os.link(tmp, path)
+        except FileExistsError:
+            pass  # another process created it first: use theirs
+    finally:
+        tmp.unlink(missing_ok=True)
+        for suffix in ("-wal", "-shm"):
+            tmp.with_name(tmp.name + suffix).unlink(missing_ok=True)
+
+
+def check_file(path: Path) -> None:
+    """Refuse a store file that is visibly truncated: empty, shorter than its header, or shorter
+    than the page count its header records (when no write-ahead log is pending).
+
+    Raises:
+        CacheError: naming the file and the recovery command.
+    """
+    if not path.is_file():
+        return
+    size = path.stat().st_size
+    wal = path.with_name(path.name + "-wal")
+    pending = wal.is_file() and wal.stat().st_size > 0
+    if size == 0 and not pending:
+        raise _damaged(path, "the file is empty")
+    if 0 < size < 100:
+        raise _damaged(path, f"{size} bytes, shorter than an SQLite header")
+    if size >= 100:
+        with path.open("rb") as fh:
+            header = fh.read(100)
+        if not header.startswith(b"SQLite format 3\x00"):
+            raise _damaged(path, "not an SQLite database")
+        page_size = int.from_bytes(header[16:18], "big")
+        page_size = 65536 if page_size == 1 else page_size
+        pages = int.from_bytes(header[28:32], "big")
+        valid = header[24:28] == header[92:96]  # the header's page count is current
+        if valid and not pending and size < pages * page_size:
+            raise _damaged(path, f"truncated: {size} bytes of {pages * page_size}")
 
 
 def canonical_json(value: Any) -> str:
@@ -102,6 +172,9 @@ class Cache:
         self.path = Path(path)
         self.path.parent.mkdir(parents=True, exist_ok=True)
         self._lock = threading.Lock()
+        if not self.path.exists():
+            _create(self.path)
+        check_file(self.path)
         try:
             self._db = sqlite3.connect(
                 self.path, timeout=busy_timeout_s, isolation_level=None, check_same_thread=False
@@ -113,6 +186,8 @@ class Cache:
             self._db.execute("CREATE TABLE IF NOT EXISTS meta (name TEXT PRIMARY KEY, value TEXT)")
             self._db.execute("INSERT OR IGNORE INTO meta VALUES ('schema', ?)", (str(SCHEMA_VERSION),))
             (version,) = self._db.execute("SELECT value FROM meta WHERE name = 'schema'").fetchone()
+        except sqlite3.DatabaseError as exc:
+            raise _damaged(self.path, str(exc)) from None
         except sqlite3.Error as exc:
             raise CacheError(f"{self.path}: cannot open the LLM call cache: {exc}") from exc
         if version != str(SCHEMA_VERSION):
@@ -125,13 +200,23 @@ class Cache:
         """Return the stored records among ``keys`` (absent keys are simply missing)."""
         wanted = list(dict.fromkeys(keys))
         found: dict[str, CallRecord] = {}
-        with self._lock:
+        with self._lock, self._guard():
             for start in range(0, len(wanted), _CHUNK):
                 chunk = wanted[start : start + _CHUNK]
                 query = f"{_SELECT} WHERE key IN ({', '.join('?' * len(chunk))})"
                 for row in self._db.execute(query, chunk):
                     found[row[0]] = CallRecord(*row)
         return found
+
+    @contextmanager
+    def _guard(self) -> Iterator[None]:
+        """Turn SQLite's damage errors, met while reading or writing, into a :class:`CacheError`."""
+        try:
+            yield
+        except sqlite3.DatabaseError as exc:
+            if isinstance(exc, sqlite3.OperationalError) and "malformed" not in str(exc):
+                raise
+            raise _damaged(self.path, str(exc)) from None
 
     def get(self, key: str) -> CallRecord | None:
         """Return one record, or None."""
@@ -142,7 +227,7 @@ class Cache:
         if not records:
             return
         rows = [tuple(getattr(r, c) for c in _COLUMNS) for r in records]  # astuple deep-copies
-        with self._lock:
+        with self._lock, self._guard():
             self._db.execute("BEGIN IMMEDIATE")
             try:
                 self._db.executemany(_UPSERT, rows)
@@ -154,13 +239,13 @@ class Cache:
     def count(self, status: Status | None = None, *, endpoint: str | None = None) -> int:
         """Return how many rows there are (optionally of one status and/or endpoint)."""
         where, args = _where(status, endpoint)
-        with self._lock:
+        with self._lock, self._guard():
             return int(self._db.execute(f"SELECT COUNT(*) FROM calls{where}", args).fetchone()[0])
 
     def records(self, status: Status | None = None, *, endpoint: str | None = None) -> list[CallRecord]:
         """Return every row (optionally of one status and/or endpoint), oldest first."""
         where, args = _where(status, endpoint)
-        with self._lock:
+        with self._lock, self._guard():
             rows = self._db.execute(f"{_SELECT}{where} ORDER BY created_at", args).fetchall()
         return [CallRecord(*row) for row in rows]
 
@@ -195,3 +280,58 @@ def cache_path(cache_dir: str | Path) -> Path:
 def open_cache(cache_dir: str | Path) -> Cache:
     """Open (creating if needed) the LLM call store of a project cache folder (``cfg.cache_dir``)."""
     return Cache(cache_path(cache_dir))
+
+
+def salvage(path: str | Path) -> tuple[int, Path]:
+    """Copy every call still readable from a damaged store into a fresh one at the same path.
+
+    The damaged file (and its -wal/-shm) is moved aside as ``<name>.damaged-<UTC time>`` first, so
+    nothing is lost for a later, better recovery. Returns ``(calls recovered, damaged copy)``.
+    """
+    path = Path(path)
+    stamp = datetime.now(timezone.utc).strftime("%Y%m%dT%H%M%SZ")
+    aside = path.with_name(f"{path.name}.damaged-{stamp}")
+    for suffix in ("", "-wal", "-shm"):
+        part = path.with_name(path.name + suffix)
+        if part.exists():
+            os.replace(part, aside.with_name(aside.name + suffix))
+    rows: list[tuple[Any, ...]] = []
+    try:
+        damaged = sqlite3.connect(f"file:{aside}?mode=ro", uri=True)
+        try:
+            for row in damaged.execute(_SELECT):
+                rows.append(row)
+        finally:
+            damaged.close()
+    except sqlite3.DatabaseError:
+        pass  # read what came before the damage; the rest is sent again
+    with Cache(path) as fresh:
+        fresh.store([CallRecord(*row) for row in rows])
+    return len(rows), aside
+
+
+def _main(argv: list[str]) -> int:
+    """``python -m declinecraft.llm.cache {check|salvage} FILE``: check or recover a call store."""
+    if len(argv) != 2 or argv[0] not in {"check", "salvage"}:
+        print("usage: python -m declinecraft.llm.cache {check|salvage} .cache/llm/calls.sqlite", file=sys.stderr)
+        return 2
+    path = Path(argv[1])
+    if argv[0] == "salvage":
+        recovered, aside = salvage(path)
+        print(f"{path}: {recovered} calls recovered; the damaged file is kept as {aside}")
+        return 0
+    try:
+        with Cache(path) as store:
+            with store._lock, store._guard():
+                (verdict,) = store._db.execute("PRAGMA quick_check").fetchone()
+            if verdict != "ok":
+                raise _damaged(path, f"quick_check: {verdict}")
+            print(f"{path}: ok, {store.count('ok')} answered and {store.count('failed')} failed calls")
+    except CacheError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(_main(sys.argv[1:]))

@@ -20,7 +20,6 @@ from __future__ import annotations
 import asyncio
 import logging
 import os
-import threading
 import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
@@ -36,9 +35,10 @@ from declinecraft.core import prompts
 from declinecraft.llm.cache import Cache, CallRecord
 from declinecraft.core.registry import ModelSpec
 from declinecraft.llm.responses import (
-    FormatError, Result, make_result, parse_json, results_frame, split_thinking, summary,
+    FormatError, Result, make_result, parse_json, reasoning_prompt, results_frame, split_thinking, summary,
 )  # fmt: skip
-from declinecraft.llm.transport import LLMError, RetryPolicy, Sender, run_sync
+from declinecraft.llm.supervisor import MAX_SERVER_RESTARTS, LocalServer
+from declinecraft.llm.transport import LLMError, RetryPolicy, Sender, ServerGone, run_sync
 
 __all__ = [
     "Client", "FormatError", "LLMError", "Request", "Result", "RetryPolicy", "client_for", "connect",
@@ -50,11 +50,9 @@ log = logging.getLogger(__name__)
 
 ThinkingMode = Literal["on", "off", "prompt"]
 
-#: Stand-in for native thinking on models without a switch (labeled thinking_mode "prompt").
-REASONING_PROMPT = (
-    "Before answering, think step by step inside <think> and </think> tags. "
-    "After the closing tag, give only your final answer."
-)
+#: Stand-in for native thinking on models without a switch (labeled thinking_mode "prompt"): our
+#: instruction, params/prompts/think_prompted.txt (see responses.reasoning_prompt).
+REASONING_PROMPT = reasoning_prompt()
 
 
 @dataclass(frozen=True)
@@ -190,14 +188,16 @@ class Client:
     def __init__(
         self, spec: ModelSpec, cache: Cache, base_urls: Sequence[str] | Callable[[], Sequence[str]], *,
         api_key: str | None = None, retry: RetryPolicy | None = None, concurrency: int | None = None,
+        server: LocalServer | None = None,
     ) -> None:  # fmt: skip
         self.spec = spec
+        self.server = server
         self.cache = cache
         self.identity = endpoint_identity(spec, base_urls if not callable(base_urls) else ())
         self.endpoint = f"{spec.backend}:{spec.served_name}"
         self._sender = Sender(
             spec.served_name, base_urls, api_key=api_key, retry=retry or RetryPolicy(),
-            concurrency=concurrency or spec.concurrency(),
+            concurrency=concurrency or spec.concurrency(), alive=server.alive if server else None,
         )  # fmt: skip
 
     def __repr__(self) -> str:  # never shows the key
@@ -246,8 +246,17 @@ class Client:
         return results
 
     async def _call(self, prepared: _Prepared) -> CallRecord:
-        """Send one call and commit its record before returning (a kill loses only calls in flight)."""
-        answer = await self._sender.send(prepared.body)
+        """Send one call and commit its record before returning (a kill loses only calls in flight).
+        A local server that dies under it is restarted (:class:`LocalServer`) and the call resent."""
+        while True:
+            generation = self.server.generation if self.server else 0
+            try:
+                answer = await self._sender.send(prepared.body)
+                break
+            except ServerGone as exc:
+                if self.server is None:
+                    raise
+                self._sender.set_urls(await asyncio.to_thread(self.server.restart, generation, str(exc)))
         record = CallRecord(
             key=prepared.key, status="ok" if answer.ok else "failed", endpoint=self.endpoint,
             revision=self.spec.revision or "", prompt_version=prepared.request.prompt_version,
@@ -287,6 +296,7 @@ def _api_key(spec: ModelSpec, environ: Mapping[str, str] | None) -> str | None:
 def client_for(
     spec: ModelSpec, cache: Cache, base_url: str | Sequence[str] | Callable[[], Sequence[str]] | None = None, *,
     retry: RetryPolicy | None = None, concurrency: int | None = None, environ: Mapping[str, str] | None = None,
+    server: LocalServer | None = None,
 ) -> Client:  # fmt: skip
     """THE way to get a client for a registry model.
 
@@ -298,6 +308,7 @@ def client_for(
             hosted entries default to ``spec.base_urls`` or ``spec.base_url``.
         concurrency: requests in flight per base URL (default ``spec.concurrency()``).
         environ: where the API key variable is read (default ``os.environ``).
+        server: the supervised local server behind ``base_url`` (restarted when it dies).
 
     Raises:
         LLMError: no base URL for a local model, or the key variable is unset.
@@ -315,14 +326,19 @@ def client_for(
             f"model {spec.id!r} ({spec.backend}) has no base URL: pass base_url=serve.start(spec, cfg.cache_dir)"
             ".base_url, or use llm.connect(spec, cache, cfg.cache_dir)"
         )
-    return Client(spec, cache, urls, api_key=_api_key(spec, environ), retry=retry, concurrency=concurrency)
+    return Client(
+        spec, cache, urls, api_key=_api_key(spec, environ), retry=retry, concurrency=concurrency, server=server
+    )
 
 
 @contextmanager
-def connect(spec: ModelSpec, cache: Cache, cache_dir: Path, **options: Any) -> Iterator[Client]:
+def connect(
+    spec: ModelSpec, cache: Cache, cache_dir: Path, *, max_restarts: int = MAX_SERVER_RESTARTS, **options: Any
+) -> Iterator[Client]:
     """A client whose local server (llama.cpp/vLLM) starts at the first cache miss, stopped on exit.
 
-    Hosted models connect directly. ``options`` go to :func:`client_for`.
+    A local server that dies mid-batch is restarted up to ``max_restarts`` times (see
+    :class:`LocalServer`). Hosted models connect directly. ``options`` go to :func:`client_for`.
     """
     if not spec.is_local or spec.base_url or spec.base_urls:
         client = client_for(spec, cache, **options)
@@ -331,24 +347,13 @@ def connect(spec: ModelSpec, cache: Cache, cache_dir: Path, **options: Any) -> I
         finally:
             client.close()
         return
-    from declinecraft.llm import serve  # late: serving is only needed on a cache miss
-
-    servers: list[serve.Server] = []
-    lock = threading.Lock()
-
-    def start() -> tuple[str, ...]:
-        with lock:
-            if not servers:
-                servers.append(serve.start(spec, cache_dir))
-            return (servers[0].base_url,)
-
-    client = client_for(spec, cache, start, **options)
+    server = LocalServer(spec, cache_dir, max_restarts=max_restarts)
+    client = client_for(spec, cache, server.urls, server=server, **options)
     try:
         yield client
     finally:
         client.close()
-        for server in servers:
-            server.stop()
+        server.close()
 
 
 def run_batch(client: Client, requests: Sequence[Request], **kwargs: Any) -> list[Result]:

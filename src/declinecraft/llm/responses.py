@@ -3,7 +3,9 @@
 Thinking arrives in one of three shapes: a separate message field (``reasoning_content`` from
 vLLM/llama.cpp reasoning parsers, ``reasoning`` from OpenRouter), ``<think>…</think>`` blocks in the
 content, or only a closing ``</think>`` (chat templates that open the block in the prompt). The
-trace is kept apart from the answer because judges must never see it (App. I).
+trace is kept apart from the answer because judges must never see it (App. I). Models without
+native thinking can be asked to reason in those tags instead (:func:`reasoning_prompt`, thinking
+mode "prompt"): prompted reasoning, not a native thinking switch, split off the same way.
 
 A response whose output budget ran out before a final answer (``finish_reason == "length"`` and
 nothing left after removing thinking, e.g. an unclosed ``<think>``) is *budget exhausted*: the paper
@@ -22,13 +24,17 @@ import json
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any, Literal
 
 import polars as pl
 
+from declinecraft.core import paths, prompts
 from declinecraft.llm.cache import CallRecord, canonical_json
 
 OPEN, CLOSE = "<think>", "</think>"
+#: Template of the prompted-reasoning instruction (ours, not the paper's) in ``params/prompts/``.
+REASONING_TEMPLATE = "think_prompted"
 _BLOCK = re.compile(r"<think>(.*?)(?:</think>|\Z)", re.S)
 _FENCE = re.compile(r"```[A-Za-z0-9_-]*\s*\n?(.*?)```", re.S)
 _TRAILING_COMMA = re.compile(r",(\s*[}\]])")
@@ -54,6 +60,14 @@ def split_thinking(content: str | None, reasoning: str | None = None) -> tuple[s
         if before.strip():
             traces.append(before.replace(CLOSE, "").strip())
     return text.strip(), "\n\n".join(traces)
+
+
+def reasoning_prompt(root: Path | None = None) -> str:
+    """The instruction of thinking mode "prompt" (``params/prompts/think_prompted.txt``, our
+    wording), filled with the tags :func:`split_thinking` splits off, so instruction and parser
+    cannot drift apart. ``root`` defaults to the project this package lives in."""
+    root = root or paths.find_root(Path(__file__))
+    return prompts.load(REASONING_TEMPLATE, root).render(open=OPEN, close=CLOSE)
 
 
 def is_budget_exhausted(finish_reason: str | None, answer: str) -> bool:

@@ -124,15 +124,53 @@ def free_port() -> int:
         return int(sock.getsockname()[1])
 
 
-def server_command(spec: ModelSpec, port: int, cache_dir: Path, n_threads: int | None = None) -> list[str]:
+#: How the embedded llama.cpp server is run (``benchmarks/bench_serving.py`` measures each):
+#: "aligned" = llama-cpp-python's server with prompt-prefix reuse cut to whole prompt batches, so an
+#: answer depends on its prompt alone (:mod:`declinecraft.llm.llamacpp_server`); "plain" = the same
+#: server with llama.cpp's ordinary prefix reuse, whose answers depend on what it served before;
+#: "llama-server" = llama.cpp's own server binary (one slot, no prompt cache).
+LLAMACPP_FLAVOURS = ("aligned", "plain", "llama-server")
+LLAMACPP_FLAVOUR = "aligned"
+#: Prompt batch (and micro-batch) size in tokens: fixed, since a batch's arithmetic depends on it.
+PROMPT_BATCH = 64
+
+
+def llama_server_binary() -> Path:
+    """Return the ``llama-server`` binary that ``make llama-server`` builds into the venv."""
+    return Path(sys.executable).parent / "llama-server"
+
+
+def server_command(
+    spec: ModelSpec,
+    port: int,
+    cache_dir: Path,
+    n_threads: int | None = None,
+    *,
+    flavour: str = LLAMACPP_FLAVOUR,
+    prompt_batch: int = PROMPT_BATCH,
+) -> list[str]:
     """Return the command line that serves ``spec`` on ``port``."""
     if spec.backend == "llamacpp":
+        if flavour not in LLAMACPP_FLAVOURS:
+            raise ServeError(f"unknown llama.cpp server flavour {flavour!r}; one of {LLAMACPP_FLAVOURS}")
+        threads = str(n_threads or min(2, os.cpu_count() or 1))
+        model = str(gguf_path(spec, cache_dir))
+        if flavour == "llama-server":
+            return [
+                str(llama_server_binary()), "--model", model, "--alias", spec.served_name,
+                "--ctx-size", str(spec.n_ctx), "--threads", threads, "--threads-batch", threads,
+                "--batch-size", str(prompt_batch), "--ubatch-size", str(prompt_batch),
+                "--parallel", "1", "--no-cache-prompt", "--cache-ram", "0", "--no-webui",
+                "--host", HOST, "--port", str(port),
+            ]  # fmt: skip
+        module = "declinecraft.llm.llamacpp_server" if flavour == "aligned" else "llama_cpp.server"
         return [
-            sys.executable, "-m", "llama_cpp.server",
-            "--model", str(gguf_path(spec, cache_dir)),
+            sys.executable, "-m", module,
+            "--model", model,
             "--model_alias", spec.served_name,
             "--n_ctx", str(spec.n_ctx),
-            "--n_threads", str(n_threads or min(2, os.cpu_count() or 1)),
+            "--n_threads", threads, "--n_threads_batch", threads,
+            "--n_batch", str(prompt_batch), "--n_ubatch", str(prompt_batch),
             "--host", HOST, "--port", str(port),
         ]  # fmt: skip
     if spec.backend == "vllm":
@@ -225,6 +263,8 @@ def start(
     log_dir: Path | None = None,
     n_threads: int | None = None,
     record: bool = False,
+    flavour: str = LLAMACPP_FLAVOUR,
+    prompt_batch: int = PROMPT_BATCH,
 ) -> Server:
     """Start (or reuse) a server for ``spec`` and wait until it is healthy.
 
@@ -241,7 +281,7 @@ def start(
     if reuse and (url := find_running(spec, cache_dir)):
         return Server(spec, url, None, owned=False)
     port = port or free_port()
-    command = server_command(spec, port, cache_dir, n_threads)
+    command = server_command(spec, port, cache_dir, n_threads, flavour=flavour, prompt_batch=prompt_batch)
     log_dir = log_dir or cache_dir / "servers"
     log_dir.mkdir(parents=True, exist_ok=True)
     log_file = log_dir / f"{spec.id}-{port}.log"

@@ -18,6 +18,7 @@ about 0.98 of the ideal rate on a machine not otherwise busy (``benchmarks/bench
 from __future__ import annotations
 
 import asyncio
+import email.utils
 import json
 import logging
 import random
@@ -27,6 +28,7 @@ import weakref
 from collections.abc import AsyncIterator, Callable, Coroutine, Sequence
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
+from datetime import datetime, timezone
 from typing import Any, TypeVar
 
 import httpx2
@@ -43,6 +45,14 @@ if logging.getLogger("httpx2").level == logging.NOTSET:
 
 class LLMError(RuntimeError):
     """An LLM client cannot be configured or used as asked (the message names the model)."""
+
+
+class ServerGone(LLMError):
+    """The local server behind the base URLs stopped running while a call was being sent.
+
+    Raised instead of retrying against a dead port, so the client can restart the server and
+    send the call again; the call is not recorded as failed (a rerun sends it).
+    """
 
 
 @dataclass(frozen=True)
@@ -127,9 +137,10 @@ class Sender:
 
     def __init__(
         self, model: str, base_urls: Sequence[str] | Callable[[], Sequence[str]], *, api_key: str | None,
-        retry: RetryPolicy, concurrency: int,
+        retry: RetryPolicy, concurrency: int, alive: Callable[[], bool] | None = None,
     ) -> None:  # fmt: skip
         self.model = model
+        self._alive = alive  # False when the local server process has exited
         self.retry = retry
         self.concurrency = concurrency
         self._urls = base_urls
@@ -137,6 +148,7 @@ class Sender:
         self._lock = threading.Lock()
         self._pools: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, _Pool] = weakref.WeakKeyDictionary()
         self._last: tuple[asyncio.AbstractEventLoop, _Pool] | None = None
+        self._retired: list[tuple[asyncio.AbstractEventLoop, _Pool]] = []
 
     def __repr__(self) -> str:
         return f"Sender(model={self.model!r}, concurrency={self.concurrency})"
@@ -161,14 +173,29 @@ class Sender:
         self._last = (loop, self._pools[loop])
         return self._last[1]
 
+    def set_urls(self, base_urls: Sequence[str]) -> None:
+        """Send to new base URLs from the next attempt on (a restarted local server's port)."""
+        with self._lock:  # calls in flight keep the old pool until their attempt ends; close() ends it
+            self._urls = tuple(base_urls)
+            self._retired += list(self._pools.items())
+            self._pools, self._last = weakref.WeakKeyDictionary(), None
+
+    def _check_alive(self, error: str) -> None:
+        if self._alive is not None and not self._alive():
+            raise ServerGone(f"model {self.model!r}: the local server stopped running ({error})")
+
     async def send(self, body: dict[str, Any]) -> Answer:
-        """Post one body (``model`` added) with retries; never raises for a failed call."""
-        pool = await self._pool()
+        """Post one body (``model`` added) with retries; never raises for a failed call.
+
+        Raises:
+            ServerGone: a connection failed and the local server process has exited.
+        """
         # Serialized once here: the SDK then neither deep-copies nor re-encodes the body per attempt.
         payload = json.dumps({"model": self.model, **body}, ensure_ascii=False).encode("utf-8")
         error, latency = "", None
         for attempt in range(1, self.retry.max_attempts + 1):
             retry_after = None
+            pool = await self._pool()  # per attempt: a restarted server has a new URL
             async with pool.slot() as client:
                 start = time.perf_counter()
                 try:
@@ -184,8 +211,10 @@ class Sender:
                     retry_after = _retry_after(exc.response)
                 except openai.APITimeoutError:
                     error = f"timeout after {self.retry.timeout_s:g} s"
+                    self._check_alive(error)
                 except openai.APIConnectionError as exc:
                     error = f"connection error: {exc.__cause__ or exc}"
+                    self._check_alive(error)
                 latency = time.perf_counter() - start
             if attempt < self.retry.max_attempts:
                 await asyncio.sleep(self.retry.delay(attempt, retry_after))
@@ -198,10 +227,11 @@ class Sender:
 
     def close(self) -> None:
         """Close the connections of pools whose loop still runs in another thread (best effort)."""
-        for loop, pool in list(self._pools.items()):
+        for loop, pool in [*self._pools.items(), *self._retired]:
             if loop.is_running() and not _in_loop(loop):
                 asyncio.run_coroutine_threadsafe(pool.aclose(), loop).result(timeout=30)
         self._pools.clear()
+        self._retired.clear()
         self._last = None
 
 
@@ -232,9 +262,21 @@ def _message(exc: openai.APIStatusError) -> str:
 
 
 def _retry_after(response: httpx2.Response) -> float | None:
+    """Seconds a server asked us to wait: ``retry-after-ms``, ``Retry-After`` in seconds or as an
+    HTTP date (RFC 9110 §10.2.3); None when absent or unreadable."""
+    headers = response.headers
     try:
-        return float(response.headers.get("retry-after", ""))
-    except ValueError:
+        if "retry-after-ms" in headers:
+            return float(headers["retry-after-ms"]) / 1000
+        value = headers.get("retry-after", "").strip()
+        if not value:
+            return None
+        try:
+            return max(0.0, float(value))
+        except ValueError:
+            when = email.utils.parsedate_to_datetime(value)
+            return max(0.0, (when - datetime.now(timezone.utc)).total_seconds())
+    except (TypeError, ValueError, IndexError):
         return None
 
 

@@ -9,6 +9,7 @@ import numpy as np
 import polars as pl
 from matplotlib.figure import Figure
 
+from declinecraft.analysis import models as analysis_models
 from declinecraft.core import stats
 from declinecraft.paper.drawing import (
     BLUE, CONDITION_NAMES, FULL_IN, GRAY, LABEL_COLORS, ORANGE, lines_panel, mean_with_interval,
@@ -61,6 +62,14 @@ def plot_model_labels(main_grid: pl.DataFrame) -> Figure:
     return fig
 
 
+def _scored_note(row: dict) -> str:
+    """" (n=5, 2 without score)" for a leakage row whose answers a judge left unscored."""
+    n, dropped = row.get("n"), row.get("dropped")
+    if n is None:
+        return ""
+    return f" (n={n}, {dropped} without score)" if dropped else f" (n={n})"
+
+
 @styled
 def plot_leakage(leakage_model: pl.DataFrame, facts: pl.DataFrame | None = None) -> Figure:
     """Figure 19: accuracy on the unanswerable questions without retrieval, with bootstrap
@@ -68,7 +77,8 @@ def plot_leakage(leakage_model: pl.DataFrame, facts: pl.DataFrame | None = None)
     frame = leakage_model.sort("accuracy", nulls_last=True)
     if facts is not None and "display_name" in facts.columns:
         frame = frame.join(facts.select("model", "display_name"), on="model", how="left")
-    names = [(r.get("display_name") or r["model"]) + (" (thinking)" if r["thinking"] == "on" else "") for r in frame.iter_rows(named=True)]
+    names = [(r.get("display_name") or r["model"]) + (" (thinking)" if r["thinking"] == "on" else "") + _scored_note(r)
+             for r in frame.iter_rows(named=True)]  # fmt: skip
     fig, axes = new_figure(2, width=FULL_IN * 0.75, height=0.8 + 0.15 * frame.height, sharey=True)
     acc, low, high = pct(frame["accuracy"]), pct(frame["accuracy_low"]), pct(frame["accuracy_high"])
     ys = np.arange(frame.height)
@@ -112,20 +122,23 @@ def _configs(frame: pl.DataFrame) -> pl.DataFrame:
 
 @styled
 def plot_k_choice(ablation_k: pl.DataFrame, retrieval_k: pl.DataFrame | None = None) -> Figure:
-    """Figure 21: retrieval hit rates by k (top, when the run logged them), CAR and accuracy by k."""
+    """Figure 21: retrieval alone by k (top: answerable questions retrieving their target chunk,
+    unanswerable ones a scenario chunk), then CAR and accuracy by k for the models run at every k."""
     ks = sorted(ablation_k["k"].unique().to_list())
     fig, axes = new_figure(1, 3, width=FULL_IN * 0.5, height=4.6, sharex=False)
     if retrieval_k is not None and retrieval_k.height:
+        part = retrieval_k.sort("k")
+        xs = np.arange(part.height)
         for col, color, name in (("target_hit", BLUE, "answerable: target chunk"), ("scenario_hit", ORANGE, "unanswerable: scenario chunk")):
-            if col in retrieval_k.columns:
-                part = retrieval_k.sort("k")
-                axes[0].plot(np.arange(part.height), pct(part[col]), marker="o", color=color, label=name)
-        axes[0].set_xticks(np.arange(retrieval_k.height), [str(k) for k in retrieval_k.sort("k")["k"].to_list()])
+            if col in part.columns:
+                axes[0].plot(xs, pct(part[col]), marker="o", color=color, label=name)
+        axes[0].set_xticks(xs, [str(k) for k in part["k"].to_list()])
+        axes[0].set_ylim(0, 100)
         axes[0].set_ylabel("Retrieved (%)")
         axes[0].legend()
     else:
         note_missing(axes[0], "retrieval-only hit rates per k are not in this run")
-    frame = _configs(ablation_k)
+    frame = _configs(analysis_models.complete_sweep(ablation_k, "k"))
     names = {k: str(k) for k in ks}
     lines_panel(axes[1], frame, x="k", y="car", order=ks, names=names, ylabel="CAR (%)")
     lines_panel(axes[2], frame, x="k", y="accuracy", order=ks, names=names, ylabel="Accuracy (%)")
@@ -169,6 +182,7 @@ def plot_scenario_overlap(scenario_overlap: pl.DataFrame) -> Figure:
     fig, ax = new_figure(height=1.9)
     ax.bar(np.arange(frame.height), pct(frame["share"]), color=BLUE)
     ax.set_xticks(np.arange(frame.height), [PIPELINE_NAMES.get(p, p) for p in order])
+    ax.set_ylim(0, 100)
     ax.set_ylabel("Scenario chunk retrieved (%)")
     ax.grid(axis="y")
     return fig
@@ -223,7 +237,8 @@ FIGURES = [
     FigureSpec(23, "fig23_scenario", "Scenario ablation", lambda t: plot_scenario(t["ablation_scenario"]),
                needs("ablation_scenario", "Figure 23 needs runs without the scenario (answer.no_scenario); this run has none", distinct="scenario")),
     FigureSpec(24, "fig24_scenario_overlap", "Scenario chunks retrieved", lambda t: plot_scenario_overlap(t["scenario_overlap"]),
-               needs("scenario_overlap", "Figure 24 needs retrieval-only scenario-chunk overlap per pipeline; this run did not log it")),
+               needs("scenario_overlap", "Figure 24 needs the scenario-chunk overlap of several retrieval pipelines (answer.pipelines); this run has one",
+                     distinct="pipeline")),
     FigureSpec(25, "fig25_transitions", "Matched thinking pairs", lambda t: plot_transitions(t["thinking_transitions"], t.get("facts")),
                needs("thinking_transitions", "Figure 25 " + _think)),
 ]  # fmt: skip

@@ -81,9 +81,9 @@ def _k_rows(main_grid: pl.DataFrame, ablation_k: pl.DataFrame) -> pl.DataFrame:
 def plot_k_ablation(main_grid: pl.DataFrame, ablation_k: pl.DataFrame) -> Figure:
     """Figure 2: CAR without retrieval, at k=5 and the other k, and with iterative RAG."""
     frame = _k_rows(main_grid, ablation_k)
-    extra = sorted({c for c in frame["condition"].unique().to_list() if c.startswith("k") and c != "k5"}, key=lambda c: int(c[1:]))
-    order = ["no_rag", "k5", *extra, "iterative"]
-    names = {"no_rag": "No RAG", "iterative": "Iterative", **{c: f"k={c[1:]}" for c in ["k5", *extra]}}
+    ks = sorted({c for c in frame["condition"].unique().to_list() if c.startswith("k")}, key=lambda c: int(c[1:]))
+    order = ["no_rag", *ks, "iterative"]  # retrieval depth grows left to right; iterative goes further
+    names = {"no_rag": "No RAG", "iterative": "Iterative", **{c: f"k={c[1:]}" for c in ks}}
     fig, ax = new_figure(height=2.0)
     lines_panel(ax, frame, x="condition", y="car", order=order, names=names, ylabel="Correct Abstention Rate (%)")
     return fig
@@ -136,9 +136,7 @@ def plot_size_release(points: pl.DataFrame, associations: pl.DataFrame | None = 
 def plot_k_sweep(ablation_k: pl.DataFrame) -> Figure:
     """Figure 6: CAR and Answer Accuracy against k for the models run at every k."""
     ks = sorted(ablation_k["k"].unique().to_list())
-    counts = ablation_k.group_by("model", "thinking").agg(pl.col("k").n_unique().alias("n"))
-    full = counts.filter(pl.col("n") == len(ks)).select("model", "thinking")
-    frame = ablation_k.join(full, on=["model", "thinking"], how="semi").with_columns(config=pl.col("model") + "/" + pl.col("thinking"))
+    frame = analysis_models.complete_sweep(ablation_k, "k").with_columns(config=pl.col("model") + "/" + pl.col("thinking"))
     fig, axes = new_figure(2, width=FULL_IN * 0.7, height=2.0)
     names = {k: str(k) for k in ks}
     lines_panel(axes[0], frame, x="k", y="car", order=ks, names=names, ylabel="Correct Abstention Rate (%)")

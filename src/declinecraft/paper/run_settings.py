@@ -4,6 +4,10 @@ The paper's reproduction notes quote the run's design (cut-off, chunking, retrie
 the models in each role, the statistics' settings) next to what the paper reports, so that one
 ``main.tex`` describes every run truthfully. These are inputs, not results: they are always
 defined, and each becomes a ``text`` row of ``numbers.csv`` and a macro of ``numbers.tex``.
+
+A run with ``answer.thinking: [..., prompted]`` has no native thinking switch to report: its
+``ThinkingCaption`` ends every figure and table caption and its ``ThinkingNote`` the reproduction
+notes with "prompted reasoning, not a native thinking switch" (:func:`thinking_macros`).
 """
 
 from __future__ import annotations
@@ -15,6 +19,7 @@ import polars as pl
 
 from declinecraft.core import registry
 from declinecraft.core.config import RunConfig
+from declinecraft.evaluation.answer import is_prompted
 from declinecraft.paper.latex import escape, thousands
 from declinecraft.paper.number_sources import SCHEMA
 
@@ -49,8 +54,31 @@ def config_macros(cfg: RunConfig, reported: Mapping[str, Mapping[str, Any]]) -> 
         "PaperBMkOne": fact("bm25_k1"), "PaperNModels": fact("n_models"), "PaperNConfigs": fact("n_configurations"),
         "PaperNAnswerable": fact("n_answerable"), "PaperNUnanswerable": fact("n_unanswerable"),
         "PaperCprePages": fact("c_pre_pages"), "PaperCpostPages": fact("c_post_pages"),
+        **thinking_macros(cfg, specs),
     }  # fmt: skip
     rows = [dict(macro=k, what="run setting" if not k.startswith("Paper") else "reported in the paper", value=None,
                  text=v if isinstance(v, _Tex) else escape(v), reason="", reported="", fmt="text")
             for k, v in values.items()]  # fmt: skip
     return pl.DataFrame(rows, schema=SCHEMA)
+
+
+#: The words every caption and the notes of a prompted-thinking run carry.
+PROMPTED_WORDS = "prompted reasoning, not a native thinking switch"
+
+
+def thinking_macros(cfg: RunConfig, specs: Mapping[str, registry.ModelSpec]) -> dict[str, str]:
+    """``ThinkingCaption`` (appended to every caption; '' unless the run prompts reasoning) and
+    ``ThinkingNote`` (the notes' sentence on how thinking was switched), so a prompted run's
+    thinking results are never read as a native switch."""
+    thinking = cfg.answer.thinking
+    if not is_prompted(thinking):
+        return {"ThinkingCaption": "", "ThinkingNote": f"Thinking settings: {', '.join(thinking)}; a model "
+                "without a native thinking switch runs its only mode."}  # fmt: skip
+    prompted = [specs[m].display_name or m for m in cfg.answer.models if m in specs and specs[m].thinking == "none"]
+    return {
+        "ThinkingCaption": f" Thinking on: {PROMPTED_WORDS}.",
+        "ThinkingNote": f"Thinking on is {PROMPTED_WORDS}: {', '.join(prompted) or 'no model'} have no thinking "
+        "switch, so they were asked to reason inside think tags before answering (our instruction, "
+        "params/prompts/think_prompted.txt) and the trace was split off as a native one is. The paper's "
+        "thinking claims are not testable on it.",
+    }

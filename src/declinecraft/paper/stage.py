@@ -11,7 +11,8 @@ Where a run writes (figures/ and paper/ are shared by every run, :mod:`~declinec
 
 Every figure or table the run cannot fill is listed with its reason in
 ``outputs/<run>/08_paper/skipped.csv`` and in ``paper/skipped.tex`` (the paper prints the reason
-where the figure would be). Every number is a macro in ``numbers.tex``; the n/a ones and their
+where the figure would be). The analysis stage's claims check becomes ``paper/tables/claims.tex``,
+printed after the abstract. Every number is a macro in ``numbers.tex``; the n/a ones and their
 reasons are in ``outputs/<run>/08_paper/numbers.csv``. The PDF is built with latexmk in a
 temporary folder (:mod:`~declinecraft.paper.pdf`) when TeX is installed; otherwise the stage
 says it skipped the PDF.
@@ -27,14 +28,16 @@ from pathlib import Path
 from typing import Any
 
 import polars as pl
-import yaml
 
+from declinecraft.analysis import claim_evidence
+from declinecraft.analysis import claims as analysis_claims
 from declinecraft.analysis import inputs as analysis_inputs
 from declinecraft.analysis import results as analysis_results
 from declinecraft.core import paths
 from declinecraft.core.config import RunConfig
 from declinecraft.paper import numbers as report_numbers
-from declinecraft.paper import run_settings
+from declinecraft.paper import run_settings, wording
+from declinecraft.paper.claims_table import claims_tex
 from declinecraft.paper.figures import write_figures
 from declinecraft.paper.latex import escape_marked
 from declinecraft.paper.outputs import output_dirs
@@ -89,13 +92,15 @@ def skipped_tex(status: list[dict[str, Any]]) -> str:
 
 def reported_facts(cfg: RunConfig) -> dict[str, Any]:
     """The paper's reported numbers (``params/paper_reported.yaml``), keyed by name."""
-    path = cfg.root / "params" / "paper_reported.yaml"
-    return (yaml.safe_load(path.read_text(encoding="utf-8")) or {}).get("reported", {}) if path.is_file() else {}
+    return analysis_claims.reported_facts(cfg.root)
 
 
 def write_numbers(results: Mapping[str, pl.DataFrame], cfg: RunConfig, paper_dir: Path, stage_dir: Path, no_input: str) -> pl.DataFrame:
-    """Write ``numbers.tex``, the reported-vs-reproduced table and ``numbers.csv`` (with n/a reasons)."""
+    """Write ``numbers.tex`` (numbers, run settings and the words chosen by them,
+    :mod:`~declinecraft.paper.wording`), the reported-vs-reproduced table and ``numbers.csv``."""
     numbers = pl.concat([report_numbers.compute(results, no_input=no_input), run_settings.config_macros(cfg, reported_facts(cfg))])
+    thinking = no_input or claim_evidence.thinking_problem(results, claim_evidence.context_from_config(cfg))
+    numbers = pl.concat([numbers, wording.words(numbers, alpha=cfg.analysis.alpha, thinking_problem=thinking)])
     paths.write_text_atomic(paper_dir / "numbers.tex", report_numbers.numbers_tex(numbers))
     paths.write_text_atomic(paper_dir / "tables" / "reported.tex", report_numbers.reported_vs_reproduced(numbers, reported_facts(cfg)))
     analysis_results.write_csv(numbers, stage_dir / "numbers.csv")
@@ -116,7 +121,7 @@ def read_results(analysis_dir: Path) -> tuple[dict[str, pl.DataFrame], str]:
     results = analysis_results.read_tables(analysis_dir) if state.get("status") == "ok" else {}
     if results:
         return results, ""
-    keep = {"facts", *analysis_inputs.UPSTREAM.values(), *analysis_inputs.DERIVED}
+    keep = {"facts", "claims", *analysis_inputs.UPSTREAM.values(), *analysis_inputs.DERIVED}
     return {k: v for k, v in analysis_results.read_tables(analysis_dir).items() if k in keep}, state.get("reason", "no analysis results")
 
 
@@ -135,6 +140,7 @@ def run(cfg: RunConfig) -> PaperResult:
     status = write_figures(results, fig_dir, formats=tuple(cfg.paper.figure_formats), dpi=cfg.paper.figure_dpi, no_input=no_input)
     status += write_view_figures(cfg, fig_dir, formats=tuple(cfg.paper.figure_formats), dpi=cfg.paper.figure_dpi)
     status += write_tables(results, cfg, paper_dir / "tables")
+    paths.write_text_atomic(paper_dir / "tables" / "claims.tex", claims_tex(results.get("claims")))
     paths.write_text_atomic(paper_dir / "skipped.tex", skipped_tex(status))
     skipped = pl.DataFrame(status).filter(pl.col("reason") != "")
     analysis_results.write_csv(skipped, stage_dir / "skipped.csv")
@@ -143,6 +149,9 @@ def run(cfg: RunConfig) -> PaperResult:
     paths.write_text_atomic(paper_dir / "view_numbers.tex", view_numbers_tex(views))
     analysis_results.write_csv(pl.DataFrame(views, schema=["macro", "value", "what"], orient="row"), stage_dir / "view_numbers.csv")
     pdf = build_pdf(paper_dir) if cfg.paper.build_pdf else None
+    # For the last line of `make all` (declinecraft.core.system_packages.summary).
+    why = "" if pdf else ("switched off (paper.build_pdf: false)" if not cfg.paper.build_pdf else "latexmk missing")
+    paths.write_text_atomic(stage_dir / "pdf.json", json.dumps({"pdf": str(pdf) if pdf else None, "reason": why}))
     drawn = sum(r["kind"] == "figure" and not r["reason"] for r in status)
     written = sum(r["kind"] == "table" and not r["reason"] for r in status)
     print(f"paper: {drawn} figures, {written} tables, {skipped.height} skipped; PDF: {pdf or 'not built'}")

@@ -18,10 +18,10 @@ import polars as pl
 from declinecraft.analysis import paper_tables
 from declinecraft.core import paths
 from declinecraft.core.config import RunConfig
-from declinecraft.paper.latex import escape_marked
+from declinecraft.paper.latex import escape, escape_marked
 from declinecraft.paper.outputs import remove_stale
 
-TABLE_FILE = re.compile(r"table\d\d\.tex")
+TABLE_FILE = re.compile(r"(table\d\d|selfpref)\.tex")
 
 
 def _num(value: Any, digits: int = 1, signed: bool = False) -> str:
@@ -49,6 +49,8 @@ def _star(value: str, sig: Any) -> str:
 
 
 SPECS: dict[str, Spec] = {
+    "table01": [("", lambda r: escape(r["part"]), None), ("", lambda r: escape(r["source"]), None),
+                ("", lambda r: escape(r["text"]), None)],
     "table02": [("Model", lambda r: escape_marked(r["model"]), None), ("Attempt \\%", lambda r: _ci(r, "attempt"), "attempt"),
                 ("CAR \\%", lambda r: _ci(r, "car"), "car"), ("Accuracy \\%", lambda r: _ci(r, "accuracy"), "accuracy"),
                 ("Acc.\\ when att.\\ \\%", _col("accuracy_when_attempted"), "accuracy_when_attempted"),
@@ -57,17 +59,18 @@ SPECS: dict[str, Spec] = {
     + [(f"{m} {c}", _col(f"{k}_{cc}"), f"{k}_{cc}") for k, m in (("car", "CAR"), ("attempt", "Att."), ("accuracy", "Acc."))
        for cc, c in (("no_rag", "none"), ("single", "RAG"), ("iterative", "iter."))],
     "table04": [("Family", lambda r: escape_marked(r["family"]), None), ("Runs", _col("runs"), None),
-                ("Attempted \\%", _col("attempt"), None), ("Correct \\%", _col("accuracy"), None),
+                ("$n$", _col("n"), None), ("No score", _col("dropped"), None), ("Attempted \\%", _col("attempt"), None), ("Correct \\%", _col("accuracy"), None),
                 ("CI low", _col("accuracy_low"), None), ("CI high", _col("accuracy_high"), None),
                 ("Acc.\\ when att.\\ \\%", _col("accuracy_when_attempted"), None)],
     "table05": [("Judges", lambda r: escape_marked(r["judges"]), None), ("Rows", _col("rows"), None),
+                ("Rule-scored (excluded)", _col("excluded"), None),
                 ("Exact agreement \\%", _col("exact"), None), ("Weighted $\\kappa$", _col("kappa", 3), None),
                 ("Mean diff (pts)", _col("mean_diff", 1, True), None)],
-    "table06": [("Model", lambda r: escape_marked(r["model"]), None), ("$k$", _col("k"), None), ("CAR \\%", _col("car"), None),
-                ("Accuracy \\%", _col("accuracy"), None), ("Bal.\\ F1", _col("bal_f1"), None)],
+    "table06": [("Model", lambda r: escape_marked(r["model"]), None), ("$k$", _col("k"), None), ("CAR \\%", _col("car"), "car"),
+                ("Accuracy \\%", _col("accuracy"), "accuracy"), ("Bal.\\ F1", _col("bal_f1"), "bal_f1")],
     "table07": [("Model", lambda r: escape_marked(r["model"]), None), ("Thinking", lambda r: r["thinking"], None),
-                ("Retrieval", lambda r: escape_marked(r["retrieval"]), None), ("CAR \\%", _col("car"), None),
-                ("Accuracy \\%", _col("accuracy"), None), ("Bal.\\ F1", _col("bal_f1"), None)],
+                ("Retrieval", lambda r: escape_marked(r["retrieval"]), None), ("CAR \\%", _col("car"), "car"),
+                ("Accuracy \\%", _col("accuracy"), "accuracy"), ("Bal.\\ F1", _col("bal_f1"), "bal_f1")],
     "table08": [("Model", lambda r: escape_marked(r["model"]), None)]
     + [item for c in ("no_rag", "single") for item in (
         (f"$n$ ({'none' if c == 'no_rag' else 'RAG'})", _col(f"n_{c}"), None),
@@ -75,8 +78,10 @@ SPECS: dict[str, Spec] = {
         ("A$\\to$X / X$\\to$A", lambda r, c=c: _star(escape_marked(r[f"ax_{c}"] or "--"), r[f"sig_ax_{c}"]), None))],
     "table09": [("Generator", lambda r: escape_marked(r["generator"]), None),
                 ("Accepted (ans.\\,/\\,unans.)", lambda r: f"{_num(r['accepted_answerable'], 0)} / {_num(r['accepted_unanswerable'], 0)}", None),
-                ("Lost to format", _col("lost_to_format", 0), None), ("Fact in $C_{\\mathrm{pre}}$ \\%", _col("fact_in_cpre_pct"), None),
-                ("Style AUC", _col("style_auc", 2), None), ("Hit@5 \\%", _col("hit_at_5_pct"), None)],
+                ("Lost to format", _col("lost_to_format", 0), None), ("Scenario unreadable", _col("lost_at_scenario", 0), None),
+                ("Fact in $C_{\\mathrm{pre}}$ \\%", _col("fact_in_cpre_pct"), None),
+                ("Style AUC", _col("style_auc", 2), None), ("Hit@5 \\%", _col("hit_at_5_pct"), None),
+                ("CAR \\%", lambda r: _num(r["car"]) + (f" ({escape(r['car_model'])})" if r.get("car_model") else ""), None)],
     "table10": [("Part", _col("part"), None), ("Measure", lambda r: escape_marked(r["measure"]), None),
                 ("$\\kappa$ [95\\% CI]", lambda r: f"{_num(r['kappa'], 2)} [{_num(r['low'], 2)}, {_num(r['high'], 2)}]", None),
                 ("Items", _col("n_items"), None)],
@@ -84,24 +89,42 @@ SPECS: dict[str, Spec] = {
                 ("Switchable thinking", "switchable"), ("Precision", "precision"), ("Released", "release"),
                 ("Knowledge cut-off", "knowledge_cutoff"))],
     "table12": [("Role", lambda r: escape_marked(r["role"]), None), ("Model", lambda r: escape_marked(r["model"]), None)],
+    "selfpref": [("Judge", lambda r: escape(r["judge"]), None), ("Family", lambda r: escape(r["family"]), None),
+                 ("Self-preference (pts) [95\\% CI]", lambda r: f"{_num(r['estimate'], 1, True)} [{_num(r['low'], 1, True)}, {_num(r['high'], 1, True)}]", None),
+                 ("Own answers", _col("n_own"), None), ("Other answers", _col("n_other"), None), ("Note", lambda r: escape(r["note"]), None)],
 }  # fmt: skip
+#: Tables whose best value is bolded within each group of rows (the paper: "the best k for each
+#: model in each column"), not over the whole column.
+BOLD_WITHIN = {"table06": ("model",), "table07": ("model", "thinking")}
+#: Column formats other than a left column and right-aligned numbers (long text wraps).
+COLUMN_FORMATS = {"table01": "p{0.14\\textwidth}p{0.2\\textwidth}p{0.6\\textwidth}",
+                  "selfpref": "llrrrp{0.3\\textwidth}"}  # fmt: skip
+
+
+def _best(frame: pl.DataFrame, col: str, within: tuple[str, ...]) -> pl.Series:
+    """Per row, whether its ``col`` is the highest of its group (``within``; the whole column
+    when empty); NaN and null are never best."""
+    value = pl.col(col).cast(pl.Float64).fill_nan(None)
+    top = value.max().over(list(within)) if within else value.max()
+    return frame.select((value.is_not_null() & (value == top)).fill_null(False).alias("_best"))["_best"]
 
 
 def to_latex(name: str, frame: pl.DataFrame) -> str:
-    """A ``tabular`` (booktabs) of one paper table; the best value of each marked column in bold."""
+    """A ``tabular`` (booktabs) of one paper table; the best value of each marked column in bold
+    (per group of rows for the tables in :data:`BOLD_WITHIN`)."""
     spec = SPECS.get(name) or [(escape_marked(c), (lambda r, c=c: _num(r[c])), None) for c in frame.columns]
-    best = {}
-    for _, _, col in spec:
-        if col and col in frame.columns and frame[col].drop_nans().drop_nulls().len():
-            best[col] = frame[col].drop_nans().drop_nulls().max()
+    within = tuple(c for c in BOLD_WITHIN.get(name, ()) if c in frame.columns)
+    best = {col: _best(frame, col, within).to_list() for _, _, col in spec if col and col in frame.columns}
+    fmt = COLUMN_FORMATS.get(name, "l" * min(1, len(spec)) + "r" * (len(spec) - 1))
+    header = " & ".join(h for h, _, _ in spec)
     lines = ["% Generated by notebooks/08_paper.ipynb (declinecraft.paper.tables) -- do not edit",
-             "\\begin{tabular}{" + "l" * min(1, len(spec)) + "r" * (len(spec) - 1) + "}", "\\toprule",
-             " & ".join(h for h, _, _ in spec) + " \\\\", "\\midrule"]  # fmt: skip
-    for row in frame.iter_rows(named=True):
+             "\\begin{tabular}{" + fmt + "}", "\\toprule"]  # fmt: skip
+    lines += [header + " \\\\", "\\midrule"] if header.strip(" &") else []
+    for i, row in enumerate(frame.iter_rows(named=True)):
         cells = []
         for _, cell, col in spec:
             text = cell(row)
-            if col and col in best and row[col] is not None and row[col] == best[col]:
+            if col in best and best[col][i]:
                 text = f"\\textbf{{{text}}}"
             cells.append(text)
         lines.append(" & ".join(cells) + " \\\\")
@@ -115,7 +138,7 @@ def write_tables(results: Mapping[str, pl.DataFrame], cfg: RunConfig, folder: Pa
     folder.mkdir(parents=True, exist_ok=True)
     rows, written = [], set()
     for name, content in paper_tables.build(results, cfg).items():
-        number = int(name[-2:])
+        number = int(name[-2:]) if name[-2:].isdigit() else 0
         if isinstance(content, str):
             rows.append(dict(kind="table", number=number, name=name, title="", reason=content))
             continue

@@ -5,8 +5,13 @@ Layout under ``outputs/<run>/02_index/``::
     manifest.json               the stage manifest: current version, counts, embedder, timing
     index-<version>/
         manifest.json           what this index holds and how it was made
-        lancedb/chunks.lance    every C_pre and C_post chunk: metadata, text, vector
+        lancedb/chunks_pre.lance    C_pre chunks: metadata, text, vector, and their dense index
+        lancedb/chunks_post.lance   the same for C_post (question generation only)
         tantivy/                BM25 over C_pre only (evaluated systems never see C_post)
+
+With ``IndexParams.lancedb_uri`` set, the two tables live there instead (a local folder or object
+storage such as ``s3://bucket/prefix``), named ``chunks_<corpus>_<version>``; the manifest records
+where. How each table is searched (exact or ANN) is :mod:`declinecraft.retrieval.dense`'s.
 
 ``<version>`` is ``config.fingerprint`` of the index params, the chunk hash, the embedder's exact
 weights and the index format, so changing any of them builds a new index and an unchanged rerun
@@ -41,15 +46,13 @@ from declinecraft.core import paths
 from declinecraft.core.artifacts import CHUNK_COLUMNS, CORPORA, validate_chunks
 from declinecraft.core.config import IndexParams
 from declinecraft.retrieval.bm25 import TANTIVY_B, TANTIVY_K1, bm25_analyzer, check_bm25_params
-
-# LanceDB logs a WARN for every new table ("No existing dataset ... will be created").
-os.environ.setdefault("LANCEDB_LOG", "error")
+from declinecraft.retrieval.dense import DenseTable, check_dense_params, dense_build, dense_uri
 
 if TYPE_CHECKING:
     from declinecraft.retrieval.embedder import Embedder
 
 #: Bump when the on-disk layout changes: every index gets a new version.
-INDEX_FORMAT = 1
+INDEX_FORMAT = 2
 TABLE = "chunks"
 MANIFEST = "manifest.json"
 
@@ -81,16 +84,41 @@ def index_version(params: IndexParams, chunks_sha256: str, embedder_key: str = "
 # --- building --------------------------------------------------------------------------------
 
 
-def _arrow_table(frame: pl.DataFrame, vectors: np.ndarray) -> pa.Table:
-    rows = pl.concat(
-        [
-            frame.filter(pl.col("corpus") == c).with_row_index("row").with_columns(pl.col("row").cast(pl.Int32))
-            for c in CORPORA
-        ]
-    )
-    table = rows.to_arrow()
-    flat = pa.array(np.ascontiguousarray(vectors, dtype=np.float32).ravel(), type=pa.float32())
+def _arrow_table(frame: pl.DataFrame, vectors: np.ndarray, corpus: str) -> pa.Table:
+    """One corpus's rows (``row`` = position within the corpus) with their vectors."""
+    mask = (frame["corpus"] == corpus).to_numpy()
+    table = frame.filter(pl.Series(mask)).with_row_index("row").with_columns(pl.col("row").cast(pl.Int32)).to_arrow()
+    flat = pa.array(np.ascontiguousarray(vectors[mask], dtype=np.float32).ravel(), type=pa.float32())
     return table.append_column("vector", pa.FixedSizeListArray.from_arrays(flat, vectors.shape[1]))
+
+
+def table_name(corpus: str, version: str, params: IndexParams) -> str:
+    """Return the LanceDB table of one corpus: ``chunks_<corpus>``, or with the version when external."""
+    return f"{TABLE}_{corpus}" + (f"_{version}" if params.lancedb_uri else "")
+
+
+def dense_tables(folder: str | os.PathLike[str], params: IndexParams | None = None) -> dict[str, DenseTable]:
+    """Open the LanceDB table of each corpus of the index version in ``folder``.
+
+    ``params`` set the ANN search settings (default: the index's own).
+    """
+    folder = Path(folder)
+    manifest = read_manifest(folder)
+    if manifest.get("format") != INDEX_FORMAT:
+        raise ValueError(
+            f"the index at {folder} has format {manifest.get('format')}, this code reads format {INDEX_FORMAT}: "
+            "rebuild it (make nb NB=02)"
+        )
+    dense = manifest["dense"]
+    uri = dense["uri"] if "://" in dense["uri"] or Path(dense["uri"]).is_absolute() else str(folder / dense["uri"])
+    params = params or params_of(manifest)
+    return {corpus: DenseTable(uri, dense["tables"][corpus], params) for corpus in CORPORA}
+
+
+def params_of(manifest: dict[str, Any]) -> IndexParams:
+    """Return the IndexParams an index was built with (fields unknown to this version ignored)."""
+    known = {f.name for f in dataclasses.fields(IndexParams)}
+    return IndexParams(**{k: v for k, v in manifest["params"].items() if k in known})
 
 
 def _bm25_schema(analyzer: str) -> tantivy.Schema:
@@ -147,6 +175,7 @@ def build(
         RuntimeError: an index holds a different number of rows than the chunks.
     """
     check_bm25_params(params)
+    check_dense_params(params)
     frame = validate_chunks(chunks)
     n_pre = frame.filter(pl.col("corpus") == "pre").height
     n_post = frame.height - n_pre
@@ -159,6 +188,8 @@ def build(
         raise ValueError(f"embedder {embedder.name!r} given, but index.embedder is {params.embedder!r}")
     folder = Path(folder)
     sha = chunks_sha256 or chunk_hash(frame)
+    embedder_key = getattr(embedder, "key", embedder.name)
+    version = index_version(params, sha, embedder_key)
     tmp = folder.with_name(f".{folder.name}.tmp-{os.getpid()}")
     if tmp.exists():
         shutil.rmtree(tmp)
@@ -178,10 +209,12 @@ def build(
         started = time.perf_counter()
         import lancedb
 
-        db = lancedb.connect(str(tmp / "lancedb"))
-        table = db.create_table(TABLE, _arrow_table(frame, vectors), mode="overwrite")
-        lance_rows = table.count_rows()
-        lance_pre = table.count_rows("corpus = 'pre'")
+        uri = dense_uri(params, tmp)
+        tables = {}
+        for corpus in CORPORA:
+            tables[corpus] = dense_build(uri, table_name(corpus, version, params), _arrow_table(frame, vectors, corpus), params)
+        del vectors
+        lance_pre, lance_rows = tables["pre"]["rows"], tables["pre"]["rows"] + tables["post"]["rows"]
         timing["lancedb_seconds"] = time.perf_counter() - started
         if (lance_rows, lance_pre) != (frame.height, n_pre):
             raise RuntimeError(
@@ -197,7 +230,7 @@ def build(
 
         manifest = {
             "format": INDEX_FORMAT,
-            "version": index_version(params, sha, getattr(embedder, "key", embedder.name)),
+            "version": version,
             "created": datetime.now(timezone.utc).isoformat(timespec="seconds"),
             "params": dataclasses.asdict(params),
             "chunks_sha256": sha,
@@ -209,7 +242,7 @@ def build(
             },
             "embedder": {
                 "name": embedder.name,
-                "key": getattr(embedder, "key", embedder.name),
+                "key": embedder_key,
                 "dim": int(embedder.dim),
             },
             "bm25": {
@@ -219,7 +252,13 @@ def build(
                 "analyzer": params.bm25_analyzer,
                 "corpus": "pre",
             },
-            "dense": {"engine": f"lancedb {lancedb.__version__}", "search": "exact (NumPy inner product)"},
+            "dense": {
+                "engine": f"lancedb {lancedb.__version__}",
+                "uri": uri if params.lancedb_uri else "lancedb",
+                "tables": tables,
+                "search": "flat (exact inner product) up to index.dense_flat_max_rows chunks, else "
+                f"{params.dense_index} (nprobes, ef, refine_factor from the index params)",
+            },
             "timing": {k: round(v, 3) for k, v in timing.items()},
         }
         paths.write_text_atomic(tmp / MANIFEST, json.dumps(manifest, indent=2, sort_keys=True) + "\n")
@@ -250,15 +289,13 @@ def check_counts(folder: str | os.PathLike[str]) -> dict[str, int]:
     Raises:
         RuntimeError: LanceDB or Tantivy holds a different number of rows than the manifest says.
     """
-    import lancedb
-
     folder = resolve(folder)
     manifest = read_manifest(folder)
-    table = lancedb.connect(str(folder / "lancedb")).open_table(TABLE)
+    tables = dense_tables(folder)
     found = {
-        "pre": table.count_rows("corpus = 'pre'"),
-        "post": table.count_rows("corpus = 'post'"),
-        "lancedb_rows": table.count_rows(),
+        "pre": tables["pre"].count(),
+        "post": tables["post"].count(),
+        "lancedb_rows": tables["pre"].count() + tables["post"].count(),
         "bm25_docs": open_bm25(folder / "tantivy", manifest["bm25"]["analyzer"]).searcher().num_docs,
     }
     want = manifest["counts"]
@@ -291,6 +328,7 @@ def ensure(
     """
     started = time.perf_counter()
     check_bm25_params(params)
+    check_dense_params(params)
     frame = validate_chunks(chunks)
     sha = chunk_hash(frame)
     version = index_version(params, sha, getattr(embedder, "key", embedder.name))

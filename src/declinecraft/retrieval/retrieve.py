@@ -5,8 +5,9 @@ Six pipelines, one function each, all batched (a list of queries in, one ranked 
 
 ==========================  ================================================================
 ``bm25``                    Tantivy BM25 over C_pre (k1=1.2, b=0.75: see ``index``)
-``dense``                   exact cosine similarity over C_pre (or C_post, for question
-                            generation only): one NumPy matrix product per batch of queries
+``dense``                   cosine similarity over C_pre (or C_post, for question generation
+                            only), searched by LanceDB: exact up to ``dense_flat_max_rows``
+                            chunks, through its ANN index above (see ``dense``)
 ``hybrid``                  reciprocal rank fusion of both (K=``rrf_k``), keyed by chunk_id;
                             the default retriever of single-shot and iterative RAG
 ``hybrid+rerank``           the top ``rerank_pool`` fused chunks rescored by a cross-encoder;
@@ -21,8 +22,9 @@ to the LLM client with the rewrite prompt (``params/prompts/rewrite_query.txt``,
 Appendix E is not in our copy). The rewritten query replaces the original for BM25, dense
 retrieval and the cross-encoder alike; an empty rewrite falls back to the original (with a warning).
 
-Dense search is brute force over the float32 matrix read once from LanceDB: exact (no ANN recall
-loss) and, at 12k x 384, faster than an ANN index for batches of queries.
+Dense search runs in LanceDB (:mod:`declinecraft.retrieval.dense`), one multi-vector query per
+block of queries; no vector is held in this process. At the paper's size (11,612 chunks) it is
+exact, so hybrid results are those of a brute-force search.
 
 BM25 queries are built from our own tokens (the index's analyzer, one term query per distinct
 token, boosted by its count), never by Tantivy's query parser, so colons, quotes, parentheses,
@@ -31,10 +33,8 @@ token, boosted by its count), never by Tantivy's query parser, so colons, quotes
 
 from __future__ import annotations
 
-import contextlib
-import dataclasses
 import os
-from collections.abc import Iterator, Sequence
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -58,46 +58,9 @@ from declinecraft.retrieval.pipelines import FUNCTIONS, PIPELINES, Corpus, Pipel
 # --- the retriever ---------------------------------------------------------------------------
 
 
-_BLAS: list[Any] = []
-
-
-@contextlib.contextmanager
-def _one_blas_thread(active: bool) -> Iterator[None]:
-    """Run a small matrix product on one BLAS thread.
-
-    Waking OpenBLAS's thread pool costs more than a 1 x 384 x 12k product itself (measured: 3.5 ms
-    against 1.2 ms a query when searches alternate with BM25), so one-query calls stay on one
-    thread and large batches keep them all.
-    """
-    if not active:
-        yield
-        return
-    if not _BLAS:
-        try:
-            from threadpoolctl import ThreadpoolController
-
-            _BLAS.append(ThreadpoolController())
-        except ImportError:  # optional: without it small products just run multi-threaded
-            _BLAS.append(None)
-    if _BLAS[0] is None:
-        yield
-        return
-    with _BLAS[0].limit(limits=1, user_api="blas"):
-        yield
-
-
-def _top(scores: NDArray[np.float32], depth: int) -> NDArray[np.intp]:
-    """Indices of the ``depth`` best scores, best first, ties by index (deterministic)."""
-    n = scores.shape[0]
-    if depth < n:
-        part = np.argpartition(-scores, depth - 1)[:depth]
-    else:
-        part = np.arange(n)
-    return part[np.lexsort((part, -scores[part]))]
-
-
 class Retriever:
-    """An opened index: C_pre/C_post vectors in memory, the Tantivy BM25 searcher, lazy models.
+    """An opened index: chunk metadata in memory, LanceDB tables for dense search, the Tantivy
+    BM25 searcher, lazy models.
 
     Open it with :meth:`open`. Models load on first use: a BM25-only user never loads the
     embedder, and the cross-encoder loads at the first rerank.
@@ -120,7 +83,8 @@ class Retriever:
                 Must be the model the index was built with (same name and dimension).
             reranker: the cross-encoder; default: ``params.reranker``, loaded on first rerank.
             rewrite: the query rewriter for the ``+rewrite`` pipelines (batch in, batch out).
-            params: retrieval params (rrf_k, fusion_depth, rerank_pool); default: the index's.
+            params: retrieval params (rrf_k, fusion_depth, rerank_pool, the ANN search settings
+                dense_nprobes / dense_ef / dense_refine_factor); default: the index's.
             cache_dir: where model caches live; default: the project's shared cache.
 
         Raises:
@@ -129,8 +93,7 @@ class Retriever:
         """
         self.folder = index_mod.resolve(folder)
         self.manifest = index_mod.read_manifest(self.folder)
-        known = {f.name for f in dataclasses.fields(IndexParams)}
-        self.params = params or IndexParams(**{k: v for k, v in self.manifest["params"].items() if k in known})
+        self.params = params or index_mod.params_of(self.manifest)
         self.rewrite = rewrite
         self.version: str = self.manifest["version"]
         try:
@@ -141,23 +104,16 @@ class Retriever:
             cache_dir = paths.cache_dir(self._root)
         self.cache_dir = Path(cache_dir) if cache_dir else None
 
-        import lancedb
-
-        table = lancedb.connect(str(self.folder / "lancedb")).open_table(index_mod.TABLE).to_arrow()
-        dim = int(self.manifest["embedder"]["dim"])
-        meta = pl.from_arrow(table.drop_columns(["vector"]))
-        assert isinstance(meta, pl.DataFrame)
-        vectors = table.column("vector").combine_chunks().values.to_numpy(zero_copy_only=False).reshape(-1, dim)
+        self._dense = index_mod.dense_tables(self.folder, self.params)
         self._ids: dict[str, NDArray[np.object_]] = {}
-        self._vectors: dict[str, NDArray[np.float32]] = {}
         self._meta: dict[str, pl.DataFrame] = {}
         for corpus in index_mod.CORPORA:
-            mask = (meta["corpus"] == corpus).to_numpy()
-            part = meta.filter(pl.Series(mask)).with_columns(_pos=pl.Series(np.flatnonzero(mask)))
-            part = part.sort("row")
-            self._meta[corpus] = part.drop("_pos")
-            self._vectors[corpus] = np.ascontiguousarray(vectors[part["_pos"].to_numpy()], dtype=np.float32)
-            self._ids[corpus] = np.array(part["chunk_id"].to_list(), dtype=object)
+            table = self._dense[corpus]
+            names = [n for n in table.schema.names if n != "vector"]
+            part = pl.from_arrow(table.columns(names))
+            assert isinstance(part, pl.DataFrame)
+            self._meta[corpus] = part.sort("row")
+            self._ids[corpus] = np.array(self._meta[corpus]["chunk_id"].to_list(), dtype=object)
         self._where = {cid: (c, i) for c in index_mod.CORPORA for i, cid in enumerate(self._ids[c])}
         counts = self.manifest["counts"]
         if (len(self._ids["pre"]), len(self._ids["post"])) != (counts["pre"], counts["post"]):
@@ -303,23 +259,14 @@ class Retriever:
         self, queries: Sequence[str], depth: int, *, corpus: Corpus = "pre", block: int = 256
     ) -> list[tuple[NDArray[np.int64], NDArray[np.float32]]]:
         """Return (rows of ``corpus``, cosine similarities), best first, at most ``depth`` per query."""
-        matrix = self._vectors[corpus]
-        if matrix.shape[0] == 0:
+        table = self._dense[corpus]
+        if table.rows == 0:
             return [(np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.float32)) for _ in queries]
         vectors = self.embedder.embed_queries(list(queries))
-        if vectors.shape[1] != matrix.shape[1]:
-            raise ValueError(
-                f"query vectors are {vectors.shape[1]}-d but the index holds {matrix.shape[1]}-d vectors"
-            )
-        out = []
-        for start in range(0, len(queries), block):
-            part = vectors[start : start + block]
-            with _one_blas_thread(len(part) < 32):
-                scores = part @ matrix.T
-            for row_scores in scores:
-                top = _top(row_scores, depth)
-                out.append((top.astype(np.int64), row_scores[top]))
-        return out
+        dim = int(self.manifest["embedder"]["dim"])
+        if vectors.ndim != 2 or vectors.shape[1] != dim:
+            raise ValueError(f"query vectors have shape {vectors.shape} but the index holds {dim}-d vectors")
+        return table.search(vectors, depth, block=block)
 
     # -- the public entry points --
 

@@ -1,0 +1,116 @@
+"""The local llama.cpp server: speed and determinism of each way of running it, on real prompts.
+
+    .venv/bin/python benchmarks/bench_serving.py [--quick] [--model qwen2.5-coder-0.5b] [--calls 16]
+        [--flavours aligned,plain,llama-server] [--batches 64,512]
+
+* Prompts: the first ``--calls`` requests the cache holds for ``--model`` (the default run's real
+  prompts, in the order they were first sent), replayed exactly as stored (temperature 0).
+* Each server flavour of :mod:`declinecraft.llm.serve` (and each prompt batch size) gets a fresh
+  server per pass. Pass A sends the prompts in their stored order, pass B in reverse, one at a
+  time. ``deterministic`` is true when every prompt got byte-identical text in both passes: an
+  answer that depends on what the server answered before differs between them.
+* ``seconds_a`` is the wall time of pass A; ``ratio_vs_plain`` compares it with the "plain" flavour
+  (llama.cpp's ordinary prompt reuse, the fastest and the one whose answers drift).
+  ``llama-server`` needs the binary that ``make llama-server`` builds; without it that row is skipped.
+
+Writes ``outputs/bench/serving.json``. ``--quick`` (``make bench QUICK=1``) replays 4 prompts of the
+0.5B with the default flavour and batch only.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sqlite3
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import httpx
+
+from declinecraft.core import paths, registry
+from declinecraft.llm import serve
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def stored_requests(cache_file: Path, served_name: str, n: int) -> list[dict]:
+    """Return the first ``n`` stored request bodies sent to ``served_name``, oldest first."""
+    with sqlite3.connect(f"file:{cache_file}?mode=ro", uri=True) as db:
+        rows = db.execute(
+            "SELECT request FROM calls WHERE endpoint LIKE ? AND status = 'ok' ORDER BY created_at, key LIMIT ?",
+            (f"%:{served_name}", n),
+        ).fetchall()
+    return [json.loads(r[0]) for r in rows]
+
+
+def replay(base_url: str, served_name: str, bodies: list[dict], order: list[int]) -> tuple[dict[int, str], float]:
+    """Send ``bodies`` one at a time in ``order``; return the text per index and the wall seconds."""
+    texts: dict[int, str] = {}
+    start = time.perf_counter()
+    with httpx.Client(timeout=600.0) as http:
+        for i in order:
+            reply = http.post(f"{base_url}/chat/completions", json={**bodies[i], "model": served_name})
+            reply.raise_for_status()
+            texts[i] = reply.json()["choices"][0]["message"]["content"] or ""
+    return texts, time.perf_counter() - start
+
+
+def measure(spec: registry.ModelSpec, cache_dir: Path, bodies: list[dict], flavour: str, batch: int) -> dict:
+    """Two passes (stored order, then reversed) on fresh servers of one flavour and batch size."""
+    n = len(bodies)
+    passes = []
+    for order in (list(range(n)), list(range(n))[::-1]):
+        with tempfile.TemporaryDirectory() as logs:
+            with serve.serve(spec, cache_dir, reuse=False, flavour=flavour, prompt_batch=batch, log_dir=Path(logs)) as s:
+                passes.append(replay(s.base_url, spec.served_name, bodies, order))
+    (a, seconds_a), (b, seconds_b) = passes
+    differ = sorted(i for i in range(n) if a[i] != b[i])
+    return {
+        "flavour": flavour, "prompt_batch": batch, "calls": n, "seconds_a": round(seconds_a, 2),
+        "seconds_b": round(seconds_b, 2), "deterministic": not differ, "differing_calls": len(differ),
+    }  # fmt: skip
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--quick", action="store_true")
+    parser.add_argument("--model", default="qwen2.5-coder-0.5b")
+    parser.add_argument("--calls", type=int, default=16)
+    parser.add_argument("--flavours", default=",".join(serve.LLAMACPP_FLAVOURS))
+    parser.add_argument("--batches", default=f"{serve.PROMPT_BATCH},512")
+    args = parser.parse_args(argv)
+    if args.quick:
+        args.calls, args.flavours, args.batches = 4, serve.LLAMACPP_FLAVOUR, str(serve.PROMPT_BATCH)
+    root = paths.find_root(ROOT)
+    cache_dir = paths.cache_dir(root)
+    spec = registry.get_model(root / "params" / "models.yaml", args.model)
+    cache_file = cache_dir / "llm" / "calls.sqlite"
+    bodies = stored_requests(cache_file, spec.served_name, args.calls) if cache_file.is_file() else []
+    if not bodies:
+        print(f"bench_serving: no stored calls of {spec.id} in {cache_file}: run `make all` first", file=sys.stderr)
+        return 1
+    rows = []
+    for flavour in args.flavours.split(","):
+        if flavour == "llama-server" and not serve.llama_server_binary().is_file():
+            print(f"skip llama-server: {serve.llama_server_binary()} missing (`make llama-server`)")
+            continue
+        for batch in (int(b) for b in args.batches.split(",")):
+            row = measure(spec, cache_dir, bodies, flavour, batch)
+            print(json.dumps(row), flush=True)
+            rows.append(row)
+    plain = [r["seconds_a"] for r in rows if r["flavour"] == "plain" and r["prompt_batch"] == 512]
+    for row in rows:
+        row["ratio_vs_plain"] = round(row["seconds_a"] / plain[0], 3) if plain else None
+    out = root / "outputs" / "bench" / "serving.json"
+    out.parent.mkdir(parents=True, exist_ok=True)
+    result = {"model": spec.id, "quick": args.quick, "load_average": os.getloadavg(), "rows": rows}
+    paths.write_text_atomic(out, json.dumps(result, indent=2) + "\n")
+    print(f"wrote {out}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

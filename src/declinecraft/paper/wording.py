@@ -1,0 +1,133 @@
+"""The words of the paper's results sentences, chosen by the numbers they describe.
+
+``main.tex`` states no finding in fixed words: "single-shot RAG \\DirCARSingle{} 56.4\\%" prints
+"raises it to", "lowers it to" or "leaves it at" as the printed means differ or agree, and every
+test's outcome is "significant", "not significant" or "not testable" from its p value. Each
+:class:`Word` reads the already computed numbers (:func:`declinecraft.paper.numbers.compute`), so
+a word can never disagree with the number printed next to it: two means that print alike are
+"the same", whatever their unrounded values. The words become ``text`` rows of ``numbers.csv``
+and macros of ``numbers.tex``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+
+import polars as pl
+
+from declinecraft.analysis.claim_evidence import min_n_rank
+from declinecraft.paper.latex import escape
+from declinecraft.paper.number_sources import SCHEMA
+
+#: A number as the words see it: raw value (None when n/a) and printed text.
+Printed = tuple[float | None, str]
+Rule = Callable[[Mapping[str, Printed], float], str]
+NOT_TESTABLE = "not testable"
+
+
+@dataclass(frozen=True)
+class Word:
+    """One word macro: name (without backslash), what it describes, and its rule."""
+
+    macro: str
+    what: str
+    rule: Rule
+
+
+def _is_zero(text: str) -> bool:
+    """Whether a printed signed number reads as zero ("+0.0", "\\textminus 0.0")."""
+    digits = text.replace("\\textminus", "").strip(" +-")
+    try:
+        return float(digits) == 0.0
+    except ValueError:
+        return False
+
+
+def change(a: str, b: str, up: str, down: str, same: str, missing: str) -> Rule:
+    """``up``/``down`` as number ``b`` is above/below number ``a``; ``same`` when they print alike."""
+
+    def rule(n: Mapping[str, Printed], alpha: float) -> str:
+        (va, ta), (vb, tb) = n[a], n[b]
+        if va is None or vb is None:
+            return missing
+        if ta == tb:
+            return same
+        return up if vb > va else down
+
+    return rule
+
+
+def sign(x: str, up: str, down: str, same: str, missing: str) -> Rule:
+    """``up``/``down`` by the sign of a signed number; ``same`` when it prints as zero."""
+
+    def rule(n: Mapping[str, Printed], alpha: float) -> str:
+        value, text = n[x]
+        if value is None:
+            return missing
+        return same if _is_zero(text) else (up if value > 0 else down)
+
+    return rule
+
+
+def significance(p: str) -> Rule:
+    """"significant" when p < alpha, else "not significant"; "not testable" when p is n/a."""
+
+    def rule(n: Mapping[str, Printed], alpha: float) -> str:
+        value = n[p][0]
+        return NOT_TESTABLE if value is None else ("significant" if value < alpha else "not significant")
+
+    return rule
+
+
+def association(rho: str, p: str, n_items: str) -> Rule:
+    """"significant and positive/negative" when p < alpha, else "not significant"; "not testable"
+    when rho or p is n/a, or there are too few items for a rank correlation to reach p < alpha
+    (the claims check's rule, :func:`~declinecraft.analysis.claim_evidence.min_n_rank`)."""
+
+    def rule(n: Mapping[str, Printed], alpha: float) -> str:
+        r, pv, size = n[rho][0], n[p][0], n[n_items][0]
+        if r is None or pv is None or size is None or size < min_n_rank(alpha):
+            return NOT_TESTABLE
+        if pv >= alpha:
+            return "not significant"
+        return "significant and positive" if r > 0 else "significant and negative"
+
+    return rule
+
+
+WORDS: list[Word] = [
+    Word("DirCARSingle", "single-shot RAG against no retrieval, mean CAR", change("CARnoragMean", "CARsingleMean", "raises it to", "lowers it to", "leaves it at", "gives")),
+    Word("SigCARSingle", "Wilcoxon test of the single minus no-RAG CAR change", significance("PCARSingleMinusNorag")),
+    Word("DirCARIter", "iterative against single-shot RAG, mean CAR", change("CARsingleMean", "CARiterMean", "raises the mean to", "lowers the mean to", "leaves the mean at", "gives a mean of")),
+    Word("SigCARIter", "Wilcoxon test of the iterative minus single CAR change", significance("PCARIterMinusSingle")),
+    Word("DirAccIter", "iterative against single-shot RAG, mean accuracy", change("AccSingleMean", "AccIterMean", "rises to", "falls to", "stays at", "is")),
+    Word("SigAccIter", "Wilcoxon test of the iterative minus single accuracy change", significance("PAccIterMinusSingle")),
+    Word("AssocCARTotal", "CAR vs total parameters", association("RhoCARTotal", "PCARTotal", "NOpenWeight")),
+    Word("AssocCARActive", "CAR vs active parameters", association("RhoCARActive", "PCARActive", "NActive")),
+    Word("AssocCARRelease", "CAR vs release month", association("RhoCARRelease", "PCARRelease", "NReleaseModels")),
+    Word("AssocCARReleaseBest", "best CAR per family vs release month", association("RhoCARReleaseBest", "PCARReleaseBest", "NReleaseFamilies")),
+    Word("AssocAccTotal", "accuracy vs total parameters", association("RhoAccTotal", "PAccTotal", "NAccTotal")),
+    Word("AssocCARAcc", "CAR vs accuracy over configurations", association("RhoCARAcc", "PCARAcc", "NCARAcc")),
+    Word("AssocPartial", "CAR vs accuracy with release month fixed", association("RhoPartial", "PPartial", "NPartial")),
+    Word("DirThinkNorag", "thinking on against off, mean CAR without retrieval", sign("ThinkCARNorag", "raises", "lowers", "does not change", "has an unmeasured effect on")),
+    Word("SigThinkNorag", "Wilcoxon test of the thinking CAR change without retrieval", significance("ThinkCARPNorag")),
+    Word("DirThinkSingle", "thinking on against off, mean CAR with single-shot RAG", sign("ThinkCARSingle", "raises", "lowers", "does not change", "has an unmeasured effect on")),
+    Word("SigThinkSingle", "Wilcoxon test of the thinking CAR change with single-shot RAG", significance("ThinkCARPSingle")),
+]  # fmt: skip
+
+
+def words(numbers: pl.DataFrame, *, alpha: float, thinking_problem: str = "") -> pl.DataFrame:
+    """Every word macro of :data:`WORDS` from the computed ``numbers``, plus ``ThinkingPairs``
+    ("1" when the run has native thinking on/off pairs, else "0") and ``ThinkingWhy`` (why not),
+    as rows of a numbers table."""
+    printed = {row["macro"]: (row["value"], row["text"]) for row in numbers.iter_rows(named=True)}
+    for row in numbers.iter_rows(named=True):
+        if row["text"] == "n/a":
+            printed[row["macro"]] = (None, "n/a")
+    rows = [(w.macro, w.what, w.rule(printed, alpha)) for w in WORDS]
+    rows += [("ThinkingPairs", "1 when the run has native thinking on/off pairs", "0" if thinking_problem else "1"),
+             ("ThinkingWhy", "why the run has no native thinking pairs", escape(thinking_problem))]  # fmt: skip
+    return pl.DataFrame(
+        [dict(macro=m, what=w, value=None, text=t, reason="", reported="", fmt="text") for m, w, t in rows], schema=SCHEMA
+    )

@@ -1,0 +1,105 @@
+"""Tests of the results words (paper.wording) and of the prose in paper/main.tex that uses them:
+no sentence states a finding in fixed words, and each word follows the numbers printed next to it."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import polars as pl
+import pytest
+
+from declinecraft.paper import numbers as report_numbers
+from declinecraft.paper import wording
+from declinecraft.paper.number_sources import SCHEMA
+
+MAIN = Path(__file__).resolve().parents[1] / "paper" / "main.tex"
+
+
+def numbers(**values: tuple[float | None, str]) -> pl.DataFrame:
+    """A numbers table: every macro the words read is n/a unless given as (value, fmt)."""
+    needed = set(re.findall(r'"([A-Z][A-Za-z]+)"', Path(wording.__file__).read_text()))
+    rows = []
+    for macro in sorted(needed | set(values)):
+        value, kind = values.get(macro, (None, "num"))
+        text = "n/a" if value is None else report_numbers.fmt(value, kind)
+        rows.append(dict(macro=macro, what="", value=value, text=text, reason="", reported="", fmt=kind))
+    return pl.DataFrame(rows, schema=SCHEMA)
+
+
+def words(frame: pl.DataFrame, **kwargs: object) -> dict[str, str]:
+    out = wording.words(frame, alpha=0.05, **kwargs)
+    return dict(zip(out["macro"], out["text"], strict=True))
+
+
+class TestChange:
+    @pytest.mark.parametrize(("before", "after", "word"), [
+        (0.171, 0.564, "raises it to"), (0.564, 0.171, "lowers it to"),
+        (0.0, 0.0, "leaves it at"), (0.0001, 0.0004, "leaves it at"), (None, 0.5, "gives"),
+    ])  # fmt: skip
+    def test_direction(self, before: float | None, after: float, word: str) -> None:
+        """Up, down, the same when the two means print alike (never 'rises from 0.0% to 0.0%'), n/a."""
+        got = words(numbers(CARnoragMean=(before, "pct"), CARsingleMean=(after, "pct")))
+        assert got["DirCARSingle"] == word
+
+
+class TestSign:
+    @pytest.mark.parametrize(("change", "word"), [(-0.14, "lowers"), (0.02, "raises"), (0.0004, "does not change"), (-0.0004, "does not change")])
+    def test_thinking(self, change: float, word: str) -> None:
+        """A mean change that prints as +0.0 or -0.0 points is no change."""
+        assert words(numbers(ThinkCARNorag=(change, "pts")))["DirThinkNorag"] == word
+
+
+class TestSignificance:
+    @pytest.mark.parametrize(("p", "word"), [(0.001, "significant"), (0.05, "not significant"), (0.3, "not significant"), (None, "not testable")])
+    def test_word(self, p: float | None, word: str) -> None:
+        """p below alpha is significant; n/a is not testable."""
+        assert words(numbers(PCARSingleMinusNorag=(p, "p")))["SigCARSingle"] == word
+
+
+class TestAssociation:
+    def test_positive(self) -> None:
+        """A significant positive rank correlation on enough models."""
+        got = words(numbers(RhoAccTotal=(0.6, "rho"), PAccTotal=(0.005, "p"), NAccTotal=(20, "int")))
+        assert got["AssocAccTotal"] == "significant and positive"
+
+    def test_none(self) -> None:
+        """p at or above alpha is not significant."""
+        got = words(numbers(RhoCARTotal=(-0.24, "rho"), PCARTotal=(0.31, "p"), NOpenWeight=(20, "int")))
+        assert got["AssocCARTotal"] == "not significant"
+
+    def test_too_few(self) -> None:
+        """Four models cannot test a rank correlation (the claims check's rule), whatever p says."""
+        got = words(numbers(RhoCARTotal=(-1.0, "rho"), PCARTotal=(0.0, "p"), NOpenWeight=(4, "int")))
+        assert got["AssocCARTotal"] == "not testable"
+
+
+class TestThinkingFlag:
+    def test_flag(self) -> None:
+        """ThinkingPairs is 1 only without a reason; ThinkingWhy carries the reason, escaped."""
+        assert words(numbers())["ThinkingPairs"] == "1"
+        got = words(numbers(), thinking_problem="no model with switchable thinking (answer.thinking: off)")
+        assert got["ThinkingPairs"] == "0" and got["ThinkingWhy"].startswith("no model")
+
+
+class TestMainTex:
+    def test_no_fixed_findings(self) -> None:
+        """The paper's findings are not hard-coded as headings or verbs."""
+        text = MAIN.read_text(encoding="utf-8")
+        for phrase in ("Retrieval raises abstention", "No clear link", "CAR rises from", "lowers the mean to",
+                       "barely moves", "by contrast"):  # fmt: skip
+            assert phrase not in text, phrase
+
+    def test_results_headings_ask(self) -> None:
+        """Every results subsection after the setup states a question."""
+        results = MAIN.read_text(encoding="utf-8").split("\\section{Results}")[1].split("\\section{")[0]
+        headings = re.findall(r"\\subsection\{(.+?)\}\n", results)
+        assert len(headings) == 4 and all(h.endswith("?") for h in headings[1:])
+
+    def test_every_word_used(self) -> None:
+        """Every word macro is used by the prose, and every word macro the prose uses exists."""
+        text = MAIN.read_text(encoding="utf-8")
+        made = {w.macro for w in wording.WORDS} | {"ThinkingPairs", "ThinkingWhy"}
+        used = set(re.findall(r"\\((?:Dir|Sig|Assoc)[A-Z][A-Za-z]*|Thinking(?:Pairs|Why))", text))
+        assert made <= used
+        assert {u for u in used if not u.startswith(("SigUp", "SigDown", "DirBoth"))} <= made
