@@ -1,4 +1,4 @@
-"""Retrieval speed and agreement: our stack (Tantivy + LanceDB/NumPy) against the paper's kind
+"""Retrieval speed and agreement: our stack (Tantivy + LanceDB) against the paper's kind
 of stack (rank_bm25 BM25Okapi k1=1.5 + ChromaDB HNSW), both fused by the same RRF (K=60).
 
     .venv/bin/python benchmarks/bench_retrieval.py [--chunks N] [--queries M] [--seed S]
@@ -15,7 +15,7 @@ of stack (rank_bm25 BM25Okapi k1=1.5 + ChromaDB HNSW), both fused by the same RR
   and k1, not from tokenisation.
 * Each stack runs in its own fresh process, so build time and peak RSS are its own.
 * Query throughput is measured as each stack is used: ours with one batched call per pipeline
-  (``Retriever.search_many``; dense = one exact NumPy matrix product per block of 256 queries),
+  (``Retriever.search_many``; dense = one exact (flat) LanceDB multi-vector query per block of 256 queries),
   the baseline with one call per query (how a LangChain-style retriever calls rank_bm25/Chroma).
   Our one-query-at-a-time ``Retriever.search`` loop is reported too.
 
@@ -364,7 +364,7 @@ def main() -> int:
         "k": K,
         "fusion_depth": DEPTH,
         "rrf_k": RRF_K,
-        "ours": {"bm25": "tantivy k1=1.2 b=0.75", "dense": "exact NumPy inner product over vectors read from LanceDB",
+        "ours": {"bm25": "tantivy k1=1.2 b=0.75", "dense": "LanceDB flat (exact) search, one multi-vector query per 256 queries",
                  "calls": "batched Retriever.search_many"},
         "baseline": {"bm25": "rank_bm25 BM25Okapi k1=1.5 b=0.75", "dense": "chromadb HNSW cosine ef_construction=200 ef_search=200 M=32",
                      "calls": "one call per query"},

@@ -13,7 +13,8 @@
   02), so above ``dense_flat_max_rows`` the dense side is LanceDB's ANN index with the default
   search settings. Exact references are computed with NumPy: the exact dense top-50 and the exact
   hybrid (the same RRF over the same BM25 lists and the exact dense lists).
-* Three fresh processes: build (build time, its peak RSS), exact reference (NumPy, not a serving
+* Four fresh processes: data (writes chunks.parquet and the vectors), build (reads them as stage
+  02 would, then ``index.build``: build time, its peak RSS), exact reference (NumPy, not a serving
   cost), query (``Retriever.open`` + searches, its peak RSS). ``peak_rss_mb`` is the larger of the
   build's and the query process's.
 * Throughput: ``*_qps`` batched (one ``search_many`` call for all queries), ``*_qps_single`` one
@@ -121,49 +122,52 @@ def _peak_rss_mb() -> float:
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0
 
 
-def _data(args: argparse.Namespace) -> tuple[pl.DataFrame, np.ndarray, list[str], np.ndarray, list[int]]:
+def child_data(args: argparse.Namespace) -> dict:
+    started = time.perf_counter()
     chunks = synthetic_chunks(args.chunks, args.seed)
     vectors = clustered_vectors(args.chunks, args.seed)
     texts, qvecs, targets = self_queries(chunks, vectors, args.queries, args.seed)
-    return chunks, vectors, texts, qvecs, targets
-
-
-# --- the three processes -----------------------------------------------------------------------
+    chunks.write_parquet(args.work / "chunks.parquet")
+    np.save(args.work / "vectors.npy", vectors)
+    np.save(args.work / "queries.npy", qvecs)
+    (args.work / "queries.json").write_text(json.dumps({"texts": texts, "targets": targets}))
+    return {"data_seconds": time.perf_counter() - started, "mean_chunk_chars": float(chunks["text"].str.len_chars().mean()),
+            "peak_rss_mb": _peak_rss_mb()}  # fmt: skip
 
 
 def child_build(args: argparse.Namespace) -> dict:
+    """Build as stage 02 does: chunks from parquet, vectors as the embedding cache would hand them over."""
     from declinecraft.core.config import IndexParams
     from declinecraft.retrieval import index
 
-    started = time.perf_counter()
-    chunks, vectors, texts, qvecs, targets = _data(args)
-    data_seconds = time.perf_counter() - started
-    np.save(args.work / "queries.npy", qvecs)
-    (args.work / "queries.json").write_text(json.dumps({"texts": texts, "targets": targets}))
-    rss_data = _peak_rss_mb()
+    chunks = pl.read_parquet(args.work / "chunks.parquet")
+    vectors = np.load(args.work / "vectors.npy")
+    rss_inputs = _peak_rss_mb()
     cpu, started = time.process_time(), time.perf_counter()
     manifest = index.build(chunks, args.work / "index", embedder=Precomputed(vectors, {}), params=IndexParams(embedder="hash-384"))
     return {
         "build_seconds": time.perf_counter() - started,
         "build_cpu_seconds": time.process_time() - cpu,
-        "data_seconds": data_seconds,
         "timing": manifest["timing"],
         "dense": manifest["dense"]["tables"]["pre"],
         "params": {k: v for k, v in manifest["params"].items() if k.startswith("dense_") or k in ("fusion_depth", "rrf_k")},
-        "mean_chunk_chars": float(chunks["text"].str.len_chars().mean()),
-        "rss_after_data_mb": rss_data,
+        "rss_after_inputs_mb": rss_inputs,
         "peak_rss_mb": _peak_rss_mb(),
     }
 
 
 def child_exact(args: argparse.Namespace) -> dict:
-    chunks, vectors, texts, qvecs, targets = _data(args)
-    del chunks
-    started, out = time.perf_counter(), []
-    for start in range(0, len(qvecs), 50):
-        scores = qvecs[start : start + 50] @ vectors.T
-        part = np.argpartition(-scores, DEPTH, axis=1)[:, :DEPTH]
-        out.extend(row[np.lexsort((row, -s[row]))] for s, row in zip(scores, part))
+    vectors = np.load(args.work / "vectors.npy", mmap_mode="r")
+    qvecs = np.load(args.work / "queries.npy")
+    started, n = time.perf_counter(), vectors.shape[0]
+    best_rows = np.zeros((len(qvecs), 0), dtype=np.int64)
+    best = np.zeros((len(qvecs), 0), dtype=np.float32)
+    for start in range(0, n, 50_000):  # one pass over the vectors, a running top-DEPTH per query
+        scores = np.concatenate([best, qvecs @ np.asarray(vectors[start : start + 50_000]).T], axis=1)
+        rows = np.concatenate([best_rows, np.broadcast_to(np.arange(start, min(n, start + 50_000)), (len(qvecs), min(n, start + 50_000) - start))], axis=1)
+        keep = np.argpartition(-scores, min(DEPTH, scores.shape[1] - 1), axis=1)[:, :DEPTH] if scores.shape[1] > DEPTH else np.argsort(-scores, axis=1)
+        best, best_rows = np.take_along_axis(scores, keep, 1), np.take_along_axis(rows, keep, 1)
+    out = [r[np.lexsort((r, -s))] for s, r in zip(best, best_rows)]
     np.save(args.work / "exact.npy", np.array(out, dtype=np.int64))
     return {"exact_seconds": time.perf_counter() - started, "peak_rss_mb": _peak_rss_mb()}
 
@@ -228,19 +232,19 @@ def main() -> int:
     parser.add_argument("--queries", type=int, default=1000)
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--out", type=Path, default=ROOT / "outputs" / "bench" / "retrieval_scale.json")
-    parser.add_argument("--child", choices=["build", "exact", "query"], help=argparse.SUPPRESS)
+    parser.add_argument("--child", choices=["data", "build", "exact", "query"], help=argparse.SUPPRESS)
     parser.add_argument("--work", type=Path, help=argparse.SUPPRESS)
     args = parser.parse_args()
     args.chunks = args.chunks or (50_000 if args.quick else 1_000_000)
     if args.child:
-        result = {"build": child_build, "exact": child_exact, "query": child_query}[args.child](args)
+        result = {"data": child_data, "build": child_build, "exact": child_exact, "query": child_query}[args.child](args)
         (args.work / f"{args.child}.json").write_text(json.dumps(result))
         return 0
 
     results = {}
     with tempfile.TemporaryDirectory(prefix="bench-retrieval-scale-") as tmp:
         forwarded = ["--chunks", str(args.chunks), "--queries", str(args.queries), "--seed", str(args.seed)]
-        for child in ("build", "exact", "query"):
+        for child in ("data", "build", "exact", "query"):
             started = time.perf_counter()
             subprocess.run([sys.executable, __file__, "--child", child, "--work", tmp, *forwarded], check=True)
             results[child] = json.loads((Path(tmp) / f"{child}.json").read_text())
@@ -250,7 +254,7 @@ def main() -> int:
     report = {
         "corpus": {"chunks": args.chunks, "queries": args.queries, "seed": args.seed, "dim": DIM,
                    "text": "synthetic Zipf pseudo-words, 40-80 a chunk", "vectors": "clustered unit vectors, 1,000 a cluster",
-                   "mean_chunk_chars": round(build["mean_chunk_chars"], 1)},  # fmt: skip
+                   "mean_chunk_chars": round(results["data"]["mean_chunk_chars"], 1)},  # fmt: skip
         "cpu_count": os.cpu_count(),
         "load_average_at_end": list(os.getloadavg()),
         "k": K,

@@ -1,11 +1,11 @@
 """The local llama.cpp server: speed and determinism of each way of running it, on real prompts.
 
     .venv/bin/python benchmarks/bench_serving.py [--quick] [--model qwen2.5-coder-0.5b] [--calls 16]
-        [--flavours aligned,plain,llama-server] [--batches 64,512]
+        [--servers plain:512,aligned:64,llama-server:64]
 
 * Prompts: the first ``--calls`` requests the cache holds for ``--model`` (the default run's real
   prompts, in the order they were first sent), replayed exactly as stored (temperature 0).
-* Each server flavour of :mod:`declinecraft.llm.serve` (and each prompt batch size) gets a fresh
+* Each server flavour of :mod:`declinecraft.llm.serve`, at each prompt batch size, gets a fresh
   server per pass. Pass A sends the prompts in their stored order, pass B in reverse, one at a
   time. ``deterministic`` is true when every prompt got byte-identical text in both passes: an
   answer that depends on what the server answered before differs between them.
@@ -79,11 +79,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--quick", action="store_true")
     parser.add_argument("--model", default="qwen2.5-coder-0.5b")
     parser.add_argument("--calls", type=int, default=16)
-    parser.add_argument("--flavours", default=",".join(serve.LLAMACPP_FLAVOURS))
-    parser.add_argument("--batches", default=f"{serve.PROMPT_BATCH},512")
+    parser.add_argument("--servers", default=f"plain:512,aligned:512,aligned:{serve.PROMPT_BATCH},"
+                        f"llama-server:512,llama-server:{serve.PROMPT_BATCH}",
+                        help="flavour:prompt_batch pairs, comma-separated")  # fmt: skip
     args = parser.parse_args(argv)
     if args.quick:
-        args.calls, args.flavours, args.batches = 4, serve.LLAMACPP_FLAVOUR, str(serve.PROMPT_BATCH)
+        args.calls, args.servers = 4, f"{serve.LLAMACPP_FLAVOUR}:{serve.PROMPT_BATCH}"
     root = paths.find_root(ROOT)
     cache_dir = paths.cache_dir(root)
     spec = registry.get_model(root / "params" / "models.yaml", args.model)
@@ -93,14 +94,13 @@ def main(argv: list[str] | None = None) -> int:
         print(f"bench_serving: no stored calls of {spec.id} in {cache_file}: run `make all` first", file=sys.stderr)
         return 1
     rows = []
-    for flavour in args.flavours.split(","):
+    for flavour, batch in (s.split(":") for s in args.servers.split(",")):
         if flavour == "llama-server" and not serve.llama_server_binary().is_file():
             print(f"skip llama-server: {serve.llama_server_binary()} missing (`make llama-server`)")
             continue
-        for batch in (int(b) for b in args.batches.split(",")):
-            row = measure(spec, cache_dir, bodies, flavour, batch)
-            print(json.dumps(row), flush=True)
-            rows.append(row)
+        row = measure(spec, cache_dir, bodies, flavour, int(batch))
+        print(json.dumps(row), flush=True)
+        rows.append(row)
     plain = [r["seconds_a"] for r in rows if r["flavour"] == "plain" and r["prompt_batch"] == 512]
     for row in rows:
         row["ratio_vs_plain"] = round(row["seconds_a"] / plain[0], 3) if plain else None

@@ -137,7 +137,7 @@ class TestDenseTableSearch:
         "params",
         [
             {"dense_index": "ivf_hnsw_sq", "dense_partitions": 2, "dense_nprobes": 2},
-            {"dense_index": "ivf_pq", "dense_partitions": 4, "dense_nprobes": 4, "dense_refine_factor": 5},
+            {"dense_index": "ivf_pq", "dense_partitions": 4, "dense_nprobes": 4, "dense_pq_sub_vectors": 16, "dense_refine_factor": 10},
         ],
         ids=["ivf_hnsw_sq", "ivf_pq"],
     )

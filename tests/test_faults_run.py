@@ -20,6 +20,7 @@ import signal
 import sqlite3
 import subprocess
 import time
+from collections import Counter
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -173,14 +174,20 @@ def test_kill_and_resume(setup_name: str, index: int, reference, fake: fake_open
     out = finish(faults.make_all(root, env_for(cache), setup.params))
     stats = fake.stats()
     after = stored(cache)
-    resent = sum(stats["by_text"].get(text, 0) for text in before.values()) if setup.name == "scripted" else None
+    # A stored call re-sent shows as a request beyond the new calls with the same text (several
+    # calls can share a last message, e.g. a judge's re-ask turn, so texts alone do not suffice).
+    new_texts = Counter(text for key, text in after.items() if key not in before)
+    resent = (
+        sum(max(0, stats["by_text"].get(t, 0) - new_texts[t]) for t in set(before.values()))
+        if setup.name == "scripted" else None
+    )  # fmt: skip
     files = compared_bytes(run_dir(root, setup))
     differing = sorted(n for n in set(files) | set(ref["files"]) if files.get(n) != ref["files"].get(n))
     dupes = duplicated_rows(run_dir(root, setup))
     report({"fault": "kill -9 make all", "setup": setup.name, "moment": index, "at_s": at, "stage": stage,
             "run_s": round(ref["seconds"]), "stored_before": len(before), "resent_stored": resent,
             "from_cache": len(before) - (resent or 0), "sent_anew": len(after) - len(before),
-            "left_over": len(left), "duplicated_rows": sum(dupes.values()), "differing_files": differing})  # fmt: skip
+            "requests": stats["requests"] if setup.name == "scripted" else None, "left_over": len(left), "duplicated_rows": sum(dupes.values()), "differing_files": differing})  # fmt: skip
     assert (run_dir(root, setup) / "executed" / "08_paper.ipynb").is_file(), out[-3000:]
     assert left == [], f"processes left after the kill: {left}"
     assert set(before) <= set(after)
@@ -239,14 +246,16 @@ def test_special_titles_reach_explorer_and_pdf(reference, tmp_path: Path) -> Non
     post = pl.read_parquet(root / "outputs" / "faults" / "01_corpus" / "chunks_post.parquet")
     titles = set(chunks["title"]) | set(post["title"])
     assert set(TITLES) <= titles
-    assert any(t.startswith(f"[Page: {TITLES[0]}]") for t in chunks["text"])
+    headed = [text for text in chunks["text"] if text.startswith(f"[Page: {TITLES[0]}]")]
+    assert headed, "no chunk is headed by the special title"
     bench = pl.read_parquet(run / "04_verify" / "benchmark.parquet")
     in_bench = [t for t in TITLES if t in set(bench["target_title"])]
     done = subprocess.run(["nice", "make", "--no-print-directory", "report", "PARAMS=params/scripted.yaml"], cwd=root,
                           env=env_for(ref["cache"]), capture_output=True, text=True, timeout=900)  # fmt: skip
     assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-2000:]
     page = (run / "explorer" / "index.html").read_text(encoding="utf-8")
-    assert all(t in page or html.escape(t) in page or json.dumps(t)[1:-1] in page for t in in_bench)
+    missing = [t for t in in_bench if not (t in page or html.escape(t) in page or json.dumps(t)[1:-1] in page)]
+    assert missing == [], missing
     assert (run / "paper" / "main.pdf").is_file()
     report({"fault": "special titles", "setup": "scripted", "in_benchmark": len(in_bench), "explorer": True,
             "pdf": True})  # fmt: skip

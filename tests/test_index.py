@@ -98,6 +98,12 @@ class TestIndexVersion:
         assert base != index.index_version(make_params(rrf_k=10), "abc")
         assert base != index.index_version(make_params(), "abd")
 
+    @pytest.mark.parametrize("field", ["dense_flat_max_rows", "dense_nprobes", "dense_refine_factor"])
+    def test_depends_on_dense_params(self, field: str) -> None:
+        """The dense threshold and ANN settings version the index like every other param."""
+        changed = make_params(**{field: getattr(make_params(), field) + 1})
+        assert index.index_version(changed, "abc") != index.index_version(make_params(), "abc")
+
     def test_depends_on_embedder_weights(self) -> None:
         """Other weights under the same model name give another version."""
         assert index.index_version(make_params(), "abc", "m@1.0") != index.index_version(make_params(), "abc", "m@1.1")
@@ -111,6 +117,21 @@ class TestBuild:
         assert manifest["embedder"]["dim"] == DIM and manifest["bm25"]["k1"] == 1.2
         assert json.loads((tmp_path / "ix" / "manifest.json").read_text()) == manifest
         assert index.open_bm25(tmp_path / "ix" / "tantivy", "en_stem").searcher().num_docs == N_PRE
+
+    def test_dense_tables(self, tmp_path: Path) -> None:
+        """Each corpus gets its own LanceDB table, searched flat below the threshold."""
+        manifest = index.build(make_chunks(), tmp_path / "ix", embedder=HashEmbedder(DIM), params=make_params())
+        tables = manifest["dense"]["tables"]
+        assert {c: (t["table"], t["rows"], t["kind"]) for c, t in tables.items()} == {
+            "pre": ("chunks_pre", N_PRE, "flat"), "post": ("chunks_post", N_POST, "flat"),
+        }  # fmt: skip
+        assert (tmp_path / "ix" / "lancedb" / "chunks_pre.lance").is_dir()
+
+    def test_bad_dense_index(self, tmp_path: Path) -> None:
+        """An unknown ANN kind fails before any work."""
+        with pytest.raises(ValueError, match="dense_index"):
+            index.build(make_chunks(), tmp_path / "ix", embedder=HashEmbedder(DIM), params=make_params(dense_index="lsh"))
+        assert not (tmp_path / "ix").exists()
 
     def test_no_pre_chunks(self, tmp_path: Path) -> None:
         """A corpus without C_pre chunks is a clear error, and nothing is written."""

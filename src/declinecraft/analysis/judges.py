@@ -30,8 +30,8 @@ def judge_columns(frame: pl.DataFrame, prefix: str = "score_") -> list[str]:
     return [c for c in frame.columns if c.startswith(prefix) and frame.schema[c].is_numeric()]
 
 
-def _attempted(frame: pl.DataFrame) -> pl.Expr:
-    return pl.col("label").is_in(["ANSWER", "DENY"]) & ~pl.col("budget_exhausted")
+#: Answers that attempt the question (a premise denial included) within the output budget.
+_ATTEMPTED = pl.col("label").is_in(["ANSWER", "DENY"]) & ~pl.col("budget_exhausted")
 
 
 def _by_rule(frame: pl.DataFrame) -> pl.Expr:
@@ -44,12 +44,12 @@ def _by_rule(frame: pl.DataFrame) -> pl.Expr:
 def _scored(frame: pl.DataFrame) -> pl.DataFrame:
     """Answers the accuracy judges actually scored: abstentions, premise denials and empty texts
     get 0 by rule, and counting them would make the judges agree on answers none of them read."""
-    return frame.filter(_attempted(frame) & ~_by_rule(frame))
+    return frame.filter(_ATTEMPTED & ~_by_rule(frame))
 
 
 def _rule_rows(frame: pl.DataFrame, judges: Sequence[str]) -> int:
     """Attempted answers with a score from every one of ``judges`` that a rule fixed (left out)."""
-    part = frame.filter(_attempted(frame) & _by_rule(frame))
+    part = frame.filter(_ATTEMPTED & _by_rule(frame))
     return part.select(judges).drop_nulls().drop_nans().height if judges else 0
 
 

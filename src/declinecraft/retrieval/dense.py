@@ -157,8 +157,8 @@ class DenseTable:
             return query.nprobes(1)
         p = self.params
         query = query.nprobes(p.dense_nprobes)
-        if self.kind == "ivf_hnsw_sq":
-            query = query.ef(max(p.dense_ef, depth))
+        if self.kind == "ivf_hnsw_sq":  # LanceDB needs ef >= every candidate the refine step rescores
+            query = query.ef(max(p.dense_ef, depth * max(1, p.dense_refine_factor)))
         return query.refine_factor(p.dense_refine_factor) if p.dense_refine_factor else query
 
     def search(self, vectors: NDArray[np.float32], depth: int, *, block: int = 256) -> list[Rows]:

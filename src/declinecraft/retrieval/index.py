@@ -85,10 +85,14 @@ def index_version(params: IndexParams, chunks_sha256: str, embedder_key: str = "
 
 
 def _arrow_table(frame: pl.DataFrame, vectors: np.ndarray, corpus: str) -> pa.Table:
-    """One corpus's rows (``row`` = position within the corpus) with their vectors."""
-    mask = (frame["corpus"] == corpus).to_numpy()
-    table = frame.filter(pl.Series(mask)).with_row_index("row").with_columns(pl.col("row").cast(pl.Int32)).to_arrow()
-    flat = pa.array(np.ascontiguousarray(vectors[mask], dtype=np.float32).ravel(), type=pa.float32())
+    """One corpus's rows (``row`` = position within the corpus) with their vectors.
+
+    ``frame`` is validated (C_pre rows first), so each corpus is one slice: no copy of the vectors.
+    """
+    n_pre = int((frame["corpus"] == "pre").sum())
+    part = slice(0, n_pre) if corpus == "pre" else slice(n_pre, frame.height)
+    table = frame[part].with_row_index("row").with_columns(pl.col("row").cast(pl.Int32)).to_arrow()
+    flat = pa.array(np.ascontiguousarray(vectors[part], dtype=np.float32).ravel(), type=pa.float32())
     return table.append_column("vector", pa.FixedSizeListArray.from_arrays(flat, vectors.shape[1]))
 
 
@@ -136,13 +140,13 @@ def open_bm25(folder: str | os.PathLike[str], analyzer: str) -> tantivy.Index:
     return index
 
 
-def _build_bm25(folder: Path, texts: list[str], analyzer: str) -> int:
+def _build_bm25(folder: Path, texts: pl.Series, analyzer: str) -> int:
     folder.mkdir(parents=True)
     index = tantivy.Index(_bm25_schema(analyzer), path=str(folder), reuse=False)
     index.register_tokenizer(analyzer, bm25_analyzer(analyzer))
     # One thread keeps one segment and document order equal to row order (reproducible builds).
     writer = index.writer(heap_size=128_000_000, num_threads=1)
-    for row, text in enumerate(texts):
+    for row, text in enumerate(text for start in range(0, len(texts), 10_000) for text in texts.slice(start, 10_000)):
         doc = tantivy.Document()
         doc.add_text("text", text)
         doc.add_integer("row", row)
@@ -222,7 +226,7 @@ def build(
             )
 
         started = time.perf_counter()
-        pre_texts = frame.filter(pl.col("corpus") == "pre")["text"].to_list()
+        pre_texts = frame.filter(pl.col("corpus") == "pre")["text"]
         bm25_docs = _build_bm25(tmp / "tantivy", pre_texts, params.bm25_analyzer)
         timing["bm25_seconds"] = time.perf_counter() - started
         if bm25_docs != n_pre:

@@ -35,6 +35,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Sequence
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
@@ -237,23 +238,23 @@ class Retriever:
             clauses.append((tantivy.Occur.Should, term if count == 1 else tantivy.Query.boost_query(term, float(count))))
         return tantivy.Query.boolean_query(clauses)
 
+    def _bm25_one(self, query: str, depth: int) -> tuple[NDArray[np.int64], NDArray[np.float32]]:
+        q = self.bm25_query(query)
+        hits = self._searcher.search(q, limit=depth, count=False).hits if q is not None else []
+        if not hits:
+            return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.float32)
+        rows = self._searcher.fast_field_values("row", [address for _, address in hits])
+        return np.asarray(rows, dtype=np.int64), np.asarray([s for s, _ in hits], dtype=np.float32)
+
     def bm25_rows(self, queries: Sequence[str], depth: int) -> list[tuple[NDArray[np.int64], NDArray[np.float32]]]:
-        """Return (C_pre rows, BM25 scores), best first, at most ``depth`` per query."""
-        out = []
-        searcher = self._searcher
-        empty = (np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.float32))
-        for query in queries:
-            q = self.bm25_query(query)
-            if q is None:
-                out.append(empty)
-                continue
-            hits = searcher.search(q, limit=depth, count=False).hits
-            if not hits:
-                out.append(empty)
-                continue
-            rows = searcher.fast_field_values("row", [address for _, address in hits])
-            out.append((np.asarray(rows, dtype=np.int64), np.asarray([s for s, _ in hits], dtype=np.float32)))
-        return out
+        """Return (C_pre rows, BM25 scores), best first, at most ``depth`` per query.
+
+        A batch runs on a few threads (Tantivy releases the GIL while it searches), in order.
+        """
+        if len(queries) < 8:
+            return [self._bm25_one(q, depth) for q in queries]
+        with ThreadPoolExecutor(max_workers=min(4, os.cpu_count() or 1)) as pool:
+            return list(pool.map(lambda q: self._bm25_one(q, depth), queries))
 
     def dense_rows(
         self, queries: Sequence[str], depth: int, *, corpus: Corpus = "pre", block: int = 256

@@ -1,0 +1,67 @@
+"""The ``index`` params block (stage 02, Appendix D/E): embedder, BM25, fusion, reranking and the
+dense index in LanceDB. Its own module because the block outgrew :mod:`declinecraft.core.params`,
+which re-exports it."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class IndexParams:
+    """Appendix D/E: embedder, BM25 constants, fusion and reranking."""
+
+    embedder: str = "all-minilm-l6-v2"
+    """Dense model id (``embed.EMBEDDERS``); the paper: ``qwen3-embedding-8b``. Default chosen by
+    measured Hit@5 on the mini wiki (benchmarks/bench_embedders.py)."""
+    embedder_path: str = ""
+    """Local weights for an embedder not shipped in a wheel (folder or .gguf; project-relative or
+    absolute). Never a hub id: nothing is downloaded at run time."""
+    reranker: str = "ms-marco-minilm-l12"
+    """Cross-encoder id (``rerank.RERANKERS``); the paper: ``llama-nemotron-rerank-1b-v2``."""
+    reranker_path: str = ""
+    """Local weights for a reranker not shipped in a wheel (folder)."""
+    bm25_analyzer: str = "en_stem"
+    """Tantivy analyzer for chunks and queries: ``en_stem`` (lowercase, ASCII folding, English
+    stemming) or ``default`` (lowercase only)."""
+    # Tantivy's BM25 is fixed at k1=1.2, b=0.75; the paper used k1=1.5 (a listed deviation).
+    bm25_k1: float = 1.2
+    """BM25 k1; must be 1.2 (Tantivy's constant; the paper's 1.5 is a recorded deviation)."""
+    bm25_b: float = 0.75
+    """BM25 b; must be 0.75 (Tantivy's constant, same as the paper)."""
+    rrf_k: int = 60
+    """Reciprocal rank fusion constant K: score = sum over retrievers of 1 / (K + rank)."""
+    fusion_depth: int = 50
+    """Hits each retriever (BM25, dense) contributes to the fusion (at least k)."""
+    rerank_pool: int = 50
+    """Fused candidates the cross-encoder rescores (at least k)."""
+    batch_size: int = 32
+    """Texts per embedding / reranking forward pass."""
+    lancedb_uri: str = ""
+    """Where the chunk tables live: "" = ``lancedb/`` inside the index version folder (local, moved
+    into place atomically with it); otherwise a LanceDB URI: a local folder (project-relative or
+    absolute) or object storage (``s3://bucket/prefix``, ``gs://…``, ``az://…``; credentials from
+    the environment), where tables are named by index version."""
+    dense_flat_max_rows: int = 25_000
+    """A corpus of at most this many chunks is searched exactly (flat: every vector scored, the
+    paper's 11,612 included); a larger one through the ANN index ``dense_index``."""
+    dense_index: str = "ivf_hnsw_sq"
+    """ANN index above ``dense_flat_max_rows``: ``ivf_hnsw_sq`` (HNSW graphs over 8-bit scalar
+    quantized vectors) or ``ivf_pq`` (product quantization); measured in bench_retrieval_scale."""
+    dense_partitions: int = 0
+    """IVF partitions of the ANN index (0 = one per ``dense_partition_rows`` chunks)."""
+    dense_partition_rows: int = 1_000_000
+    """Chunks per IVF partition when ``dense_partitions`` is 0 (one HNSW graph each)."""
+    dense_hnsw_m: int = 20
+    """HNSW: neighbours per node (more = better recall, bigger and slower to build)."""
+    dense_hnsw_ef_construction: int = 100
+    """HNSW: candidates examined per insertion while building."""
+    dense_pq_sub_vectors: int = 0
+    """IVF-PQ: sub-vectors per vector (0 = dimension / 8)."""
+    dense_nprobes: int = 2
+    """ANN search: IVF partitions searched per query."""
+    dense_ef: int = 150
+    """ANN search (HNSW): candidates kept per query (at least depth x ``dense_refine_factor``)."""
+    dense_refine_factor: int = 1
+    """ANN search: rescore ``refine_factor`` x depth candidates with the full vectors (0 = off;
+    1 = reorder the hits by exact score, which the 8-bit codes alone cannot rank among near-ties)."""
