@@ -45,7 +45,7 @@ SOURCES := $(shell find src/declinecraft -name '*.py' -not -path '*/__pycache__/
 DEPS_MK := .make/deps.mk
 
 
-.PHONY: help setup all nb test test-fast lab bench clean report paper-pdf check-params import evaluate faults
+.PHONY: help setup all nb test test-fast lab bench clean report paper-pdf check-params llama-server import evaluate faults
 
 help: ## Show this help.
 	@awk 'BEGIN{FS=":.*## "} /^[a-zA-Z_-]+:.*## /{printf "  \033[1m%-12s\033[0m %s\n", $$1, $$2}' $(MAKEFILE_LIST)
@@ -169,6 +169,20 @@ faults: $(SETUP_STAMP) ## Run the fault suite (kills, misbehaving servers, damag
 
 lab: $(SETUP_STAMP) ## Open JupyterLab on the project (explore per-question failures).
 	$(VENV)/bin/jupyter lab --notebook-dir=.
+
+# llama.cpp's own server, built from the llama.cpp source vendored in the pinned llama-cpp-python
+# sdist (PyPI only); benchmarks/bench_serving.py compares it with the embedded default.
+LLAMA_CPP_PYTHON := $(shell sed -n 's/.*"llama-cpp-python\[server\]==\([0-9.]*\)".*/\1/p' pyproject.toml)
+llama-server: $(VENV)/bin/llama-server ## Build llama.cpp's llama-server into .venv/bin (for make bench).
+$(VENV)/bin/llama-server: pyproject.toml | $(SETUP_STAMP)
+	@rm -rf .make/llama-server && mkdir -p .make/llama-server
+	$(PIP) download --quiet --no-deps --no-binary :all: llama-cpp-python==$(LLAMA_CPP_PYTHON) -d .make/llama-server
+	tar -xzf .make/llama-server/llama_cpp_python-$(LLAMA_CPP_PYTHON).tar.gz -C .make/llama-server
+	cmake -S .make/llama-server/llama_cpp_python-$(LLAMA_CPP_PYTHON)/vendor/llama.cpp -B .make/llama-server/build \
+	  -DCMAKE_BUILD_TYPE=Release -DBUILD_SHARED_LIBS=OFF -DLLAMA_BUILD_TESTS=OFF -DLLAMA_BUILD_EXAMPLES=OFF \
+	  -DLLAMA_BUILD_SERVER=ON -DLLAMA_CURL=OFF -DLLAMA_OPENSSL=OFF > .make/llama-server/cmake.log
+	cmake --build .make/llama-server/build --target llama-server -j$$(nproc) > .make/llama-server/build.log
+	cp .make/llama-server/build/bin/llama-server $@
 
 bench: $(SETUP_STAMP) ## Run the benchmarks; results in outputs/bench/*.json.
 	@mkdir -p outputs/bench

@@ -54,22 +54,31 @@ class TestAddModel:
         """A registry model goes into a derived run default-eval (base: default): stages 01-04 stay
         the base's, the views keep the base's model, and default.yaml is untouched."""
         before = (root / "params" / "default.yaml").read_text()
-        path = roster.add_model(root / "params" / "default.yaml", "smollm2-135m")
+        base = config.load(root / "params" / "default.yaml")
+        path = roster.add_model(root / "params" / "default.yaml", "qwen2.5-coder-1.5b")
         assert path == root / "params" / "default-eval.yaml" and (root / "params" / "default.yaml").read_text() == before
         cfg = config.load(path)
-        assert cfg.answer.models == ("qwen2.5-coder-0.5b", "smollm2-135m")
-        assert cfg.know2guess.models == cfg.evidence.models == ("qwen2.5-coder-0.5b",)
+        assert cfg.answer.models == (*base.answer.models, "qwen2.5-coder-1.5b")
+        assert cfg.know2guess.models == (base.know2guess.models or base.answer.models)
+        assert cfg.evidence.models == (base.evidence.models or base.answer.models)
         assert [cfg.owner(s) for s in ("corpus", "verify", "answer")] == ["default", "default", "default-eval"]
         assert path.read_text().startswith(roster.HEADER)
 
     def test_again_changes_nothing(self, root: Path) -> None:
         """Adding the same model twice leaves the overlay as it was; a second model is appended."""
-        path = roster.add_model(root / "params" / "default.yaml", "smollm2-135m")
+        base = config.load(root / "params" / "default.yaml")
+        path = roster.add_model(root / "params" / "default.yaml", "qwen2.5-coder-1.5b")
         text = path.read_text()
-        assert roster.add_model(root / "params" / "default.yaml", "smollm2-135m") == path and path.read_text() == text
-        roster.add_model(path, "qwen2.5-coder-1.5b")
-        assert config.load(path).answer.models[-1] == "qwen2.5-coder-1.5b"
-        assert config.load(path).know2guess.models == ("qwen2.5-coder-0.5b",)
+        assert roster.add_model(root / "params" / "default.yaml", "qwen2.5-coder-1.5b") == path and path.read_text() == text
+        roster.add_model(path, "qwen3-4b")
+        assert config.load(path).answer.models[-1] == "qwen3-4b"
+        assert config.load(path).know2guess.models == (base.know2guess.models or base.answer.models)
+
+    def test_already_in_run(self, root: Path) -> None:
+        """A model the run itself evaluates needs no overlay: the run's own params file is returned."""
+        first = config.load(root / "params" / "default.yaml").answer.models[0]
+        assert roster.add_model(root / "params" / "default.yaml", first) == root / "params" / "default.yaml"
+        assert not (root / "params" / "default-eval.yaml").exists()
 
     def test_unknown(self, root: Path) -> None:
         """An id missing from the registry is an error naming the models file."""
@@ -98,17 +107,17 @@ class TestAddModel:
     def test_second_judges_pinned(self, root: Path) -> None:
         """A base with second-opinion judges gets none in the overlay (their sample spans every response)."""
         (root / "params" / "sj.yaml").write_text("base: default\njudge:\n  second_judges: [qwen2.5-coder-0.5b]\n")
-        assert config.load(roster.add_model(root / "params" / "sj.yaml", "smollm2-135m")).judge.second_judges == ()
+        assert config.load(roster.add_model(root / "params" / "sj.yaml", "qwen3-4b")).judge.second_judges == ()
 
     def test_imported_run_in_place(self, tmp_path: Path) -> None:
         """A run made by `make import` records the model in its own params file, keeping its header."""
         project = tiny_project(tmp_path)
         done = imported.import_benchmark(write_lines(project / "b.jsonl", minimal_rows()), "mine", root=project,
                                          corpus="default")  # fmt: skip
-        assert roster.add_model(done.params_file, "smollm2-135m") == done.params_file
+        assert roster.add_model(done.params_file, "qwen3-4b") == done.params_file
         assert done.params_file.read_text().startswith(imported.HEADER)
         cfg = config.load(done.params_file)
-        assert cfg.answer.models[-1] == "smollm2-135m" and cfg.owner("verify") == "mine"
+        assert cfg.answer.models[-1] == "qwen3-4b" and cfg.owner("verify") == "mine"
 
 
 class TestOnlyTheNewModel:

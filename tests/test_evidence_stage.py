@@ -146,7 +146,7 @@ class FakeSearch:
 
 
 #: The evidence block of the test runs (default.yaml's own block is sized for the offline run).
-EVIDENCE = {"bootstrap_resamples": "200", "accuracy_judges": "[]", "k": "0", "limit_questions": "0",
+EVIDENCE = {"models": "[]", "bootstrap_resamples": "200", "accuracy_judges": "[]", "k": "0", "limit_questions": "0",
             "context_chars": "-1", "max_tokens": "0", "prompts": "[P1, P2, P3]", "conflict_model": "''"}  # fmt: skip
 
 

@@ -203,8 +203,6 @@ class TestNoSpace:
         finally:
             subprocess.run(["umount", str(mount)], check=False)
 
-    @pytest.mark.xfail(strict=True, reason="polars' ENOSPC error does not name the file, and core.paths.atomic_path "
-                       "does not add it yet")  # fmt: skip
     def test_full_filesystem_error_names_file(self, tmp_path: Path) -> None:
         """The error of a parquet write into a full filesystem names the target file."""
         self.test_full_filesystem(tmp_path)

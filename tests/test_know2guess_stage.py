@@ -93,7 +93,11 @@ def write_upstream(cfg: config.RunConfig, *, retrieved: bool = True) -> None:
 
 
 def load(project: Path, block: str = "") -> config.RunConfig:
-    (project / "params" / "t.yaml").write_text(f"base: default\nknow2guess:\n{block or '  enabled: true'}\n")
+    # One model under test, as the upstream tables above; every model gets the controls.
+    (project / "params" / "t.yaml").write_text(
+        f"base: default\nanswer:\n  models: [qwen2.5-coder-0.5b]\n"
+        f"know2guess:\n  control_models: []\n{block or '  enabled: true'}\n"
+    )
     return config.load(project / "params" / "t.yaml")
 
 

@@ -61,6 +61,13 @@ def atomic_path(target: str | os.PathLike[str]) -> Iterator[Path]:
     try:
         yield tmp_path
         os.replace(tmp_path, target)
+    except OSError as exc:  # a full disk, a lost mount: say which output could not be written
+        raise OSError(exc.errno, f"could not write {target} ({exc.strerror or exc}); the earlier file is kept") from exc
+    except Exception as exc:
+        # Writers that wrap the OS error (polars: "... No space left on device (os error 28)").
+        if "os error" not in str(exc) and "No space left" not in str(exc):
+            raise
+        raise OSError(f"could not write {target} ({exc}); the earlier file is kept") from exc
     finally:
         if tmp_path.exists():
             tmp_path.unlink()

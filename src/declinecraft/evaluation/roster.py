@@ -113,7 +113,7 @@ def add_model(params_file: str | Path, model: str, *, base_url: str | None = Non
     """Record ``model`` in the overlay of ``params_file``'s run and return the overlay's path.
 
     Adding a model the overlay already has changes nothing (so ``make evaluate`` can be re-run to
-    finish an interrupted evaluation).
+    finish an interrupted evaluation); a model the run itself evaluates returns ``params_file``.
 
     Raises:
         RosterError: an unknown registry id, a bad endpoint (:func:`endpoint_of`), or an
@@ -125,6 +125,9 @@ def add_model(params_file: str | Path, model: str, *, base_url: str | None = Non
     target = overlay_path(params_file)
     endpoint = endpoint_of(model, base_url, api_key_env, environ)
     new_id = model_id(model)
+    if endpoint is None and not target.is_file() and new_id in cfg.answer.models:
+        print(f"{new_id} is already evaluated in run {cfg.run!r}: nothing to add", file=sys.stderr)
+        return params_file
     current = config.load(target) if target.is_file() else cfg
     specs = registry.load_models(current.resolve(current.models_file))
     data = _read(target) if target.is_file() else {"base": cfg.run}
