@@ -70,7 +70,7 @@ def synthetic_chunks(n: int, seed: int) -> pl.DataFrame:
     texts = [f"[Page: {titles[i // 4]}] " + " ".join(tokens[bounds[i] : bounds[i + 1]]) + "." for i in range(n)]
     return pl.DataFrame(
         {"chunk_id": [f"syn-{i:07d}" for i in range(n)], "title": [titles[i // 4] for i in range(n)], "text": texts,
-         "corpus": ["pre"] * n}  # fmt: skip
+         "corpus": ["pre"] * n}
     )
 
 
@@ -132,7 +132,7 @@ def child_data(args: argparse.Namespace) -> dict:
     np.save(args.work / "queries.npy", qvecs)
     (args.work / "queries.json").write_text(json.dumps({"texts": texts, "targets": targets}))
     return {"data_seconds": time.perf_counter() - started, "mean_chunk_chars": float(chunks["text"].str.len_chars().mean()),
-            "peak_rss_mb": _peak_rss_mb()}  # fmt: skip
+            "peak_rss_mb": _peak_rss_mb()}
 
 
 def child_build(args: argparse.Namespace) -> dict:
@@ -254,7 +254,7 @@ def main() -> int:
     report = {
         "corpus": {"chunks": args.chunks, "queries": args.queries, "seed": args.seed, "dim": DIM,
                    "text": "synthetic Zipf pseudo-words, 40-80 a chunk", "vectors": "clustered unit vectors, 1,000 a cluster",
-                   "mean_chunk_chars": round(results["data"]["mean_chunk_chars"], 1)},  # fmt: skip
+                   "mean_chunk_chars": round(results["data"]["mean_chunk_chars"], 1)},
         "cpu_count": os.cpu_count(),
         "load_average_at_end": list(os.getloadavg()),
         "k": K,
@@ -270,7 +270,7 @@ def main() -> int:
         "exact_reference_peak_rss_mb": results["exact"]["peak_rss_mb"],
         **{key: query[key] for key in ("dense_qps", "bm25_qps", "hybrid_qps", "dense_qps_single", "hybrid_qps_single",
                                        "recall_at_5", "recall_at_50", "hybrid_top5_overlap_vs_exact", "hit_at_5",
-                                       "open_seconds", "first_query_seconds")},  # fmt: skip
+                                       "open_seconds", "first_query_seconds")},
         "goals": GOALS,
         "command": "python benchmarks/bench_retrieval_scale.py " + " ".join(sys.argv[1:]),
     }

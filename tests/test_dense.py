@@ -30,7 +30,7 @@ def arrow_rows(vectors: np.ndarray) -> pa.Table:
     flat = pa.array(vectors.ravel(), type=pa.float32())
     return pa.table(
         {"row": pa.array(np.arange(len(vectors), dtype=np.int32)),
-         "vector": pa.FixedSizeListArray.from_arrays(flat, vectors.shape[1])}  # fmt: skip
+         "vector": pa.FixedSizeListArray.from_arrays(flat, vectors.shape[1])}
     )
 
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 # The index block outgrew this module; it lives in core.index_params and is re-exported here.
-from declinecraft.core.index_params import IndexParams as IndexParams
+from declinecraft.core.index_params import IndexParams  # noqa: F401  (re-exported)
 
 
 @dataclass(frozen=True)
@@ -196,7 +196,9 @@ class AnswerParams:
     models: tuple[str, ...] = ()
     """Registry ids of the models under test (one server at a time)."""
     thinking: tuple[str, ...] = ("off",)
-    """Thinking settings ("off", "on") for switchable models; others run their only mode."""
+    """Thinking settings ("off", "on") for switchable models; others run their only mode.
+    "prompted" also runs models without a switch a second time, asked to reason in <think> tags
+    (prompted reasoning, not a native thinking switch; evaluation.answer.thinking_modes)."""
     conditions: tuple[str, ...] = ("no_rag", "single", "iterative")
     """Main grid: no retrieval, single-shot RAG, iterative RAG (§4.2)."""
     pipeline: str = "hybrid"

@@ -17,6 +17,7 @@ and the calls also work inside a running event loop (Jupyter).
 
 from __future__ import annotations
 
+import itertools
 import os
 import time
 from collections.abc import Sequence
@@ -175,5 +176,5 @@ class DenseTable:
             order = np.lexsort((rows, -scores, which))
             rows, scores, which = rows[order], scores[order], which[order]
             bounds = np.searchsorted(which, np.arange(len(part) + 1))
-            out.extend((rows[a:b][:depth], scores[a:b][:depth]) for a, b in zip(bounds[:-1], bounds[1:]))
+            out.extend((rows[a:b][:depth], scores[a:b][:depth]) for a, b in itertools.pairwise(bounds))
         return out
