@@ -156,8 +156,8 @@ check-params: $(SETUP_STAMP) ## Validate a params file (unknown keys are errors)
 
 # --- everything else --------------------------------------------------------------------------
 
-test: $(SETUP_STAMP) ## Run the whole test suite (slow integration tests included).
-	$(PY) -m pytest
+test: $(SETUP_STAMP) ## Run the whole test suite (slow integration tests included; the kill-and-resume runs are `make faults`).
+	$(PY) -m pytest -m "not long_faults"
 
 test-fast: $(SETUP_STAMP) ## Run the tests without the slow integration tests.
 	$(PY) -m pytest -m "not slow"

@@ -153,6 +153,7 @@ def running_stage(run: Path) -> str:
     return running[0].name.split(".")[1] if running else "(between stages)"
 
 
+@pytest.mark.long_faults
 @pytest.mark.parametrize("index", range(KILLS))
 @pytest.mark.parametrize("setup_name", ["scripted", "smollm2"])
 def test_kill_and_resume(setup_name: str, index: int, reference, fake: fake_openai.FakeServer, tmp_path: Path) -> None:
