@@ -14,6 +14,7 @@ from declinecraft.construction import imported
 from declinecraft.core import config, registry
 from declinecraft.evaluation import leaderboard, roster
 from tests.support.projects import REPO, copy_project
+from support.keys import planted_key
 
 URL = "http://127.0.0.1:9/v1"
 
@@ -38,7 +39,7 @@ class TestEndpointOf:
             ("openai:", URL, None, "give the served name"),
             ("openai:m", None, None, "BASE_URL=http"),
             ("openai:m", "ftp://x", None, "BASE_URL=http"),
-            ("openai:m", URL, "sk-123 secret", "give the NAME of an environment variable"),
+            ("openai:m", URL, planted_key("123") + " secret", "give the NAME of an environment variable"),
             ("openai:m", URL, "UNSET_KEY_VAR", "UNSET_KEY_VAR: the environment variable is not set"),
             ("smollm2-135m", URL, None, "BASE_URL and API_KEY_ENV are for MODEL=openai:"),
         ],
@@ -89,7 +90,7 @@ class TestAddModel:
     def test_endpoint_key_never_written(self, root: Path, monkeypatch: pytest.MonkeyPatch) -> None:
         """An endpoint gets a registry entry in params/endpoints/ naming its key's variable; the
         key itself is written nowhere."""
-        monkeypatch.setenv("MY_EVAL_KEY", "sk-very-secret-0123")
+        monkeypatch.setenv("MY_EVAL_KEY", planted_key("very-secret"))
         path = roster.add_model(root / "params" / "default.yaml", "openai:org/My-Model", base_url=URL + "/",
                                 api_key_env="MY_EVAL_KEY")  # fmt: skip
         cfg = config.load(path)
@@ -97,7 +98,7 @@ class TestAddModel:
         spec = registry.get_model(cfg.resolve(cfg.models_file), "org-my-model")
         assert (spec.backend, spec.served_name, spec.base_url, spec.api_key_env) == ("openai", "org/My-Model", URL, "MY_EVAL_KEY")
         assert "smollm2-135m" in registry.load_models(cfg.resolve(cfg.models_file))  # the base registry is kept
-        assert not [p for p in root.rglob("*") if p.is_file() and b"sk-very-secret" in p.read_bytes()]
+        assert not [p for p in root.rglob("*") if p.is_file() and planted_key("very-secret").encode() in p.read_bytes()]
 
     def test_endpoint_id_taken(self, root: Path) -> None:
         """An endpoint whose id is another backend's registry entry is refused."""

@@ -31,10 +31,11 @@ import pytest
 import fake_openai
 from declinecraft.llm import serve
 from support import faults
+from support.keys import planted_key
 
 pytestmark = [pytest.mark.faults, pytest.mark.slow, pytest.mark.timeout(7200)]
 
-PLANTED = "sk-planted-3b9f0c7d1e5a4f2b8c6d"
+PLANTED = planted_key("planted")
 RUN_TIMEOUT_S = 3600
 KILLS = 5
 #: Stage files compared byte for byte between a resumed and an uninterrupted run.

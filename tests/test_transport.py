@@ -10,6 +10,7 @@ from collections.abc import Awaitable, Callable
 import pytest
 
 from declinecraft.llm import transport
+from support.keys import planted_key
 
 
 class TestRetryPolicy:
@@ -69,9 +70,9 @@ class TestRunSync:
 class TestSender:
     def test_repr_hides_key(self) -> None:
         """Neither repr nor str of a sender shows its API key."""
-        sender = transport.Sender("m", ["http://127.0.0.1:1/v1"], api_key="sk-hidden", retry=transport.RetryPolicy(),
+        sender = transport.Sender("m", ["http://127.0.0.1:1/v1"], api_key=planted_key("hidden"), retry=transport.RetryPolicy(),
                                   concurrency=2)  # fmt: skip
-        assert "sk-hidden" not in repr(sender) + str(sender)
+        assert planted_key("hidden") not in repr(sender) + str(sender)
 
     def test_no_url(self) -> None:
         """A lazy URL source that yields nothing is an error naming the model."""
