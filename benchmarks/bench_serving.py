@@ -22,7 +22,6 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import sqlite3
 import sys
 import tempfile
 import time
@@ -31,19 +30,19 @@ from pathlib import Path
 import httpx
 
 from declinecraft.core import paths, registry
-from declinecraft.llm import serve
+from declinecraft.llm import cache, serve
 
 ROOT = Path(__file__).resolve().parents[1]
 
 
-def stored_requests(cache_file: Path, served_name: str, n: int) -> list[dict]:
-    """Return the first ``n`` stored request bodies sent to ``served_name``, oldest first."""
-    with sqlite3.connect(f"file:{cache_file}?mode=ro", uri=True) as db:
-        rows = db.execute(
-            "SELECT request FROM calls WHERE endpoint LIKE ? AND status = 'ok' ORDER BY created_at, key LIMIT ?",
-            (f"%:{served_name}", n),
-        ).fetchall()
-    return [json.loads(r[0]) for r in rows]
+def stored_requests(cache_dir: Path, spec: registry.ModelSpec, n: int) -> list[dict]:
+    """Return the first ``n`` stored request bodies answered by ``spec``'s endpoint, oldest first."""
+    file = cache.cache_path(cache_dir)
+    if not file.is_file():
+        return []
+    with cache.Cache(file) as store:
+        records = store.records("ok", endpoint=f"{spec.backend}:{spec.served_name}")
+    return [json.loads(r.request) for r in records[:n]]
 
 
 def replay(base_url: str, served_name: str, bodies: list[dict], order: list[int]) -> tuple[dict[int, str], float]:
@@ -88,10 +87,10 @@ def main(argv: list[str] | None = None) -> int:
     root = paths.find_root(ROOT)
     cache_dir = paths.cache_dir(root)
     spec = registry.get_model(root / "params" / "models.yaml", args.model)
-    cache_file = cache_dir / "llm" / "calls.sqlite"
-    bodies = stored_requests(cache_file, spec.served_name, args.calls) if cache_file.is_file() else []
+    bodies = stored_requests(cache_dir, spec, args.calls)
     if not bodies:
-        print(f"bench_serving: no stored calls of {spec.id} in {cache_file}: run `make all` first", file=sys.stderr)
+        print(f"bench_serving: no stored calls of {spec.id} in {cache.cache_path(cache_dir)}: run `make all` first",
+              file=sys.stderr)  # fmt: skip
         return 1
     rows = []
     for flavour, batch in (s.split(":") for s in args.servers.split(",")):

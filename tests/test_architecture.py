@@ -13,6 +13,7 @@ from pathlib import Path
 import pytest
 
 from declinecraft.core import config, deps
+from tests.support.projects import make_project
 
 ROOT = Path(__file__).resolve().parents[1]
 SOURCE = ROOT / "src" / "declinecraft"
@@ -111,17 +112,6 @@ class TestStageSources:
         assert {m for m in loaded if m in known} <= closure
 
 
-def _project(tmp: Path) -> Path:
-    """A copy of the parts of the project that Make reads, in ``tmp``."""
-    for name in ("Makefile", "pyproject.toml"):
-        shutil.copy2(ROOT / name, tmp / name)
-    for name in ("src", "notebooks", "params", "data"):
-        shutil.copytree(ROOT / name, tmp / name, ignore=shutil.ignore_patterns("__pycache__", "*.egg-info"))
-    (tmp / ".venv").mkdir()
-    (tmp / ".venv" / ".setup-done").touch()
-    return tmp
-
-
 def _would_run(project: Path, env: dict[str, str]) -> list[str]:
     out = subprocess.run(["make", "-n", "pipeline", f"PY={sys.executable}"], cwd=project, env=env,
                          capture_output=True, text=True, timeout=300)  # fmt: skip
@@ -133,7 +123,7 @@ def _would_run(project: Path, env: dict[str, str]) -> list[str]:
 def test_touching_a_module_reruns_its_stages(tmp_path: Path) -> None:
     """With every stage built, touching a module makes exactly its stages and their downstream
     stages out of date (Make prerequisites come from the imports, never a hand-kept list)."""
-    project = _project(tmp_path)
+    project = make_project(tmp_path)
     env = {**os.environ, "PYTHONPATH": str(project / "src"), "MAKEFLAGS": ""}
     assert _would_run(project, env) == STAGES  # nothing built yet; also writes the params stamps
     built = project / "outputs" / "default" / "executed"

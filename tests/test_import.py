@@ -20,7 +20,7 @@ from declinecraft.construction import imported, release
 from declinecraft.construction.verify import BENCHMARK_COLUMNS
 from declinecraft.core import config
 from declinecraft.evaluation import answer_stage, judge_stage
-from tests.support.projects import REPO, copy_project, write_corpus
+from tests.support.projects import copy_project, make_project, write_corpus
 
 TEXTS = {"c1": "[Page: Page 1]\nPage 1 says the blaze drops blaze rods and glows.",
          "c2": "[Page: Page 2]\nPage 2 says the creeper explodes near players."}  # fmt: skip
@@ -261,24 +261,11 @@ class TestRoundTrip:
         assert got[0].equals(want[0]) and got[1].equals(want[1])
 
 
-def _make_project(tmp: Path) -> Path:
-    """A copy of what Make reads (the Makefile, sources, notebooks, params, data), set up."""
-    root = tmp / "make"
-    root.mkdir()
-    for name in ("Makefile", "pyproject.toml"):
-        shutil.copy2(REPO / name, root / name)
-    for name in ("src", "notebooks", "params", "data"):
-        shutil.copytree(REPO / name, root / name, ignore=shutil.ignore_patterns("__pycache__", "*.egg-info"))
-    (root / ".venv").mkdir()
-    (root / ".venv" / ".setup-done").touch()
-    return root
-
-
 @pytest.mark.slow
 def test_make_never_runs_03_04(tmp_path: Path) -> None:
     """`make all` of an imported run plans stages 05-10 of its own and neither its nor the corpus
     run's 03-04; `make nb NB=04` on it is refused."""
-    root = _make_project(tmp_path)
+    root = make_project(tmp_path / "make")
     cfg = config.load(root / "params" / "default.yaml")
     write_corpus(cfg, TEXTS)
     cfg.stage_dir("index").mkdir(parents=True)

@@ -9,12 +9,13 @@ from __future__ import annotations
 
 import os
 import shutil
-import sqlite3
 import subprocess
 from collections.abc import Mapping
 from pathlib import Path
 
 import yaml
+
+from declinecraft.llm import cache as llm_cache
 
 REPO = Path(__file__).resolve().parents[2]
 FAULTS_PARAMS = "params/faults.yaml"
@@ -51,11 +52,11 @@ def make_all(project: Path, env: Mapping[str, str], params: str = FAULTS_PARAMS,
 
 def stored_keys(cache: Path) -> set[str]:
     """Keys of every call stored in the LLM cache of a cache folder (empty when there is none)."""
-    path = cache / "llm" / "calls.sqlite"
+    path = llm_cache.cache_path(cache)
     if not path.is_file():
         return set()
-    with sqlite3.connect(path) as db:
-        return {row[0] for row in db.execute("SELECT key FROM calls")}
+    with llm_cache.Cache(path) as store:
+        return {record.key for record in store.records()}
 
 
 def scripted_models(base_url: str, key_env: str = "OPENROUTER_API_KEY") -> str:

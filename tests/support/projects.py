@@ -24,6 +24,19 @@ def copy_project(root: Path) -> Path:
     return root
 
 
+def make_project(root: Path) -> Path:
+    """A copy at ``root`` of what Make reads (Makefile, pyproject, sources, notebooks, params,
+    data), marked as set up, for tests that ask Make what it would run."""
+    root.mkdir(parents=True, exist_ok=True)
+    for name in ("Makefile", "pyproject.toml"):
+        shutil.copy2(REPO / name, root / name)
+    for name in ("src", "notebooks", "params", "data"):
+        shutil.copytree(REPO / name, root / name, ignore=shutil.ignore_patterns("__pycache__", "*.egg-info"))
+    (root / ".venv").mkdir()
+    (root / ".venv" / ".setup-done").touch()
+    return root
+
+
 def write_corpus(cfg: RunConfig, texts: Mapping[str, str]) -> None:
     """Corpus-stage files: C_pre chunks ``texts`` (ids ``c1``…, page ``Page <n>``) and one C_post page."""
     when = datetime(2024, 1, 1, tzinfo=timezone.utc)
