@@ -23,6 +23,8 @@ VENV := .venv
 PY := $(VENV)/bin/python
 PIP := $(PY) -m pip
 SETUP_STAMP := $(VENV)/.setup-done
+# llama.cpp's own server, which answers every local GGUF model (see "llama.cpp's server" below).
+LLAMA_SERVER := $(VENV)/bin/llama-server
 # Extra pip arguments for torch (e.g. a CPU wheel index elsewhere); this machine has the CPU build.
 TORCH_PIP_ARGS ?=
 # all-MiniLM-L6-v2 (default embedder) and the bundled ms-marco-MiniLM-L-12-v2 ONNX reranker.
@@ -55,7 +57,7 @@ help: ## Show this help.
 
 # --- environment ------------------------------------------------------------------------------
 
-setup: system-packages $(SETUP_STAMP) ## Create .venv with every pinned dependency and the offline model wheels.
+setup: system-packages $(SETUP_STAMP) $(LLAMA_SERVER) ## Create .venv with every pinned dependency, the offline model wheels and llama-server.
 
 .PHONY: system-packages
 # Standard library only, so it runs with the system Python before .venv exists.
@@ -114,7 +116,7 @@ endef
 
 .SECONDEXPANSION:
 define stage_rule
-outputs/%/executed/$(1).ipynb: notebooks/$(1).ipynb outputs/%/params/$(call block,$(1)).yaml $$(SRC_$(1)) $(if $(call prev,$(1)),$$$$(call executed,$$$$*,$(call prev,$(1)))) | $(SETUP_STAMP)
+outputs/%/executed/$(1).ipynb: notebooks/$(1).ipynb outputs/%/params/$(call block,$(1)).yaml $$(SRC_$(1)) $(if $(call prev,$(1)),$$$$(call executed,$$$$*,$(call prev,$(1)))) | $(SETUP_STAMP) $(LLAMA_SERVER)
 	$$(call run_notebook,$$*,$(1))
 endef
 $(foreach s,$(STAGES),$(eval $(call stage_rule,$(s))))
@@ -170,11 +172,13 @@ faults: $(SETUP_STAMP) ## Run the fault suite (kills, misbehaving servers, damag
 lab: $(SETUP_STAMP) ## Open JupyterLab on the project (explore per-question failures).
 	$(VENV)/bin/jupyter lab --notebook-dir=.
 
-# llama.cpp's own server, built from the llama.cpp source vendored in the pinned llama-cpp-python
-# sdist (PyPI only); benchmarks/bench_serving.py compares it with the embedded default.
+# llama.cpp's server: llama.cpp's own llama-server, built from the llama.cpp source vendored in the
+# pinned llama-cpp-python sdist (PyPI only, ~7 min once on 2 cores). It serves every local GGUF
+# model of a run; benchmarks/bench_serving.py compares it with the Python binding's server.
 LLAMA_CPP_PYTHON := $(shell sed -n 's/.*"llama-cpp-python\[server\]==\([0-9.]*\)".*/\1/p' pyproject.toml)
-llama-server: $(VENV)/bin/llama-server ## Build llama.cpp's llama-server into .venv/bin (for make bench).
-$(VENV)/bin/llama-server: pyproject.toml | $(SETUP_STAMP)
+llama-server: $(LLAMA_SERVER) ## Build llama.cpp's llama-server into .venv/bin (part of make setup).
+$(LLAMA_SERVER): pyproject.toml | $(SETUP_STAMP)
+	@echo ">> llama.cpp's llama-server from the llama-cpp-python $(LLAMA_CPP_PYTHON) sdist (~7 min once)"
 	@rm -rf .make/llama-server && mkdir -p .make/llama-server
 	$(PIP) download --quiet --no-deps --no-binary :all: llama-cpp-python==$(LLAMA_CPP_PYTHON) -d .make/llama-server
 	tar -xzf .make/llama-server/llama_cpp_python-$(LLAMA_CPP_PYTHON).tar.gz -C .make/llama-server

@@ -1,6 +1,7 @@
 """The system packages pip cannot install, and what a run could not build without them.
 
-Three parts of the project need Debian packages: the paper's PDF (latexmk and the TeX Live
+Four parts of the project need Debian packages: the llama.cpp build (cmake and a C++ compiler
+for llama-cpp-python and llama-server), the paper's PDF (latexmk and the TeX Live
 packages ``paper/main.tex`` uses), the HTML report test (Chromium) and the crawler test
 (MediaWiki with SQLite). ``python -m declinecraft.core.system_packages install`` (``make setup``)
 installs the missing ones with apt-get when it can (as root, or with passwordless sudo), printing
@@ -45,6 +46,7 @@ TEX = Need(
     tex_files=("geometry.sty", "mathptmx.sty", "microtype.sty", "booktabs.sty", "adjustbox.sty", "hyperref.sty", "xcolor.sty"),
 )
 NEEDS: tuple[Need, ...] = (
+    Need("llama.cpp build (llama-cpp-python, llama-server)", ("cmake", "g++"), commands=("cmake", "g++")),
     TEX,
     Need("HTML report test", ("chromium",), paths=("/usr/bin/chromium",)),
     Need("crawler test", ("mediawiki", "php-sqlite3"), commands=("php",), paths=("/usr/share/mediawiki",)),

@@ -31,6 +31,7 @@ from typing import Any, Literal
 from tqdm import tqdm
 
 from declinecraft.llm import cache as cache_mod
+from declinecraft.llm import serve
 from declinecraft.core import prompts
 from declinecraft.llm.cache import Cache, CallRecord
 from declinecraft.core.registry import ModelSpec
@@ -98,8 +99,8 @@ class Request:
 def endpoint_identity(spec: ModelSpec, base_urls: Sequence[str] = ()) -> dict[str, str]:
     """Return what identifies the model service in the cache key.
 
-    Local servers (llama.cpp, vLLM) are identified by backend, served name, revision and weights,
-    never by their port. A hosted API is also identified by its base URL (two providers may serve
+    Local servers are identified by backend, served name, revision, weights and (llama.cpp) the
+    server program and prompt batch (:func:`declinecraft.llm.serve.server_identity`), never by port. A hosted API is also identified by its base URL (two providers may serve
     different builds under one name).
     """
     identity = {
@@ -108,6 +109,7 @@ def endpoint_identity(spec: ModelSpec, base_urls: Sequence[str] = ()) -> dict[st
         "revision": spec.revision or "",
         "weights": str(spec.gguf.get("sha256") or spec.hf_repo or ""),
     }
+    identity |= serve.server_identity(spec)
     if not spec.is_local:
         identity["base_url"] = (spec.base_url or (base_urls[0] if base_urls else "")).rstrip("/")
     return identity
