@@ -81,7 +81,7 @@ $(SETUP_STAMP): pyproject.toml params/models.yaml
 # --- the pipeline -----------------------------------------------------------------------------
 
 # Stage stamps are written (only when a block changed) each time a pipeline target is asked for.
-ifneq ($(filter pipeline nb,$(MAKECMDGOALS)),)
+ifneq ($(filter pipeline nb-run,$(MAKECMDGOALS)),)
 STAMPED := $(shell $(PY) -m declinecraft.core.config stamp $(PARAMS) || echo FAILED)
 ifeq ($(STAMPED),FAILED)
 $(error invalid params file $(PARAMS) (see the message above))
@@ -123,15 +123,16 @@ $(foreach s,$(STAGES),$(eval $(call stage_rule,$(s))))
 
 outputs/%.yaml: ;
 
-# One pipeline at a time per run: `all` holds outputs/<run>/.lock (flock) while it runs.
-# A second one on the same run waits LOCK_WAIT seconds (default 0), then refuses with a message;
-# the lock dies with its holder, so a killed run never leaves it behind.
+# One writer at a time per run: `all`, `nb` and `evaluate` hold outputs/<run>/.lock (flock) while
+# they run. A second one on the same run waits LOCK_WAIT seconds (default 0), then refuses with a
+# message; the lock dies with its holder, so a killed run never leaves it behind. RUN_LOCKED (the
+# run whose lock the holder's sub-makes already hold) keeps a sub-make from waiting on its parent.
 LOCK_WAIT ?= 0
 define with_run_lock
 	@mkdir -p outputs/$(RUN)
-	@flock -o -w $(LOCK_WAIT) -E 75 outputs/$(RUN)/.lock $(1) || { rc=$$?; if [ $$rc -eq 75 ]; then \
+	$(if $(filter $(RUN),$(RUN_LOCKED)),@$(1),@flock -o -w $(LOCK_WAIT) -E 75 outputs/$(RUN)/.lock env RUN_LOCKED=$(RUN) $(1) || { rc=$$?; if [ $$rc -eq 75 ]; then \
 	  echo "error: run '$(RUN)' is busy: another 'make' holds outputs/$(RUN)/.lock (waited $(LOCK_WAIT) s)." \
-	    "Wait for it to finish, or rerun with LOCK_WAIT=<seconds> to wait longer." >&2; fi; exit $$rc; }
+	    "Wait for it to finish, or rerun with LOCK_WAIT=<seconds> to wait longer." >&2; fi; exit $$rc; })
 endef
 
 all: $(SETUP_STAMP) ## Run every stage of RUN (default: the embedded offline run), then the paper.
@@ -148,6 +149,10 @@ $(EXPLORER): $(call executed,$(RUN),08_paper) $(SRC_explorer) $(wildcard src/dec
 
 nb: $(SETUP_STAMP) ## Rerun one notebook with new params: make nb NB=05 PARAMS=params/k10.yaml
 	@test -n "$(NB)" || { echo "usage: make nb NB=05 [PARAMS=params/<run>.yaml]"; exit 2; }
+	$(call with_run_lock,$(MAKE) --no-print-directory nb-run NB=$(NB) PARAMS=$(PARAMS))
+
+.PHONY: nb-run evaluate-run
+nb-run: $(SETUP_STAMP)
 	$(eval NBNAME := $(filter $(NB)_%,$(STAGES)))
 	@test -n "$(NBNAME)" || { echo "no notebook $(NB)_*.ipynb among: $(STAGES)"; exit 2; }
 	$(if $(call prev,$(NBNAME)),@test -f $(call executed,$(RUN),$(call prev,$(NBNAME))) || { echo "upstream $(call executed,$(RUN),$(call prev,$(NBNAME))) missing: run 'make all PARAMS=$(PARAMS)' first"; exit 2; })
@@ -202,6 +207,9 @@ import: $(SETUP_STAMP) ## Make RUN a run whose benchmark is a file: make import 
 
 evaluate: $(SETUP_STAMP) ## Add MODEL to RUN, answer and judge it alone, rebuild analysis, paper, explorer, print the leaderboard.
 	@test -n "$(MODEL)" || { echo "usage: make evaluate MODEL=<models.yaml id> [RUN=...]  or  MODEL=openai:<served-name> BASE_URL=... [API_KEY_ENV=NAME]"; exit 2; }
+	$(call with_run_lock,$(MAKE) --no-print-directory evaluate-run MODEL='$(MODEL)' PARAMS=$(PARAMS) $(if $(BASE_URL),BASE_URL='$(BASE_URL)') $(if $(API_KEY_ENV),API_KEY_ENV='$(API_KEY_ENV)'))
+
+evaluate-run: $(SETUP_STAMP)
 	@start=$$(date +%s); \
 	params=$$($(PY) -m declinecraft.evaluation.roster add $(PARAMS) '$(MODEL)' $(if $(BASE_URL),--base-url '$(BASE_URL)') $(if $(API_KEY_ENV),--api-key-env '$(API_KEY_ENV)')); \
 	echo ">> $(MODEL) is recorded in $$params"; \

@@ -742,6 +742,17 @@ class TestTable09:
         assert out["car"].to_list() == [50.0, None] and out["car_model"].to_list() == ["V", None]
         assert out["lost_at_scenario"].to_list() == [4.0, 0.0]
 
+    def test_car_per_generator(self) -> None:
+        """With the comparison answered, every generator's row has its own CAR, in percent, with
+        the model's display name (the main results are not used)."""
+        audit = pl.DataFrame({"generator": ["g1", "g2"], "main_generator": [True, False], "car_model": ["m", "m"],
+                              "car": [0.25, 0.0], "car_k": [1, 0], "car_n": [4, 3]})  # fmt: skip
+        grid = pl.DataFrame({"model": ["m"], "thinking": ["off"], "condition": ["single"], "car": [0.9],
+                             "config_label": ["M"], "roles": [""]})  # fmt: skip
+        facts = pl.DataFrame({"model": ["m"], "display_name": ["Model M"]})
+        out = paper_tables.table09({"generator_audit": audit, "main_grid": grid, "facts": facts})
+        assert out["car"].to_list() == [25.0, 0.0] and out["car_model"].to_list() == ["Model M"] * 2
+
 
 class TestSelfPref:
     def test_rows(self) -> None:

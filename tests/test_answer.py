@@ -323,6 +323,24 @@ class TestRunStage:
         assert out.responses.group_by("thinking").len().sort("thinking")["len"].to_list() == [4, 4]
         assert set(out.responses["thinking"]) == {"off", "on"} and out.responses["response_id"].n_unique() == 8
 
+    def test_generator_comparison(self, project) -> None:  # noqa: ANN001
+        """A run comparing generators also answers every generator's accepted unanswerable
+        questions once (first model, single-shot, main pipeline and k), ids <generator>/<id>."""
+        cfg = write_run(project, "  models: [m1, m2]\n  conditions: [no_rag]\n  k: 2\n"
+                                 "generate:\n  generators: [smollm2-135m]\n")  # fmt: skip
+        rows = benchmark(1, 2).with_columns(fate=pl.lit("kept"), index=pl.int_range(3))
+        candidates = pl.concat([rows.with_columns(generator=pl.lit("qwen2.5-coder-1.5b")),
+                                rows.with_columns(generator=pl.lit("smollm2-135m"),
+                                                  fate=pl.Series(["kept", "kept", "rejected"]))])  # fmt: skip
+        candidates.write_parquet(cfg.stage_dir("verify") / "comparison_candidates.parquet")
+        models = FakeModels()
+        out = answer_stage.run(cfg, models=models, search=FakeSearch(), lookup=lookup)
+        compared = pl.read_parquet(cfg.stage_dir("answer") / "comparison_responses.parquet")
+        assert compared["question_id"].to_list() == ["qwen2.5-coder-1.5b/u0", "qwen2.5-coder-1.5b/u1", "smollm2-135m/u0"]
+        assert set(compared["model"]) == {"m1"} and set(compared["condition"]) == {"single"}
+        assert set(compared["pipeline"]) == {"hybrid"} and set(compared["k"]) == {2} and not compared["answerable"].any()
+        assert out.manifest["comparison_responses"] == 3 and set(out.responses["condition"]) == {"no_rag"}
+
     def test_limit_questions(self, project) -> None:  # noqa: ANN001
         """limit_questions answers a seeded subset keeping both halves."""
         cfg = write_run(project, "  models: [m1]\n  conditions: [no_rag]\n  limit_questions: 2\n")

@@ -90,6 +90,15 @@ class TestRetrievalDiagnostics:
         hits = answer_stage.retrieval_diagnostics(frame).filter(pl.col("metric") == "hit_at_k").sort("k")
         assert hits.select("k", "depth", "hits").rows() == [(5, 5, 0), (10, 10, 1)]
 
+    def test_no_rag_only_keeps_the_columns(self) -> None:
+        """A run without retrieval writes an empty table that downstream filters can still read."""
+        memo = answer_stage.MemoSearch(FakeSearch())
+        settings = [Setting("no_rag", "hybrid", 5)]
+        retrieved = answer_stage.retrieved_frame(benchmark(1, 1), memo, settings)
+        table = answer_stage.retrieval_diagnostics(retrieved)
+        assert table.is_empty() and table.schema == pl.Schema(answer_stage.DIAGNOSTICS_SCHEMA)
+        assert table.filter(pl.col("scenario") & (pl.col("metric") == "hit_at_k")).is_empty()
+
 
 class TestAnswerAll:
     def test_release_per_model(self) -> None:

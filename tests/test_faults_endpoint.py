@@ -16,6 +16,7 @@ from pathlib import Path
 import pytest
 
 import fake_openai
+from support import faults
 from declinecraft.core import registry
 from declinecraft.llm import cache, serve
 from declinecraft.llm import client as llm
@@ -197,3 +198,44 @@ class TestLocalServerKilled:
             with pytest.raises(llm.LLMError, match=r"'flaky-local': its local server died 3 times.*fake-\d+\.log"):
                 ask(client, "after")
         assert len(started) == 3 and store.count("ok") == 1 and store.count("failed") == 0
+
+
+@pytest.mark.slow
+def test_real_llama_server_killed_mid_batch(tmp_path: Path) -> None:
+    """The real llama.cpp server of SmolLM2-135M, its pid killed with SIGKILL while calls are in
+    flight: the client restarts it once, every call is answered and none is recorded as failed,
+    and the answers are the ones an uninterrupted server gives (the server is deterministic)."""
+    import threading
+
+    from declinecraft.core import paths
+
+    root = paths.find_root(Path(__file__))
+    spec = registry.get_model(root / "params" / "models.yaml", "smollm2-135m")
+    models = paths.cache_dir(root)  # where `make setup` put the assembled GGUF
+    requests = [llm.Request.from_text(f"Name a Minecraft block that starts with {c}.", max_tokens=48) for c in "ABCDEFGH"]
+    retry = llm.RetryPolicy(max_attempts=4, base_delay_s=0.01, max_delay_s=5.0, timeout_s=300.0)
+
+    def answers(store_dir: Path, kill_after_s: float | None) -> tuple[list[str], int, int, int]:
+        with cache.open_cache(store_dir) as store, llm.connect(spec, store, models, retry=retry) as client:
+            killer = None
+            if kill_after_s is not None:
+                def kill() -> None:
+                    while not (client.server and client.server.servers):
+                        time.sleep(0.05)
+                    time.sleep(kill_after_s)
+                    os.kill(client.server.servers[0].process.pid, signal.SIGKILL)
+                killer = threading.Thread(target=kill)
+                killer.start()
+            results = client.run(requests, progress=False)
+            if killer is not None:
+                killer.join()
+            assert all(r.ok for r in results), [r.error for r in results if not r.ok]
+            restarts = client.server.restarts if client.server else -1
+            return [r.text for r in results], restarts, store.count("ok"), store.count("failed")
+
+    calm, calm_restarts, _, _ = answers(tmp_path / "calm", None)
+    killed, restarts, ok, failed = answers(tmp_path / "killed", 1.5)
+    faults.report({"fault": "real llama.cpp server killed", "setup": "smollm2", "restarts": restarts, "ok": ok,
+            "failed": failed, "same_answers": killed == calm})  # fmt: skip
+    assert calm_restarts == 0 and restarts == 1
+    assert ok == len(requests) and failed == 0 and killed == calm

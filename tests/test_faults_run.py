@@ -57,15 +57,6 @@ SETUPS = {
 }
 
 
-def report(record: dict[str, object]) -> None:
-    """Print one outcome and append it to $FAULTS_REPORT (JSON lines) when set."""
-    line = json.dumps(record, sort_keys=True)
-    print(line)
-    if target := os.environ.get("FAULTS_REPORT"):
-        with open(target, "a", encoding="utf-8") as out:
-            out.write(line + "\n")
-
-
 @pytest.fixture(scope="module")
 def fake() -> Iterator[fake_openai.FakeServer]:
     """The fake hosted API on one fixed port for the whole module (the port is in the cache keys)."""
@@ -186,7 +177,7 @@ def test_kill_and_resume(setup_name: str, index: int, reference, fake: fake_open
     files = compared_bytes(run_dir(root, setup))
     differing = sorted(n for n in set(files) | set(ref["files"]) if files.get(n) != ref["files"].get(n))
     dupes = duplicated_rows(run_dir(root, setup))
-    report({"fault": "kill -9 make all", "setup": setup.name, "moment": index, "at_s": at, "stage": stage,
+    faults.report({"fault": "kill -9 make all", "setup": setup.name, "moment": index, "at_s": at, "stage": stage,
             "run_s": round(ref["seconds"]), "stored_before": len(before), "resent_stored": resent,
             "from_cache": len(before) - (resent or 0), "sent_anew": len(after) - len(before),
             "requests": stats["requests"] if setup.name == "scripted" else None, "left_over": len(left), "duplicated_rows": sum(dupes.values()), "differing_files": differing})  # fmt: skip
@@ -209,7 +200,7 @@ def test_two_runs_at_once(reference, fake: fake_openai.FakeServer) -> None:
     second = faults.make_all(root, env_for(ref["cache"]), setup.params)
     refused = finish(second, timeout=120)
     out = finish(first)
-    report({"fault": "two make all at once", "setup": "scripted", "second_rc": second.returncode,
+    faults.report({"fault": "two make all at once", "setup": "scripted", "second_rc": second.returncode,
             "first_rc": first.returncode})  # fmt: skip
     assert second.returncode != 0 and "run 'scripted' is busy" in refused and "outputs/scripted/.lock" in refused
     assert first.returncode == 0, out[-3000:]
@@ -227,7 +218,7 @@ def test_secrets_never_written(reference, fake: fake_openai.FakeServer) -> None:
             scanned += 1
             if PLANTED.encode() in path.read_bytes():
                 leaks.append(str(path))
-    report({"fault": "planted API key", "setup": "scripted", "files_scanned": scanned, "leaks": len(leaks)})
+    faults.report({"fault": "planted API key", "setup": "scripted", "files_scanned": scanned, "leaks": len(leaks)})
     assert scanned > 50 and leaks == [] and PLANTED not in ref["log"]
 
 
@@ -261,7 +252,7 @@ def test_special_titles_reach_explorer_and_pdf(reference, tmp_path: Path) -> Non
     missing = [t for t in in_bench if html.escape(t) not in unjson]
     assert missing == [], missing
     assert (run / "paper" / "main.pdf").is_file()
-    report({"fault": "special titles", "setup": "scripted", "in_benchmark": len(in_bench), "explorer": True,
+    faults.report({"fault": "special titles", "setup": "scripted", "in_benchmark": len(in_bench), "explorer": True,
             "pdf": True})  # fmt: skip
     if shutil.which("pdflatex"):
         doc = tmp_path / "titles.tex"

@@ -8,7 +8,7 @@ from collections.abc import Callable, Sequence
 import polars as pl
 import pytest
 
-from declinecraft.evaluation import answer_stage, judge_stage
+from declinecraft.evaluation import answer_stage, comparison, judge_stage
 from declinecraft.retrieval import stage as index_stage
 from declinecraft.evaluation import answer
 from declinecraft.evaluation import judge, metrics
@@ -366,10 +366,21 @@ class TestRunStage:
                                        pipeline=pl.Series(["hybrid", "hybrid", "none", "none"])))):  # fmt: skip
             cfg.stage_dir(stage).mkdir(parents=True, exist_ok=True)
             frame.write_parquet(cfg.stage_dir(stage) / f"{name}.parquet")
+        # Table 9's comparison: g1's question abstained on, g2's denied, g2's second one cut by the budget.
+        compared = labelled().select(pl.exclude("question_id", "response_id")).head(4).with_columns(
+            response_id=pl.Series(["c1", "c2", "c3", "c4"]), question_id=pl.Series(["g1/u0", "g2/u0", "g2/u1", "g2/u2"]),
+            response=pl.Series(["I do not know the answer.", "It does not exist.", "", "It does not exist."]),
+            budget_exhausted=pl.Series([False, False, True, False]), answerable=pl.lit(False))  # fmt: skip
+        compared.write_parquet(cfg.stage_dir("answer") / "comparison_responses.parquet")
         models = JudgeModels()
         pages = {True: {"Horse": "horse page"}, False: {"Ghast": "ghast page"}}
         out = judge_stage.run(cfg, models=models, lookup=lookup, pages=pages)
         folder = cfg.stage_dir("judge")
+        assert pl.read_parquet(folder / "comparison_labels.parquet")["label"].to_list() == ["ABSTAIN", "DENY", None, "DENY"]
+        car = comparison.read(cfg)
+        assert car.select("generator", "car", "car_k", "car_n", "car_unlabelled").rows() == [
+            ("g1", 1.0, 1, 1, 0), ("g2", 0.0, 0, 2, 0)]
+        assert out.manifest["comparison_labels"] == 4
         for name in ("labels.parquet", "references.parquet", "scores.parquet", "judged.parquet", "results.csv",
                      "summary.parquet", "leakage.csv", "agreement.csv", "manifest.json"):  # fmt: skip
             assert (folder / name).is_file(), name

@@ -30,6 +30,23 @@ class TestViewMacros:
         defined = {name for name, _, _ in views.view_macros(cfg)}
         assert used and used <= defined, sorted(used - defined)
 
+    @pytest.mark.parametrize(("block", "prefix", "heading"), [
+        ("know2guess", "Kg", "Know2Guess's protocol"), ("evidence", "Esb", "Evidence sufficiency")])  # fmt: skip
+    def test_switched_off_view_leaves_its_section_out(self, cfg, block: str, prefix: str, heading: str) -> None:  # noqa: ANN001
+        """A view switched off in the params sets its switch macro to 0, and every line of the paper
+        that uses the view's macros sits inside the section that switch guards."""
+        import dataclasses
+
+        off = dataclasses.replace(cfg, blocks=cfg.blocks | {block: dataclasses.replace(getattr(cfg, block), enabled=False)})
+        assert dict((n, v) for n, v, _ in views.view_macros(off))[f"{prefix}Enabled"] == "0"
+        assert dict((n, v) for n, v, _ in views.view_macros(cfg))[f"{prefix}Enabled"] == "1"
+        tex = (ROOT / "paper" / "main.tex").read_text()
+        start = tex.index(f"\\ifnum\\{prefix}Enabled=1")
+        end = tex.index("\\fi\n", start)
+        guarded, outside = tex[start:end], tex[:start] + tex[end:]
+        assert f"\\section{{{heading}" in guarded and "\\ifnum" not in guarded[1:]
+        assert not re.findall(rf"\\{prefix}(?!Enabled)[A-Za-z]+", outside)
+
     def test_tex_lines(self) -> None:
         """Each macro becomes one \\newcommand line, text escaped."""
         tex = views.view_numbers_tex([("KgX", "a\\_b", "what")])

@@ -7,6 +7,7 @@ unignored file into a temporary folder (the virtual environment linked, not copi
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import subprocess
@@ -19,6 +20,15 @@ from declinecraft.llm import cache as llm_cache
 
 REPO = Path(__file__).resolve().parents[2]
 FAULTS_PARAMS = "params/faults.yaml"
+
+
+def report(record: Mapping[str, object]) -> None:
+    """Print one fault outcome and append it to $FAULTS_REPORT (JSON lines) when set."""
+    line = json.dumps(record, sort_keys=True)
+    print(line)
+    if target := os.environ.get("FAULTS_REPORT"):
+        with open(target, "a", encoding="utf-8") as out:
+            out.write(line + "\n")
 
 
 def copy_tree(target: Path) -> Path:

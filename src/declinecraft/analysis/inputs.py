@@ -12,6 +12,7 @@ from pathlib import Path
 import polars as pl
 
 from declinecraft.core.config import RunConfig
+from declinecraft.evaluation import comparison
 
 #: Upstream outputs the analysis and paper use: (stage, file) -> name of the copy in 07_analysis.
 UPSTREAM = {
@@ -104,8 +105,11 @@ def upstream_tables(cfg: RunConfig) -> dict[str, pl.DataFrame]:
     if "generator_audit" in found and drafts.is_file():
         found["generator_audit"] = with_format_losses(found["generator_audit"], pl.read_parquet(drafts, columns=["generator", "status", "step"]))
     if "generator_audit" in found:
-        # Only the main generator's questions are answered, so only its row can carry a CAR.
-        found["generator_audit"] = found["generator_audit"].with_columns(main_generator=pl.col("generator") == cfg.generate.generator)
+        audit = found["generator_audit"].with_columns(main_generator=pl.col("generator") == cfg.generate.generator)
+        # Table 9's CAR: one model on each generator's own questions (evaluation.comparison).
+        if (car := comparison.read(cfg)) is not None:
+            audit = audit.join(car, on="generator", how="left", maintain_order="left")
+        found["generator_audit"] = audit
     return found
 
 

@@ -148,8 +148,10 @@ def table09(r: Mapping[str, pl.DataFrame]) -> pl.DataFrame | str:
     """Generator comparison, from the verify stage's generator audit when the run has one.
 
     ``lost_to_format`` counts drafts without a parsable fact list or question (the paper's
-    column), ``lost_at_scenario`` those whose scenario could not be read; CAR is filled for the
-    main generator only (:func:`car_reference`), whose questions are the ones the run answered.
+    column), ``lost_at_scenario`` those whose scenario could not be read. CAR is one model's on
+    each generator's own unanswerable questions (:mod:`declinecraft.evaluation.comparison`, in
+    percent); a run whose answer stage did not answer them fills it for the main generator only,
+    from the main results (:func:`car_reference`).
     """
     t = r.get("generator_audit")
     if t is None or t.height == 0:
@@ -157,11 +159,16 @@ def table09(r: Mapping[str, pl.DataFrame]) -> pl.DataFrame | str:
     num = lambda c: (pl.col(c).cast(pl.Float64) if c in t.columns else pl.lit(None, pl.Float64)).alias(c)  # noqa: E731
     ref = car_reference(r)
     main = pl.col("main_generator").cast(pl.Boolean).fill_null(False) if "main_generator" in t.columns else pl.lit(False)
+    if "car_n" in t.columns:  # measured per generator
+        names = dict(r["facts"].select("model", "display_name").iter_rows()) if "facts" in r else {}
+        car = (pl.col("car").cast(pl.Float64) * 100).alias("car")
+        car_model = pl.col("car_model").cast(pl.String).replace(names)
+    else:
+        car = pl.when(main).then(pl.lit(ref[1] if ref else None, pl.Float64)).alias("car")
+        car_model = pl.when(main).then(pl.lit(ref[0] if ref else None, pl.String)).alias("car_model")
     return t.select(
         pl.col("generator").cast(pl.String), num("accepted_answerable"), num("accepted_unanswerable"), num("lost_to_format"),
-        num("lost_at_scenario"), num("fact_in_cpre_pct"), num("style_auc"), num("hit_at_5_pct"),
-        pl.when(main).then(pl.lit(ref[1] if ref else None, pl.Float64)).alias("car"),
-        pl.when(main).then(pl.lit(ref[0] if ref else None, pl.String)).alias("car_model"),
+        num("lost_at_scenario"), num("fact_in_cpre_pct"), num("style_auc"), num("hit_at_5_pct"), car, car_model,
     )  # fmt: skip
 
 

@@ -6,6 +6,8 @@ Reads ``04_verify/benchmark.parquet`` and the ``02_index`` index; writes into
 - ``responses.parquet``: one row per (question, model, thinking, condition, pipeline, k,
   scenario, prompt_variant); schema :data:`answer.SCHEMA`;
 - ``retrieval.parquet``: Hit@k and scenario-chunk overlap per (pipeline, k, scenario);
+- ``comparison_responses.parquet`` (runs that compare generators): Table 9's CAR responses, see
+  :mod:`declinecraft.evaluation.comparison`;
 - ``manifest.json``: settings, counts and seconds per model.
 
 Models run one at a time (:class:`model_pool.ModelPool`); every call goes through the LLM cache,
@@ -27,7 +29,7 @@ import polars as pl
 from declinecraft.core import paths
 from declinecraft.core.artifacts import read_benchmark
 from declinecraft.core.config import AnswerParams, RunConfig
-from declinecraft.evaluation import answer
+from declinecraft.evaluation import answer, comparison
 from declinecraft.evaluation.answer import Search
 from declinecraft.evaluation.context import Chunk, Lookup, chunks_by_id
 from declinecraft.llm.pool import ModelPool, Models, rewriter
@@ -118,6 +120,13 @@ def retrieved_frame(questions: pl.DataFrame, memo: MemoSearch, settings: Sequenc
                                       "scenario_chunk_ids": pl.List(pl.String), "retrieved_ids": pl.List(pl.String)})
 
 
+#: Columns of ``retrieval.parquet``.
+DIAGNOSTICS_SCHEMA = {
+    "metric": pl.String, "pipeline": pl.String, "k": pl.Int64, "depth": pl.Int64, "scenario": pl.Boolean,
+    "n": pl.Int64, "hits": pl.Int64, "rate": pl.Float64, "low": pl.Float64, "high": pl.Float64,
+}  # fmt: skip
+
+
 def retrieval_diagnostics(retrieved: pl.DataFrame) -> pl.DataFrame:
     """Hit@k (answerable) and scenario-chunk overlap (unanswerable) per pipeline/k/scenario.
 
@@ -136,11 +145,9 @@ def retrieval_diagnostics(retrieved: pl.DataFrame) -> pl.DataFrame:
                 metric=pl.lit(metric), pipeline=pl.lit(pipeline), k=pl.lit(depth),
                 depth=pl.lit(depth), scenario=pl.lit(scenario),
             ))  # fmt: skip
-    if not parts:
-        return pl.DataFrame()
-    return pl.concat(parts, how="diagonal_relaxed").select(
-        "metric", "pipeline", "k", "depth", "scenario", "n", "hits", "rate", "low", "high"
-    )
+    if not parts:  # a no-RAG-only run retrieves nothing: the table is empty but keeps its columns
+        return pl.DataFrame(schema=DIAGNOSTICS_SCHEMA)
+    return pl.concat(parts, how="diagonal_relaxed").select(list(DIAGNOSTICS_SCHEMA))
 
 
 def prefetch(questions: pl.DataFrame, settings: Sequence[answer.Setting], memo: MemoSearch) -> None:
@@ -174,6 +181,22 @@ def answer_all(
                 log.info("%s (%s) %s: %.1fs", model, thinking, setting, timings[-1]["seconds"])
         models.release()
     return answer.responses_frame(rows), timings
+
+
+def answer_comparison(
+    questions: pl.DataFrame, cfg: RunConfig, *, models: Models, search: Search, lookup: Lookup
+) -> pl.DataFrame:
+    """Table 9's CAR responses (:mod:`declinecraft.evaluation.comparison`): the compared
+    generators' unanswerable questions, one model with thinking off where it can, one setting."""
+    params: AnswerParams = cfg.answer
+    model, setting = comparison.model(cfg), comparison.setting(cfg)
+    thinking = answer.thinking_modes(("off",), models.thinking_switch(model))[0]
+    ask = models.asker(model, thinking=thinking, max_tokens=params.max_tokens, temperature=params.temperature)
+    done = answer.answer_setting(questions, setting, ask=ask, search=search, lookup=lookup,
+                                 max_rounds=params.max_rounds, chunk_chars=params.context_chars)  # fmt: skip
+    models.release()
+    answerable = dict(zip(questions["id"], questions["answerable"], strict=True))
+    return answer.responses_frame(answer.rows_of(done, model=model, thinking=thinking, setting=setting, answerable=answerable))
 
 
 def _write(frame: pl.DataFrame, path: Path) -> None:
@@ -213,6 +236,10 @@ def run(
         prefetch(questions, answer.settings(params), memo)
         models.release()  # the rewriter's server, if the +rewrite pipelines started it
         frame, timings = answer_all(questions, params, models=models, search=memo, lookup=lookup)
+        compared = comparison.questions(cfg)
+        if compared.height:
+            check_chunks(compared, lookup)
+            compared = answer_comparison(compared, cfg, models=models, search=memo, lookup=lookup)
     finally:
         if own_models:
             models.close()  # type: ignore[union-attr]
@@ -222,10 +249,15 @@ def run(
     _write(frame, folder / "responses.parquet")
     _write(diagnostics, folder / "retrieval.parquet")
     _write(retrieved, folder / "retrieved.parquet")
+    if compared.height:
+        _write(compared, folder / comparison.RESPONSES)
+    else:
+        (folder / comparison.RESPONSES).unlink(missing_ok=True)
     summary = {
         "run": cfg.run, "params": cfg.block_dict("answer"), "questions": questions.height,
         "answerable": int(questions["answerable"].sum()), "n_responses": frame.height,
         "budget_exhausted": int(frame["budget_exhausted"].sum()), "errors": int(frame["error"].is_not_null().sum()),
+        "comparison_responses": compared.height,
         "empty": int((frame["response"].str.strip_chars() == "").sum()), "seconds": round(time.monotonic() - start, 1),
         "timings": timings,
     }  # fmt: skip

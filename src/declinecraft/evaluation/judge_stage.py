@@ -14,6 +14,8 @@ results.csv         ``metrics.summarize`` per model, thinking, condition, pipeli
 summary.parquet     prompt variant, plus the counts left out of the rates (same table twice)
 leakage.csv         no-RAG accuracy on unanswerable questions per model and thinking setting
 agreement.csv       response judge vs rule_label (and second judges): agreement, Cohen's kappa
+comparison_labels   the response judge's labels of ``05_answer/comparison_responses.parquet``
+.parquet            (runs that compare generators; Table 9's CAR, :mod:`.comparison`)
 manifest.json       counts and seconds
 ==================  ==========================================================================
 
@@ -35,7 +37,7 @@ import polars as pl
 from declinecraft.core import paths
 from declinecraft.core.artifacts import read_benchmark, read_chunks, read_pages, read_responses
 from declinecraft.core.config import JudgeParams, RunConfig
-from declinecraft.evaluation import judge
+from declinecraft.evaluation import comparison, judge
 from declinecraft.evaluation.context import Chunk, Lookup, chunks_by_id
 from declinecraft.llm.pool import ModelPool, Models
 
@@ -123,6 +125,11 @@ def run(
         t0 = time.monotonic()
         labels = judge.label_responses(responses, ask(params.response_judge), judge=params.response_judge,
                                        truncate_chars=params.truncate_chars)  # fmt: skip
+        compared_path = cfg.stage_dir("answer") / comparison.RESPONSES
+        compared = None
+        if compared_path.is_file():
+            compared = judge.label_responses(pl.read_parquet(compared_path), ask(params.response_judge),
+                                             judge=params.response_judge, truncate_chars=params.truncate_chars)  # fmt: skip
         parts = [labels]
         sample = judge.second_judge_sample(labels, responses, params.second_judge_sample, cfg.seed)
         for other in params.second_judges:
@@ -162,6 +169,10 @@ def run(
     folder = cfg.stage_dir("judge")
     for name, frame in (("labels", all_labels), ("references", refs), ("scores", scores), ("judged", judged)):
         _write(frame, folder / f"{name}.parquet")
+    if compared is not None:
+        _write(compared, folder / comparison.LABELS)
+    else:
+        (folder / comparison.LABELS).unlink(missing_ok=True)
     _write(tables["results"], folder / "results.csv")
     _write(tables["results"], folder / "summary.parquet")
     _write(tables["leakage"], folder / "leakage.csv")
@@ -171,6 +182,7 @@ def run(
         "run": cfg.run, "params": cfg.block_dict("judge"), "n_responses": responses.height,
         "labelled_by_llm": int((primary["source"] == "llm").sum()),
         "label_unparsable": int(primary["unparsable"].sum()), "label_reasked": int(primary["reasked"].sum()),
+        "comparison_labels": 0 if compared is None else compared.height,
         "n_references": refs.height, "references_missing": int(refs["reference"].is_null().sum()),
         "scored_by_llm": int((scores["source"] == "llm").sum()), "score_unparsable": int(scores["unparsable"].sum()),
         "score_reasked": int(scores["reasked"].sum()),

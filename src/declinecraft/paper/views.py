@@ -65,8 +65,12 @@ def write_view_figures(cfg: RunConfig, folder: Path, *, formats: tuple[str, ...]
 
 
 def view_macros(cfg: RunConfig) -> list[tuple[str, str, str]]:
-    """Every macro of both views' sections: (name, LaTeX value, what it is)."""
-    out = [*k2g_macros.macros(cfg.stage_dir("know2guess")), *esb_report.macros(cfg.stage_dir("evidence"))]
+    """Every macro of both views' sections: (name, LaTeX value, what it is). ``KgEnabled`` and
+    ``EsbEnabled`` (1 or 0) say whether the run has the view; ``paper/main.tex`` leaves out the
+    section of a view that is switched off (its figures are listed as skipped, with the reason)."""
+    switches = [(f"{prefix}Enabled", "1" if getattr(cfg, block).enabled else "0", f"{block}.enabled")
+                for prefix, block in (("Kg", "know2guess"), ("Esb", "evidence"))]  # fmt: skip
+    out = [*switches, *k2g_macros.macros(cfg.stage_dir("know2guess")), *esb_report.macros(cfg.stage_dir("evidence"))]
     # Text values (model ids, words) are escaped here; values already in LaTeX are left alone.
     return [(name, value if ("\\" in value or "$" in value) else escape(value), what) for name, value, what in out]
 
