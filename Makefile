@@ -23,7 +23,6 @@ VENV := .venv
 PY := $(VENV)/bin/python
 PIP := $(PY) -m pip
 SETUP_STAMP := $(VENV)/.setup-done
-# llama.cpp's own server, which answers every local GGUF model (see "llama.cpp's server" below).
 LLAMA_SERVER := $(VENV)/bin/llama-server
 # Extra pip arguments for torch (e.g. a CPU wheel index elsewhere); this machine has the CPU build.
 TORCH_PIP_ARGS ?=
@@ -57,7 +56,7 @@ help: ## Show this help.
 
 # --- environment ------------------------------------------------------------------------------
 
-setup: system-packages $(SETUP_STAMP) $(LLAMA_SERVER) ## Create .venv with every pinned dependency, the offline model wheels and llama-server.
+setup: system-packages $(SETUP_STAMP) ## Create .venv with every pinned dependency and the offline model wheels.
 
 .PHONY: system-packages
 # Standard library only, so it runs with the system Python before .venv exists.
@@ -116,7 +115,7 @@ endef
 
 .SECONDEXPANSION:
 define stage_rule
-outputs/%/executed/$(1).ipynb: notebooks/$(1).ipynb outputs/%/params/$(call block,$(1)).yaml $$(SRC_$(1)) $(if $(call prev,$(1)),$$$$(call executed,$$$$*,$(call prev,$(1)))) | $(SETUP_STAMP) $(LLAMA_SERVER)
+outputs/%/executed/$(1).ipynb: notebooks/$(1).ipynb outputs/%/params/$(call block,$(1)).yaml $$(SRC_$(1)) $(if $(call prev,$(1)),$$$$(call executed,$$$$*,$(call prev,$(1)))) | $(SETUP_STAMP)
 	$$(call run_notebook,$$*,$(1))
 endef
 $(foreach s,$(STAGES),$(eval $(call stage_rule,$(s))))
@@ -177,11 +176,11 @@ faults: $(SETUP_STAMP) ## Run the fault suite (kills, misbehaving servers, damag
 lab: $(SETUP_STAMP) ## Open JupyterLab on the project (explore per-question failures).
 	$(VENV)/bin/jupyter lab --notebook-dir=.
 
-# llama.cpp's server: llama.cpp's own llama-server, built from the llama.cpp source vendored in the
-# pinned llama-cpp-python sdist (PyPI only, ~7 min once on 2 cores). It serves every local GGUF
-# model of a run; benchmarks/bench_serving.py compares it with the Python binding's server.
+# llama.cpp's own llama-server, built from the llama.cpp source vendored in the pinned
+# llama-cpp-python sdist (PyPI only, ~8 min once on 2 cores). benchmarks/bench_serving.py compares
+# it with the embedded default (serve.LLAMACPP_FLAVOUR); runs do not need it.
 LLAMA_CPP_PYTHON := $(shell sed -n 's/.*"llama-cpp-python\[server\]==\([0-9.]*\)".*/\1/p' pyproject.toml)
-llama-server: $(LLAMA_SERVER) ## Build llama.cpp's llama-server into .venv/bin (part of make setup).
+llama-server: $(LLAMA_SERVER) ## Build llama.cpp's llama-server into .venv/bin (for benchmarks/bench_serving.py).
 $(LLAMA_SERVER): pyproject.toml | $(SETUP_STAMP)
 	@echo ">> llama.cpp's llama-server from the llama-cpp-python $(LLAMA_CPP_PYTHON) sdist (~7 min once)"
 	@rm -rf .make/llama-server && mkdir -p .make/llama-server

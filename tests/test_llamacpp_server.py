@@ -38,12 +38,13 @@ class TestAlignedReuse:
 
 
 class TestFlavours:
-    def test_default_is_llama_server(self) -> None:
-        """Runs use llama.cpp's own server (deterministic and fastest) unless a benchmark asks for
-        another flavour, and its name is part of every llama.cpp call's cache key."""
-        assert serve.LLAMACPP_FLAVOUR == "llama-server"
+    def test_default_is_aligned(self) -> None:
+        """Runs use the batch-aligned server (deterministic, and it reuses shared prompt prefixes)
+        unless a benchmark asks for another flavour; the flavour is part of every llama.cpp call's
+        cache key."""
+        assert serve.LLAMACPP_FLAVOUR == "aligned"
         spec = registry.ModelSpec(id="x", backend="llamacpp", served_name="x", gguf={"module": "m", "file": "f"})
-        assert client.endpoint_identity(spec)["server"] == f"llama-server:{serve.PROMPT_BATCH}"
+        assert client.endpoint_identity(spec)["server"] == f"aligned:{serve.PROMPT_BATCH}"
         hosted = registry.ModelSpec(id="y", backend="openai", served_name="y", base_url="http://h/v1")
         assert "server" not in client.endpoint_identity(hosted)
 
@@ -51,8 +52,8 @@ class TestFlavours:
         spec = registry.ModelSpec(id="x", backend="llamacpp", served_name="x", gguf={"module": "m", "file": "f"})
         monkeypatch.setattr(serve, "llama_server_binary", lambda: tmp_path / "llama-server")
         monkeypatch.setattr(serve, "gguf_path", lambda spec, cache_dir: tmp_path / "m.gguf")
-        with pytest.raises(serve.ServeError, match="make setup"):
-            serve.server_command(spec, 1, tmp_path)
+        with pytest.raises(serve.ServeError, match="make llama-server"):
+            serve.server_command(spec, 1, tmp_path, flavour="llama-server")
 
     def test_unknown_flavour_refused(self) -> None:
         spec = registry.ModelSpec(id="x", backend="llamacpp", served_name="x", gguf={"module": "m", "file": "f"})
@@ -61,8 +62,7 @@ class TestFlavours:
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("flavour", ["llama-server", "aligned"])
-def test_answer_does_not_depend_on_history(tmp_path: Path, flavour: str) -> None:
+def test_answer_does_not_depend_on_history(tmp_path: Path) -> None:
     """A prompt sharing a long prefix with the one before it gets the same answer as on a fresh
     server (prompt batch 16, so the shared prefix spans several batches and a partial one)."""
     spec = registry.get_model(ROOT / "params" / "models.yaml", "smollm2-135m")
@@ -77,9 +77,9 @@ def test_answer_does_not_depend_on_history(tmp_path: Path, flavour: str) -> None
         reply.raise_for_status()
         return reply.json()["choices"][0]["message"]["content"]
 
-    with serve.serve(spec, cache_dir, reuse=False, prompt_batch=16, log_dir=tmp_path, flavour=flavour) as fresh:
+    with serve.serve(spec, cache_dir, reuse=False, prompt_batch=16, log_dir=tmp_path) as fresh:
         alone = ask(fresh.base_url, second)
-    with serve.serve(spec, cache_dir, reuse=False, prompt_batch=16, log_dir=tmp_path, flavour=flavour) as used:
+    with serve.serve(spec, cache_dir, reuse=False, prompt_batch=16, log_dir=tmp_path) as used:
         ask(used.base_url, first)
         after = ask(used.base_url, second)
         again = ask(used.base_url, second)

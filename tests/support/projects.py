@@ -32,9 +32,8 @@ def make_project(root: Path) -> Path:
         shutil.copy2(REPO / name, root / name)
     for name in ("src", "notebooks", "params", "data"):
         shutil.copytree(REPO / name, root / name, ignore=shutil.ignore_patterns("__pycache__", "*.egg-info"))
-    (root / ".venv" / "bin").mkdir(parents=True)
+    (root / ".venv").mkdir()
     (root / ".venv" / ".setup-done").touch()
-    (root / ".venv" / "bin" / "llama-server").touch()
     return root
 
 

@@ -128,13 +128,16 @@ def free_port() -> int:
 #: "aligned" = llama-cpp-python's server with prompt-prefix reuse cut to whole prompt batches, so an
 #: answer depends on its prompt alone (:mod:`declinecraft.llm.llamacpp_server`); "plain" = the same
 #: server with llama.cpp's ordinary prefix reuse, whose answers depend on what it served before;
-#: "llama-server" = llama.cpp's own server binary, built by ``make setup`` from the llama.cpp source
-#: vendored in the pinned llama-cpp-python sdist (one slot, no prompt cache, so an answer depends on
-#: its prompt alone). It is the default: at equal determinism it replayed the default run's prompts
-#: 1.55x faster than "aligned" (README, "Serving"). The flavour and batch are part of every cached
-#: call's key (:func:`server_identity`): two servers may round differently.
+#: "llama-server" = llama.cpp's own server binary (``make llama-server`` builds it from the llama.cpp
+#: source vendored in the pinned llama-cpp-python sdist): one slot, no prompt cache, so an answer
+#: depends on its prompt alone, but no prefix is ever reused. "aligned" stays the default by
+#: measurement (README, "Reproducibility"): a whole cold default run through llama-server read
+#: the response judge's ~1,700-token prompts in full (16 calls, 452 s, against 35 calls in 181 s
+#: on "aligned", which reuses their shared template prefix), so it was not faster end to end. The
+#: flavour and batch are part of every cached call's key (:func:`server_identity`): two servers
+#: may round differently.
 LLAMACPP_FLAVOURS = ("aligned", "plain", "llama-server")
-LLAMACPP_FLAVOUR = "llama-server"
+LLAMACPP_FLAVOUR = "aligned"
 #: Prompt batch (and micro-batch) size in tokens: fixed, since a batch's arithmetic depends on it.
 PROMPT_BATCH = 64
 
@@ -167,7 +170,7 @@ def server_command(
         if flavour == "llama-server":
             binary = llama_server_binary()
             if not binary.is_file():
-                raise ServeError(f"{binary} is missing: `make setup` builds it (llama.cpp's server, ~7 min once)")
+                raise ServeError(f"{binary} is missing: `make llama-server` builds it (llama.cpp's server, ~8 min once)")
             return [
                 str(binary), "--model", model, "--alias", spec.served_name,
                 "--ctx-size", str(spec.n_ctx), "--threads", threads, "--threads-batch", threads,
