@@ -182,7 +182,7 @@ lab: $(SETUP_STAMP) ## Open JupyterLab on the project (explore per-question fail
 LLAMA_CPP_PYTHON := $(shell sed -n 's/.*"llama-cpp-python\[server\]==\([0-9.]*\)".*/\1/p' pyproject.toml)
 llama-server: $(LLAMA_SERVER) ## Build llama.cpp's llama-server into .venv/bin (for benchmarks/bench_serving.py).
 $(LLAMA_SERVER): pyproject.toml | $(SETUP_STAMP)
-	@echo ">> llama.cpp's llama-server from the llama-cpp-python $(LLAMA_CPP_PYTHON) sdist (~7 min once)"
+	@echo ">> llama.cpp's llama-server from the llama-cpp-python $(LLAMA_CPP_PYTHON) sdist (~8 min once)"
 	@rm -rf .make/llama-server && mkdir -p .make/llama-server
 	$(PIP) download --quiet --no-deps --no-binary :all: llama-cpp-python==$(LLAMA_CPP_PYTHON) -d .make/llama-server
 	tar -xzf .make/llama-server/llama_cpp_python-$(LLAMA_CPP_PYTHON).tar.gz -C .make/llama-server

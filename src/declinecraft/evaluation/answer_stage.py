@@ -158,6 +158,18 @@ def prefetch(questions: pl.DataFrame, settings: Sequence[answer.Setting], memo: 
         memo([answer.query_of(r, s[2]) for r in rows], s[0], s[1])
 
 
+def setting_rows(
+    questions: pl.DataFrame, setting: answer.Setting, model: str, thinking: str, params: AnswerParams, *,
+    models: Models, search: Search, lookup: Lookup, answerable: dict[str, bool],
+) -> list[dict[str, Any]]:
+    """Answer every question under one setting with one model and thinking mode; the rows of
+    ``responses.parquet`` (the answer params give the budget, rounds and chunk cut)."""
+    ask = models.asker(model, thinking=thinking, max_tokens=params.max_tokens, temperature=params.temperature)
+    done = answer.answer_setting(questions, setting, ask=ask, search=search, lookup=lookup,
+                                 max_rounds=params.max_rounds, chunk_chars=params.context_chars)  # fmt: skip
+    return answer.rows_of(done, model=model, thinking=thinking, setting=setting, answerable=answerable)
+
+
 def answer_all(
     questions: pl.DataFrame, params: AnswerParams, *, models: Models, search: Search, lookup: Lookup
 ) -> tuple[pl.DataFrame, list[dict[str, Any]]]:
@@ -168,14 +180,10 @@ def answer_all(
     timings = []
     for model in params.models:
         for thinking in answer.thinking_modes(params.thinking, models.thinking_switch(model)):
-            ask = models.asker(model, thinking=thinking, max_tokens=params.max_tokens, temperature=params.temperature)
             for setting in settings:
                 start = time.monotonic()
-                done = answer.answer_setting(
-                    questions, setting, ask=ask, search=search, lookup=lookup,
-                    max_rounds=params.max_rounds, chunk_chars=params.context_chars,
-                )  # fmt: skip
-                rows += answer.rows_of(done, model=model, thinking=thinking, setting=setting, answerable=answerable)
+                rows += setting_rows(questions, setting, model, thinking, params, models=models, search=search,
+                                     lookup=lookup, answerable=answerable)  # fmt: skip
                 timings.append({"model": model, "thinking": thinking, **setting.__dict__,
                                 "seconds": round(time.monotonic() - start, 2)})  # fmt: skip
                 log.info("%s (%s) %s: %.1fs", model, thinking, setting, timings[-1]["seconds"])
@@ -188,15 +196,13 @@ def answer_comparison(
 ) -> pl.DataFrame:
     """Table 9's CAR responses (:mod:`declinecraft.evaluation.comparison`): the compared
     generators' unanswerable questions, one model with thinking off where it can, one setting."""
-    params: AnswerParams = cfg.answer
-    model, setting = comparison.model(cfg), comparison.setting(cfg)
+    model = comparison.model(cfg)
     thinking = answer.thinking_modes(("off",), models.thinking_switch(model))[0]
-    ask = models.asker(model, thinking=thinking, max_tokens=params.max_tokens, temperature=params.temperature)
-    done = answer.answer_setting(questions, setting, ask=ask, search=search, lookup=lookup,
-                                 max_rounds=params.max_rounds, chunk_chars=params.context_chars)  # fmt: skip
-    models.release()
     answerable = dict(zip(questions["id"], questions["answerable"], strict=True))
-    return answer.responses_frame(answer.rows_of(done, model=model, thinking=thinking, setting=setting, answerable=answerable))
+    rows = setting_rows(questions, comparison.setting(cfg), model, thinking, cfg.answer, models=models,
+                        search=search, lookup=lookup, answerable=answerable)  # fmt: skip
+    models.release()
+    return answer.responses_frame(rows)
 
 
 def _write(frame: pl.DataFrame, path: Path) -> None:

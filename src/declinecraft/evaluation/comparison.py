@@ -19,8 +19,6 @@ A run without compared generators writes neither file.
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import polars as pl
 
 from declinecraft.core.config import RunConfig
@@ -72,8 +70,7 @@ def car_by_generator(responses: pl.DataFrame, labels: pl.DataFrame) -> pl.DataFr
 
 def read(cfg: RunConfig) -> pl.DataFrame | None:
     """Table 9's CAR per generator from the answer and judge stages' files, or None without them."""
-    answered: Path = cfg.stage_dir("answer") / RESPONSES
-    labelled: Path = cfg.stage_dir("judge") / LABELS
+    answered, labelled = cfg.stage_dir("answer") / RESPONSES, cfg.stage_dir("judge") / LABELS
     if not (answered.is_file() and labelled.is_file()):
         return None
     return car_by_generator(pl.read_parquet(answered), pl.read_parquet(labelled))

@@ -99,9 +99,9 @@ class Request:
 def endpoint_identity(spec: ModelSpec, base_urls: Sequence[str] = ()) -> dict[str, str]:
     """Return what identifies the model service in the cache key.
 
-    Local servers are identified by backend, served name, revision, weights and (llama.cpp) the
-    server program and prompt batch (:func:`declinecraft.llm.serve.server_identity`), never by port. A hosted API is also identified by its base URL (two providers may serve
-    different builds under one name).
+    Local servers: backend, served name, revision, weights and (llama.cpp) server program and
+    prompt batch (:func:`.serve.server_identity`), never the port. A hosted API: also its base URL
+    (two providers may serve different builds under one name).
     """
     identity = {
         "backend": spec.backend,
