@@ -93,6 +93,13 @@ def stored(cache: Path) -> dict[str, str]:
     return {key: str(json.loads(body)["messages"][-1]["content"]) for key, body in rows}
 
 
+def server_requests(cache: Path) -> int:
+    """Chat requests the run's local llama.cpp servers answered, counted from their access logs
+    (``<cache>/servers/*.log``, one line per request): the real-server setup's request counter."""
+    return sum(log.read_text(errors="replace").count('"POST /v1/chat/completions ')
+               for log in (cache / "servers").glob("*.log"))  # fmt: skip
+
+
 def duplicated_rows(run: Path) -> dict[str, int]:
     """Rows repeated in the files whose rows are records with an id (0 everywhere is the goal)."""
     keys = {"04_verify/benchmark.parquet": ["id"], "05_answer/responses.parquet": ["response_id"],
@@ -162,30 +169,33 @@ def test_kill_and_resume(setup_name: str, index: int, reference, fake: fake_open
     deadline = time.monotonic() + 30
     while (left := faults.processes_with(str(cache))) and time.monotonic() < deadline:
         time.sleep(0.5)
-    before = stored(cache)
+    before, served_before = stored(cache), server_requests(cache)
     fake.reset()
     out = finish(faults.make_all(root, env_for(cache), setup.params))
     stats = fake.stats()
     after = stored(cache)
-    # A stored call re-sent shows as a request beyond the new calls with the same text (several
-    # calls can share a last message, e.g. a judge's re-ask turn, so texts alone do not suffice).
-    new_texts = Counter(text for key, text in after.items() if key not in before)
-    resent = (
-        sum(max(0, stats["by_text"].get(t, 0) - new_texts[t]) for t in set(before.values()))
-        if setup.name == "scripted" else None
-    )  # fmt: skip
+    if setup.name == "scripted":
+        # A stored call re-sent shows as a request beyond the new calls with the same text (several
+        # calls can share a last message, e.g. a judge's re-ask turn, so texts alone do not suffice).
+        requests = stats["requests"]
+        new_texts = Counter(text for key, text in after.items() if key not in before)
+        resent = sum(max(0, stats["by_text"].get(t, 0) - new_texts[t]) for t in set(before.values()))
+    else:
+        # The real server logs every request it answers: any beyond the new calls was a re-send
+        # (or a retry, which counts against the run too).
+        requests = server_requests(cache) - served_before
+        resent = requests - (len(after) - len(before))
     files = compared_bytes(run_dir(root, setup))
     differing = sorted(n for n in set(files) | set(ref["files"]) if files.get(n) != ref["files"].get(n))
     dupes = duplicated_rows(run_dir(root, setup))
     faults.report({"fault": "kill -9 make all", "setup": setup.name, "moment": index, "at_s": at, "stage": stage,
             "run_s": round(ref["seconds"]), "stored_before": len(before), "resent_stored": resent,
-            "from_cache": len(before) - (resent or 0), "sent_anew": len(after) - len(before),
-            "requests": stats["requests"] if setup.name == "scripted" else None, "left_over": len(left), "duplicated_rows": sum(dupes.values()), "differing_files": differing})  # fmt: skip
+            "from_cache": len(before) - resent, "sent_anew": len(after) - len(before), "requests": requests,
+            "left_over": len(left), "duplicated_rows": sum(dupes.values()), "differing_files": differing})  # fmt: skip
     assert (run_dir(root, setup) / "executed" / "08_paper.ipynb").is_file(), out[-3000:]
     assert left == [], f"processes left after the kill: {left}"
     assert set(before) <= set(after)
-    if resent is not None:
-        assert resent == 0
+    assert resent == 0, f"{resent} request(s) beyond the {len(after) - len(before)} new calls"
     assert sum(dupes.values()) == 0, dupes
     assert differing == [], f"files differ from the uninterrupted run: {differing}"
 
