@@ -95,9 +95,9 @@ def stored(cache: Path) -> dict[str, str]:
 
 def server_requests(cache: Path) -> int:
     """Chat requests the run's local llama.cpp servers answered, counted from their access logs
-    (``<cache>/servers/*.log``, one line per request): the real-server setup's request counter."""
+    (:func:`serve.servers_dir`, one line per request): the real-server setup's request counter."""
     return sum(log.read_text(errors="replace").count('"POST /v1/chat/completions ')
-               for log in (cache / "servers").glob("*.log"))  # fmt: skip
+               for log in serve.servers_dir(cache).glob("*.log"))  # fmt: skip
 
 
 def duplicated_rows(run: Path) -> dict[str, int]:

@@ -249,8 +249,13 @@ def _stop_group(process: subprocess.Popen[bytes], timeout: float) -> None:
         process.wait(timeout=timeout)
 
 
+def servers_dir(cache_dir: Path) -> Path:
+    """The cache's folder of local-server state files and logs (``<model>-<port>.log``)."""
+    return cache_dir / "servers"
+
+
 def _state_file(cache_dir: Path, spec: ModelSpec) -> Path:
-    return cache_dir / "servers" / f"{spec.id}.json"
+    return servers_dir(cache_dir) / f"{spec.id}.json"
 
 
 def find_running(spec: ModelSpec, cache_dir: Path) -> str | None:
@@ -297,7 +302,7 @@ def start(
         return Server(spec, url, None, owned=False)
     port = port or free_port()
     command = server_command(spec, port, cache_dir, n_threads, flavour=flavour, prompt_batch=prompt_batch)
-    log_dir = log_dir or cache_dir / "servers"
+    log_dir = log_dir or servers_dir(cache_dir)
     log_dir.mkdir(parents=True, exist_ok=True)
     log_file = log_dir / f"{spec.id}-{port}.log"
     # A recorded server is shared with other processes, so only unrecorded ones are bound to ours.
