@@ -52,7 +52,7 @@ class TestCheckDenseParams:
 
     def test_unknown_index(self) -> None:
         """An unknown ANN kind is named with the known ones."""
-        with pytest.raises(ValueError, match="dense_index is 'lsh'; known: ivf_hnsw_sq, ivf_pq"):
+        with pytest.raises(ValueError, match="dense_index is 'lsh'; known: ivf_flat, ivf_hnsw_sq, ivf_pq"):
             dense.check_dense_params(make_params(dense_index="lsh"))
 
     @pytest.mark.parametrize(("field", "value"), [("dense_nprobes", 0), ("dense_flat_max_rows", 0), ("dense_refine_factor", -1)])
@@ -71,7 +71,9 @@ class TestIndexConfig:
     def test_ann_above_threshold(self) -> None:
         """Above the threshold the ANN index gets one partition per dense_partition_rows."""
         kind, config = dense.index_config(make_params(dense_flat_max_rows=100, dense_partition_rows=40), 101, DIM)
-        assert kind == "ivf_hnsw_sq" and type(config).__name__ == "HnswSq" and config.num_partitions == 3
+        assert kind == "ivf_flat" and type(config).__name__ == "IvfFlat" and config.num_partitions == 3
+        kind, config = dense.index_config(make_params(dense_flat_max_rows=100, dense_index="ivf_hnsw_sq"), 2500, DIM)
+        assert kind == "ivf_hnsw_sq" and type(config).__name__ == "HnswSq" and config.num_partitions == 2
 
     def test_pq_sub_vectors(self) -> None:
         """IVF-PQ defaults to dimension / 8 sub-vectors; one that does not divide it is an error."""
@@ -136,10 +138,11 @@ class TestDenseTableSearch:
     @pytest.mark.parametrize(
         "params",
         [
+            {"dense_index": "ivf_flat", "dense_partitions": 10, "dense_nprobes": 4},
             {"dense_index": "ivf_hnsw_sq", "dense_partitions": 2, "dense_nprobes": 2},
             {"dense_index": "ivf_pq", "dense_partitions": 4, "dense_nprobes": 4, "dense_pq_sub_vectors": 16, "dense_refine_factor": 10},
         ],
-        ids=["ivf_hnsw_sq", "ivf_pq"],
+        ids=["ivf_flat", "ivf_hnsw_sq", "ivf_pq"],
     )
     def test_ann_recall(self, tmp_path: Path, params: dict[str, object]) -> None:
         """Above the threshold the ANN index is used and finds most of the exact top-10."""

@@ -146,6 +146,57 @@ class TestBm25:
             pipelines.bm25(retriever, ["horse"], k)  # type: ignore[arg-type]
 
 
+class TestBm25Pruning:
+    """index.bm25_max_score_error: the most frequent query terms left out within a score budget."""
+
+    DF = {"the": 90, "horse": 40, "copper": 5, "quokkaberry": 1, "zyzzyva": 0}
+
+    def test_max_contribution(self) -> None:
+        """count x idf x (k1 + 1), with Tantivy's idf."""
+        assert bm25.max_contribution(2, 5, 100) == pytest.approx(2 * math.log(1 + 95.5 / 5.5) * 2.2)
+
+    def test_budget_zero_keeps_every_found_term(self) -> None:
+        """Budget 0 drops only the term no chunk holds (it adds nothing to any score)."""
+        counts = {t: 1 for t in self.DF}
+        assert bm25.prune_terms(counts, self.DF.__getitem__, 100, 0.0) == {"the": 1, "horse": 1, "copper": 1, "quokkaberry": 1}
+
+    def test_drops_most_frequent_within_budget(self) -> None:
+        """Terms go most frequent first while their summed bounds fit the budget."""
+        counts = {t: 1 for t in self.DF}
+        the = bm25.max_contribution(1, 90, 100)
+        horse = bm25.max_contribution(1, 40, 100)
+        assert bm25.prune_terms(counts, self.DF.__getitem__, 100, the) == {"horse": 1, "copper": 1, "quokkaberry": 1}
+        assert bm25.prune_terms(counts, self.DF.__getitem__, 100, the + horse) == {"copper": 1, "quokkaberry": 1}
+        assert bm25.prune_terms({"the": 3, "copper": 1}, self.DF.__getitem__, 100, the * 2) == {"the": 3, "copper": 1}
+
+    def test_rarest_always_kept(self) -> None:
+        """However large the budget, the rarest term found in a chunk stays."""
+        assert bm25.prune_terms({t: 1 for t in self.DF}, self.DF.__getitem__, 100, 1e9) == {"quokkaberry": 1}
+
+    def test_negative_budget_refused(self) -> None:
+        """A negative budget names its field."""
+        from retrieval_data import make_params
+
+        with pytest.raises(ValueError, match="bm25_max_score_error must be >= 0"):
+            bm25.check_bm25_params(make_params(bm25_max_score_error=-1.0))
+
+    def test_scores_within_budget(self, folder: Path) -> None:
+        """Each pruned hit's score is at most the budget below its exact score; the budget lifts
+        the most frequent term out of the query."""
+        from dataclasses import replace
+
+        exact = Retriever.open(folder, embedder=HashEmbedder(DIM))
+        query = "the copper horse armor"
+        terms = {t: 1 for t in bm25.bm25_analyzer("en_stem").analyze(query)}
+        frequent = max(terms, key=exact.doc_freq)
+        budget = bm25.max_contribution(1, exact.doc_freq(frequent), exact.size("pre"))
+        pruned = Retriever.open(folder, embedder=HashEmbedder(DIM), params=replace(exact.params, bm25_max_score_error=budget))
+        truth = {h.chunk_id: h.score for h in pipelines.bm25(exact, [query], 100)[0]}
+        hits = pipelines.bm25(pruned, [query], 100)[0]
+        assert hits and all(truth[h.chunk_id] - budget <= h.score <= truth[h.chunk_id] + 1e-5 for h in hits)
+        assert len(hits) < len(truth)  # chunks holding only the dropped term are no longer matched
+
+
 class TestDense:
     def test_exact_cosine(self, retriever: Retriever) -> None:
         """Scores are the exact cosine similarity, best first, over every C_pre chunk."""

@@ -29,6 +29,13 @@ class IndexParams:
     """BM25 k1; must be 1.2 (Tantivy's constant; the paper's 1.5 is a recorded deviation)."""
     bm25_b: float = 0.75
     """BM25 b; must be 0.75 (Tantivy's constant, same as the paper)."""
+    bm25_max_score_error: float = 0.0
+    """BM25 query pruning: drop a query's most frequent terms while the sum of the most each can
+    add to a chunk's score (count x idf x (k1 + 1)) stays within this value, so every score is at
+    most this much below the exact one. 0 = exact (every term). Tantivy's Python binding scores
+    every chunk that holds any query term (its ``search`` never reaches Tantivy's block-max WAND),
+    so at a million chunks a query's near-universal terms cost most of its time and add almost
+    nothing to its scores (bench_retrieval_scale measures the trade)."""
     rrf_k: int = 60
     """Reciprocal rank fusion constant K: score = sum over retrievers of 1 / (K + rank)."""
     fusion_depth: int = 50
@@ -45,23 +52,29 @@ class IndexParams:
     dense_flat_max_rows: int = 25_000
     """A corpus of at most this many chunks is searched exactly (flat: every vector scored, the
     paper's 11,612 included); a larger one through the ANN index ``dense_index``."""
-    dense_index: str = "ivf_hnsw_sq"
-    """ANN index above ``dense_flat_max_rows``: ``ivf_hnsw_sq`` (HNSW graphs over 8-bit scalar
-    quantized vectors) or ``ivf_pq`` (product quantization); measured in bench_retrieval_scale."""
+    dense_index: str = "ivf_flat"
+    """ANN index above ``dense_flat_max_rows``: ``ivf_flat`` (full-precision vectors in IVF
+    partitions, each probed partition scored exactly), ``ivf_hnsw_sq`` (HNSW graphs over 8-bit
+    scalar-quantized vectors) or ``ivf_pq`` (product quantization); measured in
+    bench_retrieval_scale, where ``ivf_flat`` built and searched fastest at the best recall."""
     dense_partitions: int = 0
     """IVF partitions of the ANN index (0 = one per ``dense_partition_rows`` chunks)."""
-    dense_partition_rows: int = 1_000_000
-    """Chunks per IVF partition when ``dense_partitions`` is 0 (one HNSW graph each)."""
+    dense_partition_rows: int = 1_000
+    """Chunks per IVF partition when ``dense_partitions`` is 0: a million chunks get 1,000
+    partitions (there, the square root of the rows, LanceDB's own default count)."""
     dense_hnsw_m: int = 20
     """HNSW: neighbours per node (more = better recall, bigger and slower to build)."""
     dense_hnsw_ef_construction: int = 100
     """HNSW: candidates examined per insertion while building."""
     dense_pq_sub_vectors: int = 0
     """IVF-PQ: sub-vectors per vector (0 = dimension / 8)."""
-    dense_nprobes: int = 2
-    """ANN search: IVF partitions searched per query."""
+    dense_nprobes: int = 20
+    """ANN search: IVF partitions searched per query (of a million chunks' 1,000 partitions, 20
+    score 2% of the vectors)."""
     dense_ef: int = 150
     """ANN search (HNSW): candidates kept per query (at least depth x ``dense_refine_factor``)."""
     dense_refine_factor: int = 1
-    """ANN search: rescore ``refine_factor`` x depth candidates with the full vectors (0 = off;
-    1 = reorder the hits by exact score, which the 8-bit codes alone cannot rank among near-ties)."""
+    """ANN search of the quantized indexes (``ivf_hnsw_sq``, ``ivf_pq``): rescore
+    ``refine_factor`` x depth candidates with the full vectors (0 = off; 1 = reorder the hits by
+    exact score, which 8-bit codes alone cannot rank among near-ties). ``ivf_flat`` scores full
+    vectors already and ignores it."""

@@ -6,6 +6,9 @@ deviation (a param that must say 1.2), never a silently ignored setting.
 
 from __future__ import annotations
 
+import math
+from collections.abc import Callable, Mapping
+
 import tantivy
 
 from declinecraft.core.config import IndexParams
@@ -31,6 +34,35 @@ def bm25_analyzer(name: str = "en_stem") -> tantivy.TextAnalyzer:
     return builder.build()
 
 
+def max_contribution(count: int, doc_freq: int, docs: int) -> float:
+    """Return the most one query term can add to a chunk's BM25 score (Tantivy's formula).
+
+    A term said ``count`` times in the query, found in ``doc_freq`` of ``docs`` chunks, adds
+    count x idf x tf / (tf + k1 x length norm) < count x idf x (k1 + 1), with Tantivy's
+    idf = ln(1 + (docs - doc_freq + 0.5) / (doc_freq + 0.5)).
+    """
+    idf = math.log(1.0 + (docs - doc_freq + 0.5) / (doc_freq + 0.5))
+    return count * idf * (TANTIVY_K1 + 1.0)
+
+
+def prune_terms(counts: Mapping[str, int], doc_freq: Callable[[str], int], docs: int, budget: float) -> dict[str, int]:
+    """Return the query terms left after dropping the most frequent ones within a score budget.
+
+    Terms are dropped most frequent first (ties by token) while the sum of their
+    :func:`max_contribution` stays at most ``budget``, so no chunk's score falls by more than
+    ``budget``; a term found in no chunk is dropped for free, and the rarest term found in any
+    chunk is always kept. ``budget`` 0 keeps every term found in a chunk (the exact score).
+    """
+    found = sorted((t for t in counts if doc_freq(t) > 0), key=lambda t: (-doc_freq(t), t))
+    spent, keep = 0.0, 0
+    for keep, token in enumerate(found):
+        cost = max_contribution(counts[token], doc_freq(token), docs)
+        if keep == len(found) - 1 or spent + cost > budget:
+            break
+        spent += cost
+    return {t: counts[t] for t in found[keep:]} if found else {}
+
+
 def check_bm25_params(params: IndexParams) -> None:
     """Refuse BM25 constants Tantivy cannot honour.
 
@@ -38,6 +70,8 @@ def check_bm25_params(params: IndexParams) -> None:
         ValueError: ``bm25_k1`` is not 1.2 or ``bm25_b`` is not 0.75 (Tantivy hard-codes both; the
             paper's k1=1.5 is a recorded deviation, not a setting).
     """
+    if params.bm25_max_score_error < 0:
+        raise ValueError(f"index.bm25_max_score_error must be >= 0 (0 = exact BM25), got {params.bm25_max_score_error}")
     if params.bm25_k1 != TANTIVY_K1 or params.bm25_b != TANTIVY_B:
         raise ValueError(
             f"index.bm25_k1={params.bm25_k1}, index.bm25_b={params.bm25_b}: Tantivy's BM25 is fixed at "

@@ -4,10 +4,19 @@ A corpus of at most ``IndexParams.dense_flat_max_rows`` chunks gets an IVF_FLAT 
 single partition: every query scores every full-precision vector, so the search is exact (flat),
 but LanceDB keeps the vectors in its index cache instead of reading the table file per query
 (measured at 11,612 x 384: 5 ms against 36 ms a query). A larger corpus gets the ANN index
-``dense_index``: IVF partitions of HNSW graphs over 8-bit scalar-quantized vectors
-(``ivf_hnsw_sq``, the default) or IVF-PQ (``ivf_pq``); ``dense_nprobes``, ``dense_ef`` and
-``dense_refine_factor`` trade recall for speed at query time. ``benchmarks/bench_retrieval_scale.py``
-measures both against exact search at a million chunks.
+``dense_index``, one IVF partition per ``dense_partition_rows`` chunks:
+
+* ``ivf_flat`` (the default): each query scores the full-precision vectors of the
+  ``dense_nprobes`` partitions nearest to it, exactly; only a neighbour in a partition it did not
+  probe can be missed.
+* ``ivf_hnsw_sq``: an HNSW graph per partition over 8-bit scalar-quantized vectors, searched with
+  ``dense_ef`` candidates, the best ``dense_refine_factor`` x depth rescored at full precision.
+* ``ivf_pq``: product-quantized codes per partition, rescored the same way.
+
+``benchmarks/bench_retrieval_scale.py`` measured the three at a million chunks (README "Retrieval
+at scale"); IVF_FLAT built fastest and searched fastest at the highest recall, because scoring
+1,000 full vectors a partition costs less than walking a graph and rereading vectors from the
+table to rescore quantized candidates.
 
 Vectors are unit length, so the distance is LanceDB's ``dot`` (1 - inner product) and the score a
 hit carries is the cosine similarity. Queries go through LanceDB's async API on its own
@@ -43,8 +52,9 @@ def _run(coroutine: Any) -> Any:
 
 
 #: The ANN index kinds ``IndexParams.dense_index`` may name.
-DENSE_INDEXES = ("ivf_hnsw_sq", "ivf_pq")
+DENSE_INDEXES = ("ivf_flat", "ivf_hnsw_sq", "ivf_pq")
 VECTOR = "vector"
+WRITE_BATCH_ROWS = 20_000
 Rows = tuple[NDArray[np.int64], NDArray[np.float32]]
 _EMPTY: Rows = (np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.float32))
 
@@ -87,6 +97,8 @@ def index_config(params: IndexParams, rows: int, dim: int) -> tuple[str, Any]:
     if rows <= params.dense_flat_max_rows:
         return "flat", IvfFlat(distance_type="dot", num_partitions=1)
     parts = _partitions(params, rows)
+    if params.dense_index == "ivf_flat":
+        return "ivf_flat", IvfFlat(distance_type="dot", num_partitions=parts)
     if params.dense_index == "ivf_pq":
         sub = params.dense_pq_sub_vectors or max(1, dim // 8)
         if dim % sub:
@@ -97,32 +109,61 @@ def index_config(params: IndexParams, rows: int, dim: int) -> tuple[str, Any]:
     )
 
 
-def dense_build(uri: str, name: str, table: pa.Table, params: IndexParams) -> dict[str, Any]:
-    """Write one corpus's rows (a ``vector`` column included) as LanceDB table ``name`` and index it.
+def dense_write(uri: str, name: str, table: pa.Table) -> dict[str, Any]:
+    """Write one corpus's rows (a ``vector`` column included) as LanceDB table ``name``, unindexed.
+
+    Returns:
+        What :func:`dense_index` needs, with the write's seconds.
+    """
+    import lancedb
+
+    started = time.perf_counter()
+    db = _run(lancedb.connect_async(uri))
+    # Streamed in batches: handed the whole table, LanceDB buffers copies of it while it writes
+    # (measured at a million 384-d chunks with their texts: 3 GB above the table itself).
+    batches = pa.RecordBatchReader.from_batches(table.schema, table.to_batches(max_chunksize=WRITE_BATCH_ROWS))
+    _run(db.create_table(name, batches, mode="overwrite"))
+    return {
+        "uri": uri,
+        "table": name,
+        "dim": table.schema.field(VECTOR).type.list_size,
+        "write_seconds": round(time.perf_counter() - started, 3),
+    }
+
+
+def dense_index(written: dict[str, Any], params: IndexParams) -> dict[str, Any]:
+    """Index a table :func:`dense_write` wrote; LanceDB reads the vectors back from the table.
+
+    Writing every table before indexing any lets the caller free its copy of the vectors first,
+    so the build never holds them twice (at a million 384-d chunks, 1.5 GB).
 
     Returns:
         What the index manifest records: table, rows, kind (``flat`` or the ANN kind), partitions
         and seconds.
     """
     check_dense_params(params)
-    dim = table.schema.field(VECTOR).type.list_size
-    kind, config = index_config(params, table.num_rows, dim)
     import lancedb
 
+    db = _run(lancedb.connect_async(written["uri"]))
+    lance = _run(db.open_table(written["table"]))
+    rows = _run(lance.count_rows())
+    kind, config = index_config(params, rows, written["dim"])
     started = time.perf_counter()
-    db = _run(lancedb.connect_async(uri))
-    lance = _run(db.create_table(name, table, mode="overwrite"))
-    written = time.perf_counter()
     _run(lance.create_index(VECTOR, config=config))
-    done = time.perf_counter()
     return {
-        "table": name,
-        "rows": _run(lance.count_rows()),
+        "table": written["table"],
+        "rows": rows,
         "kind": kind,
         "partitions": int(config.num_partitions),
-        "write_seconds": round(written - started, 3),
-        "index_seconds": round(done - written, 3),
+        "write_seconds": written["write_seconds"],
+        "index_seconds": round(time.perf_counter() - started, 3),
     }
+
+
+def dense_build(uri: str, name: str, table: pa.Table, params: IndexParams) -> dict[str, Any]:
+    """Write one corpus's rows as LanceDB table ``name`` and index it (:func:`dense_index`)."""
+    check_dense_params(params)
+    return dense_index(dense_write(uri, name, table), params)
 
 
 class DenseTable:
@@ -158,6 +199,8 @@ class DenseTable:
             return query.nprobes(1)
         p = self.params
         query = query.nprobes(p.dense_nprobes)
+        if self.kind == "ivf_flat":  # full-precision vectors: nothing to rescore
+            return query
         if self.kind == "ivf_hnsw_sq":  # LanceDB needs ef >= every candidate the refine step rescores
             query = query.ef(max(p.dense_ef, depth * max(1, p.dense_refine_factor)))
         return query.refine_factor(p.dense_refine_factor) if p.dense_refine_factor else query

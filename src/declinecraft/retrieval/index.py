@@ -27,6 +27,7 @@ fixed at k1=1.2, b=0.75; the paper's BM25 used k1=1.5, b=0.75. ``IndexParams.bm2
 from __future__ import annotations
 
 import dataclasses
+import gc
 import hashlib
 import json
 import os
@@ -46,7 +47,7 @@ from declinecraft.core import paths
 from declinecraft.core.artifacts import CHUNK_COLUMNS, CORPORA, validate_chunks
 from declinecraft.core.config import IndexParams
 from declinecraft.retrieval.bm25 import TANTIVY_B, TANTIVY_K1, bm25_analyzer, check_bm25_params
-from declinecraft.retrieval.dense import DenseTable, check_dense_params, dense_build, dense_uri
+from declinecraft.retrieval.dense import DenseTable, check_dense_params, dense_index, dense_uri, dense_write
 
 if TYPE_CHECKING:
     from declinecraft.retrieval.embedder import Embedder
@@ -214,10 +215,10 @@ def build(
         import lancedb
 
         uri = dense_uri(params, tmp)
-        tables = {}
-        for corpus in CORPORA:
-            tables[corpus] = dense_build(uri, table_name(corpus, version, params), _arrow_table(frame, vectors, corpus), params)
-        del vectors
+        written = {c: dense_write(uri, table_name(c, version, params), _arrow_table(frame, vectors, c)) for c in CORPORA}
+        del vectors  # LanceDB indexes from the tables: the build never holds the vectors twice
+        gc.collect()
+        tables = {c: dense_index(written[c], params) for c in CORPORA}
         lance_pre, lance_rows = tables["pre"]["rows"], tables["pre"]["rows"] + tables["post"]["rows"]
         timing["lancedb_seconds"] = time.perf_counter() - started
         if (lance_rows, lance_pre) != (frame.height, n_pre):

@@ -51,7 +51,7 @@ from declinecraft.retrieval.embed import load_embedder
 from declinecraft.retrieval.embedder import Embedder
 from declinecraft.retrieval.rerank import Reranker, load_reranker
 
-from declinecraft.retrieval.bm25 import bm25_analyzer
+from declinecraft.retrieval.bm25 import bm25_analyzer, prune_terms
 from declinecraft.retrieval.fusion import Hit
 from declinecraft.retrieval.pipelines import FUNCTIONS, PIPELINES, Corpus, Pipeline, Rewrite, dense
 
@@ -125,6 +125,7 @@ class Retriever:
         self._searcher = self._bm25.searcher()
         self._schema = self._bm25.schema
         self._analyzer = bm25_analyzer(analyzer)
+        self._doc_freqs: dict[str, int] = {}
         if self._searcher.num_docs != counts["pre"]:
             raise RuntimeError(
                 f"{self.folder}: Tantivy holds {self._searcher.num_docs} documents, manifest says {counts['pre']}"
@@ -224,11 +225,23 @@ class Retriever:
 
     # -- components (rows of one corpus, best first) --
 
+    def doc_freq(self, token: str) -> int:
+        """Return the number of C_pre chunks that hold an (analyzed) token, remembered per token."""
+        if token not in self._doc_freqs:
+            self._doc_freqs[token] = int(self._searcher.doc_freq("text", token))
+        return self._doc_freqs[token]
+
     def bm25_query(self, query: str) -> tantivy.Query | None:
-        """Build the BM25 query of one text from our own tokens (``None`` when it has no token)."""
+        """Build the BM25 query of one text from our own tokens (``None`` when it has no token).
+
+        With ``bm25_max_score_error`` above 0 the most frequent terms are left out within that
+        score budget (:func:`~declinecraft.retrieval.bm25.prune_terms`).
+        """
         counts: dict[str, int] = {}
         for token in self._analyzer.analyze(query):
             counts[token] = counts.get(token, 0) + 1
+        if counts and self.params.bm25_max_score_error > 0:
+            counts = prune_terms(counts, self.doc_freq, self._searcher.num_docs, self.params.bm25_max_score_error)
         if not counts:
             return None
         clauses = []
