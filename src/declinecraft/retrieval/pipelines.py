@@ -64,7 +64,8 @@ def bm25(retriever: Searchable, queries: Sequence[str], k: int = 5) -> list[list
 
 
 def dense(retriever: Searchable, queries: Sequence[str], k: int = 5, *, corpus: Corpus = "pre") -> list[list[Hit]]:
-    """Exact cosine similarity over C_pre, or over C_post (question generation only)."""
+    """Cosine similarity over C_pre, or over C_post (question generation only): exact up to
+    ``dense_flat_max_rows`` chunks, LanceDB's ANN index above."""
     queries, k = check_queries(queries), check_k(k)
     if corpus not in CORPORA:
         raise ValueError(f"corpus must be 'pre' or 'post', got {corpus!r}")

@@ -4,7 +4,8 @@ Six pipelines, one function each, all batched (a list of queries in, one ranked 
 :class:`Hit` per query out):
 
 ==========================  ================================================================
-``bm25``                    Tantivy BM25 over C_pre (k1=1.2, b=0.75: see ``index``)
+``bm25``                    Tantivy BM25 over C_pre (k1=1.2, b=0.75: see ``index``); exact
+                            unless ``bm25_max_score_error`` prunes frequent query terms
 ``dense``                   cosine similarity over C_pre (or C_post, for question generation
                             only), searched by LanceDB: exact up to ``dense_flat_max_rows``
                             chunks, through its ANN index above (see ``dense``)
@@ -84,8 +85,9 @@ class Retriever:
                 Must be the model the index was built with (same name and dimension).
             reranker: the cross-encoder; default: ``params.reranker``, loaded on first rerank.
             rewrite: the query rewriter for the ``+rewrite`` pipelines (batch in, batch out).
-            params: retrieval params (rrf_k, fusion_depth, rerank_pool, the ANN search settings
-                dense_nprobes / dense_ef / dense_refine_factor); default: the index's.
+            params: retrieval params (rrf_k, fusion_depth, rerank_pool, bm25_max_score_error, the
+                ANN search settings dense_nprobes / dense_ef / dense_refine_factor); default: the
+                index's.
             cache_dir: where model caches live; default: the project's shared cache.
 
         Raises:
