@@ -11,8 +11,9 @@
   target chunk for BM25, and the target's vector plus noise of norm 0.5 for the dense side.
 * The index is built by ``index.build`` with the default ``IndexParams`` (the same code as stage
   02), so above ``dense_flat_max_rows`` the dense side is LanceDB's ANN index with the default
-  search settings (``--set FIELD=VALUE`` measures other index params, e.g. ``dense_index=ivf_pq``). Exact references: the exact dense top-50 (NumPy) and the exact hybrid, the same
-  RRF over exact BM25 lists (every query term) and the exact dense lists.
+  search settings (``--set FIELD=VALUE`` measures other index params, e.g. ``dense_index=ivf_pq``).
+  Exact references: the exact dense top-50 (NumPy) and the exact hybrid, the same RRF over exact
+  BM25 lists (every query term) and the exact dense lists.
 * Four fresh processes: data (writes chunks.parquet and the vectors), build (reads them as stage
   02 would, then ``index.build``: build time, its peak RSS), exact reference (NumPy, not a serving
   cost), query (``Retriever.open`` + searches, its peak RSS). ``peak_rss_mb`` is the larger of the
@@ -222,7 +223,7 @@ def child_query(args: argparse.Namespace) -> dict:
     # probe); every later number is a warm process, as in a stage that searches many questions.
     out["dense_qps_cold"], _ = timed(lambda: retriever.search_many(texts, "dense", DEPTH), len(texts))
     out["dense_qps"], dense = timed(lambda: retriever.search_many(texts, "dense", DEPTH), len(texts))
-    out["bm25_qps"], _ = timed(lambda: retriever.search_many(texts, "bm25", DEPTH), len(texts))
+    out["bm25_qps"], bm25_default = timed(lambda: retriever.search_many(texts, "bm25", DEPTH), len(texts))
     # Tantivy's block-max WAND would make a shallow search cheaper than a deep one; the binding's
     # search never reaches it, so the depth barely changes the time.
     out["bm25_qps_by_depth"] = {str(d): timed(lambda: retriever.bm25_rows(texts[:SINGLE], d), SINGLE)[0] for d in (1, 1000)}
@@ -232,24 +233,27 @@ def child_query(args: argparse.Namespace) -> dict:
     out["peak_rss_mb"] = _peak_rss_mb()
     default = retriever.params
 
-    pos = {cid: i for i, cid in enumerate(retriever.ids("pre"))}
-    ann = [[pos[h.chunk_id] for h in hits] for hits in dense]
-    out["recall_at_5"] = float(np.mean([len(set(a[:5]) & set(e[:5].tolist())) / 5 for a, e in zip(ann, exact)]))
-    out["recall_at_50"] = float(np.mean([len(set(a) & set(e.tolist())) / DEPTH for a, e in zip(ann, exact)]))
     ids = retriever.ids("pre")
-    # The exact reference: exact BM25 (every query term) fused with the exact dense lists.
-    retriever.params = replace(default, bm25_max_score_error=0.0)
-    lexical = [[ids[r] for r in rows] for rows, _ in retriever.bm25_rows(texts, DEPTH)]
+    exact_ids = [[ids[r] for r in e] for e in exact]
+    ann = [[h.chunk_id for h in hits] for hits in dense]
+    out["recall_at_5"], out["recall_at_50"] = _overlap(ann, exact_ids, 5), _overlap(ann, exact_ids, DEPTH)
+    # The exact reference: exact BM25 (every query term; the default run's own lists when the
+    # default is exact) fused with the exact dense lists.
+    if default.bm25_max_score_error == 0:
+        lexical = [[h.chunk_id for h in hits] for hits in bm25_default]
+    else:
+        retriever.params = replace(default, bm25_max_score_error=0.0)
+        lexical = [[ids[r] for r in rows] for rows, _ in retriever.bm25_rows(texts, DEPTH)]
     exact_hybrid = [
-        [h.chunk_id for h in rrf({"bm25": b, "dense": [ids[r] for r in e]}, k=retriever.params.rrf_k, limit=K)]
-        for b, e in zip(lexical, exact)
+        [h.chunk_id for h in rrf({"bm25": b, "dense": e}, k=default.rrf_k, limit=K)]
+        for b, e in zip(lexical, exact_ids)
     ]
     got = [[h.chunk_id for h in hits] for hits in hybrid]
     out["hybrid_top5_overlap_vs_exact"] = _overlap(got, exact_hybrid, K)
     want = [ids[t] for t in targets]
     out["hit_at_5"] = {
-        "dense": float(np.mean([w in [h.chunk_id for h in hits[:K]] for w, hits in zip(want, dense)])),
-        "dense_exact": float(np.mean([w in [ids[r] for r in e[:K]] for w, e in zip(want, exact)])),
+        "dense": float(np.mean([w in a[:K] for w, a in zip(want, ann)])),
+        "dense_exact": float(np.mean([w in e[:K] for w, e in zip(want, exact_ids)])),
         "hybrid": float(np.mean([w in g for w, g in zip(want, got)])),
         "hybrid_exact": float(np.mean([w in g for w, g in zip(want, exact_hybrid)])),
     }
@@ -259,12 +263,13 @@ def child_query(args: argparse.Namespace) -> dict:
         retriever.params = replace(default, bm25_max_score_error=budget)
         bm25_qps, bm25_hits = timed(lambda: retriever.search_many(texts, "bm25", DEPTH), len(texts))
         hybrid_qps, hybrid_hits = timed(lambda: retriever.search_many(texts, "hybrid", K), len(texts))
+        pruned = [[h.chunk_id for h in hits] for hits in bm25_hits]
         out["bm25_pruning"].append({
             "bm25_max_score_error": budget,
             "bm25_qps": bm25_qps,
             "hybrid_qps": hybrid_qps,
-            "bm25_top5_overlap_vs_exact": _overlap([[h.chunk_id for h in hits] for hits in bm25_hits], lexical, K),
-            "bm25_top50_overlap_vs_exact": _overlap([[h.chunk_id for h in hits] for hits in bm25_hits], lexical, DEPTH),
+            "bm25_top5_overlap_vs_exact": _overlap(pruned, lexical, K),
+            "bm25_top50_overlap_vs_exact": _overlap(pruned, lexical, DEPTH),
             "hybrid_top5_overlap_vs_exact": _overlap([[h.chunk_id for h in hits] for hits in hybrid_hits], exact_hybrid, K),
         })
     retriever.params = default

@@ -41,7 +41,7 @@ def exact_top(vectors: np.ndarray, queries: np.ndarray, depth: int) -> list[list
 
 def open_table(tmp_path: Path, vectors: np.ndarray, **params: object) -> dense.DenseTable:
     p = make_params(**params)
-    entry = dense.dense_build(str(tmp_path / "db"), "t", arrow_rows(vectors), p)
+    entry = dense.dense_index(dense.dense_write(str(tmp_path / "db"), "t", arrow_rows(vectors)), p)
     return dense.DenseTable(str(tmp_path / "db"), entry, p)
 
 

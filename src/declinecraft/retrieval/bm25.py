@@ -54,21 +54,21 @@ def prune_terms(counts: Mapping[str, int], doc_freq: Callable[[str], int], docs:
     chunk is always kept. ``budget`` 0 keeps every term found in a chunk (the exact score).
     """
     found = sorted((t for t in counts if doc_freq(t) > 0), key=lambda t: (-doc_freq(t), t))
-    spent, keep = 0.0, 0
-    for keep, token in enumerate(found):
-        cost = max_contribution(counts[token], doc_freq(token), docs)
-        if keep == len(found) - 1 or spent + cost > budget:
-            break
-        spent += cost
-    return {t: counts[t] for t in found[keep:]} if found else {}
+    spent = 0.0
+    for i, token in enumerate(found[:-1]):
+        spent += max_contribution(counts[token], doc_freq(token), docs)
+        if spent > budget:
+            return {t: counts[t] for t in found[i:]}
+    return {t: counts[t] for t in found[-1:]}
 
 
 def check_bm25_params(params: IndexParams) -> None:
-    """Refuse BM25 constants Tantivy cannot honour.
+    """Refuse BM25 settings Tantivy cannot honour or that mean nothing.
 
     Raises:
         ValueError: ``bm25_k1`` is not 1.2 or ``bm25_b`` is not 0.75 (Tantivy hard-codes both; the
-            paper's k1=1.5 is a recorded deviation, not a setting).
+            paper's k1=1.5 is a recorded deviation, not a setting), or ``bm25_max_score_error`` is
+            negative.
     """
     if params.bm25_max_score_error < 0:
         raise ValueError(f"index.bm25_max_score_error must be >= 0 (0 = exact BM25), got {params.bm25_max_score_error}")

@@ -160,12 +160,6 @@ def dense_index(written: dict[str, Any], params: IndexParams) -> dict[str, Any]:
     }
 
 
-def dense_build(uri: str, name: str, table: pa.Table, params: IndexParams) -> dict[str, Any]:
-    """Write one corpus's rows as LanceDB table ``name`` and index it (:func:`dense_index`)."""
-    check_dense_params(params)
-    return dense_index(dense_write(uri, name, table), params)
-
-
 class DenseTable:
     """One corpus's vectors in LanceDB, searched the way its manifest entry says (flat or ANN)."""
 

@@ -27,7 +27,6 @@ fixed at k1=1.2, b=0.75; the paper's BM25 used k1=1.5, b=0.75. ``IndexParams.bm2
 from __future__ import annotations
 
 import dataclasses
-import gc
 import hashlib
 import json
 import os
@@ -217,7 +216,6 @@ def build(
         uri = dense_uri(params, tmp)
         written = {c: dense_write(uri, table_name(c, version, params), _arrow_table(frame, vectors, c)) for c in CORPORA}
         del vectors  # LanceDB indexes from the tables: the build never holds the vectors twice
-        gc.collect()
         tables = {c: dense_index(written[c], params) for c in CORPORA}
         lance_pre, lance_rows = tables["pre"]["rows"], tables["pre"]["rows"] + tables["post"]["rows"]
         timing["lancedb_seconds"] = time.perf_counter() - started
