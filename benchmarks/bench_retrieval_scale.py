@@ -22,9 +22,11 @@
   ``search`` call per query. The first query's time is reported, then one dense pass over all
   queries (``dense_qps_cold``: LanceDB reads each IVF partition on its first probe) before the
   warm numbers. ``peak_rss_mb`` of the query process is taken after the default settings' runs.
-* BM25 query pruning: ``bm25_pruning`` repeats BM25 and hybrid with ``index.bm25_max_score_error``
-  at each of ``PRUNING`` (the default is 0, exact), with their overlap against exact BM25 and the
-  exact hybrid.
+* BM25: above ``bm25_exact_max_rows`` (100,000) the default search runs in two passes (the
+  rarer terms' best ``bm25_candidates``, the frequent terms' stored scores added). ``bm25_full_qps``
+  is the search over every term at once, the exact reference; ``bm25_top5/top50_overlap_vs_exact``
+  compare the two. ``bm25_two_pass`` repeats BM25 and hybrid in two passes at any size (so
+  ``--quick`` measures them too) at each pool size of ``CANDIDATES``.
 
 Writes ``outputs/bench/retrieval_scale.json``; the goals (2 cores) are recorded next to the numbers.
 """
@@ -52,7 +54,7 @@ DIM = 384
 K = 5
 DEPTH = 50
 SINGLE = 200  # queries timed one call at a time
-PRUNING = (0.5, 1.0, 2.0, 4.0)  # index.bm25_max_score_error values measured besides the default
+CANDIDATES = (300, 1000, 3000)  # index.bm25_candidates values measured, each in two passes at any size
 GOALS = {"recall_at_5": 0.95, "hybrid_qps": 200.0, "peak_rss_mb": 4096.0, "build_seconds": 600.0}
 STEMS = ("How does", "What happens when", "Why does", "Where can I find", "What is needed for", "How many")
 
@@ -174,6 +176,7 @@ def child_build(args: argparse.Namespace) -> dict:
         "timing": manifest["timing"],
         "dense": manifest["dense"]["tables"]["pre"],
         "params": {k: v for k, v in manifest["params"].items() if k.startswith(("dense_", "bm25_")) or k in ("fusion_depth", "rrf_k")},
+        "bm25_frequent_terms": len(manifest["bm25"]["frequent"]["terms"]),
         "rss_after_inputs_mb": rss_inputs,
         "peak_rss_mb": _peak_rss_mb(),
     }
@@ -224,26 +227,27 @@ def child_query(args: argparse.Namespace) -> dict:
     out["dense_qps_cold"], _ = timed(lambda: retriever.search_many(texts, "dense", DEPTH), len(texts))
     out["dense_qps"], dense = timed(lambda: retriever.search_many(texts, "dense", DEPTH), len(texts))
     out["bm25_qps"], bm25_default = timed(lambda: retriever.search_many(texts, "bm25", DEPTH), len(texts))
-    # Tantivy's block-max WAND would make a shallow search cheaper than a deep one; the binding's
-    # search never reaches it, so the depth barely changes the time.
-    out["bm25_qps_by_depth"] = {str(d): timed(lambda: retriever.bm25_rows(texts[:SINGLE], d), SINGLE)[0] for d in (1, 1000)}
     out["hybrid_qps"], hybrid = timed(lambda: retriever.search_many(texts, "hybrid", K), len(texts))
     out["dense_qps_single"], _ = timed(lambda: [retriever.search(t, "dense", DEPTH) for t in texts[:SINGLE]], SINGLE)
     out["hybrid_qps_single"], _ = timed(lambda: [retriever.search(t, "hybrid", K) for t in texts[:SINGLE]], SINGLE)
     out["peak_rss_mb"] = _peak_rss_mb()
     default = retriever.params
+    # The exact reference: BM25 over every query term at once, fused with the exact dense lists.
+    retriever.params = replace(default, bm25_exact_max_rows=max(default.bm25_exact_max_rows, retriever.size("pre")))
+    out["bm25_full_qps"], bm25_full = timed(lambda: retriever.search_many(texts, "bm25", DEPTH), len(texts))
+    # Tantivy's block-max WAND would make a shallow search cheaper than a deep one; the binding's
+    # search never reaches it, so the depth barely changes the time of the search over every term.
+    out["bm25_qps_by_depth"] = {str(d): timed(lambda: retriever.bm25_rows(texts[:SINGLE], d), SINGLE)[0] for d in (1, 1000)}
+    retriever.params = default
 
     ids = retriever.ids("pre")
     exact_ids = [[ids[r] for r in e] for e in exact]
     ann = [[h.chunk_id for h in hits] for hits in dense]
     out["recall_at_5"], out["recall_at_50"] = _overlap(ann, exact_ids, 5), _overlap(ann, exact_ids, DEPTH)
-    # The exact reference: exact BM25 (every query term; the default run's own lists when the
-    # default is exact) fused with the exact dense lists.
-    if default.bm25_max_score_error == 0:
-        lexical = [[h.chunk_id for h in hits] for hits in bm25_default]
-    else:
-        retriever.params = replace(default, bm25_max_score_error=0.0)
-        lexical = [[ids[r] for r in rows] for rows, _ in retriever.bm25_rows(texts, DEPTH)]
+    lexical = [[h.chunk_id for h in hits] for hits in bm25_full]
+    got_bm25 = [[h.chunk_id for h in hits] for hits in bm25_default]
+    out["bm25_top5_overlap_vs_exact"] = _overlap(got_bm25, lexical, K)
+    out["bm25_top50_overlap_vs_exact"] = _overlap(got_bm25, lexical, DEPTH)
     exact_hybrid = [
         [h.chunk_id for h in rrf({"bm25": b, "dense": e}, k=default.rrf_k, limit=K)]
         for b, e in zip(lexical, exact_ids)
@@ -257,19 +261,19 @@ def child_query(args: argparse.Namespace) -> dict:
         "hybrid": float(np.mean([w in g for w, g in zip(want, got)])),
         "hybrid_exact": float(np.mean([w in g for w, g in zip(want, exact_hybrid)])),
     }
-    # BM25 query pruning (index.bm25_max_score_error): speed against fidelity to exact BM25.
-    out["bm25_pruning"] = []
-    for budget in PRUNING:
-        retriever.params = replace(default, bm25_max_score_error=budget)
+    # Two-pass BM25 at each pool size (index.bm25_candidates), at any corpus size: speed against fidelity.
+    out["bm25_two_pass"] = []
+    for pool in CANDIDATES:
+        retriever.params = replace(default, bm25_exact_max_rows=0, bm25_candidates=pool)
         bm25_qps, bm25_hits = timed(lambda: retriever.search_many(texts, "bm25", DEPTH), len(texts))
         hybrid_qps, hybrid_hits = timed(lambda: retriever.search_many(texts, "hybrid", K), len(texts))
-        pruned = [[h.chunk_id for h in hits] for hits in bm25_hits]
-        out["bm25_pruning"].append({
-            "bm25_max_score_error": budget,
+        pooled = [[h.chunk_id for h in hits] for hits in bm25_hits]
+        out["bm25_two_pass"].append({
+            "bm25_candidates": pool,
             "bm25_qps": bm25_qps,
             "hybrid_qps": hybrid_qps,
-            "bm25_top5_overlap_vs_exact": _overlap(pruned, lexical, K),
-            "bm25_top50_overlap_vs_exact": _overlap(pruned, lexical, DEPTH),
+            "bm25_top5_overlap_vs_exact": _overlap(pooled, lexical, K),
+            "bm25_top50_overlap_vs_exact": _overlap(pooled, lexical, DEPTH),
             "hybrid_top5_overlap_vs_exact": _overlap([[h.chunk_id for h in hits] for hits in hybrid_hits], exact_hybrid, K),
         })
     retriever.params = default
@@ -317,6 +321,7 @@ def main() -> int:
         "k": K,
         "depth": DEPTH,
         "dense_index": build["dense"],
+        "bm25_frequent_terms": build["bm25_frequent_terms"],
         "params": build["params"],
         "build_seconds": build["build_seconds"],
         "build_cpu_seconds": build["build_cpu_seconds"],
@@ -326,9 +331,10 @@ def main() -> int:
         "query_peak_rss_mb": query["peak_rss_mb"],
         "exact_reference_peak_rss_mb": results["exact"]["peak_rss_mb"],
         **{key: query[key] for key in (
-            "dense_qps", "dense_qps_cold", "bm25_qps", "bm25_qps_by_depth", "hybrid_qps", "dense_qps_single",
-            "hybrid_qps_single", "recall_at_5", "recall_at_50", "hybrid_top5_overlap_vs_exact", "hit_at_5",
-            "open_seconds", "first_query_seconds", "bm25_pruning")},
+            "dense_qps", "dense_qps_cold", "bm25_qps", "bm25_full_qps", "bm25_qps_by_depth", "hybrid_qps",
+            "dense_qps_single", "hybrid_qps_single", "recall_at_5", "recall_at_50", "bm25_top5_overlap_vs_exact",
+            "bm25_top50_overlap_vs_exact", "hybrid_top5_overlap_vs_exact", "hit_at_5", "open_seconds",
+            "first_query_seconds", "bm25_two_pass")},
         "goals": GOALS,
         "command": "python benchmarks/bench_retrieval_scale.py " + " ".join(sys.argv[1:]),
     }

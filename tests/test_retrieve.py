@@ -146,55 +146,146 @@ class TestBm25:
             pipelines.bm25(retriever, ["horse"], k)  # type: ignore[arg-type]
 
 
-class TestBm25Pruning:
-    """index.bm25_max_score_error: the most frequent query terms left out within a score budget."""
+def zipf_chunks(n: int = 300, seed: int = 5) -> pl.DataFrame:
+    """C_pre chunks of seeded Zipf-distributed words: a few in most chunks, most in few."""
+    rng = np.random.default_rng(seed)
+    words = np.array([f"w{i:03d}x" for i in range(400)])
+    probs = 1.0 / np.arange(1, len(words) + 1)
+    rows = []
+    for i in range(n):
+        body = " ".join(rng.choice(words, size=int(rng.integers(15, 40)), p=probs / probs.sum()))
+        rows.append((f"Z{i:03d}#0", f"Page {i}", body, "pre"))
+    return make_chunks(rows + [("Post#0", "Post", "w001x w002x", "post")])
 
-    DF = {"the": 90, "horse": 40, "copper": 5, "quokkaberry": 1, "zyzzyva": 0}
 
-    def test_max_contribution(self) -> None:
-        """count x idf x (k1 + 1), with Tantivy's idf."""
-        assert bm25.max_contribution(2, 5, 100) == pytest.approx(2 * math.log(1 + 95.5 / 5.5) * 2.2)
+@pytest.fixture(scope="module")
+def zipf(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """An index of :func:`zipf_chunks`, frequent terms those in a fifth of the chunks."""
+    return build_index(tmp_path_factory.mktemp("zipf") / "ix", zipf_chunks(), bm25_frequent_share=0.2)
 
-    def test_budget_zero_keeps_every_found_term(self) -> None:
-        """Budget 0 drops only the term no chunk holds (it adds nothing to any score)."""
-        counts = {t: 1 for t in self.DF}
-        assert bm25.prune_terms(counts, self.DF.__getitem__, 100, 0.0) == {"the": 1, "horse": 1, "copper": 1, "quokkaberry": 1}
 
-    def test_drops_most_frequent_within_budget(self) -> None:
-        """Terms go most frequent first while their summed bounds fit the budget."""
-        counts = {t: 1 for t in self.DF}
-        the = bm25.max_contribution(1, 90, 100)
-        horse = bm25.max_contribution(1, 40, 100)
-        assert bm25.prune_terms(counts, self.DF.__getitem__, 100, the) == {"horse": 1, "copper": 1, "quokkaberry": 1}
-        assert bm25.prune_terms(counts, self.DF.__getitem__, 100, the + horse) == {"copper": 1, "quokkaberry": 1}
-        assert bm25.prune_terms({"the": 3, "copper": 1}, self.DF.__getitem__, 100, the * 2) == {"the": 3, "copper": 1}
+class TestBm25TwoPass:
+    """Above index.bm25_exact_max_rows: the rarer terms' best candidates, frequent terms' stored scores added."""
 
-    def test_rarest_always_kept(self) -> None:
-        """However large the budget, the rarest term found in a chunk stays."""
-        assert bm25.prune_terms({t: 1 for t in self.DF}, self.DF.__getitem__, 100, 1e9) == {"quokkaberry": 1}
+    QUERIES = ["w000x w001x w002x w007x w019x w050x", "w003x w003x w000x w031x w120x", "w005x w010x w040x w000x w002x"]
 
-    def test_negative_budget_refused(self) -> None:
-        """A negative budget names its field."""
-        from retrieval_data import make_params
-
-        with pytest.raises(ValueError, match="bm25_max_score_error must be >= 0"):
-            bm25.check_bm25_params(make_params(bm25_max_score_error=-1.0))
-
-    def test_scores_within_budget(self, folder: Path) -> None:
-        """Each pruned hit's score is at most the budget below its exact score; the budget lifts
-        the most frequent term out of the query."""
+    def open(self, folder: Path, **params: object) -> Retriever:
         from dataclasses import replace
 
-        exact = Retriever.open(folder, embedder=HashEmbedder(DIM))
-        query = "the copper horse armor"
-        terms = {t: 1 for t in bm25.bm25_analyzer("en_stem").analyze(query)}
-        frequent = max(terms, key=exact.doc_freq)
-        budget = bm25.max_contribution(1, exact.doc_freq(frequent), exact.size("pre"))
-        pruned = Retriever.open(folder, embedder=HashEmbedder(DIM), params=replace(exact.params, bm25_max_score_error=budget))
-        truth = {h.chunk_id: h.score for h in pipelines.bm25(exact, [query], 100)[0]}
-        hits = pipelines.bm25(pruned, [query], 100)[0]
-        assert hits and all(truth[h.chunk_id] - budget <= h.score <= truth[h.chunk_id] + 1e-5 for h in hits)
-        assert len(hits) < len(truth)  # chunks holding only the dropped term are no longer matched
+        base = Retriever.open(folder, embedder=HashEmbedder(DIM))
+        return Retriever.open(folder, embedder=HashEmbedder(DIM), params=replace(base.params, **params))
+
+    def test_build_stores_each_frequent_terms_scores(self, zipf: Path) -> None:
+        """The frequent terms are those in at least the share of chunks; each stored row is the
+        score Tantivy gives every chunk for that term alone (0 where it is absent)."""
+        retriever = self.open(zipf)
+        entry = retriever.manifest["bm25"]["frequent"]
+        stored = np.load(zipf / entry["file"])
+        n = retriever.size("pre")
+        every = retriever._searcher.terms_with_prefix("text", "")
+        assert set(entry["terms"]) == {t for t, d in every if d >= 0.2 * n} and 3 <= len(entry["terms"]) < len(every) / 10
+        assert entry["doc_freqs"] == sorted(entry["doc_freqs"], reverse=True) and stored.shape == (len(entry["terms"]), n)
+        ids = retriever.ids("pre")
+        for row, token in enumerate(entry["terms"]):
+            hits = pipelines.bm25(retriever, [token], n)[0]
+            want = np.zeros(n, dtype=np.float32)
+            want[[ids.index(h.chunk_id) for h in hits]] = [h.score for h in hits]
+            assert np.array_equal(stored[row], want), token
+            assert np.count_nonzero(stored[row]) == entry["doc_freqs"][row]
+
+    def test_ranks_the_rarer_terms_matches_by_full_score(self, zipf: Path) -> None:
+        """With a pool as large as the rarer terms' matches the two passes return exactly those
+        chunks' best by full BM25 score (up to float32 rounding): a chunk holding only frequent
+        terms is never a candidate."""
+        full = self.open(zipf)
+        order = {cid: i for i, cid in enumerate(full.ids("pre"))}
+        for query in self.QUERIES:
+            truth = {h.chunk_id: h.score for h in pipelines.bm25(full, [query], 10_000)[0]}
+            counts = full.bm25_counts(query)
+            rare = " ".join(t for t, c in counts.items() if t not in full._frequent.rows for _ in range(c))
+            matched = ids(pipelines.bm25(full, [rare], 10_000)[0])
+            assert rare and len(matched) >= 20 and len(truth) > len(matched), query
+            want = sorted(matched, key=lambda c: (-truth[c], order[c]))[:20]
+            two = self.open(zipf, bm25_exact_max_rows=0, bm25_candidates=len(matched))
+            got = pipelines.bm25(two, [query], 20)[0]
+            assert ids(got) == want, query
+            assert [h.score for h in got] == pytest.approx([truth[c] for c in want], rel=1e-5)
+
+    def test_small_pool_scores_are_full_scores(self, zipf: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+        """A smaller pool takes the two-pass path, and every hit still carries its chunk's full BM25
+        score, best first; most of the full search's top 5 survive."""
+        from declinecraft.retrieval import retrieve
+
+        taken: list[bool] = []
+
+        def spy(*args: object, **kwargs: object) -> object:
+            found = bm25.search_two_pass(*args, **kwargs)  # type: ignore[arg-type]
+            taken.append(found is not None)
+            return found
+
+        monkeypatch.setattr(retrieve, "search_two_pass", spy)
+        full, two = self.open(zipf), self.open(zipf, bm25_exact_max_rows=0, bm25_candidates=20)
+        overlap = []
+        for query in self.QUERIES:
+            truth = {h.chunk_id: h.score for h in pipelines.bm25(full, [query], 10_000)[0]}
+            got = pipelines.bm25(two, [query], 10)[0]
+            assert len(got) == 10 and [h.score for h in got] == sorted((h.score for h in got), reverse=True)
+            assert all(h.score == pytest.approx(truth[h.chunk_id], rel=1e-5) for h in got)
+            best = sorted(truth, key=lambda c: -truth[c])[:5]
+            overlap.append(len(set(best) & set(ids(got)[:5])) / 5)
+        assert taken == [True] * len(self.QUERIES) and np.mean(overlap) >= 0.6
+
+    def test_falls_back_to_the_full_search(self, zipf: Path) -> None:
+        """Only frequent terms, a depth above the pool, or rarer terms matching fewer chunks than the
+        pool: the search covers every term, as below the threshold."""
+        full, two = self.open(zipf), self.open(zipf, bm25_exact_max_rows=0, bm25_candidates=30)
+        frequent = " ".join(full.manifest["bm25"]["frequent"]["terms"][:2])
+        for query, k in ((frequent, 10), (self.QUERIES[0], 40), ("w000x w399x", 10)):
+            assert ids(pipelines.bm25(two, [query], k)[0]) == ids(pipelines.bm25(full, [query], k)[0]), query
+
+    def test_frequent_terms_past_the_first_look_up(self) -> None:
+        """More frequent terms than the first dictionary look-up returns: it asks for more, and
+        stops at the first term below the share."""
+
+        class Dictionary:
+            num_docs = 1000
+            calls: list[int] = []
+
+            def terms_with_prefix(self, field: str, prefix: str, limit: int) -> list[tuple[str, int]]:
+                self.calls.append(limit)
+                every = [(f"t{i:03d}", 900 - 2 * i) for i in range(400)]
+                return every[:limit]
+
+        searcher = Dictionary()
+        found = bm25.frequent_terms(searcher, 0.5)  # type: ignore[arg-type]
+        assert [d for _, d in found] == [900 - 2 * i for i in range(201)] and searcher.calls == [64, 256]
+
+    def test_index_without_stored_scores(self, folder: Path) -> None:
+        """An index built before the scores were stored (no manifest entry) searches every term."""
+        empty = bm25.FrequentScores.load(folder, None, N_PRE)
+        assert dict(empty.rows) == {}
+        assert bm25.search_two_pass(None, None, {"horse": 1}, empty, 5, 10) is None  # type: ignore[arg-type]
+
+    def test_stored_scores_must_match_the_manifest(self, zipf: Path, tmp_path: Path) -> None:
+        """A scores file that does not hold the listed terms is refused, naming the file."""
+        entry = Retriever.open(zipf, embedder=HashEmbedder(DIM)).manifest["bm25"]["frequent"]
+        np.save(tmp_path / entry["file"], np.zeros((2, 3), dtype=np.float32))
+        assert bm25.FrequentScores.load(tmp_path, {**entry, "terms": ["a", "b"]}, 3).rows == {"a": 0, "b": 1}
+        for terms, chunks in ((["a"], 3), (["a", "b"], 4)):
+            with pytest.raises(RuntimeError, match="bm25_frequent.npy"):
+                bm25.FrequentScores.load(tmp_path, {**entry, "terms": terms}, chunks)
+
+    @pytest.mark.parametrize(
+        ("field", "value", "message"),
+        [("bm25_frequent_share", 0.0, "bm25_frequent_share must be in"), ("bm25_frequent_share", 1.5, "bm25_frequent_share must be in"),
+         ("bm25_candidates", 0, "bm25_candidates must be >= 1"), ("bm25_exact_max_rows", -1, "bm25_exact_max_rows must be >= 0")],
+    )
+    def test_bad_settings_refused(self, field: str, value: object, message: str) -> None:
+        """Each refusal names its field."""
+        from retrieval_data import make_params
+
+        with pytest.raises(ValueError, match=message):
+            bm25.check_bm25_params(make_params(**{field: value}))
 
 
 class TestDense:

@@ -8,6 +8,8 @@ Layout under ``outputs/<run>/02_index/``::
         lancedb/chunks_pre.lance    C_pre chunks: metadata, text, vector, and their dense index
         lancedb/chunks_post.lance   the same for C_post (question generation only)
         tantivy/                BM25 over C_pre only (evaluated systems never see C_post)
+        bm25_frequent.npy       each frequent term's BM25 score in every C_pre chunk (two-pass BM25,
+                                see :mod:`declinecraft.retrieval.bm25`)
 
 With ``IndexParams.lancedb_uri`` set, the two tables live there instead (a local folder or object
 storage such as ``s3://bucket/prefix``), named ``chunks_<corpus>_<version>``; the manifest records
@@ -45,14 +47,14 @@ from declinecraft.core import config
 from declinecraft.core import paths
 from declinecraft.core.artifacts import CHUNK_COLUMNS, CORPORA, validate_chunks
 from declinecraft.core.config import IndexParams
-from declinecraft.retrieval.bm25 import TANTIVY_B, TANTIVY_K1, bm25_analyzer, check_bm25_params
+from declinecraft.retrieval.bm25 import TANTIVY_B, TANTIVY_K1, bm25_analyzer, check_bm25_params, write_frequent
 from declinecraft.retrieval.dense import DenseTable, check_dense_params, dense_index, dense_uri, dense_write
 
 if TYPE_CHECKING:
     from declinecraft.retrieval.embedder import Embedder
 
 #: Bump when the on-disk layout changes: every index gets a new version.
-INDEX_FORMAT = 2
+INDEX_FORMAT = 3
 TABLE = "chunks"
 MANIFEST = "manifest.json"
 
@@ -140,7 +142,7 @@ def open_bm25(folder: str | os.PathLike[str], analyzer: str) -> tantivy.Index:
     return index
 
 
-def _build_bm25(folder: Path, texts: pl.Series, analyzer: str) -> int:
+def _build_bm25(folder: Path, texts: pl.Series, analyzer: str) -> tantivy.Index:
     folder.mkdir(parents=True)
     index = tantivy.Index(_bm25_schema(analyzer), path=str(folder), reuse=False)
     index.register_tokenizer(analyzer, bm25_analyzer(analyzer))
@@ -154,7 +156,7 @@ def _build_bm25(folder: Path, texts: pl.Series, analyzer: str) -> int:
     writer.commit()
     writer.wait_merging_threads()
     index.reload()
-    return index.searcher().num_docs
+    return index
 
 
 def build(
@@ -226,10 +228,12 @@ def build(
 
         started = time.perf_counter()
         pre_texts = frame.filter(pl.col("corpus") == "pre")["text"]
-        bm25_docs = _build_bm25(tmp / "tantivy", pre_texts, params.bm25_analyzer)
-        timing["bm25_seconds"] = time.perf_counter() - started
+        bm25 = _build_bm25(tmp / "tantivy", pre_texts, params.bm25_analyzer)
+        bm25_docs = bm25.searcher().num_docs
         if bm25_docs != n_pre:
             raise RuntimeError(f"Tantivy indexed {bm25_docs} documents, expected {n_pre} C_pre chunks")
+        frequent = write_frequent(bm25, tmp, params.bm25_frequent_share)
+        timing["bm25_seconds"] = time.perf_counter() - started
 
         manifest = {
             "format": INDEX_FORMAT,
@@ -254,6 +258,9 @@ def build(
                 "b": TANTIVY_B,
                 "analyzer": params.bm25_analyzer,
                 "corpus": "pre",
+                "search": "every query term at once up to index.bm25_exact_max_rows chunks, else two passes "
+                "(index.bm25_candidates chunks by the rarer terms, the frequent terms' stored scores added)",
+                "frequent": frequent,
             },
             "dense": {
                 "engine": f"lancedb {lancedb.__version__}",

@@ -4,8 +4,9 @@ Six pipelines, one function each, all batched (a list of queries in, one ranked 
 :class:`Hit` per query out):
 
 ==========================  ================================================================
-``bm25``                    Tantivy BM25 over C_pre (k1=1.2, b=0.75: see ``index``); exact
-                            unless ``bm25_max_score_error`` prunes frequent query terms
+``bm25``                    Tantivy BM25 over C_pre (k1=1.2, b=0.75: see ``index``), every
+                            query term at once up to ``bm25_exact_max_rows`` chunks, in two
+                            passes above (see ``bm25``)
 ``dense``                   cosine similarity over C_pre (or C_post, for question generation
                             only), searched by LanceDB: exact up to ``dense_flat_max_rows``
                             chunks, through its ANN index above (see ``dense``)
@@ -42,7 +43,6 @@ from typing import Any
 
 import numpy as np
 import polars as pl
-import tantivy
 from numpy.typing import NDArray
 
 from declinecraft.retrieval import index as index_mod
@@ -52,7 +52,7 @@ from declinecraft.retrieval.embed import load_embedder
 from declinecraft.retrieval.embedder import Embedder
 from declinecraft.retrieval.rerank import Reranker, load_reranker
 
-from declinecraft.retrieval.bm25 import bm25_analyzer, prune_terms
+from declinecraft.retrieval.bm25 import FrequentScores, Rows, bm25_analyzer, search_rows, search_two_pass, text_query
 from declinecraft.retrieval.fusion import Hit
 from declinecraft.retrieval.pipelines import FUNCTIONS, PIPELINES, Corpus, Pipeline, Rewrite, dense
 
@@ -85,7 +85,7 @@ class Retriever:
                 Must be the model the index was built with (same name and dimension).
             reranker: the cross-encoder; default: ``params.reranker``, loaded on first rerank.
             rewrite: the query rewriter for the ``+rewrite`` pipelines (batch in, batch out).
-            params: retrieval params (rrf_k, fusion_depth, rerank_pool, bm25_max_score_error, the
+            params: retrieval params (rrf_k, fusion_depth, rerank_pool, the BM25 search settings, the
                 ANN search settings dense_nprobes / dense_ef / dense_refine_factor); default: the
                 index's.
             cache_dir: where model caches live; default: the project's shared cache.
@@ -127,7 +127,7 @@ class Retriever:
         self._searcher = self._bm25.searcher()
         self._schema = self._bm25.schema
         self._analyzer = bm25_analyzer(analyzer)
-        self._doc_freqs: dict[str, int] = {}
+        self._frequent = FrequentScores.load(self.folder, self.manifest["bm25"].get("frequent"), counts["pre"])
         if self._searcher.num_docs != counts["pre"]:
             raise RuntimeError(
                 f"{self.folder}: Tantivy holds {self._searcher.num_docs} documents, manifest says {counts['pre']}"
@@ -227,44 +227,31 @@ class Retriever:
 
     # -- components (rows of one corpus, best first) --
 
-    def doc_freq(self, token: str) -> int:
-        """Return the number of C_pre chunks that hold an (analyzed) token, remembered per token."""
-        if token not in self._doc_freqs:
-            self._doc_freqs[token] = int(self._searcher.doc_freq("text", token))
-        return self._doc_freqs[token]
-
-    def bm25_query(self, query: str) -> tantivy.Query | None:
-        """Build the BM25 query of one text from our own tokens (``None`` when it has no token).
-
-        With ``bm25_max_score_error`` above 0 the most frequent terms are left out within that
-        score budget (:func:`~declinecraft.retrieval.bm25.prune_terms`).
-        """
+    def bm25_counts(self, query: str) -> dict[str, int]:
+        """Return a query's analyzed tokens and how often each occurs (empty when it has none)."""
         counts: dict[str, int] = {}
         for token in self._analyzer.analyze(query):
             counts[token] = counts.get(token, 0) + 1
-        if counts and self.params.bm25_max_score_error > 0:
-            counts = prune_terms(counts, self.doc_freq, self._searcher.num_docs, self.params.bm25_max_score_error)
+        return counts
+
+    def _bm25_one(self, query: str, depth: int) -> Rows:
+        counts = self.bm25_counts(query)
         if not counts:
-            return None
-        clauses = []
-        for token, count in counts.items():
-            term = tantivy.Query.term_query(self._schema, "text", token, index_option="freq")
-            # A token said twice counts twice, as in classic BM25 (and rank_bm25).
-            clauses.append((tantivy.Occur.Should, term if count == 1 else tantivy.Query.boost_query(term, float(count))))
-        return tantivy.Query.boolean_query(clauses)
-
-    def _bm25_one(self, query: str, depth: int) -> tuple[NDArray[np.int64], NDArray[np.float32]]:
-        q = self.bm25_query(query)
-        hits = self._searcher.search(q, limit=depth, count=False).hits if q is not None else []
-        if not hits:
             return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.float32)
-        rows = self._searcher.fast_field_values("row", [address for _, address in hits])
-        return np.asarray(rows, dtype=np.int64), np.asarray([s for s, _ in hits], dtype=np.float32)
+        if self.size("pre") > self.params.bm25_exact_max_rows:
+            found = search_two_pass(
+                self._searcher, self._schema, counts, self._frequent, depth, self.params.bm25_candidates
+            )
+            if found is not None:
+                return found
+        return search_rows(self._searcher, text_query(self._schema, counts), depth)
 
-    def bm25_rows(self, queries: Sequence[str], depth: int) -> list[tuple[NDArray[np.int64], NDArray[np.float32]]]:
+    def bm25_rows(self, queries: Sequence[str], depth: int) -> list[Rows]:
         """Return (C_pre rows, BM25 scores), best first, at most ``depth`` per query.
 
-        A batch runs on a few threads (Tantivy releases the GIL while it searches), in order.
+        Above ``bm25_exact_max_rows`` chunks each query is searched in two passes where it can be
+        (:func:`~declinecraft.retrieval.bm25.search_two_pass`). A batch runs on a few threads
+        (Tantivy releases the GIL while it searches), in order.
         """
         if len(queries) < 8:
             return [self._bm25_one(q, depth) for q in queries]
