@@ -85,10 +85,14 @@ def fleiss_kappa(ratings_matrix: ArrayLike) -> float:
     if bad.size or raters[0] < 2 or np.any(m < 0):
         row = int(bad[0]) if bad.size else 0
         raise ValueError(f"every item needs the same count (>= 2) of ratings; item {row} differs")
-    n = raters[0]
-    p_cat = m.sum(axis=0) / m.sum()
-    p_item = ((m * m).sum(axis=1) - n) / (n * (n - 1.0))
-    p_e = float(p_cat @ p_cat)
-    if p_e >= 1.0:
+    # kappa = (P_bar - P_e) / (1 - P_e) over a common denominator: with T ratings in all,
+    # P_bar = (S - T) / (T (n - 1)) for S the sum of squared counts and P_e = C / T^2 for C the sum
+    # of squared category totals. With integer counts every sum below is an exact integer in float64,
+    # so a kappa of exactly 0 is 0 on every machine, whatever order numpy sums in.
+    n = float(raters[0])
+    total = float(m.sum())
+    squares = float((m * m).sum())
+    categories = float((m.sum(axis=0) ** 2).sum())
+    if categories >= total * total:
         return float("nan")
-    return float((p_item.mean() - p_e) / (1.0 - p_e))
+    return ((squares - total) * total - (n - 1.0) * categories) / ((n - 1.0) * (total * total - categories))

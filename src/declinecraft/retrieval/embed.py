@@ -295,9 +295,12 @@ class LlamaCppEmbedder(_PromptedEmbedder):
 
     def _encode(self, texts: list[str], desc: str) -> NDArray[np.float32]:
         out = np.zeros((len(texts), self.dim), dtype=np.float32)
+        # One text per decode: llama.cpp's kernels give a sequence slightly different numbers when
+        # other sequences share its batch (up to 3e-3 per component on an AMD EPYC), and a chunk's
+        # vector must not depend on its neighbours.
         for batch in _batches(len(texts), self.batch_size, progress=self.progress, desc=desc):
-            rows = self._model.embed([texts[i] + self._eos for i in batch], normalize=False, truncate=True)
-            out[batch.start : batch.stop] = np.asarray(rows, dtype=np.float32)
+            for i in batch:
+                out[i] = np.asarray(self._model.embed(texts[i] + self._eos, normalize=False, truncate=True), dtype=np.float32)
         return normalise(out)
 
 
