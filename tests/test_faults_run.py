@@ -29,6 +29,7 @@ import polars as pl
 import pytest
 
 import fake_openai
+from declinecraft.core import system_packages
 from declinecraft.llm import serve
 from support import faults
 from support.keys import planted_key
@@ -232,9 +233,11 @@ def test_secrets_never_written(reference, fake: fake_openai.FakeServer) -> None:
     assert scanned > 50 and leaks == [] and PLANTED not in ref["log"]
 
 
+TEX_MISSING = system_packages.absent(system_packages.TEX)
 TITLES = ("Cake & Pie_50% #1 {$~^} \\ Größe", "Ghastling_Ä & {Ø} 100% #2 $~^\\ Ñandú")
 
 
+@pytest.mark.skipif(bool(TEX_MISSING), reason=f"the PDF needs TeX: {TEX_MISSING} (make setup installs it)")
 def test_special_titles_reach_explorer_and_pdf(reference, tmp_path: Path) -> None:
     """Titles with & _ # % $ ~ ^ { } \\ and non-ASCII letters: exact in chunks and benchmark, escaped
     in the explorer page, and both the run's PDF and a page of the escaped titles build."""

@@ -126,3 +126,20 @@ class TestMain:
     def test_usage(self, capsys: pytest.CaptureFixture[str]) -> None:
         """An unknown command prints the usage and returns 2."""
         assert sp.main(["nope"]) == 2 and "usage" in capsys.readouterr().err
+
+
+class TestWriteState:
+    def test_rewritten_only_when_changed(self, tmp_path: Path) -> None:
+        """One file per part: 'present' or what is missing, rewritten only when that changes."""
+        folder = tmp_path / "system"
+        first = sp.write_state(folder, **probes(commands={"latexmk"}))
+        assert (folder / "paper-pdf.txt").read_text() == "latexmk missing\n"
+        assert (folder / "html-report-test.txt").read_text() == "present\n" and len(first) == len(sp.NEEDS)
+        assert sp.write_state(folder, **probes(commands={"latexmk"})) == []
+        assert sp.write_state(folder, **EVERYTHING) == [folder / "paper-pdf.txt"]
+        assert (folder / "paper-pdf.txt").read_text() == "present\n"
+
+    def test_paper_stage_depends_on_it(self, root: Path) -> None:
+        """The Makefile makes the paper stage's notebook depend on the TeX part's state file."""
+        makefile = (root / "Makefile").read_text()
+        assert f"NEEDS_08_paper := .make/system/{sp.slug(sp.TEX)}.txt" in makefile

@@ -167,15 +167,44 @@ def summary(run: str, root: Path, **probes: Callable) -> str:
     return ("not built: " + "; ".join(parts)) if parts else f"built: every figure, table and the PDF of run '{run}'"
 
 
+def slug(need: Need) -> str:
+    """A file name for ``need`` ("paper PDF" -> "paper-pdf")."""
+    return "-".join("".join(c if c.isalnum() else " " for c in need.what.lower()).split())
+
+
+def write_state(folder: Path, needs: Sequence[Need] = NEEDS, **probes: Callable) -> list[Path]:
+    """Write ``<folder>/<slug>.txt`` per need ("present" or what is missing), each only when it changed.
+
+    A stage that a missing part kept from building (the paper stage without TeX) has its need's
+    file as a Make prerequisite, so installing the part reruns it: what was not built is part of
+    the stage's state. Returns the files rewritten.
+    """
+    folder.mkdir(parents=True, exist_ok=True)
+    changed = []
+    for need in needs:
+        path = folder / f"{slug(need)}.txt"
+        text = (absent(need, **probes) or "present") + "\n"
+        if not path.is_file() or path.read_text(encoding="utf-8") != text:
+            tmp = path.with_suffix(".tmp")
+            tmp.write_text(text, encoding="utf-8")
+            os.replace(tmp, path)
+            changed.append(path)
+    return changed
+
+
 def main(argv: Sequence[str] | None = None) -> int:
-    """``install [--dry-run]`` or ``summary RUN``."""
+    """``install [--dry-run]``, ``summary RUN`` or ``state FOLDER``."""
     args = list(sys.argv[1:] if argv is None else argv)
+    if args[:1] == ["state"] and len(args) == 2:
+        write_state(Path(args[1]))
+        return 0
     if args[:1] == ["install"]:
         return install(dry_run="--dry-run" in args)
     if args[:1] == ["summary"] and len(args) == 2:
         print(summary(args[1], Path.cwd()))
         return 0
-    print("usage: python -m declinecraft.core.system_packages install [--dry-run] | summary RUN", file=sys.stderr)
+    usage = "install [--dry-run] | summary RUN | state FOLDER"
+    print(f"usage: python -m declinecraft.core.system_packages {usage}", file=sys.stderr)
     return 2
 
 

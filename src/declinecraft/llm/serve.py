@@ -34,6 +34,7 @@ from pathlib import Path
 import httpx
 
 from declinecraft.core import paths
+from declinecraft.core.process_exit import exit_description, log_tail
 from declinecraft.core.registry import ModelSpec
 from declinecraft.llm import parent_death
 
@@ -318,8 +319,9 @@ def start(
     deadline = time.monotonic() + startup_timeout
     while time.monotonic() < deadline:
         if process.poll() is not None:
-            tail = log_file.read_text(errors="replace")[-2000:]
-            raise ServeError(f"server for {spec.id!r} exited with {process.returncode}; log {log_file}:\n{tail}")
+            how = exit_description(process.returncode)
+            raise ServeError(f"server for {spec.id!r} {how} while starting; the end of its log {log_file}:\n"
+                             + log_tail(log_file))
         if _healthy(base_url):
             break
         time.sleep(0.25)

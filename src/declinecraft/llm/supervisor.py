@@ -15,6 +15,7 @@ import threading
 from pathlib import Path
 from typing import Any
 
+from declinecraft.core.process_exit import exit_description, log_tail
 from declinecraft.core.registry import ModelSpec
 from declinecraft.llm.transport import LLMError
 
@@ -60,7 +61,8 @@ class LocalServer:
         """Start a new server unless another caller already did since ``generation``.
 
         Raises:
-            LLMError: the server died more than ``max_restarts`` times; names model and log file.
+            LLMError: the server died more than ``max_restarts`` times; names the model, how the
+                last one ended (the signal, e.g. SIGSEGV) and quotes the end of its log.
         """
         from declinecraft.llm import serve
 
@@ -69,15 +71,23 @@ class LocalServer:
                 dead = self.servers[-1]
                 process, log_file = getattr(dead, "process", None), getattr(dead, "log_file", None)
                 code = process.poll() if process is not None else None
+                how = exit_description(code)
                 if self.restarts >= self.max_restarts:
+                    tail = log_tail(log_file)
                     raise LLMError(
-                        f"model {self.spec.id!r}: its local server died {self.restarts + 1} times (last exit "
-                        f"status {code}; {reason}); see its log {log_file}. The calls answered so far are "
-                        "cached: rerun to resume."
+                        f"model {self.spec.id!r}: its local server died {self.restarts + 1} times, the last "
+                        f"{how} ({reason}). The end of its log {log_file}:\n{tail}\nThe calls answered so far "
+                        "are cached: rerun to resume."
                     )
                 self.restarts += 1
-                log.warning("%s: local server exited with %s, restart %d of %d (log %s)", self.spec.id, code,
-                            self.restarts, self.max_restarts, log_file)  # fmt: skip
+                log.warning(
+                    "%s: local server %s, restart %d of %d (log %s)",
+                    self.spec.id,
+                    how,
+                    self.restarts,
+                    self.max_restarts,
+                    log_file,
+                )
                 dead.stop()
                 self.servers.append(serve.start(self.spec, self.cache_dir))
                 self.generation += 1

@@ -36,7 +36,7 @@ from declinecraft.analysis import results as analysis_results
 from declinecraft.core import paths
 from declinecraft.core.config import RunConfig
 from declinecraft.paper import numbers as report_numbers
-from declinecraft.paper import run_settings, wording
+from declinecraft.paper import machine, run_settings, wording
 from declinecraft.paper.claims_table import claims_tex
 from declinecraft.paper.figures import write_figures
 from declinecraft.paper.latex import escape_marked
@@ -148,6 +148,7 @@ def run(cfg: RunConfig) -> PaperResult:
     views = view_macros(cfg)
     paths.write_text_atomic(paper_dir / "view_numbers.tex", view_numbers_tex(views))
     analysis_results.write_csv(pl.DataFrame(views, schema=["macro", "value", "what"], orient="row"), stage_dir / "view_numbers.csv")
+    machine.write(cfg, paper_dir)
     pdf = build_pdf(paper_dir) if cfg.paper.build_pdf else None
     # For the last line of `make all` (declinecraft.core.system_packages.summary).
     why = "" if pdf else ("switched off (paper.build_pdf: false)" if not cfg.paper.build_pdf else "latexmk missing")

@@ -1,0 +1,135 @@
+"""Setup's smoke check of the chat models: every llama.cpp model a run names loads and answers.
+
+``python -m declinecraft.llm.smoke params/default.yaml`` (the end of ``make setup``) loads each
+GGUF chat model of the run in a process of its own and asks it one short question at temperature
+0. A model whose process dies (a native crash such as llama.cpp's AMX backend on some Xeons, an
+illegal instruction, the OOM killer) or that answers nothing stops setup with one message naming
+the model, the signal, llama.cpp's system-info line (the CPU features it was built for) and what
+to do, instead of failing half an hour later inside a stage.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+from declinecraft.core import config
+from declinecraft.core.process_exit import exit_description
+from declinecraft.core.registry import ModelSpec, load_models
+
+#: The one question each model answers.
+PROMPT = "Answer in one word: what colour is grass?"
+#: Seconds one model may take to load and answer.
+TIMEOUT_S = 600
+#: What a user does when a model fails the check.
+ADVICE = (
+    "Rebuild llama.cpp for this machine (`rm -rf .venv .make/wheels && make setup`); if it fails "
+    "again, report the CPU (`lscpu`) and .venv/llama-build.json with this message."
+)
+
+
+def local_models(params_file: str | Path) -> list[ModelSpec]:
+    """The llama.cpp models that the run of ``params_file`` names, sorted by id."""
+    cfg = config.load(params_file)
+    known = load_models(cfg.resolve(cfg.models_file))
+    ids = sorted(m for m in config.referenced_models(cfg) if m)
+    return [known[m] for m in ids if m in known and known[m].backend == "llamacpp"]
+
+
+def system_info() -> str:
+    """llama.cpp's system-info line: the CPU features the library was built to use."""
+    import llama_cpp
+
+    return llama_cpp.llama_print_system_info().decode(errors="replace").strip()
+
+
+def answer_once(spec: ModelSpec, cache_dir: Path) -> dict[str, object]:
+    """Load ``spec`` in this process and answer :data:`PROMPT` at temperature 0."""
+    import llama_cpp
+
+    from declinecraft.llm.serve import gguf_path
+
+    start = time.monotonic()
+    model = llama_cpp.Llama(
+        model_path=str(gguf_path(spec, cache_dir)),
+        n_ctx=512,
+        n_batch=64,
+        n_threads=min(2, os.cpu_count() or 1),
+        seed=0,
+        verbose=False,
+    )
+    reply = model.create_chat_completion(
+        messages=[{"role": "user", "content": PROMPT}], temperature=0.0, max_tokens=16
+    )
+    text = (reply["choices"][0]["message"].get("content") or "").strip()  # type: ignore[index]
+    return {"model": spec.id, "answer": text, "seconds": round(time.monotonic() - start, 1)}
+
+
+def child_command(params_file: str | Path, model_id: str) -> list[str]:
+    """The command that runs :func:`answer_once` for one model in a process of its own."""
+    return [sys.executable, "-m", "declinecraft.llm.smoke", "--one", str(params_file), model_id]
+
+
+def check(params_file: str | Path, *, timeout_s: float = TIMEOUT_S) -> list[str]:
+    """Run :func:`answer_once` for each model in a child process; one failure message per failed model."""
+    failures = []
+    for spec in local_models(params_file):
+        command = child_command(params_file, spec.id)
+        try:
+            done = subprocess.run(command, capture_output=True, text=True, timeout=timeout_s, check=False)
+        except subprocess.TimeoutExpired:
+            failures.append(failure(spec, f"did not answer within {timeout_s:.0f} s", ""))
+            continue
+        result = _last_json(done.stdout)
+        if done.returncode != 0:
+            failures.append(failure(spec, exit_description(done.returncode), done.stderr))
+        elif not result or not result.get("answer"):
+            failures.append(failure(spec, "answered nothing (an empty reply at temperature 0)", done.stderr))
+        else:
+            print(f"   {spec.id}: {result['answer'][:40]!r} in {result['seconds']} s", flush=True)
+    return failures
+
+
+def failure(spec: ModelSpec, what: str, stderr: str) -> str:
+    """One message: the model, what happened, llama.cpp's system info, the child's last words, advice."""
+    tail = "\n".join("    " + line for line in stderr.strip().splitlines()[-8:])
+    return (
+        f"setup's smoke check failed: model {spec.id!r} {what} while loading and answering one prompt.\n"
+        f"  llama.cpp system info: {system_info()}\n"
+        + (f"  its last output:\n{tail}\n" if tail else "")
+        + f"  What to do: {ADVICE}"
+    )
+
+
+def _last_json(stdout: str) -> dict[str, object] | None:
+    for line in reversed(stdout.strip().splitlines()):
+        try:
+            value = json.loads(line)
+        except ValueError:
+            continue
+        return value if isinstance(value, dict) else None
+    return None
+
+
+def main(argv: list[str]) -> int:
+    """``PARAMS_FILE`` checks every model; ``--one PARAMS_FILE MODEL_ID`` is one child."""
+    if argv[:1] == ["--one"] and len(argv) == 3:
+        cfg = config.load(argv[1])
+        spec = load_models(cfg.resolve(cfg.models_file))[argv[2]]
+        print(json.dumps(answer_once(spec, cfg.cache_dir)), flush=True)
+        return 0
+    if len(argv) != 1:
+        print("usage: python -m declinecraft.llm.smoke PARAMS_FILE", file=sys.stderr)
+        return 2
+    failures = check(argv[0])
+    for message in failures:
+        print(message, file=sys.stderr)
+    return 1 if failures else 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main(sys.argv[1:]))

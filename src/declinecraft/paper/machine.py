@@ -1,0 +1,122 @@
+"""The run's machine record: ``outputs/<run>/environment.json`` and the notes' ``environment.tex``.
+
+Written by the paper stage each time it runs: the environment of
+:func:`declinecraft.core.environment.record` (CPU, memory, OS, Python, packages, the llama.cpp
+build and its system-info line) plus the sha256 of every model file the run names (the GGUF chat
+models, the embedder's and the reranker's weights), and which recorded environments stored the
+run's model calls (:meth:`declinecraft.llm.cache.Cache.environment_of`, counted by the caller).
+``environment.tex`` is kept apart from ``numbers.tex`` so the numbers stay byte-identical across
+machines while the notes still say which machine produced them.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import polars as pl
+
+from declinecraft.core import environment, paths, registry
+from declinecraft.core.config import STAGES, RunConfig, referenced_models
+from declinecraft.core.model_files import package_dir
+from declinecraft.llm.cache import open_cache
+from declinecraft.llm.serve import gguf_path
+from declinecraft.paper.latex import escape
+from declinecraft.retrieval.embed import EMBEDDERS
+from declinecraft.retrieval.rerank import RERANKERS
+
+#: File endings of model weights inside an embedder's or reranker's folder.
+WEIGHT_SUFFIXES = (".onnx", ".safetensors", ".bin", ".gguf", ".pt")
+
+
+def model_files(cfg: RunConfig) -> dict[str, list[Path]]:
+    """The weight files of every model the run names, by model id (local models only)."""
+    specs = registry.load_models(cfg.resolve(cfg.models_file))
+    found: dict[str, list[Path]] = {}
+    for model in sorted(m for m in referenced_models(cfg) if m):
+        spec = specs.get(model)
+        if spec is not None and spec.backend == "llamacpp":
+            found[model] = [gguf_path(spec, cfg.cache_dir)]
+    for name, path, table in (
+        (cfg.index.embedder, cfg.index.embedder_path, EMBEDDERS),
+        (cfg.index.reranker, cfg.index.reranker_path, RERANKERS),
+    ):
+        folder: Path | None = cfg.resolve(path) if path else None
+        if folder is None and name in table and getattr(table[name], "package", None):
+            folder = package_dir(table[name].package, table[name].subdir)
+        if folder is not None and folder.is_file():
+            found[name] = [folder]
+        elif folder is not None and folder.is_dir():
+            found[name] = sorted(p for p in folder.rglob("*") if p.suffix in WEIGHT_SUFFIXES and p.is_file())
+    return found
+
+
+def call_environments(cfg: RunConfig) -> dict[str, int]:
+    """How many of the run's model calls (every ``cache_key`` in its stage files) each environment stored."""
+    keys: set[str] = set()
+    for folder in sorted({cfg.stage_dir(stage) for stage, _ in STAGES}):
+        for file in sorted(folder.glob("*.parquet")) if folder.is_dir() else []:
+            if "cache_key" in pl.read_parquet_schema(file):
+                keys.update(k for k in pl.read_parquet(file, columns=["cache_key"])["cache_key"] if k)
+    if not keys:
+        return {}
+    with open_cache(cfg.cache_dir) as store:
+        return store.environment_counts(keys)
+
+
+def build(cfg: RunConfig, call_environments: dict[str, int] | None = None) -> dict[str, Any]:
+    """The run's environment record: this machine, the model files' sha256 and the calls' machines."""
+    files = model_files(cfg)
+    hashes = environment.file_hashes([p for group in files.values() for p in group], cfg.cache_dir / "models" / "sha256.json")
+    env_id, _ = environment.current()
+    return {
+        "environment_id": env_id,
+        **environment.record(),
+        "model_files": {
+            model: [{"file": p.name, "sha256": hashes[str(p.resolve())], "bytes": p.stat().st_size} for p in group]
+            for model, group in files.items()
+        },
+        "call_environments": dict(sorted((call_environments or {}).items())),
+    }
+
+
+def essentials_tex(data: dict[str, Any]) -> str:
+    """Macros for the reproduction notes: CPU, cores, memory, OS, Python, llama.cpp build and info."""
+    build_record = data.get("llama_build") or {}
+    options = build_record.get("options") or {}
+    simd = [name.removeprefix("GGML_") for name, on in options.items() if on and name != "GGML_NATIVE"]
+    if options.get("GGML_NATIVE"):
+        simd = ["native"]
+    memory = data.get("memory_bytes")
+    calls = data.get("call_environments") or {}
+    values = {
+        "EnvCPU": data.get("cpu_model") or "unknown CPU",
+        "EnvCores": str(data.get("cores") or "?"),
+        "EnvMemory": f"{memory / 2**30:.0f}" if memory else "?",
+        "EnvOS": data.get("os") or "",
+        "EnvPython": data.get("python") or "",
+        "EnvLlamaBuild": (
+            f"llama-cpp-python {build_record.get('llama_cpp_python', '?')}, " + (", ".join(simd) or "no SIMD") + ", AMX off"
+            if build_record
+            else "not recorded (built before the build record existed)"
+        ),
+        "EnvLlamaInfo": "; ".join(
+            part.strip() for part in (data.get("llama_system_info") or "not available").split("|") if part.strip()
+        ),
+        "EnvId": data.get("environment_id", ""),
+        "EnvCallMachines": str(len(calls)),
+        "EnvModelFiles": str(sum(len(v) for v in (data.get("model_files") or {}).values())),
+    }
+    lines = ["% Generated by notebooks/08_paper.ipynb (declinecraft.paper.machine) -- do not edit."]
+    lines += [f"\\newcommand{{\\{name}}}{{{escape(value)}}}" for name, value in values.items()]
+    return "\n".join(lines) + "\n"
+
+
+def write(cfg: RunConfig, paper_dir: Path) -> Path:
+    """Write ``outputs/<run>/environment.json`` and ``<paper_dir>/environment.tex``; return the JSON's path."""
+    data = build(cfg, call_environments(cfg))
+    target = cfg.run_dir() / "environment.json"
+    paths.write_text_atomic(target, json.dumps(data, indent=2, sort_keys=True) + "\n")
+    paths.write_text_atomic(paper_dir / "environment.tex", essentials_tex(data))
+    return target
