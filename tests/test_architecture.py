@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from declinecraft.core import config, deps
+from declinecraft.core import config, deps, pipeline
 from tests.support.projects import make_project
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -121,8 +121,9 @@ def _would_run(project: Path, env: dict[str, str]) -> list[str]:
 
 @pytest.mark.slow
 def test_touching_a_module_reruns_its_stages(tmp_path: Path) -> None:
-    """With every stage built, touching a module makes exactly its stages and their downstream
-    stages out of date (Make prerequisites come from the imports, never a hand-kept list)."""
+    """With every stage built, touching a module makes exactly its stages and the stages that read
+    their outputs out of date (Make prerequisites come from the imports and the declared reads,
+    never a hand-kept list)."""
     project = make_project(tmp_path)
     env = {**os.environ, "PYTHONPATH": str(project / "src"), "MAKEFLAGS": ""}
     assert _would_run(project, env) == STAGES  # nothing built yet; also writes the params stamps
@@ -143,8 +144,9 @@ def test_touching_a_module_reruns_its_stages(tmp_path: Path) -> None:
         at = base + 1000 * (step + 1)
         path = project / "src" / "declinecraft" / module
         os.utime(path, (at, at))
-        first = min(i for i, s in enumerate(STAGES) if path in sources[s])
-        assert _would_run(project, env) == STAGES[first:], module
+        using = {block for block, stem in config.STAGES if path in sources[stem]}
+        readers = [stem for block, stem in config.STAGES if block in using or using & set(pipeline.upstream(block))]
+        assert _would_run(project, env) == readers, module
         for i, stem in enumerate(STAGES):  # rebuild in order, as a real run would
             os.utime(built / f"{stem}.ipynb", (at + 10 + i, at + 10 + i))
     assert _would_run(project, env) == []

@@ -90,6 +90,10 @@ def parse_verdict(text: str | None) -> bool | None:
     return said.pop() == "YES" if len(said) == 1 else None
 
 
+#: The App. J.1 template of each check (spelt out: the stage's Make prerequisites are found by name).
+PROMPTS = {"stated": "verify_stated", "answers": "verify_answers"}
+
+
 def verify_drafts(
     drafts: pl.DataFrame,
     *,
@@ -118,7 +122,7 @@ def verify_drafts(
     k, cap, budget = params.retrieve_k, params.context_chars, params.max_tokens
 
     def run_check(name: str, live: list[dict[str, Any]], contexts: list[str], fields: list[dict[str, str]]) -> None:
-        calls = [Call(f"verify_{name}", f | {"context": c}, budget) for f, c in zip(fields, contexts, strict=True)]
+        calls = [Call(PROMPTS[name], f | {"context": c}, budget) for f, c in zip(fields, contexts, strict=True)]
         replies = complete(calls)
         for r, reply in zip(live, replies, strict=True):
             r[f"{name}_raw"], r[f"{name}_key"] = reply.text, reply.cache_key

@@ -11,14 +11,13 @@ import re
 from collections.abc import Set
 from pathlib import Path
 
+from declinecraft.core import paths
 from declinecraft.core.config import RunConfig
 
 
 def output_dirs(cfg: RunConfig) -> tuple[Path, Path]:
     """``(figures, paper)`` folders of a run: the project's own for ``default``, else under outputs/<run>/."""
-    if cfg.run == "default":
-        return cfg.root / "figures", cfg.root / "paper"
-    return cfg.run_dir() / "figures", cfg.run_dir() / "paper"
+    return paths.paper_dirs(cfg.root, cfg.run)
 
 
 def remove_stale(folder: Path, pattern: re.Pattern[str], keep: Set[str]) -> None:

@@ -1,0 +1,367 @@
+"""The pipeline as declared data: what each stage reads, and the stamps Make decides from.
+
+Each stage declares once (:data:`SPECS`) the stages whose outputs it reads, the models it calls
+and the data files it reads; the prompt templates it renders are derived from its source (every
+prompt name that its notebook or the modules its imports reach spell out, see
+:func:`stage_prompts`), as its source files are (:mod:`declinecraft.core.deps`). From these:
+
+* ``python -m declinecraft.core.pipeline make`` prints the Make variables of the graph: the stage
+  order and each stage's upstream stages (``UP_<notebook>``). No stage chain is kept by hand.
+* :func:`write_inputs` writes ``outputs/<run>/params/<block>.inputs.json`` (the sha256 of every
+  prompt file, model entry and data file the stage uses), rewritten only when one changes: a
+  Make prerequisite of the stage, so editing a prompt reruns exactly the stages that render it,
+  editing the wiki dump reruns the corpus stage, editing one model's entry reruns the stages that
+  call that model, and what reads their outputs follows.
+* :func:`record_outputs` (after a stage's notebook succeeded) writes
+  ``outputs/<run>/params/<block>.outputs.json``: every file the stage wrote, with its size and
+  modification time. :func:`check_outputs`, run before Make decides, removes the executed
+  notebook of a stage one of whose outputs is missing or changed, so Make reruns that stage and
+  whatever reads it.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import functools
+import hashlib
+import json
+import sys
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+from pathlib import Path
+
+import yaml
+
+from declinecraft.core import deps, paths
+from declinecraft.core.config import STAGES, RunConfig, fingerprint, load
+from declinecraft.core.registry import load_models
+
+
+def _models(*getters: Callable[[RunConfig], Iterable[str]]) -> Callable[[RunConfig], set[str]]:
+    return lambda cfg: {m for get in getters for m in get(cfg) if m}
+
+
+def _answer_models(cfg: RunConfig) -> tuple[str, ...]:
+    return tuple(cfg.answer.models)
+
+
+def _all_models(cfg: RunConfig) -> set[str]:
+    from declinecraft.core.config import referenced_models
+
+    return {m for m in referenced_models(cfg) if m}
+
+
+@dataclass(frozen=True)
+class StageSpec:
+    """One stage: its params block, the stages whose outputs it reads, its models and data files."""
+
+    block: str
+    """The params block, also the stage's name (``judge``)."""
+    reads: tuple[str, ...]
+    """Blocks of the stages whose outputs it reads (their outputs are its prerequisites)."""
+    models: Callable[[RunConfig], set[str]] = lambda cfg: set()
+    """The registry ids it calls or reports on: their ``models.yaml`` entries are inputs."""
+    data: Callable[[RunConfig], list[str]] = lambda cfg: []
+    """Project-relative data files it reads (a folder counts with every file inside)."""
+
+
+SPECS: dict[str, StageSpec] = {
+    spec.block: spec
+    for spec in (
+        StageSpec(
+            "corpus", (), data=lambda cfg: [cfg.corpus.dump] if cfg.corpus.source == "dump" else []
+        ),
+        StageSpec(
+            "index",
+            ("corpus",),
+            data=lambda cfg: [p for p in (cfg.index.embedder_path, cfg.index.reranker_path) if p],
+        ),
+        StageSpec(
+            "generate",
+            ("corpus", "index"),
+            models=_models(lambda cfg: [cfg.generate.generator, *cfg.generate.generators]),
+        ),
+        StageSpec(
+            "verify",
+            ("corpus", "index", "generate"),
+            models=_models(lambda cfg: [cfg.verify.verifier]),
+            data=lambda cfg: [cfg.verify.review_file],
+        ),
+        StageSpec(
+            "answer",
+            ("corpus", "index", "verify"),
+            models=_models(_answer_models, lambda cfg: [cfg.answer.rewriter]),
+        ),
+        StageSpec(
+            "judge",
+            ("corpus", "verify", "answer"),
+            models=_models(
+                lambda cfg: [cfg.judge.response_judge, cfg.judge.oracle],
+                lambda cfg: cfg.judge.second_judges,
+                lambda cfg: cfg.judge.accuracy_judges,
+            ),
+        ),
+        StageSpec(
+            "know2guess",
+            ("corpus", "verify", "answer", "judge"),
+            models=_models(
+                lambda cfg: cfg.know2guess.models or _answer_models(cfg),
+                lambda cfg: cfg.know2guess.control_models,
+                lambda cfg: cfg.judge.accuracy_judges,
+            ),
+        ),
+        StageSpec(
+            "evidence",
+            ("corpus", "index", "verify", "answer", "judge"),
+            models=_models(
+                lambda cfg: cfg.evidence.models or _answer_models(cfg),
+                lambda cfg: cfg.evidence.accuracy_judges or cfg.judge.accuracy_judges,
+                lambda cfg: [cfg.judge.response_judge, cfg.evidence.conflict_model],
+            ),
+        ),
+        StageSpec(
+            "analysis",
+            ("corpus", "verify", "answer", "judge"),
+            models=_all_models,
+            data=lambda cfg: ["params/paper_reported.yaml", f"data/annotations/{cfg.run}"],
+        ),
+        StageSpec(
+            "paper",
+            ("analysis", "know2guess", "evidence"),
+            models=_all_models,
+            data=lambda cfg: ["paper/main.tex", "paper/references.bib", "params/paper_reported.yaml"],
+        ),
+    )
+}
+NOTEBOOKS = dict(STAGES)
+"""Each block's notebook stem (``judge`` -> ``06_judge``)."""
+
+
+def upstream(block: str) -> list[str]:
+    """Every block whose outputs ``block`` reads, directly or through another stage, in run order."""
+    seen: set[str] = set()
+    todo = list(SPECS[block].reads)
+    while todo:
+        name = todo.pop()
+        if name not in seen:
+            seen.add(name)
+            todo.extend(SPECS[name].reads)
+    return [b for b in NOTEBOOKS if b in seen]
+
+
+def prompt_names(root: Path) -> set[str]:
+    """The templates of ``params/prompts/`` by name (file stem)."""
+    return {p.stem for p in (root / "params" / "prompts").glob("*.txt")}
+
+
+def stage_prompts(block: str, root: Path, source: Path = deps.SOURCE) -> set[str]:
+    """The prompt templates a stage may render: every template name spelt out as a string in its
+    notebook or in a module its imports reach, with the ``_rag`` variant of a named template.
+
+    Derived from the source, so a new prompt a stage starts to use is a prerequisite at once; a
+    name written but not rendered only costs a needless rerun, never a missed one.
+    """
+    names = prompt_names(root)
+    spelt = _spelt(root / "notebooks" / f"{NOTEBOOKS[block]}.ipynb", source)
+    return {n for n in names if n in spelt or n.removesuffix("_rag") in spelt}
+
+
+@functools.cache
+def _package(source: Path) -> tuple[dict[str, Path], dict[str, set[str]]]:
+    return deps.modules(source), deps.graph(source)
+
+
+@functools.cache
+def _strings(path: Path) -> frozenset[str]:
+    return frozenset(deps.string_constants(path))
+
+
+def _spelt(notebook: Path, source: Path) -> set[str]:
+    mods, edges = _package(source)
+    spelt = set(deps.notebook_strings(notebook))
+    for module in deps.closure(deps.notebook_imports(notebook, mods), edges):
+        spelt |= _strings(mods[module])
+    return spelt
+
+
+def _registry(path: Path) -> dict:
+    stat = path.stat()
+    return _registry_at(path, stat.st_size, stat.st_mtime_ns)
+
+
+@functools.cache
+def _registry_at(path: Path, size: int, mtime_ns: int) -> dict:
+    return load_models(path)
+
+
+def _files(root: Path, relative: str) -> list[Path]:
+    path = Path(relative) if Path(relative).is_absolute() else root / relative
+    if path.is_dir():
+        return sorted(p for p in path.rglob("*") if p.is_file())
+    return [path] if path.is_file() else []
+
+
+def _sha256(path: Path) -> str:
+    digest = hashlib.sha256()
+    with open(path, "rb") as fh:
+        while block := fh.read(1 << 22):
+            digest.update(block)
+    return digest.hexdigest()
+
+
+def inputs(cfg: RunConfig, block: str) -> dict[str, dict[str, str]]:
+    """The stage's non-code inputs and their hashes: prompt files, model entries, data files.
+
+    A model the registry lacks is recorded as ``"missing"`` (the stage itself reports it).
+    """
+    spec = SPECS[block]
+    registry = _registry(cfg.resolve(cfg.models_file))
+    prompts_dir = cfg.root / "params" / "prompts"
+    data: dict[str, str] = {}
+    for relative in spec.data(cfg):
+        found = _files(cfg.root, relative)
+        for path in found:
+            name = path.relative_to(cfg.root).as_posix() if path.is_relative_to(cfg.root) else str(path)
+            data[name] = _sha256(path)
+        if not found:
+            data[relative] = "absent"
+    return {
+        "prompts": {n: _sha256(prompts_dir / f"{n}.txt") for n in sorted(stage_prompts(block, cfg.root))},
+        "models": {
+            m: fingerprint(dataclasses.asdict(registry[m])) if m in registry else "missing"
+            for m in sorted(spec.models(cfg))
+        },
+        "data": dict(sorted(data.items())),
+    }
+
+
+def write_inputs(cfg: RunConfig) -> list[Path]:
+    """Write ``outputs/<run>/params/<block>.inputs.json`` for every stage, each only when it changed."""
+    changed = []
+    for block in SPECS:
+        target = cfg.run_dir() / "params" / f"{block}.inputs.json"
+        if paths.write_text_if_changed(target, json.dumps(inputs(cfg, block), indent=1, sort_keys=True) + "\n"):
+            changed.append(target)
+    return changed
+
+
+def _written(path: Path) -> bool:
+    # Lock files come and go with readers (Tantivy's meta lock): they are not outputs.
+    return path.is_file() and "lock" not in path.name.lower()
+
+
+def output_files(cfg: RunConfig, block: str) -> list[Path]:
+    """Every file the stage wrote: its stage folder, and the paper stage's figures and tables."""
+    folder = cfg.stage_dir(block)
+    found = [p for p in folder.rglob("*") if _written(p)] if folder.is_dir() else []
+    if block == "paper":
+        figures, paper = paths.paper_dirs(cfg.root, cfg.run)
+        found += [p for p in figures.glob("*") if p.is_file() and p.name != "README.md"]
+        found += [p for p in (paper / "tables").glob("*") if p.is_file()]
+        found += [paper / n for n in paths.PAPER_GENERATED if (paper / n).is_file()]
+    return sorted(found)
+
+
+def _stamp(path: Path) -> str:
+    stat = path.stat()
+    return f"{stat.st_size}:{stat.st_mtime_ns}"
+
+
+def _outputs_file(cfg: RunConfig, block: str) -> Path:
+    return cfg.run_dir() / "params" / f"{block}.outputs.json"
+
+
+def record_outputs(cfg: RunConfig, block: str) -> Path:
+    """Record the size and modification time of every file the stage just wrote."""
+    files = {p.relative_to(cfg.root).as_posix(): _stamp(p) for p in output_files(cfg, block)}
+    return paths.write_text_atomic(_outputs_file(cfg, block), json.dumps(files, indent=1, sort_keys=True) + "\n")
+
+
+def changed_outputs(cfg: RunConfig, block: str) -> list[str]:
+    """The recorded outputs of a stage that are now missing or changed (empty: all as written)."""
+    record = _outputs_file(cfg, block)
+    if not record.is_file():
+        return []
+    try:
+        files = json.loads(record.read_text(encoding="utf-8"))
+    except ValueError:
+        return [record.relative_to(cfg.root).as_posix()]
+    changed = []
+    for name, stamp in files.items():
+        path = cfg.root / name
+        if not path.is_file() or _stamp(path) != stamp:
+            changed.append(name)
+    return changed
+
+
+def check_outputs(cfg: RunConfig) -> list[str]:
+    """Remove the executed notebook of every stage (this run's own) whose outputs changed; say why."""
+    reruns = []
+    for block, notebook in NOTEBOOKS.items():
+        if cfg.owner(block) != cfg.run:
+            continue
+        target = cfg.run_dir() / "executed" / f"{notebook}.ipynb"
+        if target.is_file() and (changed := changed_outputs(cfg, block)):
+            more = f" and {len(changed) - 1} more" if len(changed) > 1 else ""
+            print(f">> {notebook} reruns: its output {changed[0]}{more} is missing or changed", file=sys.stderr)
+            target.unlink()
+            _outputs_file(cfg, block).unlink()
+            reruns.append(block)
+    return reruns
+
+
+def make_variables() -> str:
+    """The Make variables of the graph: ``STAGES`` in run order and ``UP_<notebook>`` per stage."""
+    lines = ["# Generated by `python -m declinecraft.core.pipeline make` -- do not edit."]
+    lines.append("STAGES := " + " ".join(NOTEBOOKS.values()))
+    for block, notebook in NOTEBOOKS.items():
+        lines.append(f"UP_{notebook} := " + " ".join(NOTEBOOKS[b] for b in SPECS[block].reads))
+    return "\n".join(lines) + "\n"
+
+
+def graph_table(cfg: RunConfig) -> str:
+    """The stage table of the README and ``make graph``: each stage, what it reads, calls and renders."""
+    lines = [
+        "| stage | notebook | reads the outputs of | models (this run) | prompts | data |",
+        "|---|---|---|---|---|---|",
+    ]
+    for block, notebook in NOTEBOOKS.items():
+        found = inputs(cfg, block)
+        cell = lambda items: ", ".join(f"`{i}`" for i in items) or "–"  # noqa: E731
+        reads = [NOTEBOOKS[b] for b in SPECS[block].reads]
+        lines.append(
+            f"| {block} | `{notebook}` | {cell(reads)} | {cell(found['models'])} | {cell(found['prompts'])} "
+            f"| {cell(n for n, h in found['data'].items() if h != 'absent')} |"
+        )
+    return "\n".join(lines) + "\n"
+
+
+def main(argv: list[str]) -> int:
+    """``make`` | ``graph PARAMS`` | ``stamp PARAMS`` (inputs, then outputs checked) | ``record STAGE_STAMP``."""
+    if argv == ["make"]:
+        print(make_variables(), end="")
+        return 0
+    if len(argv) == 2 and argv[0] == "graph":
+        print(graph_table(load(argv[1])), end="")
+        return 0
+    if len(argv) == 2 and argv[0] == "stamp":
+        chain: RunConfig | None = load(argv[1])
+        while chain is not None:  # a derived run reads its base's outputs: check the base too
+            write_inputs(chain)
+            check_outputs(chain)
+            chain = chain.base
+        return 0
+    if len(argv) == 2 and argv[0] == "record":
+        # The stage's params stamp (outputs/<run>/params/<block>.yaml) names the run and the block.
+        stamp = Path(argv[1])
+        block = stamp.stem
+        params_file = yaml.safe_load(stamp.read_text(encoding="utf-8"))["params_file"]
+        record_outputs(load(paths.find_root(stamp) / params_file), block)
+        return 0
+    usage = "make | graph PARAMS | stamp PARAMS | record STAGE_STAMP"
+    print(f"usage: python -m declinecraft.core.pipeline {usage}", file=sys.stderr)
+    return 2
+
+
+if __name__ == "__main__":
+    raise SystemExit(main(sys.argv[1:]))
