@@ -12,13 +12,12 @@ from __future__ import annotations
 
 import json
 import os
-import subprocess
 import sys
 import time
 from pathlib import Path
 
 from declinecraft.core import config
-from declinecraft.core.process_exit import exit_description
+from declinecraft.core.process_exit import report, run_child
 from declinecraft.core.registry import ModelSpec, load_models
 
 #: The one question each model answers.
@@ -78,41 +77,25 @@ def check(params_file: str | Path, *, timeout_s: float = TIMEOUT_S) -> list[str]
     """Run :func:`answer_once` for each model in a child process; one failure message per failed model."""
     failures = []
     for spec in local_models(params_file):
-        command = child_command(params_file, spec.id)
-        try:
-            done = subprocess.run(command, capture_output=True, text=True, timeout=timeout_s, check=False)
-        except subprocess.TimeoutExpired:
-            failures.append(failure(spec, f"did not answer within {timeout_s:.0f} s", ""))
-            continue
-        result = _last_json(done.stdout)
-        if done.returncode != 0:
-            failures.append(failure(spec, exit_description(done.returncode), done.stderr))
+        child = run_child(child_command(params_file, spec.id), timeout_s)
+        result = child.result()
+        if child.returncode != 0:
+            failures.append(failure(spec, child.ended(timeout_s), child.stderr_tail()))
         elif not result or not result.get("answer"):
-            failures.append(failure(spec, "answered nothing (an empty reply at temperature 0)", done.stderr))
+            failures.append(failure(spec, "answered nothing (an empty reply at temperature 0)", child.stderr_tail()))
         else:
-            print(f"   {spec.id}: {result['answer'][:40]!r} in {result['seconds']} s", flush=True)
+            print(f"   {spec.id}: {str(result['answer'])[:40]!r} in {result['seconds']} s", flush=True)
     return failures
 
 
-def failure(spec: ModelSpec, what: str, stderr: str) -> str:
+def failure(spec: ModelSpec, what: str, tail: str) -> str:
     """One message: the model, what happened, llama.cpp's system info, the child's last words, advice."""
-    tail = "\n".join("    " + line for line in stderr.strip().splitlines()[-8:])
     return (
         f"setup's smoke check failed: model {spec.id!r} {what} while loading and answering one prompt.\n"
         f"  llama.cpp system info: {system_info()}\n"
         + (f"  its last output:\n{tail}\n" if tail else "")
         + f"  What to do: {ADVICE}"
     )
-
-
-def _last_json(stdout: str) -> dict[str, object] | None:
-    for line in reversed(stdout.strip().splitlines()):
-        try:
-            value = json.loads(line)
-        except ValueError:
-            continue
-        return value if isinstance(value, dict) else None
-    return None
 
 
 def main(argv: list[str]) -> int:
@@ -125,10 +108,7 @@ def main(argv: list[str]) -> int:
     if len(argv) != 1:
         print("usage: python -m declinecraft.llm.smoke PARAMS_FILE", file=sys.stderr)
         return 2
-    failures = check(argv[0])
-    for message in failures:
-        print(message, file=sys.stderr)
-    return 1 if failures else 0
+    return report(check(argv[0]))
 
 
 if __name__ == "__main__":

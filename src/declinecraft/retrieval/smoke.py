@@ -10,14 +10,13 @@ own check (:mod:`declinecraft.llm.smoke`).
 from __future__ import annotations
 
 import json
-import subprocess
 import sys
 from pathlib import Path
 
 import numpy as np
 
 from declinecraft.core import config
-from declinecraft.core.process_exit import exit_description
+from declinecraft.core.process_exit import report, run_child
 
 #: The text embedded and the (query, passage) pair scored.
 TEXT = "Grass blocks spread to nearby dirt in light."
@@ -51,21 +50,13 @@ def check(params_file: str | Path, *, timeout_s: float = TIMEOUT_S) -> list[str]
     """Run the embedder and the reranker each in a child process; one failure message per failure."""
     failures = []
     for part in ("embed", "score"):
-        command = [sys.executable, "-m", "declinecraft.retrieval.smoke", f"--{part}", str(params_file)]
-        try:
-            done = subprocess.run(command, capture_output=True, text=True, timeout=timeout_s, check=False)
-        except subprocess.TimeoutExpired:
-            failures.append(f"setup's smoke check failed: the {part} check did not finish in {timeout_s:.0f} s")
-            continue
-        lines = done.stdout.strip().splitlines()
-        result = json.loads(lines[-1]) if done.returncode == 0 and lines else {}
-        if not result.get("ok"):
-            tail = "\n".join("    " + line for line in done.stderr.strip().splitlines()[-8:])
-            what = exit_description(done.returncode) if done.returncode else "returned no finite result"
-            failures.append(
-                f"setup's smoke check failed: the run's {'embedder' if part == 'embed' else 'reranker'} "
-                f"({result.get('model', 'see params index block')}) {what}.\n{tail}"
-            )
+        child = run_child([sys.executable, "-m", "declinecraft.retrieval.smoke", f"--{part}", str(params_file)], timeout_s)
+        result = child.result() if child.returncode == 0 else None
+        if not result or not result.get("ok"):
+            what = child.ended(timeout_s) if child.returncode != 0 else "returned no finite result"
+            model = (result or {}).get("model", "see the params file's index block")
+            role = "embedder" if part == "embed" else "reranker"
+            failures.append(f"setup's smoke check failed: the run's {role} ({model}) {what}.\n{child.stderr_tail()}")
         else:
             print(f"   {result['model']}: {part} ok", flush=True)
     return failures
@@ -79,10 +70,7 @@ def main(argv: list[str]) -> int:
     if len(argv) != 1:
         print("usage: python -m declinecraft.retrieval.smoke PARAMS_FILE", file=sys.stderr)
         return 2
-    failures = check(argv[0])
-    for message in failures:
-        print(message, file=sys.stderr)
-    return 1 if failures else 0
+    return report(check(argv[0]))
 
 
 if __name__ == "__main__":
