@@ -30,7 +30,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any, Literal
 
-from declinecraft.core import environment
+from declinecraft.llm import call_environments
 
 SCHEMA_VERSION = 1
 FILE_NAME = "calls.sqlite"
@@ -77,18 +77,6 @@ _UPSERT = (
     "WHERE calls.status <> 'ok'"
 )
 _SELECT = f"SELECT {', '.join(_COLUMNS)} FROM calls"
-# Which environment (machine, packages, llama.cpp build: declinecraft.core.environment) stored each
-# call. Kept beside the calls, never in their key, so a store moved to another machine still answers.
-_ENVIRONMENT_TABLES = (
-    "CREATE TABLE IF NOT EXISTS environments (id TEXT PRIMARY KEY, record TEXT NOT NULL) WITHOUT ROWID",
-    "CREATE TABLE IF NOT EXISTS call_environment (key TEXT PRIMARY KEY, environment TEXT NOT NULL) WITHOUT ROWID",
-)
-# A call's environment follows its row: set with a new row or a replaced failure, never over an ok row.
-_PUT_ENVIRONMENT = (
-    "INSERT INTO call_environment (key, environment) VALUES (?, ?) ON CONFLICT(key) DO UPDATE SET "
-    "environment = excluded.environment WHERE NOT EXISTS "
-    "(SELECT 1 FROM calls WHERE calls.key = excluded.key AND calls.status = 'ok')"
-)
 _CHUNK = 500  # keys per IN (...) query
 
 
@@ -197,8 +185,7 @@ class Cache:
             self._db.execute("PRAGMA journal_mode = WAL")
             self._db.execute("PRAGMA synchronous = NORMAL")
             self._db.execute(_CREATE)
-            for table in _ENVIRONMENT_TABLES:
-                self._db.execute(table)
+            call_environments.create(self._db)
             self._db.execute("CREATE TABLE IF NOT EXISTS meta (name TEXT PRIMARY KEY, value TEXT)")
             self._db.execute("INSERT OR IGNORE INTO meta VALUES ('schema', ?)", (str(SCHEMA_VERSION),))
             (version,) = self._db.execute("SELECT value FROM meta WHERE name = 'schema'").fetchone()
@@ -243,12 +230,10 @@ class Cache:
         if not records:
             return
         rows = [tuple(getattr(r, c) for c in _COLUMNS) for r in records]  # astuple deep-copies
-        env_id, env_record = environment.current()
         with self._lock, self._guard():
             self._db.execute("BEGIN IMMEDIATE")
             try:
-                self._db.execute("INSERT OR IGNORE INTO environments VALUES (?, ?)", (env_id, env_record))
-                self._db.executemany(_PUT_ENVIRONMENT, [(r.key, env_id) for r in records])
+                call_environments.put(self._db, [r.key for r in records])
                 self._db.executemany(_UPSERT, rows)
             except BaseException:
                 self._db.execute("ROLLBACK")
@@ -256,25 +241,14 @@ class Cache:
             self._db.execute("COMMIT")
 
     def environment_counts(self, keys: Iterable[str]) -> dict[str, int]:
-        """How many of the stored calls among ``keys`` each environment id stored (unrecorded ones: "")."""
-        wanted = list(dict.fromkeys(keys))
-        counts: dict[str, int] = {}
+        """How many of the stored calls among ``keys`` each environment stored (:mod:`~declinecraft.llm.call_environments`)."""
         with self._lock, self._guard():
-            for start in range(0, len(wanted), _CHUNK):
-                chunk = wanted[start : start + _CHUNK]
-                query = (
-                    "SELECT COALESCE(e.environment, ''), COUNT(*) FROM calls c LEFT JOIN call_environment e "
-                    f"ON e.key = c.key WHERE c.key IN ({', '.join('?' * len(chunk))}) GROUP BY 1"
-                )
-                for env_id, n in self._db.execute(query, chunk):
-                    counts[env_id] = counts.get(env_id, 0) + int(n)
-        return counts
+            return call_environments.counts(self._db, keys)
 
     def environment_record(self, env_id: str) -> dict[str, Any] | None:
         """The record (machine, packages, llama.cpp build) stored under an environment id, if any."""
         with self._lock, self._guard():
-            row = self._db.execute("SELECT record FROM environments WHERE id = ?", (env_id,)).fetchone()
-        return dict(json.loads(row[0])) if row else None
+            return call_environments.record(self._db, env_id)
 
     def count(self, status: Status | None = None, *, endpoint: str | None = None) -> int:
         """Return how many rows there are (optionally of one status and/or endpoint)."""
