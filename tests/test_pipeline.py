@@ -76,8 +76,8 @@ class TestInputs:
 
 
 def _would_run(project: Path, env: dict[str, str]) -> list[str]:
-    out = subprocess.run(["make", "-n", "pipeline", f"PY={sys.executable}"], cwd=project, env=env,
-                         capture_output=True, text=True, timeout=300)  # fmt: skip
+    command = ["make", "-n", "pipeline", f"PY={sys.executable}"]
+    out = subprocess.run(command, cwd=project, env=env, capture_output=True, text=True, timeout=300)
     assert out.returncode == 0, out.stderr[-2000:]
     return [s for s in STAGES if f">> [default] {s}" in out.stdout]
 
@@ -99,8 +99,8 @@ def built(tmp_path: Path) -> tuple[Path, dict[str, str]]:
     executed.mkdir(parents=True)
     for i, stem in enumerate(STAGES):
         stamp = project / "outputs" / "default" / "params" / f"{BLOCK[stem]}.yaml"
-        subprocess.run([sys.executable, "-m", "declinecraft.core.pipeline", "record", str(stamp)], cwd=project,
-                       env=env, check=True)  # fmt: skip
+        record = [sys.executable, "-m", "declinecraft.core.pipeline", "record", str(stamp)]
+        subprocess.run(record, cwd=project, env=env, check=True)
         (executed / f"{stem}.ipynb").touch()
         os.utime(executed / f"{stem}.ipynb", (base + 10 + i, base + 10 + i))
     assert _would_run(project, env) == []
