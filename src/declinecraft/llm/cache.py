@@ -30,6 +30,8 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any, Literal
 
+from declinecraft.llm import pages
+
 SCHEMA_VERSION = 1
 FILE_NAME = "calls.sqlite"
 Status = Literal["ok", "failed"]
@@ -282,32 +284,85 @@ def open_cache(cache_dir: str | Path) -> Cache:
     return Cache(cache_path(cache_dir))
 
 
-def salvage(path: str | Path) -> tuple[int, Path]:
+@dataclass(frozen=True, slots=True)
+class Salvaged:
+    """What :func:`salvage` got back from a damaged store."""
+
+    recovered: int
+    """Calls copied into the fresh store (one per key)."""
+    lost: int
+    """Calls seen whose overflow pages are cut, plus an estimate of those on the missing pages (the
+    readable pages' calls per page times the missing pages)."""
+    missing_pages: int
+    """Pages the file's header (or its WAL) counts that are no longer there."""
+    pages: int
+    aside: Path
+    """Where the damaged file now lies."""
+
+    @property
+    def total(self) -> int:
+        """Calls the damaged file held (recovered + lost; an estimate when pages are missing)."""
+        return self.recovered + self.lost
+
+    @property
+    def complete(self) -> bool:
+        """Whether everything the file held came back."""
+        return self.lost == 0 and self.missing_pages == 0
+
+
+def _call_row(values: tuple[Any, ...]) -> tuple[Any, ...] | None:
+    """The row of a ``calls`` record read from a page, or None for another table's record."""
+    if len(values) != len(_COLUMNS) or values[1] not in ("ok", "failed") or not isinstance(values[0], str):
+        return None
+    row = dict(zip(_COLUMNS, values))
+    if not isinstance(row["attempts"], int):
+        return None
+    if isinstance(row["latency_s"], int):  # SQLite stores a whole REAL as an integer on disk
+        row["latency_s"] = float(row["latency_s"])
+    return tuple(row.values())
+
+
+def salvage(path: str | Path) -> Salvaged:
     """Copy every call still readable from a damaged store into a fresh one at the same path.
 
-    The damaged file (and its -wal/-shm) is moved aside as ``<name>.damaged-<UTC time>`` first, so
-    nothing is lost for a later, better recovery. Returns ``(calls recovered, damaged copy)``.
+    Reads every page on its own (:mod:`declinecraft.llm.pages`, WAL included), so a cut or damaged
+    page loses only the calls on it. The damaged file (and its -wal/-shm) is moved aside as
+    ``<name>.damaged-<UTC time>`` first, so nothing is lost for a later, better recovery. Of two
+    copies of one key (a stale one on a free page), an answered one wins, then the newer.
+
+    Raises:
+        CacheError: the file does not exist, or its folder cannot be written.
     """
     path = Path(path)
+    if not path.is_file():
+        raise CacheError(f"{path}: no such file; there is nothing to salvage")
     stamp = datetime.now(timezone.utc).strftime("%Y%m%dT%H%M%SZ")
     aside = path.with_name(f"{path.name}.damaged-{stamp}")
-    for suffix in ("", "-wal", "-shm"):
-        part = path.with_name(path.name + suffix)
-        if part.exists():
-            os.replace(part, aside.with_name(aside.name + suffix))
-    rows: list[tuple[Any, ...]] = []
     try:
-        damaged = sqlite3.connect(f"file:{aside}?mode=ro", uri=True)
-        try:
-            for row in damaged.execute(_SELECT):
-                rows.append(row)
-        finally:
-            damaged.close()
-    except sqlite3.DatabaseError:
-        pass  # read what came before the damage; the rest is sent again
+        for suffix in ("", "-wal", "-shm"):
+            part = path.with_name(path.name + suffix)
+            if part.exists():
+                os.replace(part, aside.with_name(aside.name + suffix))
+    except PermissionError as exc:
+        raise CacheError(
+            f"{path}: cannot salvage: permission denied ({exc.strerror}) when moving it aside in {path.parent}; "
+            "the file is untouched. Make the folder writable and run salvage again."
+        ) from None
+    found = pages.scan(aside, aside.with_name(aside.name + "-wal"))
+    best: dict[str, tuple[Any, ...]] = {}
+    for values in found.records:
+        row = _call_row(values)
+        if row is None:
+            continue
+        held = best.get(row[0])
+        if held is None or (row[1], str(row[-1])) > (held[1], str(held[-1])):  # 'ok' > 'failed', then newer
+            best[row[0]] = row
+    read = found.pages - found.missing
+    per_page = (len(best) + found.broken) / read if read else 0.0
+    lost = found.broken + round(max(0, found.missing - found.broken_pages) * per_page)
     with Cache(path) as fresh:
-        fresh.store([CallRecord(*row) for row in rows])
-    return len(rows), aside
+        fresh.store([CallRecord(*row) for row in best.values()])
+    return Salvaged(len(best), lost, found.missing, found.pages, aside)
 
 
 def _main(argv: list[str]) -> int:
@@ -317,8 +372,18 @@ def _main(argv: list[str]) -> int:
         return 2
     path = Path(argv[1])
     if argv[0] == "salvage":
-        recovered, aside = salvage(path)
-        print(f"{path}: {recovered} calls recovered; the damaged file is kept as {aside}")
+        try:
+            got = salvage(path)
+        except CacheError as exc:
+            print(f"error: {exc}", file=sys.stderr)
+            return 1
+        print(
+            f"{path}: {got.recovered} calls recovered, {got.lost} lost, of {got.total} the file held "
+            f"({got.missing_pages} of its {got.pages} pages missing); the damaged file is kept as {got.aside}"
+        )
+        if not got.complete:
+            print(f"error: {path}: {got.lost} calls could not be recovered; they will be sent again", file=sys.stderr)
+            return 1
         return 0
     try:
         with Cache(path) as store:
