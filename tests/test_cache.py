@@ -2,13 +2,16 @@
 
 from __future__ import annotations
 
+import os
 import random
 import re
 import shutil
 import sqlite3
 import subprocess
 import sys
+import tempfile
 import textwrap
+from collections.abc import Iterator
 from dataclasses import replace
 from pathlib import Path
 
@@ -188,9 +191,10 @@ def filled(path: Path, n: int = 300, *, seed: int = 0) -> dict[str, CallRecord]:
     return records
 
 
-def salvage_cli(path: Path) -> subprocess.CompletedProcess[str]:
+def cache_cli(command: str, path: Path) -> subprocess.CompletedProcess[str]:
+    """Run ``python -m declinecraft.llm.cache COMMAND PATH``."""
     return subprocess.run(
-        [sys.executable, "-m", "declinecraft.llm.cache", "salvage", str(path)], capture_output=True, text=True
+        [sys.executable, "-m", "declinecraft.llm.cache", command, str(path)], capture_output=True, text=True
     )
 
 
@@ -203,7 +207,7 @@ class TestSalvage:
         assert (got.recovered, got.lost, got.total, got.complete) == (300, 0, 300, True)
         with Cache(path) as db:
             assert db.fetch(records) == records
-        done = salvage_cli(path)
+        done = cache_cli("salvage", path)
         assert done.returncode == 0 and "300 calls recovered, 0 lost, of 300" in done.stdout
 
     def test_random_truncations(self, tmp_path: Path) -> None:
@@ -234,7 +238,7 @@ class TestSalvage:
         path = tmp_path / "calls.sqlite"
         filled(path)
         path.write_bytes(path.read_bytes()[: path.stat().st_size // 2])
-        done = salvage_cli(path)
+        done = cache_cli("salvage", path)
         assert done.returncode == 1, done.stderr
         found = re.search(r"(\d+) calls recovered, (\d+) lost, of (\d+) the file held", done.stdout)
         assert found and 100 <= int(found[1]) < 300 and int(found[2]) > 0
@@ -261,3 +265,65 @@ class TestSalvage:
         with pytest.raises(cache.CacheError, match=r"nope\.sqlite: no such file; there is nothing to salvage"):
             cache.salvage(tmp_path / "nope.sqlite")
         assert list(tmp_path.iterdir()) == []
+
+
+def as_nobody(*args: str) -> subprocess.CompletedProcess[str]:
+    """Run ``python -m declinecraft.llm.cache ARGS`` as an unprivileged user (root ignores modes)."""
+    prefix: list[str] = []
+    if os.geteuid() == 0:
+        if shutil.which("setpriv") is None:
+            pytest.skip("running as root without setpriv: file modes cannot be tested")
+        prefix = ["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups"]
+    env = {**os.environ, "PYTHONPATH": str(Path(cache.__file__).parents[2])}
+    command = [*prefix, sys.executable, "-m", "declinecraft.llm.cache", *args]
+    return subprocess.run(command, capture_output=True, text=True, env=env)
+
+
+@pytest.fixture()
+def shared() -> Iterator[Path]:
+    """A folder every user may enter (pytest's own are private to their owner)."""
+    folder = Path(tempfile.mkdtemp(prefix="cache-modes-"))
+    folder.chmod(0o755)
+    yield folder
+    for path in [folder, *folder.rglob("*")]:
+        path.chmod(0o755)
+    shutil.rmtree(folder)
+
+
+class TestReadOnly:
+    @pytest.mark.parametrize("what", ["folder", "file"])
+    def test_told_apart_from_damage(self, shared: Path, what: str) -> None:
+        """A read-only store or folder: 'permission denied', never 'damaged' or a traceback (salvage
+        too, in a read-only folder, where it cannot move the file aside)."""
+        path = shared / "llm" / "calls.sqlite"
+        filled(path, 5)
+        path.chmod(0o444)
+        path.parent.chmod(0o555 if what == "folder" else 0o777)
+        for command in ("check", "salvage") if what == "folder" else ("check",):
+            done = as_nobody(command, str(path))
+            assert done.returncode == 1, done.stderr
+            assert "permission denied" in done.stderr and "damaged" not in done.stderr.replace("not damaged", "")
+            assert "Traceback" not in done.stderr
+        assert not list(path.parent.glob("*.damaged-*"))
+
+    def test_in_process(self, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+        """Opening a store this user may not write raises CacheError naming the file and the cause."""
+        path = tmp_path / "calls.sqlite"
+        filled(path, 2)
+        monkeypatch.setattr(os, "access", lambda *a, **k: False)
+        with pytest.raises(cache.CacheError, match=rf"{path}: permission denied: its folder .* is read-only"):
+            Cache(path)
+
+
+class TestCheck:
+    def test_missing_path_creates_nothing(self, tmp_path: Path) -> None:
+        """`check` on a mistyped path: exit 1 saying so, and no store (nor folder) is made."""
+        done = cache_cli("check", tmp_path / "typo" / "calls.sqlite")
+        assert done.returncode == 1 and "no such file; nothing was checked and no file was made" in done.stderr
+        assert list(tmp_path.iterdir()) == []
+
+    def test_ok(self, tmp_path: Path) -> None:
+        """`check` on a sound store counts its calls."""
+        filled(tmp_path / "calls.sqlite", 3)
+        done = cache_cli("check", tmp_path / "calls.sqlite")
+        assert done.returncode == 0 and "ok, 3 answered and 0 failed calls" in done.stdout

@@ -95,6 +95,29 @@ def _damaged(path: Path, what: str) -> CacheError:
     )
 
 
+def _refused(path: Path, what: str) -> CacheError:
+    """The error for a store this user may not write: not damage, and salvage would not help."""
+    return CacheError(
+        f"{path}: permission denied: {what} is read-only for this user, so the LLM call cache cannot be "
+        "written. The file is not damaged. Make it writable (chmod u+w), or set DECLINECRAFT_CACHE to a "
+        "writable folder."
+    )
+
+
+def check_writable(path: Path) -> None:
+    """Refuse a store whose file or folder this user may not write (SQLite needs both, for its
+    -wal and -shm files beside it), before SQLite reports it as an unreadable, "damaged" file.
+
+    Raises:
+        CacheError: naming the file and what is read-only.
+    """
+    folder = path.parent
+    if folder.is_dir() and not os.access(folder, os.W_OK | os.X_OK):
+        raise _refused(path, f"its folder {folder}")
+    if path.exists() and not os.access(path, os.R_OK | os.W_OK):
+        raise _refused(path, "the file")
+
+
 def _create(path: Path) -> None:
     """Make a new, empty store beside ``path`` and link it into place unless one appeared meanwhile.
 
@@ -172,8 +195,12 @@ class Cache:
 
     def __init__(self, path: str | Path, *, busy_timeout_s: float = 120.0) -> None:
         self.path = Path(path)
-        self.path.parent.mkdir(parents=True, exist_ok=True)
+        try:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+        except PermissionError:
+            raise _refused(self.path, f"a folder above {self.path.parent}") from None
         self._lock = threading.Lock()
+        check_writable(self.path)
         if not self.path.exists():
             _create(self.path)
         check_file(self.path)
@@ -189,6 +216,12 @@ class Cache:
             self._db.execute("INSERT OR IGNORE INTO meta VALUES ('schema', ?)", (str(SCHEMA_VERSION),))
             (version,) = self._db.execute("SELECT value FROM meta WHERE name = 'schema'").fetchone()
         except sqlite3.DatabaseError as exc:
+            if isinstance(exc, sqlite3.OperationalError) and not any(
+                word in str(exc) for word in ("malformed", "not a database", "corrupt")
+            ):
+                if "readonly" in str(exc) or "unable to open" in str(exc):
+                    raise _refused(self.path, f"the file or its folder ({exc})") from None
+                raise CacheError(f"{self.path}: cannot open the LLM call cache: {exc}") from exc
             raise _damaged(self.path, str(exc)) from None
         except sqlite3.Error as exc:
             raise CacheError(f"{self.path}: cannot open the LLM call cache: {exc}") from exc
@@ -336,6 +369,8 @@ def salvage(path: str | Path) -> Salvaged:
     path = Path(path)
     if not path.is_file():
         raise CacheError(f"{path}: no such file; there is nothing to salvage")
+    if not os.access(path, os.R_OK):
+        raise _refused(path, "the file (it cannot even be read)")
     stamp = datetime.now(timezone.utc).strftime("%Y%m%dT%H%M%SZ")
     aside = path.with_name(f"{path.name}.damaged-{stamp}")
     try:
@@ -371,6 +406,10 @@ def _main(argv: list[str]) -> int:
         print("usage: python -m declinecraft.llm.cache {check|salvage} .cache/llm/calls.sqlite", file=sys.stderr)
         return 2
     path = Path(argv[1])
+    if not path.is_file():
+        done = "checked" if argv[0] == "check" else "salvaged"
+        print(f"error: {path}: no such file; nothing was {done} and no file was made", file=sys.stderr)
+        return 1
     if argv[0] == "salvage":
         try:
             got = salvage(path)
