@@ -31,6 +31,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 from declinecraft.llm import pages
+from declinecraft.llm.cache_file import CacheError, check_file, check_writable, damaged, refused
 
 SCHEMA_VERSION = 1
 FILE_NAME = "calls.sqlite"
@@ -80,44 +81,6 @@ _SELECT = f"SELECT {', '.join(_COLUMNS)} FROM calls"
 _CHUNK = 500  # keys per IN (...) query
 
 
-class CacheError(RuntimeError):
-    """The store cannot be opened, is damaged or has an unknown schema; the message names the file
-    and the recovery command."""
-
-
-def _damaged(path: Path, what: str) -> CacheError:
-    """The error for a damaged store: never answered by a silent fresh cache, which would re-send
-    every call the damaged file still holds."""
-    return CacheError(
-        f"{path}: the LLM call cache is damaged ({what}). Nothing was overwritten. Recover the calls "
-        f"that can still be read with `python -m declinecraft.llm.cache salvage {path}` (the damaged "
-        "file is kept beside it as *.damaged-<time>); calls it cannot read are sent again."
-    )
-
-
-def _refused(path: Path, what: str) -> CacheError:
-    """The error for a store this user may not write: not damage, and salvage would not help."""
-    return CacheError(
-        f"{path}: permission denied: {what} is read-only for this user, so the LLM call cache cannot be "
-        "written. The file is not damaged. Make it writable (chmod u+w), or set DECLINECRAFT_CACHE to a "
-        "writable folder."
-    )
-
-
-def check_writable(path: Path) -> None:
-    """Refuse a store whose file or folder this user may not write (SQLite needs both, for its
-    -wal and -shm files beside it), before SQLite reports it as an unreadable, "damaged" file.
-
-    Raises:
-        CacheError: naming the file and what is read-only.
-    """
-    folder = path.parent
-    if folder.is_dir() and not os.access(folder, os.W_OK | os.X_OK):
-        raise _refused(path, f"its folder {folder}")
-    if path.exists() and not os.access(path, os.R_OK | os.W_OK):
-        raise _refused(path, "the file")
-
-
 def _create(path: Path) -> None:
     """Make a new, empty store beside ``path`` and link it into place unless one appeared meanwhile.
 
@@ -142,35 +105,6 @@ def _create(path: Path) -> None:
         tmp.unlink(missing_ok=True)
         for suffix in ("-wal", "-shm"):
             tmp.with_name(tmp.name + suffix).unlink(missing_ok=True)
-
-
-def check_file(path: Path) -> None:
-    """Refuse a store file that is visibly truncated: empty, shorter than its header, or shorter
-    than the page count its header records (when no write-ahead log is pending).
-
-    Raises:
-        CacheError: naming the file and the recovery command.
-    """
-    if not path.is_file():
-        return
-    size = path.stat().st_size
-    wal = path.with_name(path.name + "-wal")
-    pending = wal.is_file() and wal.stat().st_size > 0
-    if size == 0 and not pending:
-        raise _damaged(path, "the file is empty")
-    if 0 < size < 100:
-        raise _damaged(path, f"{size} bytes, shorter than an SQLite header")
-    if size >= 100:
-        with path.open("rb") as fh:
-            header = fh.read(100)
-        if not header.startswith(b"SQLite format 3\x00"):
-            raise _damaged(path, "not an SQLite database")
-        page_size = int.from_bytes(header[16:18], "big")
-        page_size = 65536 if page_size == 1 else page_size
-        pages = int.from_bytes(header[28:32], "big")
-        valid = header[24:28] == header[92:96]  # the header's page count is current
-        if valid and not pending and size < pages * page_size:
-            raise _damaged(path, f"truncated: {size} bytes of {pages * page_size}")
 
 
 def canonical_json(value: Any) -> str:
@@ -198,7 +132,7 @@ class Cache:
         try:
             self.path.parent.mkdir(parents=True, exist_ok=True)
         except PermissionError:
-            raise _refused(self.path, f"a folder above {self.path.parent}") from None
+            raise refused(self.path, f"a folder above {self.path.parent}") from None
         self._lock = threading.Lock()
         check_writable(self.path)
         if not self.path.exists():
@@ -220,9 +154,9 @@ class Cache:
                 word in str(exc) for word in ("malformed", "not a database", "corrupt")
             ):
                 if "readonly" in str(exc) or "unable to open" in str(exc):
-                    raise _refused(self.path, f"the file or its folder ({exc})") from None
+                    raise refused(self.path, f"the file or its folder ({exc})") from None
                 raise CacheError(f"{self.path}: cannot open the LLM call cache: {exc}") from exc
-            raise _damaged(self.path, str(exc)) from None
+            raise damaged(self.path, str(exc)) from None
         except sqlite3.Error as exc:
             raise CacheError(f"{self.path}: cannot open the LLM call cache: {exc}") from exc
         if version != str(SCHEMA_VERSION):
@@ -251,7 +185,7 @@ class Cache:
         except sqlite3.DatabaseError as exc:
             if isinstance(exc, sqlite3.OperationalError) and "malformed" not in str(exc):
                 raise
-            raise _damaged(self.path, str(exc)) from None
+            raise damaged(self.path, str(exc)) from None
 
     def get(self, key: str) -> CallRecord | None:
         """Return one record, or None."""
@@ -370,7 +304,7 @@ def salvage(path: str | Path) -> Salvaged:
     if not path.is_file():
         raise CacheError(f"{path}: no such file; there is nothing to salvage")
     if not os.access(path, os.R_OK):
-        raise _refused(path, "the file (it cannot even be read)")
+        raise refused(path, "the file (it cannot even be read)")
     stamp = datetime.now(timezone.utc).strftime("%Y%m%dT%H%M%SZ")
     aside = path.with_name(f"{path.name}.damaged-{stamp}")
     try:
@@ -429,7 +363,7 @@ def _main(argv: list[str]) -> int:
             with store._lock, store._guard():
                 (verdict,) = store._db.execute("PRAGMA quick_check").fetchone()
             if verdict != "ok":
-                raise _damaged(path, f"quick_check: {verdict}")
+                raise damaged(path, f"quick_check: {verdict}")
             print(f"{path}: ok, {store.count('ok')} answered and {store.count('failed')} failed calls")
     except CacheError as exc:
         print(f"error: {exc}", file=sys.stderr)
