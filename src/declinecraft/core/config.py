@@ -39,6 +39,7 @@ from declinecraft.core.params import (
     IndexParams,
     JudgeParams,
     Know2GuessParams,
+    LLMParams,
     PaperParams,
     VerifyParams,
 )
@@ -75,12 +76,13 @@ BLOCKS: dict[str, type] = {
     "paper": PaperParams,
 }
 
-TOP_LEVEL_KEYS = {"base", "description", "seed", "models_file", *BLOCKS}
+TOP_LEVEL_KEYS = {"base", "description", "seed", "models_file", "llm", *BLOCKS}
 
 
 @dataclass(frozen=True)
 class RunConfig:
-    """Everything one run needs, frozen. Build it with :func:`load`."""
+    """Everything one run needs, frozen: the stage blocks and ``llm`` (a run policy in no stage's
+    stamp) read as attributes. Build it with :func:`load`."""
 
     run: str
     root: Path
@@ -142,7 +144,7 @@ class RunConfig:
             "description": self.description,
             "models_file": self.models_file,
         }
-        out.update({name: self.block_dict(name) for name in BLOCKS})
+        out.update({name: self.block_dict(name) for name in [*BLOCKS, "llm"]})
         return out
 
 
@@ -175,14 +177,11 @@ def _load(path: Path, seen: tuple[Path, ...]) -> RunConfig:
     base = None
     if raw.get("base"):
         base = _load((root / "params" / f"{raw['base']}.yaml").resolve(), seen=(*seen, path))
-    blocks = {}
-    for name, cls in BLOCKS.items():
-        inherited = base.block_dict(name) if base else {}
-        given = raw.get(name) or {}
-        if not isinstance(given, dict):
-            raise ConfigError(f"{path}: block {name!r} must be a mapping")
-        blocks[name] = _build(cls, {**inherited, **given}, f"{path}: {name}")
+    blocks = {name: _block(raw, name, cls, base.block_dict(name) if base else {}, path) for name, cls in BLOCKS.items()}
     _check_verifier(blocks["generate"], blocks["verify"], path)
+    blocks["llm"] = _block(raw, "llm", LLMParams, base.block_dict("llm") if base else {}, path)
+    if not 0.0 <= blocks["llm"].max_failed_share <= 1.0:
+        raise ConfigError(f"{path}: llm.max_failed_share: {blocks['llm'].max_failed_share:g} is not in [0, 1]")
     return RunConfig(
         run=path.stem,
         root=root,
@@ -211,6 +210,13 @@ def _check_verifier(generate: GenerateParams, verify: VerifyParams, path: Path) 
             f"{path}: verify.comparison_verifier {comparison!r} is also one of the compared generators; "
             "Table 9 checks every generator with a separate model (set verify.self_verification: true to allow it)"
         )
+
+
+def _block(raw: dict[str, Any], name: str, cls: type, inherited: dict[str, Any], path: Path) -> Any:
+    given = raw.get(name) or {}
+    if not isinstance(given, dict):
+        raise ConfigError(f"{path}: block {name!r} must be a mapping")
+    return _build(cls, {**inherited, **given}, f"{path}: {name}")
 
 
 def _build(cls: type, values: dict[str, Any], where: str) -> Any:
@@ -339,7 +345,6 @@ def _main(argv: list[str]) -> int:
     else:
         print(f"{cfg.params_file}: ok (run {cfg.run!r})")
     return 0
-
 
 
 def for_notebook(params_file: str | Path, **injected: Any) -> RunConfig:
