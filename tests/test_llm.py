@@ -258,6 +258,14 @@ class TestJson:
         assert "response_format" not in body
 
 
+class TestRequestBody:
+    @pytest.mark.parametrize("budget", [-1, 0])
+    def test_budget_below_one(self, budget: int) -> None:
+        """An output budget of -1 or 0 (no limit, to some servers) never becomes a request body."""
+        with pytest.raises(llm.LLMError, match=rf"model 'fake': max_tokens {budget} is not an output budget"):
+            llm.request_body(spec(), llm.Request.from_text("q", max_tokens=budget))
+
+
 class TestRequest:
     def test_from_prompt(self, tmp_path: Path) -> None:
         """A rendered template carries its version into the key."""

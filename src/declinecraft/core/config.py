@@ -29,7 +29,7 @@ from typing import Any
 
 import yaml
 
-from declinecraft.core import paths
+from declinecraft.core import bounds, paths
 from declinecraft.core.params import (
     AnalysisParams,
     AnswerParams,
@@ -180,8 +180,8 @@ def _load(path: Path, seen: tuple[Path, ...]) -> RunConfig:
     blocks = {name: _block(raw, name, cls, base.block_dict(name) if base else {}, path) for name, cls in BLOCKS.items()}
     _check_verifier(blocks["generate"], blocks["verify"], path)
     blocks["llm"] = _block(raw, "llm", LLMParams, base.block_dict("llm") if base else {}, path)
-    if not 0.0 <= blocks["llm"].max_failed_share <= 1.0:
-        raise ConfigError(f"{path}: llm.max_failed_share: {blocks['llm'].max_failed_share:g} is not in [0, 1]")
+    if problems := [p for name, block in blocks.items() for p in bounds.check(name, block, f"{path}: {name}")]:
+        raise ConfigError("\n".join(problems))
     return RunConfig(
         run=path.stem,
         root=root,

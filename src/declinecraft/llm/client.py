@@ -29,7 +29,7 @@ from typing import Any, Literal
 
 from declinecraft.llm import cache as cache_mod
 from declinecraft.llm import serve
-from declinecraft.core import prompts
+from declinecraft.core import bounds, prompts
 from declinecraft.llm.cache import Cache, CallRecord
 from declinecraft.core.registry import ModelSpec
 from declinecraft.llm.responses import (
@@ -156,7 +156,16 @@ def _merge(base: dict[str, Any], extra: Mapping[str, Any]) -> dict[str, Any]:
 
 
 def request_body(spec: ModelSpec, request: Request) -> tuple[str, dict[str, Any]]:
-    """Return ``(thinking_mode, body)``: the exact body sent (without ``model``), which is keyed."""
+    """Return ``(thinking_mode, body)``: the exact body sent (without ``model``), which is keyed.
+
+    Raises:
+        LLMError: an output budget below 1 token (a server may read -1 or 0 as "no limit").
+    """
+    if isinstance(request.max_tokens, bool) or not 1 <= request.max_tokens <= bounds.MAX_TOKENS:
+        raise LLMError(
+            f"model {spec.id!r}: max_tokens {request.max_tokens!r} is not an output budget (needs 1 to "
+            f"{bounds.MAX_TOKENS:,} tokens; a server may read -1 or 0 as no limit); nothing was sent"
+        )
     mode, switch = thinking_body(spec, request.thinking)
     messages = [dict(m) for m in request.messages]
     if mode == "prompt":
