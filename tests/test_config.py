@@ -82,8 +82,8 @@ class TestLoad:
         assert config.load(write(project, "z", same)).verify.verifier == "m1"
 
     def test_missing_base(self, project: Path) -> None:
-        """A base that does not exist is an error naming the missing file."""
-        with pytest.raises(config.ConfigError, match="nope.yaml"):
+        """A missing base names the missing file and the file whose `base:` named it."""
+        with pytest.raises(config.ConfigError, match=r"x\.yaml: base: 'nope' names .*params/nope\.yaml, which does not exist"):
             config.load(write(project, "x", {"base": "nope"}))
 
 

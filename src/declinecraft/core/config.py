@@ -81,8 +81,7 @@ TOP_LEVEL_KEYS = {"base", "description", "seed", "models_file", "llm", *BLOCKS}
 
 @dataclass(frozen=True)
 class RunConfig:
-    """Everything one run needs, frozen: the stage blocks and ``llm`` (a run policy in no stage's
-    stamp) read as attributes. Build it with :func:`load`."""
+    """Everything one run needs, frozen: stage blocks and ``llm`` read as attributes. Build it with :func:`load`."""
 
     run: str
     root: Path
@@ -174,9 +173,10 @@ def _load(path: Path, seen: tuple[Path, ...]) -> RunConfig:
         raise ConfigError(
             f"{path}: unknown top-level key {unknown[0]!r} (allowed: {', '.join(sorted(TOP_LEVEL_KEYS))})"
         )
-    base = None
-    if raw.get("base"):
-        base = _load((root / "params" / f"{raw['base']}.yaml").resolve(), seen=(*seen, path))
+    base_file = (root / "params" / f"{raw.get('base')}.yaml").resolve()
+    if raw.get("base") and not base_file.is_file():
+        raise ConfigError(f"{path}: base: {raw['base']!r} names {base_file}, which does not exist")
+    base = _load(base_file, seen=(*seen, path)) if raw.get("base") else None
     blocks = {name: _block(raw, name, cls, base.block_dict(name) if base else {}, path) for name, cls in BLOCKS.items()}
     _check_verifier(blocks["generate"], blocks["verify"], path)
     blocks["llm"] = _block(raw, "llm", LLMParams, base.block_dict("llm") if base else {}, path)
@@ -354,9 +354,7 @@ def for_notebook(params_file: str | Path, **injected: Any) -> RunConfig:
     upwards. Each injected block must equal the block loaded from the file: a mismatch means the
     stage stamp is stale and is an error, not a silent choice between the two.
     """
-    path = Path(params_file)
-    if not path.is_absolute():
-        path = paths.find_root(Path.cwd()) / path
+    path = Path(params_file) if Path(params_file).is_absolute() else paths.find_root(Path.cwd()) / params_file
     cfg = load(path)
     for name, block in injected.items():
         if block and _to_plain(block) != cfg.block_dict(name):
