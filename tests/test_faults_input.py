@@ -45,6 +45,18 @@ class TestDump:
         with pytest.raises(wiki.DumpError, match=r"cut\.xml: malformed or truncated XML .*last complete page: 'Lantern'"):
             list(wiki.read_dump(cut))
 
+    def test_not_utf8(self, tmp_path: Path) -> None:
+        """Latin-1 bytes in an export that declares no encoding: DumpError naming the line, the bytes
+        and the encoding (UTF-8, XML's default); declared as ISO-8859-1, the same bytes read fine."""
+        body = (HEADER + page("Lantern") + page("Caf\u00e9", text="Caf\u00e9 au lait. " * 20) + "</mediawiki>\n")
+        dump = tmp_path / "latin.xml"
+        dump.write_bytes(body.encode("latin-1"))
+        with pytest.raises(wiki.DumpError, match=r"latin\.xml: malformed .*Line 4 holds bytes that are not UTF-8 "
+                           r"\(b'\\xe9' at byte \d+ of the line; UTF-8 is XML's default, as it declares none\)"):
+            list(wiki.read_dump(dump))
+        dump.write_bytes(b'<?xml version="1.0" encoding="ISO-8859-1"?>\n' + body.encode("latin-1"))
+        assert [p.title for p in wiki.read_dump(dump)] == ["Lantern", "Caf\u00e9"]
+
     def test_duplicated_page(self, tmp_path: Path) -> None:
         """One title in two <page> elements: DumpError naming the file and the title."""
         dump = tmp_path / "dup.xml"
