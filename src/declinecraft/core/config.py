@@ -162,6 +162,8 @@ def _load(path: Path, seen: tuple[Path, ...]) -> RunConfig:
     if not path.is_file():
         raise ConfigError(f"params file not found: {path}")
     root = paths.find_root(path)
+    if problem := paths.stale_install(root):
+        raise ConfigError(problem)
     try:
         raw = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
     except yaml.YAMLError as exc:
