@@ -10,8 +10,10 @@ survives a process crash; only a power cut can lose the last commits, never corr
 Several processes may write at once: writers queue on ``busy_timeout`` and ``BEGIN IMMEDIATE``.
 
 Status policy: a row is ``ok`` or ``failed``. An ``ok`` row is final and never overwritten. A
-``failed`` row (the error kept) is returned as a failure on later runs, and replaced only when a
-caller retries failures on purpose (``retry_failures=True`` in :mod:`declinecraft.llm.client`).
+``failed`` row (the error kept) is returned as a failure unless a caller retries failures
+(``retry_failures=True`` in :mod:`declinecraft.llm.client`), and then replaced. The stages' model
+layer (:mod:`declinecraft.llm.pool`) retries those of earlier runs unless ``llm.retry_failures``
+is false.
 The cache lives outside every run's outputs: ``make clean`` never deletes it.
 """
 

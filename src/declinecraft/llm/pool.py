@@ -90,7 +90,7 @@ class ModelPool:
         self._prompts: dict[str, prompts.Prompt] = {}
         self.calls = 0
         self.tallies: dict[str, Tally] = {}
-        """Calls and failures per model id, for :func:`check_failures` and the run-health numbers."""
+        """Calls and failures per model id this stage, for :func:`check_failures`."""
         self._started = datetime.now(timezone.utc).isoformat(timespec="milliseconds")
 
     def spec(self, model_id: str) -> registry.ModelSpec:
