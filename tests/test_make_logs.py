@@ -25,8 +25,15 @@ def run_recipe(root: Path, python: Path, attempt: str) -> subprocess.CompletedPr
     """Run ``run_notebook`` for stage 01 of run ``default`` through Make, as one attempt."""
     env = {**os.environ, "PYTHONPATH": str(root / "src"), "MAKEFLAGS": "", "ATTEMPT": attempt}
     rule = "logprobe:\n\t$(call run_notebook,default,01_corpus)\n"
-    return subprocess.run(["make", "--eval", rule, "logprobe", f"PY={python}"], cwd=root, env=env,
-                          capture_output=True, text=True, timeout=300, check=False)
+    return subprocess.run(
+        ["make", "--eval", rule, "logprobe", f"PY={python}"],
+        cwd=root,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=False,
+    )
 
 
 class TestRunNotebook:
@@ -40,7 +47,10 @@ class TestRunNotebook:
         good = run_recipe(root, python, "good")
         assert good.returncode == 0, good.stderr[-2000:]
         bad = run_recipe(root, python, "bad")
-        assert bad.returncode != 0 and "01_corpus failed; its log is outputs/default/logs/01_corpus.failed.log" in bad.stderr
+        assert (
+            bad.returncode != 0
+            and "01_corpus failed; its log is outputs/default/logs/01_corpus.failed.log" in bad.stderr
+        )
         assert (logs / "01_corpus.log").read_text() == "attempt: good\n"
         assert (logs / "01_corpus.failed.log").read_text() == "attempt: bad\n"
         assert not list(logs.glob("*.running.log"))

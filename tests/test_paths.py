@@ -16,12 +16,17 @@ class TestStaleInstall:
         root, old = tmp_path / "moved", tmp_path / "old" / "src" / "declinecraft"
         message = paths.stale_install(root, prefix=root / ".venv", package=old)
         assert message is not None
-        assert f"imports declinecraft from {old.resolve()}, not from {(root / 'src' / 'declinecraft').resolve()}" in message
+        assert (
+            f"imports declinecraft from {old.resolve()}, not from {(root / 'src' / 'declinecraft').resolve()}"
+            in message
+        )
         assert "pip install --no-deps -e" in message
 
     def test_in_place(self, tmp_path: Path) -> None:
         """The package imported from the checkout itself: nothing to say."""
-        assert paths.stale_install(tmp_path, prefix=tmp_path / ".venv", package=tmp_path / "src" / "declinecraft") is None
+        assert (
+            paths.stale_install(tmp_path, prefix=tmp_path / ".venv", package=tmp_path / "src" / "declinecraft") is None
+        )
 
     def test_other_environment(self, tmp_path: Path) -> None:
         """Another environment than the checkout's own (CI's, a PYTHONPATH) is not judged."""
