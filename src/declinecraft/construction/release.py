@@ -45,9 +45,16 @@ MAX_ERRORS = 20
 #: Longest text per field, in characters (the paper's scenarios and questions are under 30 words
 #: each; model outputs kept in ``*_raw`` fields are the longest); any other text field: ``MAX_TEXT``.
 MAX_CHARS = {
-    "id": 200, "scenario": 2000, "question": 4000, "asked_question": 2000, "fact": 2000, "target_page": 300,
-    "target_title": 300, "target_chunk_id": 400, "target_url": 2000,
-}  # fmt: skip
+    "id": 200,
+    "scenario": 2000,
+    "question": 4000,
+    "asked_question": 2000,
+    "fact": 2000,
+    "target_page": 300,
+    "target_title": 300,
+    "target_chunk_id": 400,
+    "target_url": 2000,
+}
 MAX_TEXT = 20000
 #: Most chunk ids in a list field.
 MAX_IDS = 100
