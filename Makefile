@@ -127,14 +127,20 @@ $(DEPS_MK): $(PIPELINE_MK) $(SOURCES) $(wildcard notebooks/[0-9]*.ipynb) | $(SET
 owner = $(or $(OWNER_$(1)_$(2)),$(1))
 executed = outputs/$(call owner,$(1),$(call block,$(2)))/executed/$(2).ipynb
 
-# papermill to a temporary file, renamed only on success: a failed notebook leaves no target.
+# papermill to a temporary file, renamed only on success: a failed notebook leaves no target. Its
+# log likewise: a failed attempt's log is kept as <stage>.failed.log beside the last good <stage>.log.
 define run_notebook
 	@mkdir -p outputs/$(1)/executed outputs/$(1)/logs
 	@echo ">> [$(1)] $(2)"
-	@start=$$(date +%s); \
-	$(PY) -m papermill notebooks/$(2).ipynb outputs/$(1)/executed/.$(2).running.ipynb \
+	@start=$$(date +%s); log=outputs/$(1)/logs/$(2); \
+	if ! $(PY) -m papermill notebooks/$(2).ipynb outputs/$(1)/executed/.$(2).running.ipynb \
 	  -f outputs/$(1)/params/$(call block,$(2)).yaml --cwd notebooks -k python3 \
-	  --log-output --no-progress-bar 2>&1 | tee outputs/$(1)/logs/$(2).log; \
+	  --log-output --no-progress-bar 2>&1 | tee $$log.running.log; then \
+	  mv $$log.running.log $$log.failed.log; \
+	  echo "error: [$(1)] $(2) failed; its log is $$log.failed.log (the last good run's stays in $$log.log)" >&2; \
+	  exit 1; \
+	fi; \
+	mv $$log.running.log $$log.log; \
 	mv outputs/$(1)/executed/.$(2).running.ipynb outputs/$(1)/executed/$(2).ipynb; \
 	$(PY) -m declinecraft.core.pipeline record outputs/$(1)/params/$(call block,$(2)).yaml; \
 	printf '%s\t%s\t%s\n' "$(2)" "$$(( $$(date +%s) - start ))" "$$(date -u +%FT%TZ)" >> outputs/$(1)/logs/timing.tsv

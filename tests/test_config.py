@@ -82,8 +82,8 @@ class TestLoad:
         assert config.load(write(project, "z", same)).verify.verifier == "m1"
 
     def test_missing_base(self, project: Path) -> None:
-        """A base that does not exist is an error naming the missing file."""
-        with pytest.raises(config.ConfigError, match="nope.yaml"):
+        """A missing base names the missing file and the file whose `base:` named it."""
+        with pytest.raises(config.ConfigError, match=r"x\.yaml: base: 'nope' names .*params/nope\.yaml, which does not exist"):
             config.load(write(project, "x", {"base": "nope"}))
 
 
@@ -158,3 +158,25 @@ class TestReferencedModels:
         cfg = config.load(root / "params" / f"{name}.yaml")
         known = registry.load_models(cfg.resolve(cfg.models_file))
         assert config.referenced_models(cfg) - set(known) == set()
+
+
+class TestLLMBlock:
+    def test_defaults_and_override(self, project: Path) -> None:
+        """`llm:` is optional; its keys override the defaults and a derived run inherits them."""
+        assert config.load(write(project, "plain", {})).llm == config.LLMParams()
+        write(project, "strict", {"llm": {"max_failed_share": 0.0, "retry_failures": False}})
+        derived = config.load(write(project, "derived", {"base": "strict"}))
+        assert (derived.llm.max_failed_share, derived.llm.retry_failures) == (0.0, False)
+        assert derived.to_dict()["llm"] == {"max_failed_share": 0.0, "retry_failures": False}
+
+    def test_unknown_key(self, project: Path) -> None:
+        """A typo inside `llm:` names the file and the key."""
+        with pytest.raises(config.ConfigError, match=r"typo\.yaml: llm: unknown key 'retry_failure'"):
+            config.load(write(project, "typo", {"llm": {"retry_failure": True}}))
+
+    def test_not_in_stamps(self, project: Path) -> None:
+        """A run policy: changing it rewrites no stage stamp (nothing that passed reruns)."""
+        cfg = config.load(write(project, "r", {}))
+        config.write_stamps(cfg)
+        changed = config.write_stamps(config.load(write(project, "r", {"llm": {"max_failed_share": 0.5}})))
+        assert [p.name for p in changed] == ["resolved.yaml"]

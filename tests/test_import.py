@@ -235,6 +235,48 @@ class TestImportBenchmark:
         imported.import_benchmark(source, "mine", root=root, corpus="default")  # re-import replaces it
 
 
+class TestOnePass:
+    def test_every_error_at_once(self, root: Path) -> None:
+        """Schema errors, a repeated id and targets in the wrong half: all in one error, one pass."""
+        rows = minimal_rows()
+        rows[0]["answerable"] = "yes"
+        rows[1]["colour"] = "red"
+        rows[2]["target_page"] = "Page 2"
+        rows.append({**minimal_rows()[1], "id": "q1", "target_page": "New Mob"})
+        with pytest.raises(release.ReleaseError) as info:
+            imported.import_benchmark(write_lines(root / "b.jsonl", rows), "mine", root=root, corpus="default")
+        lines = str(info.value).splitlines()[1:]
+        assert [line.split(": ", 1)[1] for line in lines] == [
+            "answerable: 'yes' is not of type 'boolean' (minimal schema)",
+            "Additional properties are not allowed ('colour' was unexpected) (minimal schema)",
+            "target page 'Page 2' is a C_pre page, but the question is unanswerable (its page must be in C_post)",
+            "id 'q1' repeats line 1",
+            "target page 'New Mob' is a C_post page, but the question is answerable (its page must be in C_pre)",
+        ]
+        assert [line.split(": ", 1)[0].rsplit(":", 1)[1] for line in lines] == ["1", "2", "3", "4", "4"]
+        assert not (root / "params" / "mine.yaml").exists()
+
+
+class TestLimits:
+    def test_field_length(self, tmp_path: Path) -> None:
+        """A 5 MB scenario is refused with its size, and the message does not echo it."""
+        rows = minimal_rows()
+        rows[1]["scenario"] = "I dig. " * 750_000
+        with pytest.raises(release.ReleaseError, match=r":2: scenario: 5,250,000 characters, more than the 2,000 allowed") as info:
+            release.read_release(write_lines(tmp_path / "b.jsonl", rows))
+        assert len(str(info.value)) < 500
+
+    def test_prompt_size(self, root: Path) -> None:
+        """A question whose scenario and question take more than a quarter of the smallest context
+        window of the run's models (4,096 tokens here) is refused, naming the model."""
+        rows = minimal_rows()
+        rows[0]["scenario"] = "I walk. " * 240
+        rows[0]["question"] = "Why? " * 300
+        with pytest.raises(release.ReleaseError, match=r"b\.jsonl:1: scenario and question take about 1,141 tokens, "
+                           r"more than 25% of the 4,096-token context window of model '[^']+' \(1,024"):
+            imported.import_benchmark(write_lines(root / "b.jsonl", rows), "mine", root=root, corpus="default")
+
+
 class TestRoundTrip:
     def test_export_import_evaluate(self, tmp_path: Path, server, monkeypatch) -> None:  # noqa: ANN001
         """Export, import and evaluate give the original run's benchmark, responses and judgements,

@@ -150,8 +150,13 @@ class TestFailures:
         assert not result.ok and result.attempts == 3 and "malformed response body" in (result.error or "")
 
     def test_connection_refused(self, store: Cache) -> None:
-        """Nothing listening: a recorded connection failure."""
+        """Nothing listening at a client's first call (the probe): Unreachable at once, nothing
+        recorded. Once a client has been answered, a refused connection is a recorded failure."""
         c = llm.client_for(spec(), store, f"http://127.0.0.1:{serve.free_port()}/v1", retry=FAST)
+        with pytest.raises(llm.Unreachable, match=r"model 'fake-model': nothing answers at http://127\.0\.0\.1:"):
+            ask(c, "anyone?", "else?")
+        assert store.count() == 0
+        c._reached = True  # as after an answered call: the server went away later
         (result,) = ask(c, "anyone?")
         assert not result.ok and result.attempts == 3 and "connection error" in (result.error or "")
 
@@ -251,6 +256,14 @@ class TestJson:
         ask(c, "plain json please", json_mode=True)
         body = [b for b in server.stats()["bodies"] if b["messages"][-1]["content"] == "plain json please"][-1]
         assert "response_format" not in body
+
+
+class TestRequestBody:
+    @pytest.mark.parametrize("budget", [-1, 0])
+    def test_budget_below_one(self, budget: int) -> None:
+        """An output budget of -1 or 0 (no limit, to some servers) never becomes a request body."""
+        with pytest.raises(llm.LLMError, match=rf"model 'fake': max_tokens {budget} is not an output budget"):
+            llm.request_body(spec(), llm.Request.from_text("q", max_tokens=budget))
 
 
 class TestRequest:

@@ -29,7 +29,7 @@ from typing import Any
 
 import yaml
 
-from declinecraft.core import paths
+from declinecraft.core import bounds, paths
 from declinecraft.core.params import (
     AnalysisParams,
     AnswerParams,
@@ -39,6 +39,7 @@ from declinecraft.core.params import (
     IndexParams,
     JudgeParams,
     Know2GuessParams,
+    LLMParams,
     PaperParams,
     VerifyParams,
 )
@@ -75,12 +76,12 @@ BLOCKS: dict[str, type] = {
     "paper": PaperParams,
 }
 
-TOP_LEVEL_KEYS = {"base", "description", "seed", "models_file", *BLOCKS}
+TOP_LEVEL_KEYS = {"base", "description", "seed", "models_file", "llm", *BLOCKS}
 
 
 @dataclass(frozen=True)
 class RunConfig:
-    """Everything one run needs, frozen. Build it with :func:`load`."""
+    """Everything one run needs, frozen: stage blocks and ``llm`` read as attributes. Build it with :func:`load`."""
 
     run: str
     root: Path
@@ -142,7 +143,7 @@ class RunConfig:
             "description": self.description,
             "models_file": self.models_file,
         }
-        out.update({name: self.block_dict(name) for name in BLOCKS})
+        out.update({name: self.block_dict(name) for name in [*BLOCKS, "llm"]})
         return out
 
 
@@ -161,6 +162,8 @@ def _load(path: Path, seen: tuple[Path, ...]) -> RunConfig:
     if not path.is_file():
         raise ConfigError(f"params file not found: {path}")
     root = paths.find_root(path)
+    if problem := paths.stale_install(root):
+        raise ConfigError(problem)
     try:
         raw = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
     except yaml.YAMLError as exc:
@@ -172,17 +175,15 @@ def _load(path: Path, seen: tuple[Path, ...]) -> RunConfig:
         raise ConfigError(
             f"{path}: unknown top-level key {unknown[0]!r} (allowed: {', '.join(sorted(TOP_LEVEL_KEYS))})"
         )
-    base = None
-    if raw.get("base"):
-        base = _load((root / "params" / f"{raw['base']}.yaml").resolve(), seen=(*seen, path))
-    blocks = {}
-    for name, cls in BLOCKS.items():
-        inherited = base.block_dict(name) if base else {}
-        given = raw.get(name) or {}
-        if not isinstance(given, dict):
-            raise ConfigError(f"{path}: block {name!r} must be a mapping")
-        blocks[name] = _build(cls, {**inherited, **given}, f"{path}: {name}")
+    base_file = (root / "params" / f"{raw.get('base')}.yaml").resolve()
+    if raw.get("base") and not base_file.is_file():
+        raise ConfigError(f"{path}: base: {raw['base']!r} names {base_file}, which does not exist")
+    base = _load(base_file, seen=(*seen, path)) if raw.get("base") else None
+    blocks = {name: _block(raw, name, cls, base.block_dict(name) if base else {}, path) for name, cls in BLOCKS.items()}
     _check_verifier(blocks["generate"], blocks["verify"], path)
+    blocks["llm"] = _block(raw, "llm", LLMParams, base.block_dict("llm") if base else {}, path)
+    if problems := [p for name, block in blocks.items() for p in bounds.check(name, block, f"{path}: {name}")]:
+        raise ConfigError("\n".join(problems))
     return RunConfig(
         run=path.stem,
         root=root,
@@ -211,6 +212,13 @@ def _check_verifier(generate: GenerateParams, verify: VerifyParams, path: Path) 
             f"{path}: verify.comparison_verifier {comparison!r} is also one of the compared generators; "
             "Table 9 checks every generator with a separate model (set verify.self_verification: true to allow it)"
         )
+
+
+def _block(raw: dict[str, Any], name: str, cls: type, inherited: dict[str, Any], path: Path) -> Any:
+    given = raw.get(name) or {}
+    if not isinstance(given, dict):
+        raise ConfigError(f"{path}: block {name!r} must be a mapping")
+    return _build(cls, {**inherited, **given}, f"{path}: {name}")
 
 
 def _build(cls: type, values: dict[str, Any], where: str) -> Any:
@@ -341,7 +349,6 @@ def _main(argv: list[str]) -> int:
     return 0
 
 
-
 def for_notebook(params_file: str | Path, **injected: Any) -> RunConfig:
     """Load the run a notebook was given and check the blocks papermill injected with ``-f``.
 
@@ -349,9 +356,7 @@ def for_notebook(params_file: str | Path, **injected: Any) -> RunConfig:
     upwards. Each injected block must equal the block loaded from the file: a mismatch means the
     stage stamp is stale and is an error, not a silent choice between the two.
     """
-    path = Path(params_file)
-    if not path.is_absolute():
-        path = paths.find_root(Path.cwd()) / path
+    path = Path(params_file) if Path(params_file).is_absolute() else paths.find_root(Path.cwd()) / params_file
     cfg = load(path)
     for name, block in injected.items():
         if block and _to_plain(block) != cfg.block_dict(name):

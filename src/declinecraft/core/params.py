@@ -10,6 +10,23 @@ from declinecraft.core.index_params import IndexParams  # noqa: F401  (re-export
 
 
 @dataclass(frozen=True)
+class LLMParams:
+    """How every stage that calls models treats failed calls (``llm:`` in a params file).
+
+    A run policy rather than a stage input: it is in no stage's stamp, so changing it reruns
+    nothing that passed (a stage that failed reruns anyway).
+    """
+
+    max_failed_share: float = 0.1
+    """A stage fails when more than this share of one model's calls failed (after the client's
+    retries), naming the model, the count and the first error; a model whose every call failed
+    always fails it. 0 = any failed call fails the stage. A proportion in [0, 1]."""
+    retry_failures: bool = True
+    """Re-send the calls that the cache holds as failed from an earlier run; false = return them as
+    failures again (never re-sent). A call that failed in this run is not re-sent in it."""
+
+
+@dataclass(frozen=True)
 class CorpusParams:
     """§3.1 and Appendix D: where pages come from, which pages count, how they become chunks.
 

@@ -7,6 +7,7 @@ folder), so a notebook opened in JupyterLab and one run by papermill from the Ma
 from __future__ import annotations
 
 import os
+import sys
 import tempfile
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -41,6 +42,32 @@ def paper_dirs(root: Path, run: str) -> tuple[Path, Path]:
     if run == "default":
         return root / "figures", root / "paper"
     return outputs_dir(root) / run / "figures", outputs_dir(root) / run / "paper"
+
+
+def stale_install(root: Path, *, prefix: Path | None = None, package: Path | None = None) -> str | None:
+    """Say why, when this checkout's own environment (``<root>/.venv``) imports the package from
+    somewhere else: a checkout moved or copied together with its ``.venv`` keeps the editable
+    install of the old place, and would silently run the old place's code.
+
+    Args:
+        root: the checkout (:func:`find_root`).
+        prefix: the running environment (default ``sys.prefix``); another environment than the
+            checkout's own (CI's, a test's ``PYTHONPATH``) is never judged.
+        package: the folder the package was imported from (default: this one's).
+
+    Returns:
+        The message naming both places and the fix, or None.
+    """
+    prefix = Path(prefix or sys.prefix).resolve()
+    package = Path(package or Path(__file__).resolve().parents[1]).resolve()
+    here = (root / "src" / "declinecraft").resolve()
+    if prefix != (root / ".venv").resolve() or package == here:
+        return None
+    return (
+        f"{root}: its .venv imports declinecraft from {package}, not from {here}: the checkout was moved or "
+        "copied with its .venv, whose editable install still points to the old place. Install it here again: "
+        f"{root / '.venv' / 'bin' / 'pip'} install --no-deps -e {root}"
+    )
 
 
 def cache_dir(root: Path) -> Path:

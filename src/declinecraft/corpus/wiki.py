@@ -190,12 +190,38 @@ def _parse(stream: IO[bytes], path: Path, *, check_duplicates: bool = True) -> I
         line, column = exc.position
         raise DumpError(
             f"{path}: malformed or truncated XML at line {line}, column {column} "
-            f"(last complete page: {last_title!r}): {exc}"
+            f"(last complete page: {last_title!r}): {exc}{_encoding_problem(path, line)}"
         ) from exc
     except (EOFError, OSError) as exc:
         raise DumpError(
             f"{path}: truncated or corrupt compressed stream (last complete page: {last_title!r}): {exc}"
         ) from exc
+
+
+def _encoding_problem(path: Path, line: int) -> str:
+    """Say so when line ``line`` of the export holds bytes that its encoding (the XML declaration's,
+    else UTF-8, XML's default) cannot read: expat reports them only as an "invalid token"."""
+    try:
+        with _open(path) as stream:
+            head = stream.read(200)
+            declared = re.search(rb"""^<\?xml[^>]*encoding=["']([A-Za-z0-9._-]+)["']""", head)
+            encoding = declared.group(1).decode() if declared else "UTF-8"
+            stream.seek(0)
+            for number, raw in enumerate(stream, start=1):
+                if number == line:
+                    raw.decode(encoding)
+                    return ""
+    except UnicodeDecodeError as exc:
+        bad = exc.object[exc.start : exc.end]
+        said = "the encoding its XML declaration names" if declared else "XML's default, as it declares none"
+        return (
+            f". Line {line} holds bytes that are not {encoding} ({bad!r} at byte {exc.start + 1} of the line; "
+            f"{encoding} is {said}): convert the file to {encoding} (e.g. `iconv -f latin1 -t utf-8`) or "
+            "declare its real encoding"
+        )
+    except (OSError, EOFError, LookupError):
+        return ""
+    return ""
 
 
 def _pages(path: Path) -> Iterator[Page]:

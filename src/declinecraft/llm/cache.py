@@ -10,8 +10,10 @@ survives a process crash; only a power cut can lose the last commits, never corr
 Several processes may write at once: writers queue on ``busy_timeout`` and ``BEGIN IMMEDIATE``.
 
 Status policy: a row is ``ok`` or ``failed``. An ``ok`` row is final and never overwritten. A
-``failed`` row (the error kept) is returned as a failure on later runs, and replaced only when a
-caller retries failures on purpose (``retry_failures=True`` in :mod:`declinecraft.llm.client`).
+``failed`` row (the error kept) is returned as a failure unless a caller retries failures
+(``retry_failures=True`` in :mod:`declinecraft.llm.client`), and then replaced. The stages' model
+layer (:mod:`declinecraft.llm.pool`) retries those of earlier runs unless ``llm.retry_failures``
+is false.
 The cache lives outside every run's outputs: ``make clean`` never deletes it.
 """
 
@@ -30,7 +32,8 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any, Literal
 
-from declinecraft.llm import call_environments
+from declinecraft.llm import call_environments, pages
+from declinecraft.llm.cache_file import CacheError, check_file, check_writable, damaged, refused
 
 SCHEMA_VERSION = 1
 FILE_NAME = "calls.sqlite"
@@ -80,21 +83,6 @@ _SELECT = f"SELECT {', '.join(_COLUMNS)} FROM calls"
 _CHUNK = 500  # keys per IN (...) query
 
 
-class CacheError(RuntimeError):
-    """The store cannot be opened, is damaged or has an unknown schema; the message names the file
-    and the recovery command."""
-
-
-def _damaged(path: Path, what: str) -> CacheError:
-    """The error for a damaged store: never answered by a silent fresh cache, which would re-send
-    every call the damaged file still holds."""
-    return CacheError(
-        f"{path}: the LLM call cache is damaged ({what}). Nothing was overwritten. Recover the calls "
-        f"that can still be read with `python -m declinecraft.llm.cache salvage {path}` (the damaged "
-        "file is kept beside it as *.damaged-<time>); calls it cannot read are sent again."
-    )
-
-
 def _create(path: Path) -> None:
     """Make a new, empty store beside ``path`` and link it into place unless one appeared meanwhile.
 
@@ -121,35 +109,6 @@ def _create(path: Path) -> None:
             tmp.with_name(tmp.name + suffix).unlink(missing_ok=True)
 
 
-def check_file(path: Path) -> None:
-    """Refuse a store file that is visibly truncated: empty, shorter than its header, or shorter
-    than the page count its header records (when no write-ahead log is pending).
-
-    Raises:
-        CacheError: naming the file and the recovery command.
-    """
-    if not path.is_file():
-        return
-    size = path.stat().st_size
-    wal = path.with_name(path.name + "-wal")
-    pending = wal.is_file() and wal.stat().st_size > 0
-    if size == 0 and not pending:
-        raise _damaged(path, "the file is empty")
-    if 0 < size < 100:
-        raise _damaged(path, f"{size} bytes, shorter than an SQLite header")
-    if size >= 100:
-        with path.open("rb") as fh:
-            header = fh.read(100)
-        if not header.startswith(b"SQLite format 3\x00"):
-            raise _damaged(path, "not an SQLite database")
-        page_size = int.from_bytes(header[16:18], "big")
-        page_size = 65536 if page_size == 1 else page_size
-        pages = int.from_bytes(header[28:32], "big")
-        valid = header[24:28] == header[92:96]  # the header's page count is current
-        if valid and not pending and size < pages * page_size:
-            raise _damaged(path, f"truncated: {size} bytes of {pages * page_size}")
-
-
 def canonical_json(value: Any) -> str:
     """JSON with sorted keys and no spaces: equal data always gives equal text (and key)."""
     return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
@@ -172,8 +131,12 @@ class Cache:
 
     def __init__(self, path: str | Path, *, busy_timeout_s: float = 120.0) -> None:
         self.path = Path(path)
-        self.path.parent.mkdir(parents=True, exist_ok=True)
+        try:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+        except PermissionError:
+            raise refused(self.path, f"a folder above {self.path.parent}") from None
         self._lock = threading.Lock()
+        check_writable(self.path)
         if not self.path.exists():
             _create(self.path)
         check_file(self.path)
@@ -190,7 +153,13 @@ class Cache:
             self._db.execute("INSERT OR IGNORE INTO meta VALUES ('schema', ?)", (str(SCHEMA_VERSION),))
             (version,) = self._db.execute("SELECT value FROM meta WHERE name = 'schema'").fetchone()
         except sqlite3.DatabaseError as exc:
-            raise _damaged(self.path, str(exc)) from None
+            if isinstance(exc, sqlite3.OperationalError) and not any(
+                word in str(exc) for word in ("malformed", "not a database", "corrupt")
+            ):
+                if "readonly" in str(exc) or "unable to open" in str(exc):
+                    raise refused(self.path, f"the file or its folder ({exc})") from None
+                raise CacheError(f"{self.path}: cannot open the LLM call cache: {exc}") from exc
+            raise damaged(self.path, str(exc)) from None
         except sqlite3.Error as exc:
             raise CacheError(f"{self.path}: cannot open the LLM call cache: {exc}") from exc
         if version != str(SCHEMA_VERSION):
@@ -219,7 +188,7 @@ class Cache:
         except sqlite3.DatabaseError as exc:
             if isinstance(exc, sqlite3.OperationalError) and "malformed" not in str(exc):
                 raise
-            raise _damaged(self.path, str(exc)) from None
+            raise damaged(self.path, str(exc)) from None
 
     def get(self, key: str) -> CallRecord | None:
         """Return one record, or None."""
@@ -296,32 +265,87 @@ def open_cache(cache_dir: str | Path) -> Cache:
     return Cache(cache_path(cache_dir))
 
 
-def salvage(path: str | Path) -> tuple[int, Path]:
+@dataclass(frozen=True, slots=True)
+class Salvaged:
+    """What :func:`salvage` got back from a damaged store."""
+
+    recovered: int
+    """Calls copied into the fresh store (one per key)."""
+    lost: int
+    """Calls seen whose overflow pages are cut, plus an estimate of those on the missing pages (the
+    readable pages' calls per page times the missing pages)."""
+    missing_pages: int
+    """Pages the file's header (or its WAL) counts that are no longer there."""
+    pages: int
+    aside: Path
+    """Where the damaged file now lies."""
+
+    @property
+    def total(self) -> int:
+        """Calls the damaged file held (recovered + lost; an estimate when pages are missing)."""
+        return self.recovered + self.lost
+
+    @property
+    def complete(self) -> bool:
+        """Whether everything the file held came back."""
+        return self.lost == 0 and self.missing_pages == 0
+
+
+def _call_row(values: tuple[Any, ...]) -> tuple[Any, ...] | None:
+    """The row of a ``calls`` record read from a page, or None for another table's record."""
+    if len(values) != len(_COLUMNS) or values[1] not in ("ok", "failed") or not isinstance(values[0], str):
+        return None
+    row = dict(zip(_COLUMNS, values))
+    if not isinstance(row["attempts"], int):
+        return None
+    if isinstance(row["latency_s"], int):  # SQLite stores a whole REAL as an integer on disk
+        row["latency_s"] = float(row["latency_s"])
+    return tuple(row.values())
+
+
+def salvage(path: str | Path) -> Salvaged:
     """Copy every call still readable from a damaged store into a fresh one at the same path.
 
-    The damaged file (and its -wal/-shm) is moved aside as ``<name>.damaged-<UTC time>`` first, so
-    nothing is lost for a later, better recovery. Returns ``(calls recovered, damaged copy)``.
+    Reads every page on its own (:mod:`declinecraft.llm.pages`, WAL included), so a cut or damaged
+    page loses only the calls on it. The damaged file (and its -wal/-shm) is moved aside as
+    ``<name>.damaged-<UTC time>`` first, so nothing is lost for a later, better recovery. Of two
+    copies of one key (a stale one on a free page), an answered one wins, then the newer.
+
+    Raises:
+        CacheError: the file does not exist, or its folder cannot be written.
     """
     path = Path(path)
+    if not path.is_file():
+        raise CacheError(f"{path}: no such file; there is nothing to salvage")
+    if not os.access(path, os.R_OK):
+        raise refused(path, "the file (it cannot even be read)")
     stamp = datetime.now(timezone.utc).strftime("%Y%m%dT%H%M%SZ")
     aside = path.with_name(f"{path.name}.damaged-{stamp}")
-    for suffix in ("", "-wal", "-shm"):
-        part = path.with_name(path.name + suffix)
-        if part.exists():
-            os.replace(part, aside.with_name(aside.name + suffix))
-    rows: list[tuple[Any, ...]] = []
     try:
-        damaged = sqlite3.connect(f"file:{aside}?mode=ro", uri=True)
-        try:
-            for row in damaged.execute(_SELECT):
-                rows.append(row)
-        finally:
-            damaged.close()
-    except sqlite3.DatabaseError:
-        pass  # read what came before the damage; the rest is sent again
+        for suffix in ("", "-wal", "-shm"):
+            part = path.with_name(path.name + suffix)
+            if part.exists():
+                os.replace(part, aside.with_name(aside.name + suffix))
+    except PermissionError as exc:
+        raise CacheError(
+            f"{path}: cannot salvage: permission denied ({exc.strerror}) when moving it aside in {path.parent}; "
+            "the file is untouched. Make the folder writable and run salvage again."
+        ) from None
+    found = pages.scan(aside, aside.with_name(aside.name + "-wal"))
+    best: dict[str, tuple[Any, ...]] = {}
+    for values in found.records:
+        row = _call_row(values)
+        if row is None:
+            continue
+        held = best.get(row[0])
+        if held is None or (row[1], str(row[-1])) > (held[1], str(held[-1])):  # 'ok' > 'failed', then newer
+            best[row[0]] = row
+    read = found.pages - found.missing
+    per_page = (len(best) + found.broken) / read if read else 0.0
+    lost = found.broken + round(max(0, found.missing - found.broken_pages) * per_page)
     with Cache(path) as fresh:
-        fresh.store([CallRecord(*row) for row in rows])
-    return len(rows), aside
+        fresh.store([CallRecord(*row) for row in best.values()])
+    return Salvaged(len(best), lost, found.missing, found.pages, aside)
 
 
 def _main(argv: list[str]) -> int:
@@ -330,16 +354,30 @@ def _main(argv: list[str]) -> int:
         print("usage: python -m declinecraft.llm.cache {check|salvage} .cache/llm/calls.sqlite", file=sys.stderr)
         return 2
     path = Path(argv[1])
+    if not path.is_file():
+        done = "checked" if argv[0] == "check" else "salvaged"
+        print(f"error: {path}: no such file; nothing was {done} and no file was made", file=sys.stderr)
+        return 1
     if argv[0] == "salvage":
-        recovered, aside = salvage(path)
-        print(f"{path}: {recovered} calls recovered; the damaged file is kept as {aside}")
+        try:
+            got = salvage(path)
+        except CacheError as exc:
+            print(f"error: {exc}", file=sys.stderr)
+            return 1
+        print(
+            f"{path}: {got.recovered} calls recovered, {got.lost} lost, of {got.total} the file held "
+            f"({got.missing_pages} of its {got.pages} pages missing); the damaged file is kept as {got.aside}"
+        )
+        if not got.complete:
+            print(f"error: {path}: {got.lost} calls could not be recovered; they will be sent again", file=sys.stderr)
+            return 1
         return 0
     try:
         with Cache(path) as store:
             with store._lock, store._guard():
                 (verdict,) = store._db.execute("PRAGMA quick_check").fetchone()
             if verdict != "ok":
-                raise _damaged(path, f"quick_check: {verdict}")
+                raise damaged(path, f"quick_check: {verdict}")
             print(f"{path}: ok, {store.count('ok')} answered and {store.count('failed')} failed calls")
     except CacheError as exc:
         print(f"error: {exc}", file=sys.stderr)

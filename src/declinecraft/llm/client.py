@@ -20,7 +20,6 @@ from __future__ import annotations
 import asyncio
 import logging
 import os
-import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -28,21 +27,20 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any, Literal
 
-from tqdm import tqdm
-
 from declinecraft.llm import cache as cache_mod
 from declinecraft.llm import serve
-from declinecraft.core import prompts
+from declinecraft.core import bounds, prompts
 from declinecraft.llm.cache import Cache, CallRecord
 from declinecraft.core.registry import ModelSpec
 from declinecraft.llm.responses import (
     FormatError, Result, make_result, parse_json, reasoning_prompt, results_frame, split_thinking, summary,
 )  # fmt: skip
+from declinecraft.llm.progress import Progress
 from declinecraft.llm.supervisor import MAX_SERVER_RESTARTS, LocalServer
-from declinecraft.llm.transport import LLMError, RetryPolicy, Sender, ServerGone, run_sync
+from declinecraft.llm.transport import LLMError, RetryPolicy, Sender, ServerGone, Unreachable, run_sync
 
 __all__ = [
-    "Client", "FormatError", "LLMError", "Request", "Result", "RetryPolicy", "client_for", "connect",
+    "Client", "FormatError", "LLMError", "Request", "Result", "RetryPolicy", "Unreachable", "client_for", "connect",
     "endpoint_identity", "parse_json", "results_frame", "run_batch", "split_thinking", "summary",
     "thinking_body",
 ]  # fmt: skip
@@ -158,7 +156,16 @@ def _merge(base: dict[str, Any], extra: Mapping[str, Any]) -> dict[str, Any]:
 
 
 def request_body(spec: ModelSpec, request: Request) -> tuple[str, dict[str, Any]]:
-    """Return ``(thinking_mode, body)``: the exact body sent (without ``model``), which is keyed."""
+    """Return ``(thinking_mode, body)``: the exact body sent (without ``model``), which is keyed.
+
+    Raises:
+        LLMError: an output budget below 1 token (a server may read -1 or 0 as "no limit").
+    """
+    if isinstance(request.max_tokens, bool) or not 1 <= request.max_tokens <= bounds.MAX_TOKENS:
+        raise LLMError(
+            f"model {spec.id!r}: max_tokens {request.max_tokens!r} is not an output budget (needs 1 to "
+            f"{bounds.MAX_TOKENS:,} tokens; a server may read -1 or 0 as no limit); nothing was sent"
+        )
     mode, switch = thinking_body(spec, request.thinking)
     messages = [dict(m) for m in request.messages]
     if mode == "prompt":
@@ -201,6 +208,7 @@ class Client:
             spec.served_name, base_urls, api_key=api_key, retry=retry or RetryPolicy(),
             concurrency=concurrency or spec.concurrency(), alive=server.alive if server else None,
         )  # fmt: skip
+        self._reached = False  # set once a call has been through: later batches need no probe
 
     def __repr__(self) -> str:  # never shows the key
         return f"Client(model={self.spec.id!r}, endpoint={self.endpoint!r}, cache={self.cache.path})"
@@ -215,19 +223,33 @@ class Client:
         return self.prepare(request).key
 
     async def arun(
-        self, requests: Sequence[Request], *, retry_failures: bool = False, progress: bool = True,
-        desc: str | None = None,
+        self, requests: Sequence[Request], *, retry_failures: bool = False, failed_before: str | None = None,
+        progress: bool = True, desc: str | None = None,
     ) -> list[Result]:  # fmt: skip
-        """Answer every request (cache first), in request order; see :func:`run_batch`."""
+        """Answer every request (cache first), in request order; see :func:`run_batch`.
+
+        The first call this client sends goes alone, as a probe: when nothing answers at the
+        endpoint it raises :class:`Unreachable` at once and records nothing.
+        """
         prepared = [self.prepare(r) for r in requests]
         unique = {p.key: p for p in prepared}
         records = self.cache.fetch(unique)
-        todo = [p for k, p in unique.items() if k not in records or (retry_failures and records[k].status != "ok")]
+
+        def resend(record: CallRecord) -> bool:  # a failure recorded before ``failed_before`` (an earlier run)
+            return retry_failures and record.status != "ok" and record.created_at < (failed_before or "~")
+
+        todo = [p for k, p in unique.items() if k not in records or resend(records[k])]
         sent = {p.key for p in todo}
         failed_hits = sum(1 for k, r in records.items() if r.status != "ok" and k not in sent)
-        bar = _Progress(len(unique), len(unique) - len(todo), failed_hits, desc or self.spec.id, enabled=progress)
-        tasks = [asyncio.ensure_future(self._call(p)) for p in todo]
+        bar = Progress(len(unique), len(unique) - len(todo), failed_hits, desc or self.spec.id, enabled=progress)
+        tasks: list[asyncio.Future[CallRecord]] = []
         try:
+            if todo and not self._reached:  # the probe: alone, so a dead endpoint is told at once
+                first = todo.pop(0)
+                record = records[first.key] = await self._call(first, probe=True)
+                bar.step(failed=record.status != "ok")
+            self._reached = self._reached or bool(sent)
+            tasks = [asyncio.ensure_future(self._call(p)) for p in todo]
             for done in asyncio.as_completed(tasks):
                 record = await done
                 records[record.key] = record
@@ -247,13 +269,13 @@ class Client:
         _log_summary(self.spec.id, results)
         return results
 
-    async def _call(self, prepared: _Prepared) -> CallRecord:
+    async def _call(self, prepared: _Prepared, *, probe: bool = False) -> CallRecord:
         """Send one call and commit its record before returning (a kill loses only calls in flight).
         A local server that dies under it is restarted (:class:`LocalServer`) and the call resent."""
         while True:
             generation = self.server.generation if self.server else 0
             try:
-                answer = await self._sender.send(prepared.body)
+                answer = await self._sender.send(prepared.body, probe=probe)
                 break
             except ServerGone as exc:
                 if self.server is None:
@@ -363,8 +385,9 @@ def run_batch(client: Client, requests: Sequence[Request], **kwargs: Any) -> lis
 
     Runs on a background event-loop thread, so it also works in Jupyter, where a loop is already
     running. Identical requests are sent once. Keyword options: ``retry_failures`` (re-send calls
-    recorded as failed; default False: they come back as failures), ``progress`` (tqdm bar with
-    rate, ETA, cache hits and failures), ``desc``.
+    recorded as failed; default False: they come back as failures), ``failed_before`` (with it,
+    re-send only failures recorded before this UTC ISO time: those of earlier runs), ``progress``
+    (tqdm bar with rate, ETA, cache hits and failures), ``desc``.
     """
     return run_sync(client.arun(list(requests), **kwargs))
 
@@ -373,28 +396,3 @@ def _log_summary(model_id: str, results: Sequence[Result]) -> None:
     counts = summary(results)
     level = logging.WARNING if counts["failed"] or counts["lost_to_format"] else logging.INFO
     log.log(level, "%s: %s", model_id, ", ".join(f"{k} {v}" for k, v in counts.items()))
-
-
-class _Progress:
-    """tqdm bar (rate and ETA of sent calls) with cache hits and failures in its postfix."""
-
-    def __init__(self, total: int, hits: int, failed: int, desc: str, *, enabled: bool) -> None:
-        self.hits, self.failed, self._shown = hits, failed, 0.0
-        self.bar = tqdm(total=total, initial=hits, desc=desc, unit="call", disable=not enabled,
-                        mininterval=0.5, smoothing=0.05, dynamic_ncols=True)  # fmt: skip
-        self.bar.set_postfix_str(self._postfix(), refresh=hits > 0)
-
-    def _postfix(self) -> str:
-        return f"cached={self.hits} failed={self.failed}"
-
-    def step(self, *, failed: bool) -> None:
-        self.failed += failed
-        now = time.monotonic()
-        if failed or now - self._shown > 0.5:
-            self.bar.set_postfix_str(self._postfix(), refresh=False)
-            self._shown = now
-        self.bar.update(1)
-
-    def close(self) -> None:
-        self.bar.set_postfix_str(self._postfix(), refresh=False)
-        self.bar.close()

@@ -4,13 +4,20 @@
 :class:`calls.Reply` out) for registry models. It keeps at most one model's connection open:
 asking for another model closes the previous one, which stops its local server. Servers start
 lazily through :func:`llm.connect`, at the first cache miss, so a fully cached rerun starts none.
+
+It is also where a failed model stops a stage, for every stage alike: it counts each model's
+calls and failures, and :meth:`ModelPool.close` (the end of the stage) raises :class:`ModelFailed`
+when a model's failures exceed ``llm.max_failed_share`` of its calls, or all of them failed.
+Failures cached by an earlier run are re-sent unless ``llm.retry_failures`` is false.
 """
 
 from __future__ import annotations
 
 import dataclasses
+import sys
 from collections.abc import Sequence
 from contextlib import ExitStack
+from datetime import datetime, timezone
 from typing import Any, Protocol
 
 from declinecraft.core import prompts, registry
@@ -18,6 +25,40 @@ from declinecraft.core.config import RunConfig
 from declinecraft.llm import client as llm
 from declinecraft.llm.calls import Ask, Call, Reply, to_reply
 from declinecraft.llm.cache import open_cache
+
+
+class ModelFailed(llm.LLMError):
+    """A model's calls failed beyond the run's tolerance (``llm.max_failed_share``); the message
+    names the model, the count and the first error."""
+
+
+@dataclasses.dataclass
+class Tally:
+    """One model's calls in a stage (results returned, identical requests each counted)."""
+
+    calls: int = 0
+    failed: int = 0
+    first_error: str = ""
+
+    def add(self, errors: Sequence[str | None]) -> None:
+        self.calls += len(errors)
+        for error in errors:
+            if error is not None:
+                self.failed += 1
+                self.first_error = self.first_error or error
+
+
+def check_failures(tallies: dict[str, Tally], max_failed_share: float) -> None:
+    """Raise :class:`ModelFailed` for the first model whose every call failed, or whose failures
+    exceed ``max_failed_share`` of its calls."""
+    for model_id, tally in tallies.items():
+        if tally.failed and (tally.failed == tally.calls or tally.failed > max_failed_share * tally.calls):
+            what = "every call" if tally.failed == tally.calls else f"more than {max_failed_share:.0%} of the calls"
+            raise ModelFailed(
+                f"model {model_id!r}: {tally.failed} of {tally.calls} calls failed ({what}; llm.max_failed_share "
+                f"is {max_failed_share:g}); first error: {tally.first_error}. The failures are cached and "
+                "re-sent on the next run (llm.retry_failures)"
+            )
 
 
 class Models(Protocol):
@@ -48,6 +89,9 @@ class ModelPool:
         self._current: tuple[str, llm.Client] | None = None
         self._prompts: dict[str, prompts.Prompt] = {}
         self.calls = 0
+        self.tallies: dict[str, Tally] = {}
+        """Calls and failures per model id this stage, for :func:`check_failures`."""
+        self._started = datetime.now(timezone.utc).isoformat(timespec="milliseconds")
 
     def spec(self, model_id: str) -> registry.ModelSpec:
         """The registry entry of a model, with an error naming the models file."""
@@ -79,9 +123,17 @@ class ModelPool:
         self._stack, self._current = None, None
 
     def close(self) -> None:
-        """Release the model and close the cache."""
+        """Release the model and close the cache; then, unless an error is already on its way,
+        fail the stage if a model failed beyond ``llm.max_failed_share``.
+
+        Raises:
+            ModelFailed: naming the model, the count and the first error.
+        """
         self.release()
         self.cache.close()
+        tallies, self.tallies = self.tallies, {}  # checked once, however often closed
+        if sys.exc_info()[0] is None:  # called from a `finally` while another error propagates: keep that one
+            check_failures(tallies, self.cfg.llm.max_failed_share)
 
     def __enter__(self) -> ModelPool:
         return self
@@ -119,9 +171,17 @@ class ModelPool:
             requests = [
                 self.request(c, thinking=thinking, max_tokens=max_tokens, temperature=temperature) for c in calls
             ]
-            results = self.client(model_id).run(requests, progress=self.progress, desc=f"{model_id}:{calls[0].prompt}")
+            results = self.client(model_id).run(
+                requests,
+                progress=self.progress,
+                desc=f"{model_id}:{calls[0].prompt}",
+                retry_failures=self.cfg.llm.retry_failures,
+                failed_before=self._started,
+            )
             self.calls += len(results)
-            return [to_reply(r) for r in results]
+            replies = [to_reply(r) for r in results]
+            self.tallies.setdefault(model_id, Tally()).add([r.error for r in replies])
+            return replies
 
         return ask
 

@@ -55,6 +55,14 @@ class ServerGone(LLMError):
     """
 
 
+class Unreachable(LLMError):
+    """Nothing answers at a model's base URL: the first call of a client could not connect at all.
+
+    Raised by a probe (:meth:`Sender.send` with ``probe=True``) at its first attempt, so a dead
+    endpoint is reported at once instead of recording every call of a batch as failed.
+    """
+
+
 @dataclass(frozen=True)
 class RetryPolicy:
     """How long one call may take and how often it is tried."""
@@ -184,11 +192,16 @@ class Sender:
         if self._alive is not None and not self._alive():
             raise ServerGone(f"model {self.model!r}: the local server stopped running ({error})")
 
-    async def send(self, body: dict[str, Any]) -> Answer:
+    async def send(self, body: dict[str, Any], *, probe: bool = False) -> Answer:
         """Post one body (``model`` added) with retries; never raises for a failed call.
+
+        Args:
+            probe: this is the first call to the endpoint: a connection that cannot be made at all
+                (refused, no route, unknown host) raises :class:`Unreachable` at once.
 
         Raises:
             ServerGone: a connection failed and the local server process has exited.
+            Unreachable: a probe could not connect.
         """
         # Serialized once here: the SDK then neither deep-copies nor re-encodes the body per attempt.
         payload = json.dumps({"model": self.model, **body}, ensure_ascii=False).encode("utf-8")
@@ -215,6 +228,11 @@ class Sender:
                 except openai.APIConnectionError as exc:
                     error = f"connection error: {exc.__cause__ or exc}"
                     self._check_alive(error)
+                    if probe and isinstance(exc.__cause__, httpx2.ConnectError):
+                        raise Unreachable(
+                            f"model {self.model!r}: nothing answers at {client.base_url} ({error}); "
+                            "no call was sent or recorded"
+                        ) from None
                 latency = time.perf_counter() - start
             if attempt < self.retry.max_attempts:
                 await asyncio.sleep(self.retry.delay(attempt, retry_after))
