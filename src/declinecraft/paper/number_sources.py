@@ -18,8 +18,19 @@ Tables = Mapping[str, pl.DataFrame]
 Getter = Callable[[Tables], Any]
 
 #: Columns of a numbers table (computed numbers and run settings alike), as ``numbers.csv`` has them.
-SCHEMA = {"macro": pl.String, "what": pl.String, "value": pl.Float64, "text": pl.String,
-          "reason": pl.String, "reported": pl.String, "fmt": pl.String}  # fmt: skip
+#: ``n`` is what a number rests on (questions, configurations; null when not applicable) and
+#: ``small`` the small-n caveat when n is below the rule's threshold (empty otherwise).
+SCHEMA = {
+    "macro": pl.String,
+    "what": pl.String,
+    "value": pl.Float64,
+    "text": pl.String,
+    "reason": pl.String,
+    "reported": pl.String,
+    "fmt": pl.String,
+    "n": pl.Float64,
+    "small": pl.String,
+}
 
 
 class Missing(Exception):
@@ -158,7 +169,7 @@ def leakage_top(col: str) -> Getter:
     its ``col``, or its display name when ``col`` is ``model``."""
 
     def get(t: Tables) -> Any:
-        frame = table(t, "leakage_model").drop_nulls("accuracy").sort("accuracy", descending=True)
+        frame = table(t, "leakage_model").drop_nulls("accuracy").sort("accuracy", descending=True, maintain_order=True)
         if frame.height == 0:
             raise Missing("no scored leakage answers")
         if col == "model":
@@ -217,3 +228,49 @@ def thinking_significant(t: Tables, condition: str, direction: str) -> int:
     if tests.height == 0:
         raise Missing(f"no thinking on/off pairs under {condition}")
     return int((tests["significant"].fill_null(False) & (tests["direction"] == direction)).sum())
+
+
+# --- how many questions a number rests on (the small-n rule, declinecraft.core.small_n) ---------
+
+#: The count column of ``main_grid`` behind each per-configuration metric.
+QUESTIONS_OF = {
+    "car": "car_n",
+    "car_lenient": "car_n",
+    "share_deny": "car_n",
+    "share_answer": "car_n",
+    "attempt": "attempt_n",
+    "accuracy": "accuracy_n",
+    "accuracy_when_attempted": "attempt_k",
+}
+
+
+def questions(condition: str, metric: str = "car") -> Getter:
+    """The fewest questions any configuration's ``metric`` rests on under ``condition`` (a mean over
+    configurations is no firmer than its thinnest one); configurations without data are left out."""
+    column = QUESTIONS_OF[metric]
+
+    def get(t: Tables) -> Any:
+        grid = table(t, "main_grid").filter(pl.col("condition") == condition)
+        if column not in grid.columns:
+            raise Missing(f"main_grid has no {column}")
+        counts = grid[column].drop_nulls()
+        counts = counts.filter(counts > 0)
+        return int(counts.min()) if counts.len() else 0  # type: ignore[arg-type]
+
+    return get
+
+
+def style_questions(variant: str) -> Getter:
+    """Questions the style classifier's AUC is cross-validated on (``audit_style``)."""
+    return lambda t: int(one(table(t, "audit_style"), "n_answerable", f"style AUC {variant}", variant=variant)) + int(
+        one(table(t, "audit_style"), "n_unanswerable", f"style AUC {variant}", variant=variant)
+    )
+
+
+def leakage_top_questions(t: Tables) -> Any:
+    """Scored answers behind the top leakage accuracy (:func:`leakage_top`): its ``n`` less ``dropped``."""
+    frame = table(t, "leakage_model").drop_nulls("accuracy").sort("accuracy", descending=True, maintain_order=True)
+    if frame.height == 0:
+        raise Missing("no scored leakage answers")
+    return int(frame["n"][0]) - int(frame["dropped"][0] if "dropped" in frame.columns else 0)
+
