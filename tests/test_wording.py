@@ -127,6 +127,13 @@ class TestMainTex:
         headings = re.findall(r"\\subsection\{(.+?)\}\n", results)
         assert len(headings) == 4 and all(h.endswith("?") for h in headings[1:])
 
+    def test_counts_pluralised(self) -> None:
+        """No "(s)" plural: a count followed by its noun goes through \\dcplural ("1 family", "2 families")."""
+        text = MAIN.read_text(encoding="utf-8")
+        assert "(s)" not in text and "\\newcommand{\\dcplural}" in text
+        assert "\\dcplural{\\FamDenyNorag}{family}{families}" in text
+        assert "\\dcplural{\\EsbModels}{model}{models}" in text
+
     def test_small_n_macro(self) -> None:
         """The small-n caveat macro exists and \\pc keeps the percent sign on the value."""
         text = MAIN.read_text(encoding="utf-8")
