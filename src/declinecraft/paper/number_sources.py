@@ -191,9 +191,9 @@ def corpus(side: str, col: str) -> Getter:
     return lambda t: one(table(t, "corpus_stats"), col, f"corpus {side} {col}", corpus=side)
 
 
-def retrieval_audit(audit: str) -> Getter:
-    """A rate of the verify stage's retrieval audit (``audit_retrieval``)."""
-    return lambda t: one(table(t, "audit_retrieval"), "rate", f"retrieval audit {audit}", audit=audit)
+def retrieval_audit(audit: str, col: str = "rate") -> Getter:
+    """A rate (or its ``n``) of the verify stage's retrieval audit (``audit_retrieval``)."""
+    return lambda t: one(table(t, "audit_retrieval"), col, f"retrieval audit {audit}", audit=audit)
 
 
 def kept(answerable: bool) -> Getter:
@@ -209,7 +209,7 @@ def style_auc(variant: str) -> Getter:
 
 
 def second_judge(col: str) -> Getter:
-    """Mean agreement (or kappa) of the second response judges with the response judge."""
+    """Mean agreement (or kappa, or ``n`` responses) of the second response judges with the response judge."""
 
     def get(t: Tables) -> Any:
         frame = table(t, "response_judge_agreement").filter((pl.col("scope") == "all") & (pl.col("comparison") != "rule_label"))
@@ -273,4 +273,16 @@ def leakage_top_questions(t: Tables) -> Any:
     if frame.height == 0:
         raise Missing("no scored leakage answers")
     return int(frame["n"][0]) - int(frame["dropped"][0] if "dropped" in frame.columns else 0)
+
+
+def ablation_questions(name: str, metric: str = "car", **where: Any) -> Getter:
+    """The fewest questions behind a mean of :func:`ablation_mean`: the smallest count column of
+    ``metric`` (:data:`QUESTIONS_OF`) over the matching rows with data."""
+
+    def get(t: Tables) -> Any:
+        counts = _where(table(t, name), where)[QUESTIONS_OF[metric]].drop_nulls()
+        counts = counts.filter(counts > 0)
+        return int(counts.min()) if counts.len() else 0  # type: ignore[arg-type]
+
+    return get
 
