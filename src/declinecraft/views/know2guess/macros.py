@@ -127,8 +127,16 @@ def _questions(rows: pl.DataFrame) -> int:
     return int((rows["n_answerable"] + rows["n_unanswerable"]).min())  # type: ignore[arg-type]
 
 
-#: What a direction or ranking word says when the numbers behind it are below the small-n rule.
+#: What a direction word, and the ranking across lambda, say when the numbers behind them are
+#: below the small-n rule.
 NOT_AT_THIS_N = "not comparable at this n"
+RANKS_AT_THIS_N = "is not interpretable at this n"
+
+
+def _ranks(cost: pl.DataFrame, condition: str) -> str:
+    """Whether the ranking of configurations across lambda 'stays the same' or 'changes'."""
+    ranks = _headline(cost).filter(pl.col("condition") == condition).group_by("model", "thinking")
+    return "stays the same" if ranks.agg(pl.col("rank").n_unique()).get_column("rank").max() == 1 else "changes"
 
 
 def macros(result_dir: Path, *, min_n: int = small_n.threshold(0, 0.05)) -> list[Macro]:
@@ -178,11 +186,9 @@ def macros(result_dir: Path, *, min_n: int = small_n.threshold(0, 0.05)) -> list
             c.add(f"KgBest{tag}R{word}", f"{condition}: best R_lambda at lambda={lam}",
                   lambda cond=condition, lam=lam: _headline(cost).filter(pl.col("condition") == cond, pl.col("lam") == lam)["reliability"].max(),
                   n=lambda r=rows: _questions(r()))
-        ranks = lambda cond=condition: ("stays the same" if _headline(cost).filter(pl.col("condition") == cond)
-              .group_by("model", "thinking").agg(pl.col("rank").n_unique()).get_column("rank").max() == 1 else "changes")
         small = lambda r=rows: not small_n.is_finding(_questions(r()), min_n)
         c.add(f"KgLambda{tag}Ranks", f"{condition}: the ranking across lambda ('stays the same' or 'changes')",
-              lambda rk=ranks, sm=small: NOT_AT_THIS_N if sm() else rk(), "text")
+              lambda cond=condition, sm=small: RANKS_AT_THIS_N if sm() else _ranks(cost, cond), "text")
     _rag_effects(c, head)
     _sensitivity(c, parser, prompt)
     _probe(c, probe, features)
