@@ -139,6 +139,11 @@ class TestMainTex:
         text = MAIN.read_text(encoding="utf-8")
         assert "\\DeclareRobustCommand{\\dcsmall}[2]" in text and "not interpretable at this~$n$" in text
 
+    def test_points_after_value(self) -> None:
+        """A change in points is written \\pt{\\Macro}, so "points" follows the value, not the caveat."""
+        text = MAIN.read_text(encoding="utf-8")
+        assert "\\pt{\\KgXCarShiftNoRag}" in text and not re.search(r"\\[A-Za-z]+\{\} points", text)
+
     def test_every_word_used(self) -> None:
         """Every word macro is used by the prose, and every word macro the prose uses exists."""
         text = MAIN.read_text(encoding="utf-8")
