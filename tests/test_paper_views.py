@@ -84,7 +84,8 @@ def k2g_folder(folder: Path, *, answerable: int, unanswerable: int) -> Path:
 
 
 def esb_folder(folder: Path, *, questions: int) -> Path:
-    """An evidence stage folder with one model under P1: its summary and sufficiency curve."""
+    """An evidence stage folder with one model under P1: its summary and sufficiency curve (response
+    counts as the stage writes them: L1-L2 two a question, L3-L5 four, L5 two)."""
     import polars as pl
 
     summary = {
@@ -94,7 +95,7 @@ def esb_folder(folder: Path, *, questions: int) -> Path:
         "n_questions": [questions],
         "n_accuracy": [2 * questions],
         "accuracy": [0.75],
-        "n_over_answer": [3 * questions],
+        "n_over_answer": [4 * questions],
         "over_answer": [0.5],
         "n_wrong_answer": [questions],
         "wrong_answer": [0.0],
@@ -103,7 +104,8 @@ def esb_folder(folder: Path, *, questions: int) -> Path:
     }
     pl.DataFrame(summary).write_csv(folder / "summary.csv")
     levels = ["L1", "L2", "L3", "L4", "L5", "T"]
-    curve = {"model": "m", "thinking": "off", "prompt": "P1", "level": levels, "n": [questions] * 6}
+    # L5 is asked in both orders: two responses a question.
+    curve = {"model": "m", "thinking": "off", "prompt": "P1", "level": levels, "n": [questions] * 4 + [2 * questions, questions]}
     pl.DataFrame({**curve, "abstention": [0.0, 0.0, 0.5, 1.0, 0.25, 0.5]}).write_csv(folder / "curve.csv")
     return folder
 

@@ -65,15 +65,21 @@ def _extreme(frame: pl.DataFrame, column: str, fn: str, **where: str) -> float:
     return float(getattr(part, fn)()) if part.len() else float("nan")
 
 
-def _fewest(frame: pl.DataFrame, columns: tuple[str, ...], **where: str) -> int | None:
-    """The fewest questions behind a mean over models: the smallest of ``columns`` over the rows
-    matching ``where`` (None when there are none)."""
+#: Responses per question behind each rate of ``summary.csv`` (L1-L2; L3, L4 and L5 in both
+#: orders; L5 in both orders), to turn its response count into questions.
+PER_QUESTION = {"accuracy": 2, "over_answer": 4, "wrong_answer": 2}
+
+
+def _fewest(frame: pl.DataFrame, columns: tuple[str, ...], *, per: int = 1, **where: str) -> int | None:
+    """The fewest questions behind a mean over models: the smallest of ``columns`` (the last one a
+    response count, ``per`` responses a question) over the rows matching ``where`` (None when none)."""
     if frame.is_empty() or any(c not in frame.columns for c in columns):
         return None
     part = frame.filter(*[pl.col(k) == v for k, v in where.items()])
     if part.is_empty():
         return None
-    return int(part.select(pl.min_horizontal(*columns)).to_series().min())  # type: ignore[arg-type]
+    counts = [pl.col(c) for c in columns[:-1]] + [pl.col(columns[-1]) // per]
+    return int(part.select(pl.min_horizontal(*counts)).to_series().min())  # type: ignore[arg-type]
 
 
 def _stated(text: str, n: int | None, min_n: int) -> str:
@@ -140,7 +146,7 @@ def macros(folder: Path, *, min_n: int = small_n.threshold(0, 0.05)) -> list[Mac
          "T abstention against L3 (P1)"),
     ]  # fmt: skip
     for name, column in (("Accuracy", "accuracy"), ("OverAnswer", "over_answer"), ("WrongAnswer", "wrong_answer")):
-        size = _fewest(summary, ("n_questions", f"n_{column}"), prompt="P1")
+        size = _fewest(summary, ("n_questions", f"n_{column}"), per=PER_QUESTION[column], prompt="P1")
         text = _stated(_pct(_mean(summary, column, prompt="P1")), size, min_n)
         out.append((f"Esb{name}", text, f"{column} (P1, mean over models)"))
     out += [
