@@ -153,3 +153,22 @@ class TestSmallN:
         k2g_folder(cfg.stage_dir("know2guess"), answerable=2, unanswerable=3)
         got = {n: v for n, v, _ in views.view_macros(cfg)}
         assert got["KgBestNoRagReliability"].startswith("\\dcsmall{")
+
+    def test_probe_auroc(self, tmp_path: Path) -> None:
+        """Know2Guess's probe AUROC on six questions (two answerable) is no finding: its n is the smaller half."""
+        import polars as pl
+
+        from declinecraft.views.know2guess import macros
+
+        probe = {
+            "text": ["question", "asked_question"],
+            "auroc": [0.0, 0.5],
+            "auprc": [0.5, 0.6],
+            "auprc_chance": [2 / 3, 2 / 3],
+            "n_answerable": [2, 2],
+            "n_unanswerable": [4, 4],
+        }
+        pl.DataFrame(probe).write_csv(tmp_path / "know2guess_separability.csv")
+        got = {n: v for n, v, _ in macros.macros(tmp_path, min_n=6)}
+        assert got["KgProbeAUROC"] == "\\dcsmall{0.00}{2 questions in the smaller half}"
+        assert got["KgProbeChance"] == "0.67"

@@ -286,14 +286,15 @@ class TestCompute:
         assert row["text"].startswith("\\dcsmall{") and row["text"].endswith("{1 question}")
 
     def test_small_n_style_auc(self) -> None:
-        """The style AUC from six questions carries the caveat; from sixty it does not."""
+        """The style AUC from two questions a half carries the caveat (an AUC ranks pairs across the
+        halves, so the smaller half is its n); from thirty a half it does not."""
         def auc(n: int) -> str:
             style = pl.DataFrame({"variant": ["style_only", "full"], "auc": [0.25, 0.4], "n_answerable": [n // 2] * 2,
                                   "n_unanswerable": [n - n // 2] * 2})
             numbers = report_numbers.compute({"audit_style": style})
             return numbers.filter(pl.col("macro") == "StyleAUCStyle")["text"][0]
 
-        assert auc(4) == "\\dcsmall{0.25}{4 questions}" and auc(60) == "0.25"
+        assert auc(4) == "\\dcsmall{0.25}{2 questions in the smaller half}" and auc(60) == "0.25"
 
     def test_small_n_p_kept(self, results: dict[str, pl.DataFrame]) -> None:
         """A p value (printed in math mode) keeps its text; its n is recorded for the words."""

@@ -261,10 +261,14 @@ def questions(condition: str, metric: str = "car") -> Getter:
 
 
 def style_questions(variant: str) -> Getter:
-    """Questions the style classifier's AUC is cross-validated on (``audit_style``)."""
-    return lambda t: int(one(table(t, "audit_style"), "n_answerable", f"style AUC {variant}", variant=variant)) + int(
-        one(table(t, "audit_style"), "n_unanswerable", f"style AUC {variant}", variant=variant)
-    )
+    """Questions in the smaller half of the style classifier's data (``audit_style``): an AUC
+    ranks every pair of one answerable and one unanswerable question, so the smaller half bounds it."""
+
+    def get(t: Tables) -> Any:
+        halves = [one(table(t, "audit_style"), c, f"style AUC {variant}", variant=variant) for c in ("n_answerable", "n_unanswerable")]
+        return int(min(halves))
+
+    return get
 
 
 def leakage_top_questions(t: Tables) -> Any:

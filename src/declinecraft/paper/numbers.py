@@ -58,8 +58,8 @@ NUMBERS: list[Number] = [
     Number("BenchUnanswerable", "unanswerable questions in the benchmark", read.kept(False), "int", "n_unanswerable"),
     Number("HitAtK", "answerable questions whose target chunk is retrieved in the top k", read.retrieval_audit("hit_at_k"), "pct", "hit_at_5_answerable", n=read.retrieval_audit("hit_at_k", "n")),
     Number("ScenarioOverlap", "unanswerable questions retrieving a scenario chunk", read.retrieval_audit("scenario_overlap"), "pct", "scenario_chunk_overlap_unanswerable", n=read.retrieval_audit("scenario_overlap", "n")),
-    Number("StyleAUCStyle", "style-only AUC", read.style_auc("style_only"), "kappa", "style_auc_style_only", n=read.style_questions("style_only")),
-    Number("StyleAUCFull", "full-text AUC", read.style_auc("full"), "kappa", "style_auc_full_text", n=read.style_questions("full")),
+    Number("StyleAUCStyle", "style-only AUC", read.style_auc("style_only"), "kappa", "style_auc_style_only", n=read.style_questions("style_only"), unit="questions in the smaller half"),
+    Number("StyleAUCFull", "full-text AUC", read.style_auc("full"), "kappa", "style_auc_full_text", n=read.style_questions("full"), unit="questions in the smaller half"),
     Number("SecondJudgeAgreement", "agreement of second response judges with the response judge", read.second_judge("agreement"), "pct", n=read.second_judge("n"), unit="responses"),
     Number("SecondJudgeKappa", "their mean Cohen's kappa", read.second_judge("kappa"), "kappa", n=read.second_judge("n"), unit="responses"),
     # --- setup

@@ -236,10 +236,12 @@ def _sensitivity(c: _Collector, parser: pl.DataFrame, prompt: pl.DataFrame) -> N
 def _probe(c: _Collector, probe: pl.DataFrame, features: pl.DataFrame) -> None:
     for text, tag in (("question", ""), ("asked_question", "Asked")):
         row = lambda t=text: probe.filter(pl.col("text") == t).row(0, named=True)
-        size = lambda r=row: r()["n_answerable"] + r()["n_unanswerable"]
-        c.add(f"KgProbe{tag}AUROC", f"lexical probe AUROC ({text})", lambda r=row: r()["auroc"], "num", n=size)
+        # An AUC ranks pairs of one question from each half: the smaller half bounds it.
+        size = lambda r=row: min(r()["n_answerable"], r()["n_unanswerable"])
+        half = "questions in the smaller half"
+        c.add(f"KgProbe{tag}AUROC", f"lexical probe AUROC ({text})", lambda r=row: r()["auroc"], "num", n=size, unit=half)
         c.add(f"KgProbe{tag}AUPRC", f"lexical probe AUPRC, unanswerable positive ({text})", lambda r=row: r()["auprc"], "num",
-              n=size)
+              n=size, unit=half)
         c.add(f"KgProbe{tag}Chance", f"AUPRC at chance: the unanswerable share ({text})", lambda r=row: r()["auprc_chance"], "num")
     c.add("KgProbeWords", "the probe's three most unanswerable-weighted words",
           lambda: ", ".join(features.filter(pl.col("text") == "question", pl.col("half") == "unanswerable")
