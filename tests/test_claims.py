@@ -65,6 +65,15 @@ class TestVerdict:
         """A test that is undefined on the data (holds None) is not testable."""
         assert claims.verdict(claims.Evidence("x", holds=None, n=10, min_n=6))[0] == "not testable"
 
+    def test_small_n_rule(self) -> None:
+        """The verdict uses the small-n rule: a set analysis.min_n above the test's minimum makes
+        the same evidence not testable, saying what it needs; 0 keeps the test's own minimum."""
+        ev = claims.Evidence("x", holds=True, n=10, min_n=6, unit="configurations")
+        assert claims.verdict(ev, claims.Context(min_n=0)) == ("supported", "")
+        assert claims.verdict(ev, claims.Context(min_n=20)) == (
+            "not testable", "n too small: 10 configurations; the test needs 20")
+        assert claims.verdict(ev, claims.Context(min_n=3)) == ("supported", "")
+
 
 class TestMinN:
     @pytest.mark.parametrize(("alpha", "n"), [(0.05, 6), (0.01, 8), (0.5, 3)])

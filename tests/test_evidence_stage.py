@@ -341,11 +341,15 @@ class TestReaders:
     def test_macros(self, done) -> None:  # noqa: ANN001
         """Macro names are letters only, and the direction words follow the data."""
         cfg, _, _, _ = done
-        got = {name: value for name, value, _ in report.macros(cfg.stage_dir("evidence"))}
+        # min_n=1: every number counts as a finding, so the words can be checked against the data.
+        got = {name: value for name, value, _ in report.macros(cfg.stage_dir("evidence"), min_n=1)}
         assert all(re.fullmatch(r"[A-Za-z]+", n) for n in got)
         assert got["EsbAnswerable"] == "4" and got["EsbAbstainLFour"] == "100.0\\%"
         assert got["EsbLFiveVsLFour"] == "lower than" and got["EsbBoundaryWord"] == "stays level"
         assert got["EsbPromptThreeWord"] == "does not change"
+        # By default (the claims check's minimum, 6) four questions are no finding.
+        small = {name: value for name, value, _ in report.macros(cfg.stage_dir("evidence"))}
+        assert small["EsbAbstainLFour"] == "\\dcsmall{100.0\\%}{4 questions}" and small["EsbLFiveVsLFour"] == "beside its rate"
 
     def test_plots(self, done) -> None:  # noqa: ANN001
         """Each figure draws from its table, and from an empty one."""
@@ -356,3 +360,19 @@ class TestReaders:
                           (plots.plot_helpfulness_safety, t["summary"])):  # fmt: skip
             assert fn(frame).axes and fn(frame.clear()).axes and fn(pl.DataFrame()).axes
 
+
+
+class TestRateAxes:
+    def test_fixed(self) -> None:
+        """The view's rate axes run exactly 0-100 % (no -3..103 or 110), whatever the data."""
+        curve = pl.DataFrame({"model": "m", "thinking": "off", "prompt": "P1", "level": ["L1", "L2", "L3", "L4", "L5", "T"],
+                              "abstention": [0.0, 0.0, 1.0, 1.0, 1.0, 1.0], "low": 0.0, "high": 1.0})
+        assert plots.plot_sufficiency_curve(curve).axes[0].get_ylim() == (0.0, 100.0)
+        bias = pl.DataFrame({"model": ["m"], "thinking": ["off"], "prompt": ["P1"], "abstain_gold_first": [1.0],
+                             "abstain_conflict_first": [0.5], "abstain_p": [0.5]})
+        assert plots.plot_position_bias(bias).axes[0].get_ylim() == (0.0, 100.0)
+        summary = pl.DataFrame({"model": ["m"], "thinking": ["off"], "prompt": ["P1"], "accuracy": [1.0],
+                                "accuracy_low": [0.9], "accuracy_high": [1.0], "over_answer": [0.0],
+                                "over_answer_low": [0.0], "over_answer_high": [0.1]})
+        ax = plots.plot_helpfulness_safety(summary).axes[0]
+        assert ax.get_xlim() == (0.0, 100.0) and ax.get_ylim() == (0.0, 100.0)

@@ -19,6 +19,7 @@ from declinecraft.views.know2guess import (
     reliability_from_counts,
     sensitivity,
 )
+from declinecraft.views.know2guess.decisions import ABSTAIN
 from declinecraft.views.know2guess.protocol import Run
 from declinecraft.views.know2guess.separability import separability
 
@@ -203,6 +204,43 @@ class TestCrossProtocol:
         assert row(table, model="all", prompt="standard")["n_pairs"] == 7
         tab = crossprotocol.crosstab(joined).filter(pl.col("model") == "m", pl.col("prompt") == "standard")
         assert row(tab, k2g_state="REFUSE_POLICY")["judge_label"] == "DENY" and tab["n"].sum() == 8
+
+
+class TestCrossProtocolPooled:
+    @staticmethod
+    def two_models() -> pl.DataFrame:
+        """Models m1 and m2 answer the same three questions without retrieval. On the two
+        unanswerable ones both declare ABSTAIN; the judge finds m1 answering and m2 abstaining."""
+        rows = []
+        for model, judged in (("m1", "ANSWER"), ("m2", "ABSTAIN")):
+            for q, answerable in (("a0", True), ("u0", False), ("u1", False)):
+                rows.append({"model": model, "thinking": "off", "condition": "no_rag", "prompt": "standard",
+                             "parser": "strict", "question_id": q, "answerable": answerable,
+                             "state": "ANSWER" if answerable else ABSTAIN,
+                             "judge_label": "ANSWER" if answerable else judged})
+        return pl.DataFrame(rows)
+
+    def test_pooled_shift_known(self) -> None:
+        """The pooled shift is the mean over both models' items: (+100 + 0) / 2 = +50 points."""
+        table = crossprotocol.cross_protocol(self.two_models(), n_resamples=200, confidence=0.95, seed=0)
+        assert row(table, model="m1")["car_shift"] == pytest.approx(1.0)
+        assert row(table, model="m2")["car_shift"] == pytest.approx(0.0)
+        pooled = row(table, model="all")
+        assert (pooled["car_k2g"], pooled["car_judge"], pooled["car_shift"]) == pytest.approx((1.0, 0.5, 0.5))
+        assert pooled["n_unanswerable_pairs"] == 4
+
+    def test_pooled_interval(self) -> None:
+        """Every resample of questions keeps both models' items: the pooled interval is the point, +50."""
+        table = crossprotocol.cross_protocol(self.two_models(), n_resamples=200, confidence=0.95, seed=0)
+        pooled = row(table, model="all")
+        assert (pooled["car_shift_low"], pooled["car_shift_high"]) == pytest.approx((0.5, 0.5))
+
+    def test_order_free(self) -> None:
+        """The pooled shift does not depend on the order of the models' rows."""
+        frame = self.two_models()
+        one = crossprotocol.cross_protocol(frame, n_resamples=200, confidence=0.95, seed=0)
+        two = crossprotocol.cross_protocol(frame.reverse(), n_resamples=200, confidence=0.95, seed=0)
+        assert row(one, model="all")["car_shift"] == row(two, model="all")["car_shift"] == pytest.approx(0.5)
 
 
 class TestSeparability:

@@ -102,6 +102,41 @@ class TestMeanWithInterval:
         assert list(ax.lines[0].get_ydata()) == [2.0, 3.0]
 
 
+class TestMeanInterval:
+    def test_no_interval_on_two_points(self) -> None:
+        """Two configurations (df = 1) give a mean and no t interval (it would span hundreds of percent)."""
+        mean, low, high = drawing.mean_interval(np.array([[0.0, 100.0], [100.0, 0.0]]))
+        assert list(mean) == [50.0, 50.0] and np.isnan(low).all() and np.isnan(high).all()
+
+    def test_clipped_to_rate_scale(self) -> None:
+        """From three points on, the interval is drawn, clipped to [0, 100] for a rate."""
+        mean, low, high = drawing.mean_interval(np.array([[0.0], [0.0], [100.0]]))
+        assert low[0] == 0.0 and high[0] == 100.0 and mean[0] == pytest.approx(100 / 3)
+        raw = drawing.mean_interval(np.array([[0.0], [0.0], [100.0]]), rate=False)
+        assert raw[1][0] < 0 and raw[2][0] > 100
+
+    def test_errorbars_within_scale(self) -> None:
+        """The drawn error bars of two points have zero length."""
+        fig, ax = drawing.new_figure()
+        drawing.mean_with_interval(ax, [0, 1], np.array([[0.0, 100.0], [100.0, 0.0]]))
+        segments = [seg for coll in ax.collections for seg in coll.get_segments()]
+        assert all(abs(seg[0][1] - seg[-1][1]) < 1e-9 for seg in segments)
+
+
+class TestRateAxis:
+    def test_fixed(self) -> None:
+        """A rate axis runs from 0 to 100 % whatever the data (no -0.05..0.05, no 104)."""
+        fig, ax = drawing.new_figure()
+        ax.plot([0, 1], [0.0, 0.0])
+        drawing.rate_axis(ax, "xy")
+        assert ax.get_xlim() == (0.0, 100.0) and ax.get_ylim() == (0.0, 100.0)
+
+    def test_clip(self) -> None:
+        """Percentages outside the scale are clipped; NaN stays NaN."""
+        out = drawing.clip_rate([-440.0, 50.0, 510.0, np.nan])
+        assert list(out[:3]) == [0.0, 50.0, 100.0] and np.isnan(out[3])
+
+
 class TestLinesPanel:
     def test_one_line_per_unit(self) -> None:
         """One gray line per configuration; missing positions are NaN, not errors."""
@@ -277,6 +312,30 @@ class TestPlotConditions:
         """One gray line per configuration in each panel."""
         fig = plots_configs.plot_conditions(grid(tables))
         assert gray_lines(fig, 0) == grid(tables).select("model", "thinking").unique().height
+
+
+class TestRateAxes:
+    def test_conditions(self, tables: dict[str, pl.DataFrame]) -> None:
+        """Figure 8's CAR and accuracy axes are fixed at 0-100 %."""
+        fig = plots_configs.plot_conditions(grid(tables))
+        assert all(ax.get_ylim() == (0.0, 100.0) for ax in fig.axes)
+
+    @pytest.mark.parametrize("condition", ["single", "iterative"])
+    def test_attempt_car(self, tables: dict[str, pl.DataFrame], condition: str) -> None:
+        """Attempt against CAR: both axes 0-100 %, even with every rate at zero."""
+        zero = grid(tables).with_columns(car=pl.lit(0.0), car_low=pl.lit(0.0), car_high=pl.lit(0.0))
+        ax = plots_configs.plot_attempt_car(zero, condition).axes[0]
+        assert ax.get_xlim() == (0.0, 100.0) and ax.get_ylim() == (0.0, 100.0)
+
+    def test_two_configurations(self, tables: dict[str, pl.DataFrame]) -> None:
+        """Two configurations: no t interval leaves the scale (Figure 8 drawn from df = 1)."""
+        labels = grid(tables)["config_label"].unique().sort().head(2).to_list()
+        two = grid(tables).filter(pl.col("config_label").is_in(labels))
+        fig = plots_configs.plot_conditions(two)
+        for ax in fig.axes:
+            for coll in ax.collections:
+                for seg in coll.get_segments():
+                    assert abs(seg[0][1] - seg[-1][1]) < 1e-9
 
 
 class TestPlotThinkingAccuracy:

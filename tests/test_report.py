@@ -269,6 +269,38 @@ class TestCompute:
         text = dict(zip(numbers["macro"], numbers["text"], strict=True))
         assert text["LeakTopModel"] == "m\\_\\{x\\}\\textasciitilde{}1" and text["LeakTopAcc"] == "50.0"
 
+    def test_small_n_caveat(self, results: dict[str, pl.DataFrame]) -> None:
+        """A mean from fewer questions than the threshold prints with its n and the caveat (and
+        \\pc keeps its percent sign on the value); from enough questions, as the plain number."""
+        plain = report_numbers.compute(results).filter(pl.col("macro") == "CARnoragMean").row(0, named=True)
+        assert plain["text"] == report_numbers.fmt(plain["value"], "pct") and plain["small"] == ""
+        strict = report_numbers.compute(results, min_n=10_000).filter(pl.col("macro") == "CARnoragMean").row(0, named=True)
+        n = int(strict["n"])
+        assert strict["text"] == f"\\dcsmall{{{plain['text']}}}{{{n} questions}}"
+        assert strict["small"] == f"n = {n} questions, not interpretable at this n" and strict["reason"] == ""
+
+    def test_small_n_accuracy(self, results: dict[str, pl.DataFrame]) -> None:
+        """Accuracy scored on one answerable question is no finding: "n = 1 question"."""
+        grid = results["main_grid"].with_columns(accuracy_n=pl.lit(1, pl.Int64))
+        row = report_numbers.compute({**results, "main_grid": grid}).filter(pl.col("macro") == "AccSingleMean").row(0, named=True)
+        assert row["text"].startswith("\\dcsmall{") and row["text"].endswith("{1 question}")
+
+    def test_small_n_style_auc(self) -> None:
+        """The style AUC from two questions a half carries the caveat (an AUC ranks pairs across the
+        halves, so the smaller half is its n); from thirty a half it does not."""
+        def auc(n: int) -> str:
+            style = pl.DataFrame({"variant": ["style_only", "full"], "auc": [0.25, 0.4], "n_answerable": [n // 2] * 2,
+                                  "n_unanswerable": [n - n // 2] * 2})
+            numbers = report_numbers.compute({"audit_style": style})
+            return numbers.filter(pl.col("macro") == "StyleAUCStyle")["text"][0]
+
+        assert auc(4) == "\\dcsmall{0.25}{2 questions in the smaller half}" and auc(60) == "0.25"
+
+    def test_small_n_p_kept(self, results: dict[str, pl.DataFrame]) -> None:
+        """A p value (printed in math mode) keeps its text; its n is recorded for the words."""
+        row = report_numbers.compute(results, min_n=10_000).filter(pl.col("macro") == "PCARSingleMinusNorag").row(0, named=True)
+        assert "dcsmall" not in row["text"] and row["n"] is not None and "not interpretable" in row["small"]
+
     def test_no_input(self) -> None:
         """Without input every number is n/a with the given reason."""
         numbers = report_numbers.compute({}, no_input="no judged table")

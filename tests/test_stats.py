@@ -156,6 +156,19 @@ class TestBootstrapMeans:
         assert (low[0], high[0]) == (1.0, 1.0)
         assert np.isnan(low[1]) and np.isnan(high[1])
 
+    def test_items_cluster(self) -> None:
+        """With ``items``, an entry is a sum over items and the row mean is over items: the same
+        interval as resampling questions of the unrolled item matrix, item counts kept per question."""
+        values = np.random.default_rng(5).choice([0.0, 1.0], size=(2, 30))
+        sums = np.vstack([values[0] + values[1], values[0]])
+        items = np.vstack([np.full(30, 2.0), np.ones(30)])
+        low, high = stats.bootstrap_means(sums, n_resamples=300, seed=2, items=items)
+        idx = np.random.default_rng(2).integers(0, 30, size=(300, 30))
+        pooled = sums[0][idx].sum(axis=1) / 60.0
+        assert (low[0], high[0]) == pytest.approx((np.quantile(pooled, 0.025), np.quantile(pooled, 0.975)))
+        alone_low, alone_high = stats.bootstrap_means(values[:1], n_resamples=300, seed=2)
+        assert (low[1], high[1]) == pytest.approx((alone_low[0], alone_high[0]))
+
     def test_normal_width(self) -> None:
         """Interval width is close to the normal-theory 2 x 1.96 x SE."""
         x = np.random.default_rng(0).integers(0, 2, size=(1, 1000)).astype(float)

@@ -74,6 +74,37 @@ class TestAssociation:
         assert got["AssocCARTotal"] == "not testable"
 
 
+class TestSmallN:
+    def test_change_below(self) -> None:
+        """Means from fewer questions than the rule's threshold state no direction: "gives"."""
+        frame = numbers(CARnoragMean=(0.2, "pct"), CARsingleMean=(0.6, "pct"))
+        small = frame.with_columns(n=pl.when(pl.col("macro").str.starts_with("CAR")).then(4.0))
+        assert words(small)["DirCARSingle"] == "gives"
+
+    def test_change_above(self) -> None:
+        """The same means from enough questions are a finding: "raises it to"."""
+        frame = numbers(CARnoragMean=(0.2, "pct"), CARsingleMean=(0.6, "pct"))
+        enough = frame.with_columns(n=pl.when(pl.col("macro").str.starts_with("CAR")).then(300.0))
+        assert words(enough)["DirCARSingle"] == "raises it to"
+
+    def test_significance_below(self) -> None:
+        """A Wilcoxon p over two configurations is not testable, whatever it says."""
+        frame = numbers(PCARSingleMinusNorag=(0.001, "p")).with_columns(n=pl.lit(2.0))
+        assert words(frame)["SigCARSingle"] == "not testable"
+
+    def test_threshold_from_params(self) -> None:
+        """A set analysis.min_n raises the threshold: 300 questions are not enough for 500."""
+        frame = numbers(CARnoragMean=(0.2, "pct"), CARsingleMean=(0.6, "pct")).with_columns(n=pl.lit(300.0))
+        out = wording.words(frame, alpha=0.05, min_n=500)
+        assert dict(zip(out["macro"], out["text"], strict=True))["DirCARSingle"] == "gives"
+
+    def test_association_param(self) -> None:
+        """analysis.min_n above the rank test's minimum makes 20 models too few."""
+        frame = numbers(RhoAccTotal=(0.6, "rho"), PAccTotal=(0.005, "p"), NAccTotal=(20, "int"))
+        out = wording.words(frame, alpha=0.05, min_n=30)
+        assert dict(zip(out["macro"], out["text"], strict=True))["AssocAccTotal"] == "not testable"
+
+
 class TestThinkingFlag:
     def test_flag(self) -> None:
         """ThinkingPairs is 1 only without a reason; ThinkingWhy carries the reason, escaped."""
@@ -95,6 +126,23 @@ class TestMainTex:
         results = MAIN.read_text(encoding="utf-8").split("\\section{Results}")[1].split("\\section{")[0]
         headings = re.findall(r"\\subsection\{(.+?)\}\n", results)
         assert len(headings) == 4 and all(h.endswith("?") for h in headings[1:])
+
+    def test_counts_pluralised(self) -> None:
+        """No "(s)" plural: a count followed by its noun goes through \\dcplural ("1 family", "2 families")."""
+        text = MAIN.read_text(encoding="utf-8")
+        assert "(s)" not in text and "\\newcommand{\\dcplural}" in text
+        assert "\\dcplural{\\FamDenyNorag}{family}{families}" in text
+        assert "\\dcplural{\\EsbModels}{model}{models}" in text
+
+    def test_small_n_macro(self) -> None:
+        """The small-n caveat macro exists and \\pc keeps the percent sign on the value."""
+        text = MAIN.read_text(encoding="utf-8")
+        assert "\\DeclareRobustCommand{\\dcsmall}[2]" in text and "not interpretable at this~$n$" in text
+
+    def test_points_after_value(self) -> None:
+        """A change in points is written \\pt{\\Macro}, so "points" follows the value, not the caveat."""
+        text = MAIN.read_text(encoding="utf-8")
+        assert "\\pt{\\KgXCarShiftNoRag}" in text and not re.search(r"\\[A-Za-z]+\{\} points", text)
 
     def test_every_word_used(self) -> None:
         """Every word macro is used by the prose, and every word macro the prose uses exists."""

@@ -16,30 +16,13 @@ from typing import Any
 import polars as pl
 
 from declinecraft.core.config import RunConfig
+from declinecraft.core.small_n import counted, min_n_rank, min_n_sign, threshold
 
 Tables = Mapping[str, pl.DataFrame]
 #: Thinking settings that are a model's own switch; anything else (e.g. prompted reasoning) is not.
 NATIVE_THINKING = frozenset({"on", "off"})
 #: Plurals of the units an association is computed over (``associations.unit``).
 PLURAL = {"model": "models", "family": "families", "configuration": "configurations"}
-
-
-def min_n_sign(alpha: float) -> int:
-    """Smallest n at which an exact two-sided sign-type test (McNemar on paired questions,
-    Wilcoxon signed-rank, a sign test) can reach p < alpha: all n in one direction give 2 / 2**n."""
-    n = 1
-    while 2.0 / 2.0**n >= alpha:
-        n += 1
-    return n
-
-
-def min_n_rank(alpha: float) -> int:
-    """Smallest n at which a rank correlation can be significant: a perfect ranking has exact
-    two-sided permutation p = 2 / n!, which must fall below alpha."""
-    n = 2
-    while 2.0 / math.factorial(n) >= alpha:
-        n += 1
-    return n
 
 
 @dataclass(frozen=True)
@@ -70,11 +53,18 @@ class Context:
     """The run's thinking settings (``answer.thinking``); only "on"/"off" are a native switch."""
     no_input: str = ""
     """Why the analysis had no judged responses (every claim is then not testable)."""
+    min_n: int = 0
+    """The small-n rule's threshold (``analysis.min_n``); 0 = each test's own minimum."""
+
+    def needs(self, evidence: Evidence) -> int:
+        """The n ``evidence`` needs for a verdict (:func:`declinecraft.core.small_n.threshold`)."""
+        return threshold(self.min_n, self.alpha, floor=evidence.min_n)
 
 
 def context_from_config(cfg: RunConfig, no_input: str = "") -> Context:
     """The :class:`Context` of a run, from its params."""
-    return Context(alpha=cfg.analysis.alpha, thinking=tuple(cfg.answer.thinking), no_input=no_input)
+    return Context(alpha=cfg.analysis.alpha, thinking=tuple(cfg.answer.thinking), no_input=no_input,
+                   min_n=cfg.analysis.min_n)
 
 
 def _rows(t: Tables, table: str, **where: Any) -> pl.DataFrame:
@@ -218,7 +208,7 @@ def every_configuration(family: str, comparison: str, sign: int, missing: str) -
         if tests.height == 0:
             return Evidence("n/a", untestable=f"no {comparison.replace('_vs_', ' against ')} comparison in this run")
         moved = int((sign * tests["diff"] > 0).sum())
-        value = f"{moved} of {tests.height} configurations (mean {100 * tests['diff'].mean():+.1f} points)"
+        value = f"{moved} of {counted(tests.height, 'configurations')} (mean {100 * tests['diff'].mean():+.1f} points)"
         return Evidence(value, moved == tests.height, tests.height, min_n_sign(ctx.alpha), "configurations")
 
     return get
@@ -245,7 +235,7 @@ def both_higher(t: Tables, ctx: Context) -> Evidence:
     if row.height == 0:
         return Evidence("n/a", untestable="no single-shot and no-RAG results to compare")
     n, both = int(row["n"][0]), int(row["both_higher"][0])
-    return Evidence(f"{both} of {n} configurations", 2 * both > n, n, min_n_sign(ctx.alpha), "configurations")
+    return Evidence(f"{both} of {counted(n, 'configurations')}", 2 * both > n, n, min_n_sign(ctx.alpha), "configurations")
 
 
 def transitions(kind: str) -> Callable[[Tables, Context], Evidence]:
@@ -269,7 +259,7 @@ def transitions(kind: str) -> Callable[[Tables, Context], Evidence]:
         sig = testable["sig_ad"].fill_null(False)
         towards = int((sig & (testable["a_to_d"] > testable["d_to_a"])).sum())
         away = int((sig & (testable["a_to_d"] < testable["d_to_a"])).sum())
-        value = f"{towards} of {pairs.height} models ({away} the reverse)"
+        value = f"{towards} of {counted(pairs.height, 'models')} ({away} the reverse)"
         holds = testable.height > 0 and 2 * towards >= testable.height and away == 0
         most = int((pairs["a_to_d"] + pairs["d_to_a"]).max())
         return Evidence(value, holds, most, need, "A-D pairs (most per model)")

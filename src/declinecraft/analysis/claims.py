@@ -33,22 +33,37 @@ from declinecraft.analysis.claim_evidence import (
     significant_count,
     transitions,
 )  # fmt: skip
+from declinecraft.core.small_n import counted, is_finding
 
-__all__ = ["CLAIMS", "COLUMNS", "Claim", "Context", "Evidence", "check", "context_from_config", "paper_value", "reported_facts", "verdict"]
+__all__ = [
+    "CLAIMS",
+    "COLUMNS",
+    "Claim",
+    "Context",
+    "Evidence",
+    "check",
+    "context_from_config",
+    "counted",
+    "paper_value",
+    "reported_facts",
+    "verdict",
+]
 
 SUPPORTED, CONTRADICTED, NOT_TESTABLE = "supported", "contradicted", "not testable"
 #: Columns of the claims table, in order.
 COLUMNS = ("claim_id", "claim", "paper_value", "run_value", "test", "verdict", "reason")
 
 
-def verdict(evidence: Evidence) -> tuple[str, str]:
+def verdict(evidence: Evidence, ctx: Context | None = None) -> tuple[str, str]:
     """The verdict and its reason: ``not testable`` when the run lacks what the claim needs or n is
-    below the test's minimum (so a tiny run is never ``supported``), else ``supported`` or
-    ``contradicted`` by whether the claim holds."""
+    below the small-n rule's threshold (:func:`declinecraft.core.small_n.is_finding`; the test's
+    own minimum unless ``analysis.min_n`` asks for more), so a tiny run is never ``supported``;
+    else ``supported`` or ``contradicted`` by whether the claim holds."""
     if evidence.untestable:
         return NOT_TESTABLE, evidence.untestable
-    if evidence.n < evidence.min_n:
-        return NOT_TESTABLE, f"n too small: {counted(evidence.n, evidence.unit)}; the test needs {evidence.min_n}"
+    need = (ctx or Context()).needs(evidence)
+    if not is_finding(evidence.n, need):
+        return NOT_TESTABLE, f"n too small: {counted(evidence.n, evidence.unit)}; the test needs {need}"
     if evidence.holds is None:
         return NOT_TESTABLE, "the test is undefined for this run"
     return (SUPPORTED, "") if evidence.holds else (CONTRADICTED, "")
@@ -61,15 +76,6 @@ def reported_facts(root: Path) -> dict[str, Any]:
 
 
 # --- the claims -------------------------------------------------------------------------------
-
-
-def counted(n: int, unit: str) -> str:
-    """``n`` with its unit, the unit's first word singular when n is 1 ("1 model", "5 models")."""
-    if n == 1:
-        head, _, rest = unit.partition(" ")
-        head = head[:-3] + "y" if head.endswith("ies") else head.removesuffix("s")
-        unit = f"{head} {rest}".strip()
-    return f"{n} {unit}"
 
 
 @dataclass(frozen=True)
@@ -174,6 +180,6 @@ def check(tables: Tables, ctx: Context, reported: Mapping[str, Any]) -> pl.DataF
             evidence = Evidence("n/a", untestable=ctx.no_input)
         else:
             evidence = claim.evidence(tables, ctx)
-        verdict_, reason = verdict(evidence)
+        verdict_, reason = verdict(evidence, ctx)
         rows.append((claim.claim_id, claim.claim, paper_value(claim.paper, reported), evidence.run_value, claim.test, verdict_, reason))
     return pl.DataFrame(rows, schema=list(COLUMNS), orient="row")

@@ -19,6 +19,7 @@ import numpy as np
 import polars as pl
 
 from declinecraft.core import agreement, stats
+from declinecraft.core.small_n import counted
 from declinecraft.evaluation import metrics
 
 SCORE_LEVELS = (0.0, 0.5, 1.0)
@@ -76,7 +77,7 @@ def judge_agreement(frame: pl.DataFrame, judges: Sequence[str]) -> pl.DataFrame:
         rows.append(dict(judge_a=a, judge_b=b, rows=int(x.size), excluded=_rule_rows(frame, [a, b]),
                          exact=float(np.mean(x == y)) if x.size else float("nan"),
                          kappa=kappa, mean_diff=float(np.mean(x - y)) if x.size else float("nan"), note=note))  # fmt: skip
-    fleiss, note, n = float("nan"), f"{len(judges)} judge(s): Fleiss' kappa needs three or more", 0
+    fleiss, note, n = float("nan"), f"{counted(len(judges), 'judges')}: Fleiss' kappa needs three or more", 0
     if len(judges) >= 3:
         every = scored.select(judges).drop_nulls().drop_nans()
         n = every.height
@@ -176,7 +177,7 @@ def other_family_rerank(frame: pl.DataFrame, judges: Mapping[str, str | None], k
     if reduced == 0:
         rho, p, note = float("nan"), float("nan"), "no configuration has judges of both its own and another family: nothing to re-rank"
     elif np.isnan(rho):
-        note = f"{both.height} configuration(s) with accuracy: the rank correlation needs 3 that vary"
+        note = f"{counted(both.height, 'configurations')} with accuracy: the rank correlation needs 3 that vary"
     return pl.DataFrame([dict(n=both.height, n_reduced=reduced, rho=rho, p=p, note=note)], schema=schema)
 
 
@@ -299,7 +300,7 @@ def human_agreement(
                 value = _mean_kappa(pairs, np.arange(n), **kw) if pairs and n else float("nan")
                 low, high = _bootstrap(lambda idx: _mean_kappa(pairs, idx, **kw), n if pairs else 0, n_resamples, seed, confidence)
                 need = 2 if measure == "human_human" else 1
-                note = "" if len(names) >= need else f"{len(names)} annotator file(s); needs {need}"
+                note = "" if len(names) >= need else f"{counted(len(names), 'annotator files')}; needs {need}"
                 if not note and np.isnan(value):
                     note = "kappa undefined (no variation or no overlapping items)"
                 rows.append(dict(part=part, measure=measure + (f"_{suffix}" if suffix else ""), n_items=n,

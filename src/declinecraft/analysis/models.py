@@ -16,6 +16,7 @@ import numpy as np
 import polars as pl
 
 from declinecraft.core import stats
+from declinecraft.core.small_n import counted, plural
 from declinecraft.evaluation import metrics
 
 CONFIG = ("model", "thinking")
@@ -27,7 +28,7 @@ MEAN_METRICS = (
 
 
 def _note(n: int, need: int, what: str) -> str:
-    return "" if n >= need else f"{n} {what} with data; needs at least {need}"
+    return "" if n >= need else f"{counted(n, what)} with data; needs at least {need}"
 
 
 def condition_means(main_grid: pl.DataFrame, *, confidence: float = 0.95) -> pl.DataFrame:
@@ -131,12 +132,12 @@ def _assoc(name: str, unit: str, x: str, y: str, frame: pl.DataFrame, *, min_n: 
     ys = frame[y].cast(pl.Float64).fill_null(np.nan).to_numpy() if frame.height else np.array([])
     n = int(np.sum(~np.isnan(xs) & ~np.isnan(ys)))
     rho, p = stats.spearman(xs, ys) if xs.size else (float("nan"), float("nan"))
-    note = _note(n, min_n, f"{unit}s")
+    note = _note(n, min_n, plural(unit))
     if not note and np.isnan(rho):
         note = "constant input: rank correlation undefined"
     missing = int(np.sum(np.isnan(xs))) if xs.size else 0
     if missing and not note:
-        note = f"{missing} {unit}(s) without {x} left out"
+        note = f"{counted(missing, plural(unit))} without {x} left out"
     return dict(name=name, unit=unit, x=x, y=y, n=n, rho=rho, p=p, note=note)
 
 

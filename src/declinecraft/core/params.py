@@ -364,6 +364,12 @@ class AnalysisParams:
     """Level of every interval (Wilson, bootstrap, t), as a proportion."""
     alpha: float = 0.05
     """A comparison is significant when its Benjamini-Hochberg q value is below alpha."""
+    min_n: int = 0
+    """The small-n rule (:mod:`declinecraft.core.small_n`): the fewest questions (items, models,
+    configurations) a number must rest on to be stated as a finding in the claims check, the prose,
+    the tables and the views; below it a number is printed with its n and "not interpretable at
+    this n". 0 = the claims check's minimum: each test's own, and for other numbers the smallest n
+    at which an exact sign test can reach p < alpha (6 at alpha = 0.05)."""
     min_attempt: float = 0.95
     """Attempt-rate requirement (proportion) of the illustrative frontier point of App. A.7."""
     judge_score_prefix: str = "score_"

@@ -94,13 +94,15 @@ def _percentiles(
 
 
 def bootstrap_means(
-    matrix: ArrayLike, n_resamples: int = 1000, confidence: float = 0.95, seed: int = 0
+    matrix: ArrayLike, n_resamples: int = 1000, confidence: float = 0.95, seed: int = 0, *, items: ArrayLike | None = None
 ) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
     """Percentile bootstrap intervals of row means, resampling columns (questions).
 
     Rows are configurations, columns questions; NaN marks a missing question and is left out of
     that row's mean. Resampling is done as a weighted sum (resample counts x scores), so
-    120 configurations x 1,000 questions x 1,000 resamples is two small matrix products.
+    120 configurations x 1,000 questions x 1,000 resamples is two small matrix products. ``items``
+    (same shape) makes each entry the SUM of that many items of one question, the mean one over
+    items: a cluster bootstrap resampling questions with all their items (e.g. several models').
 
     Returns:
         ``(low, high)`` arrays with one entry per row; a row without data gives NaN.
@@ -113,9 +115,10 @@ def bootstrap_means(
         nan = np.full(n_rows, np.nan)
         return nan, nan.copy()
     present = ~np.isnan(x)
+    per_entry = np.where(present, 1.0 if items is None else np.asarray(items, dtype=np.float64).reshape(x.shape), 0.0)
     weights = _resample_counts(n_cols, n_resamples, seed)
     sums = np.where(present, x, 0.0) @ weights.T
-    counts = present.astype(np.float64) @ weights.T
+    counts = per_entry @ weights.T
     with np.errstate(invalid="ignore", divide="ignore"):
         means = sums / counts
     return _percentiles(means, confidence)

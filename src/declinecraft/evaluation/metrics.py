@@ -254,13 +254,17 @@ def summarize(
     out = counts.with_columns(
         pl.Series(name, values, dtype=pl.Float64, nan_to_null=False)
         for name, values in derived.items()
-    ).with_columns(pl.col("accuracy_when_attempted").cast(pl.Float64).fill_null(np.nan))
+    ).with_columns(
+        pl.col("accuracy_when_attempted").cast(pl.Float64).fill_null(np.nan),
+        # Questions behind each accuracy (the small-n rule, core.small_n): scored answerable ones.
+        accuracy_n=pl.Series((~np.isnan(matrix)).sum(axis=1), dtype=pl.Int64),
+    )
     order = [
         *keys,
         *("n_answerable", "n_unanswerable", "n_budget_exhausted"),
         *("car_k", "car_n", "car", "car_low", "car_high"),
         *("attempt_k", "attempt_n", "attempt", "attempt_low", "attempt_high"),
-        *("accuracy", "accuracy_low", "accuracy_high", "accuracy_when_attempted", "bal_f1"),
+        *("accuracy", "accuracy_low", "accuracy_high", "accuracy_n", "accuracy_when_attempted", "bal_f1"),
         *("share_abstain", "share_deny", "share_answer"),
         *("car_lenient_k", "car_lenient", "car_lenient_low", "car_lenient_high"),
     ]

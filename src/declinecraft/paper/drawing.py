@@ -94,19 +94,64 @@ def family_colors(families: Sequence[str]) -> dict[str, Any]:
     return dict(zip(names, palette, strict=False))
 
 
-def mean_with_interval(ax: Any, x: Sequence[float], matrix: np.ndarray, *, color: str = BLUE, label: str = "mean") -> None:
-    """Blue line of the column means of ``matrix`` (models x positions) with t intervals over models."""
+#: Every rate axis shows the whole range, so no figure invents a scale ("-0.05 to 0.05 %", "104 %").
+RATE_LIMITS = (0.0, 100.0)
+#: The fewest points a t interval is drawn on: with two (df = 1) the t quantile is 12.7 and the
+#: interval spans hundreds of percent, which says nothing.
+MIN_T_POINTS = 3
+
+
+def clip_rate(values: Any) -> np.ndarray:
+    """Percentages clipped to [0, 100] (an interval bound of a rate never leaves the scale); NaN stays."""
+    return np.clip(np.asarray(values, dtype=np.float64), *RATE_LIMITS)
+
+
+def rate_axis(ax: Any, axis: str = "y") -> None:
+    """Fix a rate axis (``"x"``, ``"y"`` or ``"xy"``) to 0-100 %, whatever the data."""
+    if "x" in axis:
+        ax.set_xlim(*RATE_LIMITS)
+    if "y" in axis:
+        ax.set_ylim(*RATE_LIMITS)
+
+
+def mean_interval(matrix: np.ndarray, *, rate: bool = True) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Column means of ``matrix`` (models x positions) with t intervals over models: NaN bounds for
+    a column with fewer than :data:`MIN_T_POINTS` values, and bounds clipped to [0, 100] for rates."""
     rows = [stats.t_interval(matrix[:, j]) for j in range(matrix.shape[1])]
-    mean = np.array([r[0] for r in rows])
-    low = np.array([r[1] for r in rows])
-    high = np.array([r[2] for r in rows])
+    mean = np.array([r[0] for r in rows], dtype=np.float64)
+    low = np.array([r[1] for r in rows], dtype=np.float64)
+    high = np.array([r[2] for r in rows], dtype=np.float64)
+    few = (~np.isnan(matrix)).sum(axis=0) < MIN_T_POINTS
+    low[few], high[few] = np.nan, np.nan
+    if rate:
+        low, high = clip_rate(low), clip_rate(high)
+    return mean, low, high
+
+
+def mean_with_interval(
+    ax: Any, x: Sequence[float], matrix: np.ndarray, *, color: str = BLUE, label: str = "mean", rate: bool = True
+) -> None:
+    """Blue line of the column means of ``matrix`` (models x positions) with t intervals over models
+    (:func:`mean_interval`: none on fewer than three models, clipped to the rate scale)."""
+    mean, low, high = mean_interval(matrix, rate=rate)
     err = np.vstack([mean - low, high - mean])
     ax.errorbar(x, mean, yerr=np.where(np.isnan(err), 0, err), color=color, marker="o", capsize=2, lw=1.4, zorder=5, label=label)
 
 
-def lines_panel(ax: Any, frame: pl.DataFrame, *, x: str, y: str, order: Sequence[Any], names: Mapping[Any, str] | None = None,
-                ylabel: str = "", unit: str = "config") -> np.ndarray:  # fmt: skip
-    """Gray line per ``unit`` across the ``order`` values of ``x``, blue mean with t interval."""
+def lines_panel(
+    ax: Any,
+    frame: pl.DataFrame,
+    *,
+    x: str,
+    y: str,
+    order: Sequence[Any],
+    names: Mapping[Any, str] | None = None,
+    ylabel: str = "",
+    unit: str = "config",
+    rate: bool = True,
+) -> np.ndarray:
+    """Gray line per ``unit`` across the ``order`` values of ``x``, blue mean with t interval; a
+    ``rate`` (a proportion shown as percent) gets the fixed 0-100 % axis."""
     wide = frame.pivot(on=x, index=unit, values=y, aggregate_function="first")
     cols = [str(v) for v in order]
     for col in cols:
@@ -117,7 +162,9 @@ def lines_panel(ax: Any, frame: pl.DataFrame, *, x: str, y: str, order: Sequence
     for row in matrix:
         ax.plot(xs, row, color=GRAY, lw=0.6, alpha=0.7, marker=".", ms=2)
     if matrix.shape[0]:
-        mean_with_interval(ax, xs, matrix)
+        mean_with_interval(ax, xs, matrix, rate=rate)
+    if rate:
+        rate_axis(ax)
     ax.set_xticks(xs, [(names or {}).get(v, str(v)) for v in order])
     ax.set_ylabel(ylabel)
     ax.grid(axis="y")

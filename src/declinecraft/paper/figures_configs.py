@@ -13,8 +13,18 @@ from matplotlib.lines import Line2D
 from declinecraft.analysis.models import model_points
 from declinecraft.core import stats
 from declinecraft.paper.drawing import (
-    BLUE, CONDITION_NAMES, FULL_IN, GRAY, ORANGE, family_colors, lines_panel, new_figure, pct, styled,
-)  # fmt: skip
+    BLUE,
+    CONDITION_NAMES,
+    FULL_IN,
+    GRAY,
+    ORANGE,
+    family_colors,
+    lines_panel,
+    new_figure,
+    pct,
+    rate_axis,
+    styled,
+)
 from declinecraft.paper.figure_spec import FigureSpec, needs
 from declinecraft.paper.panels import arrows_panel, assoc_text, frontier_line, size_panel, thinking_pairs
 
@@ -90,6 +100,7 @@ def _attempt_scatter(main_grid: pl.DataFrame, condition: str, y: str, ylabel: st
         inset.grid(True)
     ax.set_xlabel("Answerable Attempt Rate (%)")
     ax.set_ylabel(ylabel)
+    rate_axis(ax, "xy")
     ax.grid(True)
     family_legend(ax, colors)
     return fig
@@ -137,6 +148,7 @@ def _per_model(main_grid: pl.DataFrame, metric: str, xlabel: str) -> Figure:
         ax.scatter(pct(part[metric]), pos, color=color, marker=marker, s=14, label=CONDITION_NAMES[condition], zorder=3)
     ax.set_yticks(range(len(order)), [names[m] for m in order])
     ax.set_xlabel(xlabel)
+    rate_axis(ax, "x")
     ax.grid(axis="x")
     ax.legend(loc="lower right" if metric == "car" else "upper left")
     return fig
@@ -163,6 +175,7 @@ def _simple_scatter(frame: pl.DataFrame, x: str, y: str, xlabel: str, ylabel: st
     config_scatter(ax, frame, x=x, y=y, colors=colors)
     ax.set_xlabel(xlabel)
     ax.set_ylabel(ylabel)
+    rate_axis(ax, "xy")
     ax.set_title(title)
     ax.grid(True)
     family_legend(ax, colors)
@@ -199,6 +212,7 @@ def plot_tradeoff(main_grid: pl.DataFrame) -> Figure:
     ax.legend(handles=handles, loc="best")
     ax.set_xlabel("Answerable Attempt Rate (%)")
     ax.set_ylabel("Correct Abstention Rate (%)")
+    rate_axis(ax, "xy")
     ax.grid(True)
     return fig
 

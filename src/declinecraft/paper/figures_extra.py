@@ -12,9 +12,21 @@ from matplotlib.figure import Figure
 from declinecraft.analysis import models as analysis_models
 from declinecraft.core import stats
 from declinecraft.paper.drawing import (
-    BLUE, CONDITION_NAMES, FULL_IN, GRAY, LABEL_COLORS, ORANGE, lines_panel, mean_with_interval,
-    new_figure, note_missing, pct, styled,
-)  # fmt: skip
+    BLUE,
+    CONDITION_NAMES,
+    FULL_IN,
+    GRAY,
+    LABEL_COLORS,
+    ORANGE,
+    clip_rate,
+    lines_panel,
+    mean_with_interval,
+    new_figure,
+    note_missing,
+    pct,
+    rate_axis,
+    styled,
+)
 from declinecraft.paper.figure_spec import FigureSpec, needs
 from declinecraft.paper.panels import PIPELINE_NAMES, PIPELINE_ORDER
 
@@ -80,7 +92,7 @@ def plot_leakage(leakage_model: pl.DataFrame, facts: pl.DataFrame | None = None)
     names = [(r.get("display_name") or r["model"]) + (" (thinking)" if r["thinking"] == "on" else "") + _scored_note(r)
              for r in frame.iter_rows(named=True)]  # fmt: skip
     fig, axes = new_figure(2, width=FULL_IN * 0.75, height=0.8 + 0.15 * frame.height, sharey=True)
-    acc, low, high = pct(frame["accuracy"]), pct(frame["accuracy_low"]), pct(frame["accuracy_high"])
+    acc, low, high = pct(frame["accuracy"]), clip_rate(pct(frame["accuracy_low"])), clip_rate(pct(frame["accuracy_high"]))
     ys = np.arange(frame.height)
     axes[0].errorbar(acc, ys, xerr=np.nan_to_num(np.vstack([acc - low, high - acc])), fmt="o", color=BLUE, ms=3, capsize=1.5)
     axes[0].set_xlabel("Accuracy on unanswerable (%)")
@@ -91,6 +103,7 @@ def plot_leakage(leakage_model: pl.DataFrame, facts: pl.DataFrame | None = None)
     axes[1].set_xlabel("Attempted (%)")
     axes[0].set_yticks(ys, names)
     for ax in axes:
+        rate_axis(ax, "x")
         ax.grid(axis="x")
     return fig
 
@@ -170,6 +183,7 @@ def plot_scenario(ablation_scenario: pl.DataFrame) -> Figure:
         mean_with_interval(ax, [0, 1], matrix)
         ax.set_xticks([0, 1], ["with scenario", "question only"])
         ax.set_ylabel(label)
+        rate_axis(ax)
         ax.grid(axis="y")
     return fig
 

@@ -12,8 +12,18 @@ from matplotlib.patches import FancyArrowPatch, FancyBboxPatch
 
 from declinecraft.analysis import models as analysis_models
 from declinecraft.paper.drawing import (
-    BLUE, CONDITION_NAMES, FULL_IN, GRAY, ORANGE, lines_panel, new_figure, note_missing, pct, styled,
-)  # fmt: skip
+    BLUE,
+    CONDITION_NAMES,
+    FULL_IN,
+    GRAY,
+    ORANGE,
+    lines_panel,
+    new_figure,
+    note_missing,
+    pct,
+    rate_axis,
+    styled,
+)
 from declinecraft.paper.figure_spec import FigureSpec, always, needs
 from declinecraft.paper.panels import (
     PIPELINE_NAMES, PIPELINE_ORDER, arrows_panel, assoc_text, frontier_line, size_panel, thinking_pairs,
@@ -162,6 +172,7 @@ def plot_finetuned(main_grid: pl.DataFrame) -> Figure:
             frontier_line(ax, others["attempt"].to_numpy(), others["car"].to_numpy())
         ax.set_xlabel("Answerable Attempt Rate (%)")
         ax.set_ylabel(label)
+        rate_axis(ax, "xy")
         ax.grid(True)
     axes[0].legend(loc="lower left")
     if tuned.height == 0:

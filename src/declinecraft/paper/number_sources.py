@@ -18,8 +18,19 @@ Tables = Mapping[str, pl.DataFrame]
 Getter = Callable[[Tables], Any]
 
 #: Columns of a numbers table (computed numbers and run settings alike), as ``numbers.csv`` has them.
-SCHEMA = {"macro": pl.String, "what": pl.String, "value": pl.Float64, "text": pl.String,
-          "reason": pl.String, "reported": pl.String, "fmt": pl.String}  # fmt: skip
+#: ``n`` is what a number rests on (questions, configurations; null when not applicable) and
+#: ``small`` the small-n caveat when n is below the rule's threshold (empty otherwise).
+SCHEMA = {
+    "macro": pl.String,
+    "what": pl.String,
+    "value": pl.Float64,
+    "text": pl.String,
+    "reason": pl.String,
+    "reported": pl.String,
+    "fmt": pl.String,
+    "n": pl.Float64,
+    "small": pl.String,
+}
 
 
 class Missing(Exception):
@@ -158,7 +169,7 @@ def leakage_top(col: str) -> Getter:
     its ``col``, or its display name when ``col`` is ``model``."""
 
     def get(t: Tables) -> Any:
-        frame = table(t, "leakage_model").drop_nulls("accuracy").sort("accuracy", descending=True)
+        frame = table(t, "leakage_model").drop_nulls("accuracy").sort("accuracy", descending=True, maintain_order=True)
         if frame.height == 0:
             raise Missing("no scored leakage answers")
         if col == "model":
@@ -180,9 +191,9 @@ def corpus(side: str, col: str) -> Getter:
     return lambda t: one(table(t, "corpus_stats"), col, f"corpus {side} {col}", corpus=side)
 
 
-def retrieval_audit(audit: str) -> Getter:
-    """A rate of the verify stage's retrieval audit (``audit_retrieval``)."""
-    return lambda t: one(table(t, "audit_retrieval"), "rate", f"retrieval audit {audit}", audit=audit)
+def retrieval_audit(audit: str, col: str = "rate") -> Getter:
+    """A rate (or its ``n``) of the verify stage's retrieval audit (``audit_retrieval``)."""
+    return lambda t: one(table(t, "audit_retrieval"), col, f"retrieval audit {audit}", audit=audit)
 
 
 def kept(answerable: bool) -> Getter:
@@ -198,7 +209,7 @@ def style_auc(variant: str) -> Getter:
 
 
 def second_judge(col: str) -> Getter:
-    """Mean agreement (or kappa) of the second response judges with the response judge."""
+    """Mean agreement (or kappa, or ``n`` responses) of the second response judges with the response judge."""
 
     def get(t: Tables) -> Any:
         frame = table(t, "response_judge_agreement").filter((pl.col("scope") == "all") & (pl.col("comparison") != "rule_label"))
@@ -217,3 +228,65 @@ def thinking_significant(t: Tables, condition: str, direction: str) -> int:
     if tests.height == 0:
         raise Missing(f"no thinking on/off pairs under {condition}")
     return int((tests["significant"].fill_null(False) & (tests["direction"] == direction)).sum())
+
+
+# --- how many questions a number rests on (the small-n rule, declinecraft.core.small_n) ---------
+
+#: The count column of ``main_grid`` behind each per-configuration metric.
+QUESTIONS_OF = {
+    "car": "car_n",
+    "car_lenient": "car_n",
+    "share_deny": "car_n",
+    "share_answer": "car_n",
+    "attempt": "attempt_n",
+    "accuracy": "accuracy_n",
+    "accuracy_when_attempted": "attempt_k",
+}
+
+
+def questions(condition: str, metric: str = "car") -> Getter:
+    """The fewest questions any configuration's ``metric`` rests on under ``condition`` (a mean over
+    configurations is no firmer than its thinnest one); configurations without data are left out."""
+    column = QUESTIONS_OF[metric]
+
+    def get(t: Tables) -> Any:
+        grid = table(t, "main_grid").filter(pl.col("condition") == condition)
+        if column not in grid.columns:
+            raise Missing(f"main_grid has no {column}")
+        counts = grid[column].drop_nulls()
+        counts = counts.filter(counts > 0)
+        return int(counts.min()) if counts.len() else 0  # type: ignore[arg-type]
+
+    return get
+
+
+def style_questions(variant: str) -> Getter:
+    """Questions in the smaller half of the style classifier's data (``audit_style``): an AUC
+    ranks every pair of one answerable and one unanswerable question, so the smaller half bounds it."""
+
+    def get(t: Tables) -> Any:
+        halves = [one(table(t, "audit_style"), c, f"style AUC {variant}", variant=variant) for c in ("n_answerable", "n_unanswerable")]
+        return int(min(halves))
+
+    return get
+
+
+def leakage_top_questions(t: Tables) -> Any:
+    """Scored answers behind the top leakage accuracy (:func:`leakage_top`): its ``n`` less ``dropped``."""
+    frame = table(t, "leakage_model").drop_nulls("accuracy").sort("accuracy", descending=True, maintain_order=True)
+    if frame.height == 0:
+        raise Missing("no scored leakage answers")
+    return int(frame["n"][0]) - int(frame["dropped"][0] if "dropped" in frame.columns else 0)
+
+
+def ablation_questions(name: str, metric: str = "car", **where: Any) -> Getter:
+    """The fewest questions behind a mean of :func:`ablation_mean`: the smallest count column of
+    ``metric`` (:data:`QUESTIONS_OF`) over the matching rows with data."""
+
+    def get(t: Tables) -> Any:
+        counts = _where(table(t, name), where)[QUESTIONS_OF[metric]].drop_nulls()
+        counts = counts.filter(counts > 0)
+        return int(counts.min()) if counts.len() else 0  # type: ignore[arg-type]
+
+    return get
+

@@ -7,7 +7,7 @@ import numpy as np
 import polars as pl
 
 from declinecraft.core import stats
-from declinecraft.paper.drawing import BLUE, GRAY, ORANGE, pct
+from declinecraft.paper.drawing import BLUE, GRAY, ORANGE, pct, rate_axis
 
 PIPELINE_ORDER = ("bm25", "dense", "hybrid", "hybrid+rerank", "hybrid+rewrite", "hybrid+rewrite+rerank")
 """Retrieval pipelines from simplest to most elaborate: the x order of every pipeline panel."""
@@ -44,6 +44,7 @@ def arrows_panel(ax: object, frame: pl.DataFrame, *, metric: str, title: str) ->
         ax.annotate("", xy=(on, i), xytext=(off, i), arrowprops=dict(arrowstyle="-|>", color=color, alpha=alpha, lw=1.1, mutation_scale=7))
     ax.set_yticks(range(frame.height), frame["label"].to_list())
     ax.set_xlabel(metric)
+    rate_axis(ax, "x")
     ax.set_title(title)
     ax.grid(axis="x")
 
@@ -71,6 +72,7 @@ def size_panel(ax: object, points: pl.DataFrame, *, x: str, y: str, xlabel: str,
         ax.set_xscale("log")
     ax.set_xlabel(xlabel)
     ax.set_ylabel(ylabel)
+    rate_axis(ax, "y")
     ax.set_title(text)
     ax.grid(True)
 

@@ -33,7 +33,7 @@ from declinecraft.analysis import claim_evidence
 from declinecraft.analysis import claims as analysis_claims
 from declinecraft.analysis import inputs as analysis_inputs
 from declinecraft.analysis import results as analysis_results
-from declinecraft.core import paths
+from declinecraft.core import paths, small_n
 from declinecraft.core.config import RunConfig
 from declinecraft.paper import numbers as report_numbers
 from declinecraft.paper import machine, run_settings, wording
@@ -98,9 +98,12 @@ def reported_facts(cfg: RunConfig) -> dict[str, Any]:
 def write_numbers(results: Mapping[str, pl.DataFrame], cfg: RunConfig, paper_dir: Path, stage_dir: Path, no_input: str) -> pl.DataFrame:
     """Write ``numbers.tex`` (numbers, run settings and the words chosen by them,
     :mod:`~declinecraft.paper.wording`), the reported-vs-reproduced table and ``numbers.csv``."""
-    numbers = pl.concat([report_numbers.compute(results, no_input=no_input), run_settings.config_macros(cfg, reported_facts(cfg))])
+    rule = small_n.threshold(cfg.analysis.min_n, cfg.analysis.alpha)
+    computed = report_numbers.compute(results, no_input=no_input, min_n=rule)
+    numbers = pl.concat([computed, run_settings.config_macros(cfg, reported_facts(cfg))])
     thinking = no_input or claim_evidence.thinking_problem(results, claim_evidence.context_from_config(cfg))
-    numbers = pl.concat([numbers, wording.words(numbers, alpha=cfg.analysis.alpha, thinking_problem=thinking)])
+    said = wording.words(numbers, alpha=cfg.analysis.alpha, min_n=cfg.analysis.min_n, thinking_problem=thinking)
+    numbers = pl.concat([numbers, said])
     paths.write_text_atomic(paper_dir / "numbers.tex", report_numbers.numbers_tex(numbers))
     paths.write_text_atomic(paper_dir / "tables" / "reported.tex", report_numbers.reported_vs_reproduced(numbers, reported_facts(cfg)))
     analysis_results.write_csv(numbers, stage_dir / "numbers.csv")

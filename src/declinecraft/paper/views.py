@@ -17,6 +17,7 @@ from typing import Any
 import polars as pl
 from matplotlib.figure import Figure
 
+from declinecraft.core import small_n
 from declinecraft.core.config import RunConfig
 from declinecraft.paper.drawing import save
 from declinecraft.paper.latex import escape
@@ -70,7 +71,12 @@ def view_macros(cfg: RunConfig) -> list[tuple[str, str, str]]:
     section of a view that is switched off (its figures are listed as skipped, with the reason)."""
     switches = [(f"{prefix}Enabled", "1" if getattr(cfg, block).enabled else "0", f"{block}.enabled")
                 for prefix, block in (("Kg", "know2guess"), ("Esb", "evidence"))]  # fmt: skip
-    out = [*switches, *k2g_macros.macros(cfg.stage_dir("know2guess")), *esb_report.macros(cfg.stage_dir("evidence"))]
+    rule = small_n.threshold(cfg.analysis.min_n, cfg.analysis.alpha)
+    out = [
+        *switches,
+        *k2g_macros.macros(cfg.stage_dir("know2guess"), min_n=rule),
+        *esb_report.macros(cfg.stage_dir("evidence"), min_n=rule),
+    ]
     # Text values (model ids, words) are escaped here; values already in LaTeX are left alone.
     return [(name, value if ("\\" in value or "$" in value) else escape(value), what) for name, value, what in out]
 

@@ -16,13 +16,14 @@ from dataclasses import dataclass
 
 import polars as pl
 
-from declinecraft.analysis.claim_evidence import min_n_rank
+from declinecraft.core import small_n
 from declinecraft.paper.latex import escape
 from declinecraft.paper.number_sources import SCHEMA
 
-#: A number as the words see it: raw value (None when n/a) and printed text.
+#: A number as the words see it: raw value (None when n/a, or when it rests on too few
+#: questions to be a finding) and printed text.
 Printed = tuple[float | None, str]
-Rule = Callable[[Mapping[str, Printed], float], str]
+Rule = Callable[[Mapping[str, Printed], float, int], str]
 NOT_TESTABLE = "not testable"
 
 
@@ -47,7 +48,7 @@ def _is_zero(text: str) -> bool:
 def change(a: str, b: str, up: str, down: str, same: str, missing: str) -> Rule:
     """``up``/``down`` as number ``b`` is above/below number ``a``; ``same`` when they print alike."""
 
-    def rule(n: Mapping[str, Printed], alpha: float) -> str:
+    def rule(n: Mapping[str, Printed], alpha: float, min_n: int) -> str:
         (va, ta), (vb, tb) = n[a], n[b]
         if va is None or vb is None:
             return missing
@@ -61,7 +62,7 @@ def change(a: str, b: str, up: str, down: str, same: str, missing: str) -> Rule:
 def sign(x: str, up: str, down: str, same: str, missing: str) -> Rule:
     """``up``/``down`` by the sign of a signed number; ``same`` when it prints as zero."""
 
-    def rule(n: Mapping[str, Printed], alpha: float) -> str:
+    def rule(n: Mapping[str, Printed], alpha: float, min_n: int) -> str:
         value, text = n[x]
         if value is None:
             return missing
@@ -73,7 +74,7 @@ def sign(x: str, up: str, down: str, same: str, missing: str) -> Rule:
 def significance(p: str) -> Rule:
     """"significant" when p < alpha, else "not significant"; "not testable" when p is n/a."""
 
-    def rule(n: Mapping[str, Printed], alpha: float) -> str:
+    def rule(n: Mapping[str, Printed], alpha: float, min_n: int) -> str:
         value = n[p][0]
         return NOT_TESTABLE if value is None else ("significant" if value < alpha else "not significant")
 
@@ -82,12 +83,14 @@ def significance(p: str) -> Rule:
 
 def association(rho: str, p: str, n_items: str) -> Rule:
     """"significant and positive/negative" when p < alpha, else "not significant"; "not testable"
-    when rho or p is n/a, or there are too few items for a rank correlation to reach p < alpha
-    (the claims check's rule, :func:`~declinecraft.analysis.claim_evidence.min_n_rank`)."""
+    when rho or p is n/a, or there are too few items for a rank correlation to be a finding (the
+    claims check's rule: :func:`~declinecraft.core.small_n.is_finding` at the rank test's minimum,
+    :func:`~declinecraft.core.small_n.min_n_rank`, or ``analysis.min_n`` when larger)."""
 
-    def rule(n: Mapping[str, Printed], alpha: float) -> str:
+    def rule(n: Mapping[str, Printed], alpha: float, min_n: int) -> str:
         r, pv, size = n[rho][0], n[p][0], n[n_items][0]
-        if r is None or pv is None or size is None or size < min_n_rank(alpha):
+        need = small_n.threshold(min_n, alpha, floor=small_n.min_n_rank(alpha))
+        if r is None or pv is None or not small_n.is_finding(size, need):
             return NOT_TESTABLE
         if pv >= alpha:
             return "not significant"
@@ -117,17 +120,25 @@ WORDS: list[Word] = [
 ]  # fmt: skip
 
 
-def words(numbers: pl.DataFrame, *, alpha: float, thinking_problem: str = "") -> pl.DataFrame:
+def words(numbers: pl.DataFrame, *, alpha: float, min_n: int = 0, thinking_problem: str = "") -> pl.DataFrame:
     """Every word macro of :data:`WORDS` from the computed ``numbers``, plus ``ThinkingPairs``
     ("1" when the run has native thinking on/off pairs, else "0") and ``ThinkingWhy`` (why not),
-    as rows of a numbers table."""
-    printed = {row["macro"]: (row["value"], row["text"]) for row in numbers.iter_rows(named=True)}
+    as rows of a numbers table.
+
+    A number whose n is below the small-n rule's threshold (``min_n`` is ``analysis.min_n``;
+    :func:`declinecraft.core.small_n.threshold`) is no finding: its words read it as n/a ("gives",
+    "not testable"), so no sentence states a direction or a significance from too few questions."""
+    need = small_n.threshold(min_n, alpha)
+    printed: dict[str, Printed] = {}
     for row in numbers.iter_rows(named=True):
-        if row["text"] == "n/a":
-            printed[row["macro"]] = (None, "n/a")
-    rows = [(w.macro, w.what, w.rule(printed, alpha)) for w in WORDS]
-    rows += [("ThinkingPairs", "1 when the run has native thinking on/off pairs", "0" if thinking_problem else "1"),
-             ("ThinkingWhy", "why the run has no native thinking pairs", escape(thinking_problem))]  # fmt: skip
+        size = row.get("n")
+        small = size is not None and not small_n.is_finding(size, need)
+        printed[row["macro"]] = (None, "n/a") if row["text"] == "n/a" or small else (row["value"], row["text"])
+    rows = [(w.macro, w.what, w.rule(printed, alpha, min_n)) for w in WORDS]
+    rows += [
+        ("ThinkingPairs", "1 when the run has native thinking on/off pairs", "0" if thinking_problem else "1"),
+        ("ThinkingWhy", "why the run has no native thinking pairs", escape(thinking_problem)),
+    ]
     return pl.DataFrame(
         [dict(macro=m, what=w, value=None, text=t, reason="", reported="", fmt="text") for m, w, t in rows], schema=SCHEMA
     )

@@ -59,6 +59,10 @@ def _empty(fig: Figure, ax: plt.Axes, what: str) -> Figure:
     return fig
 
 
+#: Every rate axis shows exactly 0-100 % (markers at the edges are drawn unclipped).
+RATE_LIMITS = (0.0, 100.0)
+
+
 def _pct(value: float | None) -> float:
     """A proportion as percent; a missing value (None) as NaN, never 0."""
     return float("nan") if value is None else float(value) * 100
@@ -85,11 +89,21 @@ def plot_sufficiency_curve(frame: pl.DataFrame) -> Figure:
         part = part.with_columns(x=pl.col("level").replace_strict(where, return_dtype=pl.Int64)).sort("x")
         y = part["abstention"].to_numpy() * 100
         err = np.vstack([y - part["low"].to_numpy() * 100, part["high"].to_numpy() * 100 - y])
-        ax.errorbar(part["x"].to_numpy(), y, yerr=np.nan_to_num(err), marker="o", ms=3, lw=1, capsize=1.5,
-                    ls=_STYLES.get(str(prompt), "-"), color=colors(models.index(model) % 10),
-                    label=_name({"model": model, "thinking": thinking, "prompt": prompt}))  # fmt: skip
+        ax.errorbar(
+            part["x"].to_numpy(),
+            y,
+            yerr=np.nan_to_num(err),
+            marker="o",
+            ms=3,
+            lw=1,
+            capsize=1.5,
+            ls=_STYLES.get(str(prompt), "-"),
+            color=colors(models.index(model) % 10),
+            clip_on=False,
+            label=_name({"model": model, "thinking": thinking, "prompt": prompt}),
+        )
     ax.axvline(1.5, color="#888888", lw=0.5, ls=":")  # ESB's sufficiency boundary, between L2 and L3
-    ax.set(xticks=x, xticklabels=LEVELS, ylim=(-3, 103), ylabel="abstention (%)", xlabel="evidence level")
+    ax.set(xticks=x, xticklabels=LEVELS, ylim=RATE_LIMITS, ylabel="abstention (%)", xlabel="evidence level")
     ax.legend(frameon=False, loc="center left")
     fig.tight_layout()
     return fig
@@ -160,8 +174,8 @@ def plot_position_bias(frame: pl.DataFrame) -> Figure:
     ax.bar(x - 0.18, gold, 0.36, color="#1f5fa8", label="gold first")
     ax.bar(x + 0.18, conflict, 0.36, color="#c0392b", label="conflict first")
     for i, r in enumerate(rows):
-        ax.text(i, max(gold[i], conflict[i]) + 2, _stars(r["abstain_p"]), ha="center", fontsize=6)
-    ax.set(xticks=x, ylim=(0, 110), ylabel="L5 abstention (%)")
+        ax.text(i, max(gold[i], conflict[i]) + 2, _stars(r["abstain_p"]), ha="center", fontsize=6, clip_on=False)
+    ax.set(xticks=x, ylim=RATE_LIMITS, ylabel="L5 abstention (%)")
     ax.set_xticklabels([_name(r) for r in rows], rotation=30, ha="right", fontsize=5.5)
     ax.legend(frameon=False)
     fig.tight_layout()
@@ -179,9 +193,9 @@ def plot_helpfulness_safety(frame: pl.DataFrame) -> Figure:
         x, y = _pct(r["over_answer"]), _pct(r["accuracy"])
         xerr = np.nan_to_num([[x - _pct(r["over_answer_low"])], [_pct(r["over_answer_high"]) - x]]).clip(0)
         yerr = np.nan_to_num([[y - _pct(r["accuracy_low"])], [_pct(r["accuracy_high"]) - y]]).clip(0)
-        ax.errorbar(x, y, xerr=xerr, yerr=yerr, fmt=["o", "s", "^"][i % 3], ms=3.5, lw=0.7, capsize=1.5,
-                    label=_name(r))  # fmt: skip
-    ax.set(xlim=(-3, 103), ylim=(-3, 103), xlabel="over-answer rate, L3-L5 (%)", ylabel="accuracy, L1-L2 (%)")
+        marker = ["o", "s", "^"][i % 3]
+        ax.errorbar(x, y, xerr=xerr, yerr=yerr, fmt=marker, ms=3.5, lw=0.7, capsize=1.5, clip_on=False, label=_name(r))
+    ax.set(xlim=RATE_LIMITS, ylim=RATE_LIMITS, xlabel="over-answer rate, L3-L5 (%)", ylabel="accuracy, L1-L2 (%)")
     ax.legend(frameon=False, loc="lower left")
     fig.tight_layout()
     return fig

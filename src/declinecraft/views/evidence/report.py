@@ -15,6 +15,8 @@ from pathlib import Path
 
 import polars as pl
 
+from declinecraft.core import small_n
+
 Macro = tuple[str, str, str]
 _NAMES = {"L1": "LOne", "L2": "LTwo", "L3": "LThree", "L4": "LFour", "L5": "LFive", "T": "T"}
 TIE = 0.005
@@ -63,8 +65,41 @@ def _extreme(frame: pl.DataFrame, column: str, fn: str, **where: str) -> float:
     return float(getattr(part, fn)()) if part.len() else float("nan")
 
 
-def macros(folder: Path) -> list[Macro]:
-    """Every macro of the evidence section from the CSVs and manifest in ``folder``."""
+#: Responses per question behind each rate of ``summary.csv`` (L1-L2; L3, L4 and L5 in both
+#: orders; L5 in both orders), to turn its response count into questions.
+PER_QUESTION = {"accuracy": 2, "over_answer": 4, "wrong_answer": 2}
+
+
+def _fewest(frame: pl.DataFrame, columns: tuple[str, ...], *, per: int = 1, **where: str) -> int | None:
+    """The fewest questions behind a mean over models: the smallest of ``columns`` (the last one a
+    response count, ``per`` responses a question) over the rows matching ``where`` (None when none)."""
+    if frame.is_empty() or any(c not in frame.columns for c in columns):
+        return None
+    part = frame.filter(*[pl.col(k) == v for k, v in where.items()])
+    if part.is_empty():
+        return None
+    counts = [pl.col(c) for c in columns[:-1]] + [pl.col(columns[-1]) // per]
+    return int(part.select(pl.min_horizontal(*counts)).to_series().min())  # type: ignore[arg-type]
+
+
+def _stated(text: str, n: int | None, min_n: int) -> str:
+    """``text`` as the paper may print it: ``\\dcsmall{text}{n}`` below the small-n threshold
+    (:mod:`declinecraft.core.small_n`); n/a stays n/a."""
+    if text == "n/a" or small_n.is_finding(n, min_n):
+        return text
+    return f"\\dcsmall{{{text}}}{{{small_n.counted(n, 'questions') if n is not None else 'n unknown'}}}"
+
+
+#: The words of a comparison between rates below the small-n threshold.
+SMALL_WORDS = {"EsbBoundaryWord": "goes", "EsbLFiveVsLFour": "beside its rate", "EsbTVsLThree": "beside its rate"}
+
+
+def macros(folder: Path, *, min_n: int = small_n.threshold(0, 0.05)) -> list[Macro]:
+    """Every macro of the evidence section from the CSVs and manifest in ``folder``.
+
+    ``min_n`` is the small-n rule's threshold (:func:`declinecraft.core.small_n.threshold`): an
+    abstention rate, accuracy, over-answer rate or B-ECE from fewer questions prints with its n and
+    "not interpretable at this n", and the words comparing such rates state no direction."""
     folder = Path(folder)
     manifest = json.loads((folder / "manifest.json").read_text()) if (folder / "manifest.json").is_file() else {}
     curve, summary = _read(folder, "curve.csv"), _read(folder, "summary.csv")
@@ -91,9 +126,16 @@ def macros(folder: Path) -> list[Macro]:
          "failed ESB 4.4 quality checks"),
     ]  # fmt: skip
     rates = {lv: _mean(curve, "abstention", level=lv, prompt="P1") for lv in _NAMES}
-    out += [(f"EsbAbstain{_NAMES[lv]}", _pct(r), f"abstention on {lv} (P1, mean over models)")
-            for lv, r in rates.items()]  # fmt: skip
+    sizes = {lv: _fewest(curve, ("n",), level=lv, prompt="P1") for lv in _NAMES}
+    # L5 is asked twice per question (gold first, then conflict first): its n counts both orders.
+    sizes["L5"] = None if sizes["L5"] is None else sizes["L5"] // 2
+    small = {lv for lv in _NAMES if not small_n.is_finding(sizes[lv], min_n)}
+    out += [
+        (f"EsbAbstain{_NAMES[lv]}", _stated(_pct(r), sizes[lv], min_n), f"abstention on {lv} (P1, mean over models)")
+        for lv, r in rates.items()
+    ]
     l5 = {"level": "L5", "prompt": "P1"}
+    questions = _fewest(summary, ("n_questions",), prompt="P1")
     out += [
         ("EsbAbstainLFiveMin", _pct(_extreme(curve, "abstention", "min", **l5)), "lowest L5 abstention (P1)"),
         ("EsbAbstainLFiveMax", _pct(_extreme(curve, "abstention", "max", **l5)), "highest L5 abstention (P1)"),
@@ -104,13 +146,22 @@ def macros(folder: Path) -> list[Macro]:
          "T abstention against L3 (P1)"),
     ]  # fmt: skip
     for name, column in (("Accuracy", "accuracy"), ("OverAnswer", "over_answer"), ("WrongAnswer", "wrong_answer")):
-        out.append((f"Esb{name}", _pct(_mean(summary, column, prompt="P1")), f"{column} (P1, mean over models)"))
+        size = _fewest(summary, ("n_questions", f"n_{column}"), per=PER_QUESTION[column], prompt="P1")
+        text = _stated(_pct(_mean(summary, column, prompt="P1")), size, min_n)
+        out.append((f"Esb{name}", text, f"{column} (P1, mean over models)"))
     out += [
         ("EsbOverAnswerMin", _pct(_extreme(summary, "over_answer", "min", prompt="P1")), "lowest over-answer (P1)"),
         ("EsbOverAnswerMax", _pct(_extreme(summary, "over_answer", "max", prompt="P1")), "highest over-answer (P1)"),
-        ("EsbBECE", _pct(_mean(summary, "b_ece", prompt="P1")), "B-ECE over L1-L5 (P1, mean over models)"),
-        ("EsbBECET", _pct(_mean(summary, "b_ece_t", prompt="P1")), "B-ECE with T abstention-expected (P1)"),
+        ("EsbBECE", _stated(_pct(_mean(summary, "b_ece", prompt="P1")), questions, min_n),
+         "B-ECE over L1-L5 (P1, mean over models)"),
+        ("EsbBECET", _stated(_pct(_mean(summary, "b_ece_t", prompt="P1")), questions, min_n),
+         "B-ECE with T abstention-expected (P1)"),
     ]  # fmt: skip
+    pairs = {"EsbBoundaryWord": ("L3", "L2"), "EsbLFiveVsLFour": ("L5", "L4"), "EsbTVsLThree": ("T", "L3")}
+    out = [
+        (name, SMALL_WORDS[name], what) if name in pairs and value != "n/a" and small & set(pairs[name]) else (name, value, what)
+        for name, value, what in out
+    ]
     out += _tests(bias, effects, agree)
     return out
 

@@ -19,7 +19,7 @@ from declinecraft.core.agreement import cohen_kappa
 from declinecraft.evaluation.metrics import correct_abstention_rate
 from declinecraft.views.know2guess.decisions import ABSTAIN
 from declinecraft.views.know2guess.protocol import RUN_KEY
-from declinecraft.views.know2guess.reliability import intervals, row_means
+from declinecraft.views.know2guess.reliability import intervals
 
 POOLED = "all"
 
@@ -58,34 +58,68 @@ def _row(part: pl.DataFrame) -> dict[str, object]:
     return out
 
 
+#: What identifies one paired item: the same question asked of one configuration in one condition.
+ITEM_KEY: tuple[str, ...] = ("model", "thinking", "condition", "question_id")
+
+
+def _shift_sums(paired: pl.DataFrame) -> dict[str, tuple[float, int]]:
+    """Per question: the sum of the CAR shifts (K2G abstained minus judge abstained) of its
+    unanswerable items, one item per model, thinking and condition, and how many items there are."""
+    unans = paired.filter(~pl.col("answerable"))
+    if unans.select(ITEM_KEY).is_duplicated().any():
+        raise ValueError("cross_protocol: two decisions of one model, thinking, condition and question in one group")
+    shift = (pl.col("state") == ABSTAIN).cast(pl.Float64) - (pl.col("judge_label") == "ABSTAIN").cast(pl.Float64)
+    per_question = unans.group_by("question_id").agg(total=shift.sum(), n=pl.len())
+    return {r["question_id"]: (float(r["total"]), int(r["n"])) for r in per_question.iter_rows(named=True)}
+
+
+def _shift_matrices(shifts: list[dict[str, tuple[float, int]]]) -> tuple[np.ndarray, np.ndarray]:
+    """Rows x questions: summed shifts (NaN where a row has no item of the question) and item counts."""
+    questions = sorted({q for s in shifts for q in s})
+    total = np.full((len(shifts), len(questions)), np.nan)
+    items = np.zeros((len(shifts), len(questions)))
+    for i, row in enumerate(shifts):
+        for j, q in enumerate(questions):
+            if q in row:
+                total[i, j], items[i, j] = row[q]
+    return total, items
+
+
 def cross_protocol(decisions: pl.DataFrame, *, n_resamples: int, confidence: float, seed: int) -> pl.DataFrame:
     """One row per run (strict parser) and one pooled row (model and thinking ``all``) per condition
     and prompt: agreement and κ of the declared with the judged abstention, CAR under each protocol,
     ``car_shift`` = K2G's CAR minus the judge's with its paired bootstrap interval, and the items
-    left out (``n_unpaired``). ``decisions`` needs ``judge_label`` (:func:`with_judge_labels`)."""
+    left out (``n_unpaired``). ``decisions`` needs ``judge_label`` (:func:`with_judge_labels`).
+
+    An item is a model, thinking, condition and question (:data:`ITEM_KEY`), so the pooled shift is
+    the mean over every configuration's items; its interval resamples questions with all their
+    items (a cluster bootstrap), the same resampled questions for every row."""
     strict = decisions.filter(pl.col("parser") == "strict")
     both = pl.col("state").is_not_null() & pl.col("judge_label").is_not_null()
     groups = [(dict(zip(RUN_KEY, key, strict=True)), part) for key, part in strict.group_by(RUN_KEY)]
-    groups += [({"model": POOLED, "thinking": POOLED, "condition": c, "prompt": p}, part)
-               for (c, p), part in strict.group_by(["condition", "prompt"])]  # fmt: skip
+    groups += [
+        ({"model": POOLED, "thinking": POOLED, "condition": c, "prompt": p}, part)
+        for (c, p), part in strict.group_by(["condition", "prompt"])
+    ]
     rows, shifts = [], []
     for key, part in groups:
         paired = part.filter(both)
         rows.append({**key, **_row(paired), "n_unpaired": part.height - paired.height})
-        unans = paired.filter(~pl.col("answerable")).sort("question_id")
-        shift = (unans["state"] == ABSTAIN).cast(pl.Float64) - (unans["judge_label"] == "ABSTAIN").cast(pl.Float64)
-        shifts.append(dict(zip(unans["question_id"].to_list(), shift.to_list(), strict=True)))
-    questions = sorted({q for s in shifts for q in s})
-    matrix = np.array([[s.get(q, np.nan) for q in questions] for s in shifts], dtype=np.float64).reshape(len(shifts), len(questions))
-    low, high = intervals(matrix, n_resamples, confidence, seed)
+        shifts.append(_shift_sums(paired))
+    total, items = _shift_matrices(shifts)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        point = np.nansum(total, axis=1) / items.sum(axis=1)
+    low, high = intervals(total, n_resamples, confidence, seed, items=items)
     schema = {**{k: pl.String for k in RUN_KEY}, "n_pairs": pl.Int64, "agreement_abstain": pl.Float64,
               "kappa_abstain": pl.Float64, "agreement_decline": pl.Float64, "kappa_decline": pl.Float64,
               "n_unanswerable_pairs": pl.Int64, "car_k2g": pl.Float64, "car_judge": pl.Float64,
               "car_judge_lenient": pl.Float64, "abstain_answerable_k2g": pl.Float64,
               "abstain_answerable_judge": pl.Float64, "n_unpaired": pl.Int64}  # fmt: skip
     frame = pl.DataFrame(rows, schema=schema).with_columns(
-        car_shift=pl.Series(row_means(matrix), dtype=pl.Float64), car_shift_low=pl.Series(low, dtype=pl.Float64),
-        car_shift_high=pl.Series(high, dtype=pl.Float64))  # fmt: skip
+        car_shift=pl.Series(point, dtype=pl.Float64),
+        car_shift_low=pl.Series(low, dtype=pl.Float64),
+        car_shift_high=pl.Series(high, dtype=pl.Float64),
+    )
     return frame.sort([pl.col("model") == POOLED, *RUN_KEY])
 
 

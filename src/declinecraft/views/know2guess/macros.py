@@ -18,6 +18,7 @@ from typing import Any
 
 import polars as pl
 
+from declinecraft.core import small_n
 from declinecraft.views.know2guess.protocol import STANDARD
 
 Macro = tuple[str, str, str]
@@ -66,20 +67,52 @@ def _headline(frame: pl.DataFrame) -> pl.DataFrame:
     return frame.filter(pl.col("prompt") == STANDARD, pl.col("parser") == "strict")
 
 
+_ERRORS = (KeyError, IndexError, ValueError, TypeError, ZeroDivisionError, pl.exceptions.PolarsError)
+
+
 class _Collector:
-    """Macros in order; a getter that fails or finds nothing gives n/a with the reason."""
+    """Macros in order; a getter that fails or finds nothing gives n/a with the reason. A number
+    whose n is below ``min_n`` (the small-n rule, :mod:`declinecraft.core.small_n`) prints as
+    ``\\dcsmall{value}{n}`` and counts as n/a for the words chosen from it."""
 
-    def __init__(self) -> None:
+    def __init__(self, min_n: int) -> None:
         self.out: list[Macro] = []
+        self.min_n = min_n
+        self.small: set[str] = set()
 
-    def add(self, name: str, what: str, get: Callable[[], Any], kind: str = "pct") -> Any:
-        """Record one macro from ``get()``; return its value, or None when it is n/a."""
+    def is_small(self, name: str) -> bool:
+        """Whether macro ``name`` was printed below the small-n threshold."""
+        return name in self.small
+
+    def add(
+        self,
+        name: str,
+        what: str,
+        get: Callable[[], Any],
+        kind: str = "pct",
+        *,
+        n: Callable[[], Any] | None = None,
+        unit: str = "questions",
+    ) -> Any:
+        """Record one macro from ``get()``; return its value, or None when it is n/a or (with ``n``,
+        the count it rests on) below the small-n threshold."""
         try:
             value = get()
             reason = "" if value is not None and not (isinstance(value, float) and math.isnan(value)) else "undefined"
-        except (KeyError, IndexError, ValueError, TypeError, ZeroDivisionError, pl.exceptions.PolarsError) as exc:
+        except _ERRORS as exc:
             value, reason = None, f"not in this run ({type(exc).__name__})"
-        self.out.append((name, fmt(value, kind), what + (f" (n/a: {reason})" if reason else "")))
+        text = fmt(value, kind)
+        if n is not None and not reason:
+            try:
+                size = n()
+            except _ERRORS:
+                size = None
+            if not small_n.is_finding(size, self.min_n):
+                count = small_n.counted(int(size), unit) if size is not None else "n unknown"
+                self.small.add(name)
+                self.out.append((name, f"\\dcsmall{{{text}}}{{{count}}}", f"{what} ({small_n.caveat(size, unit)})"))
+                return None
+        self.out.append((name, text, what + (f" (n/a: {reason})" if reason else "")))
         return None if reason else value
 
 
@@ -88,14 +121,36 @@ def _best(summary: pl.DataFrame, condition: str) -> dict[str, Any]:
     return rows.sort(["reliability", "model", "thinking"], descending=[True, False, False]).row(0, named=True)
 
 
-def macros(result_dir: Path) -> list[Macro]:
-    """Every macro of the section from ``09_know2guess/`` (a folder without tables gives n/a values)."""
+def _questions(rows: pl.DataFrame) -> int:
+    """The fewest questions any of ``rows`` (summary rows) is scored on: a mean or a best over
+    configurations is no firmer than its thinnest one."""
+    return int((rows["n_answerable"] + rows["n_unanswerable"]).min())  # type: ignore[arg-type]
+
+
+#: What a direction word, and the ranking across lambda, say when the numbers behind them are
+#: below the small-n rule.
+NOT_AT_THIS_N = "not comparable at this n"
+RANKS_AT_THIS_N = "is not interpretable at this n"
+
+
+def _ranks(cost: pl.DataFrame, condition: str) -> str:
+    """Whether the ranking of configurations across lambda 'stays the same' or 'changes'."""
+    ranks = _headline(cost).filter(pl.col("condition") == condition).group_by("model", "thinking")
+    return "stays the same" if ranks.agg(pl.col("rank").n_unique()).get_column("rank").max() == 1 else "changes"
+
+
+def macros(result_dir: Path, *, min_n: int = small_n.threshold(0, 0.05)) -> list[Macro]:
+    """Every macro of the section from ``09_know2guess/`` (a folder without tables gives n/a values).
+
+    ``min_n`` is the small-n rule's threshold (:func:`declinecraft.core.small_n.threshold` of the
+    run's ``analysis.min_n``): a rate, ECE, AUROC, agreement or shift from fewer questions prints
+    with its n and "not interpretable at this n", and the words chosen from it say so."""
     folder = Path(result_dir)
     summary, cost = _read(folder, "summary"), _read(folder, "cost_sensitive")
     parser, prompt = _read(folder, "parser_sensitivity"), _read(folder, "prompt_sensitivity")
     probe, features, cross = _read(folder, "separability"), _read(folder, "separability_features"), _read(folder, "cross_protocol")
     manifest = json.loads((folder / "manifest.json").read_text()) if (folder / "manifest.json").is_file() else {}
-    c = _Collector()
+    c = _Collector(min_n)
     for name, value, kind, what in PUBLISHED:
         c.add(name, f"Know2Guess's published {what}", lambda v=value: v, kind)
     c.add("KgQuestions", "questions asked", lambda: manifest["questions"], "int")
@@ -116,15 +171,24 @@ def macros(result_dir: Path) -> list[Macro]:
             ("answered_accuracy", "its answered accuracy", "pct"), ("ece", "its answered-item ECE", "num"),
         ):  # fmt: skip
             name = "".join(p.capitalize() if p not in ("ece",) else "ECE" for p in column.split("_"))
-            c.add(f"KgBest{tag}{name}", f"{condition}: {what}", lambda b=best, col=column: b()[col], kind)
+            # Interval bounds print as they are; the point value carries the caveat.
+            size: Callable[[], Any] | None = lambda b=best: b()["n_answerable"] + b()["n_unanswerable"]
+            unit = "questions"
+            if column == "ece":
+                size, unit = (lambda b=best: b()["n_answer"]), "questions answered"
+            elif column.endswith(("_low", "_high")):
+                size = None
+            c.add(f"KgBest{tag}{name}", f"{condition}: {what}", lambda b=best, col=column: b()[col], kind, n=size, unit=unit)
+        rows = lambda cond=condition: head.filter(pl.col("condition") == cond)
         c.add(f"KgMean{tag}Reliability", f"{condition}: mean reliability over configurations",
-              lambda cond=condition: head.filter(pl.col("condition") == cond)["reliability"].mean())  # fmt: skip
+              lambda r=rows: r()["reliability"].mean(), n=lambda r=rows: _questions(r()))
         for lam, word in ((0.5, "Low"), (1.5, "High")):
             c.add(f"KgBest{tag}R{word}", f"{condition}: best R_lambda at lambda={lam}",
-                  lambda cond=condition, lam=lam: _headline(cost).filter(pl.col("condition") == cond, pl.col("lam") == lam)["reliability"].max())  # fmt: skip
+                  lambda cond=condition, lam=lam: _headline(cost).filter(pl.col("condition") == cond, pl.col("lam") == lam)["reliability"].max(),
+                  n=lambda r=rows: _questions(r()))
+        small = lambda r=rows: not small_n.is_finding(_questions(r()), min_n)
         c.add(f"KgLambda{tag}Ranks", f"{condition}: the ranking across lambda ('stays the same' or 'changes')",
-              lambda cond=condition: "stays the same" if _headline(cost).filter(pl.col("condition") == cond)
-              .group_by("model", "thinking").agg(pl.col("rank").n_unique()).get_column("rank").max() == 1 else "changes", "text")  # fmt: skip
+              lambda cond=condition, sm=small: RANKS_AT_THIS_N if sm() else _ranks(cost, cond), "text")
     _rag_effects(c, head)
     _sensitivity(c, parser, prompt)
     _probe(c, probe, features)
@@ -139,9 +203,10 @@ def _rag_effects(c: _Collector, head: pl.DataFrame) -> None:
             """Mean over configurations of the RAG value minus the no-retrieval value."""
             wide = head.pivot(on="condition", index=["model", "thinking"], values=col, aggregate_function="first")
             return float((wide["single"] - wide["no_rag"]).mean())  # type: ignore[arg-type]
-        value = c.add(f"KgRag{tag}Shift", f"mean shift of {column} with retrieval (points)", shift, "pts")
+        name = f"KgRag{tag}Shift"
+        value = c.add(name, f"mean shift of {column} with retrieval (points)", shift, "pts", n=lambda: _questions(head))
         c.add(f"KgRag{tag}Direction", f"{column} with retrieval is higher/lower/the same",
-              lambda v=value: None if v is None else direction(v), "text")  # fmt: skip
+              lambda v=value, m=name: NOT_AT_THIS_N if c.is_small(m) else None if v is None else direction(v), "text")
 
 
 def _sensitivity(c: _Collector, parser: pl.DataFrame, prompt: pl.DataFrame) -> None:
@@ -150,7 +215,8 @@ def _sensitivity(c: _Collector, parser: pl.DataFrame, prompt: pl.DataFrame) -> N
     c.add("KgParserIdentical", "runs whose reliability is identical under both parsers",
           lambda: int((rel["difference"].abs() < 1e-12).sum()), "int")  # fmt: skip
     c.add("KgParserMaxShift", "largest reliability shift, normalized minus strict (points)",
-          lambda: rel.sort(pl.col("difference").abs(), descending=True)["difference"][0], "pts")  # fmt: skip
+          lambda: rel.sort(pl.col("difference").abs(), descending=True)["difference"][0], "pts",
+          n=lambda: rel.sort(pl.col("difference").abs(), descending=True)["n_pairs"][0])
     c.add("KgParserStateChanges", "items whose state differs between parsers (all runs)",
           lambda: int(rel["n_state_changed"].sum()), "int")  # fmt: skip
     means = (prompt.filter(pl.col("metric") == "reliability", pl.col("parser") == "strict")
@@ -158,17 +224,24 @@ def _sensitivity(c: _Collector, parser: pl.DataFrame, prompt: pl.DataFrame) -> N
     top = lambda: means.sort(pl.col("difference").abs(), descending=True).row(0, named=True)
     c.add("KgPromptLargest", "control prompt with the largest mean reliability shift",
           lambda: PROMPT_NAMES.get(top()["prompt"], top()["prompt"]), "text")  # fmt: skip
+    paired = lambda: prompt.filter(pl.col("metric") == "reliability", pl.col("parser") == "strict",
+                                   pl.col("prompt") == top()["prompt"])["n_pairs"].min()
     value = c.add("KgPromptLargestShift", "its mean reliability shift against the standard prompt (points)",
-                  lambda: top()["difference"], "pts")  # fmt: skip
+                  lambda: top()["difference"], "pts", n=paired)
     c.add("KgPromptLargestDirection", "its reliability is higher/lower/the same",
-          lambda: None if value is None else direction(value), "text")  # fmt: skip
+          lambda: NOT_AT_THIS_N if c.is_small("KgPromptLargestShift") else None if value is None else direction(value),
+          "text")
 
 
 def _probe(c: _Collector, probe: pl.DataFrame, features: pl.DataFrame) -> None:
     for text, tag in (("question", ""), ("asked_question", "Asked")):
         row = lambda t=text: probe.filter(pl.col("text") == t).row(0, named=True)
-        c.add(f"KgProbe{tag}AUROC", f"lexical probe AUROC ({text})", lambda r=row: r()["auroc"], "num")
-        c.add(f"KgProbe{tag}AUPRC", f"lexical probe AUPRC, unanswerable positive ({text})", lambda r=row: r()["auprc"], "num")
+        # An AUC ranks pairs of one question from each half: the smaller half bounds it.
+        size = lambda r=row: min(r()["n_answerable"], r()["n_unanswerable"])
+        half = "questions in the smaller half"
+        c.add(f"KgProbe{tag}AUROC", f"lexical probe AUROC ({text})", lambda r=row: r()["auroc"], "num", n=size, unit=half)
+        c.add(f"KgProbe{tag}AUPRC", f"lexical probe AUPRC, unanswerable positive ({text})", lambda r=row: r()["auprc"], "num",
+              n=size, unit=half)
         c.add(f"KgProbe{tag}Chance", f"AUPRC at chance: the unanswerable share ({text})", lambda r=row: r()["auprc_chance"], "num")
     c.add("KgProbeWords", "the probe's three most unanswerable-weighted words",
           lambda: ", ".join(features.filter(pl.col("text") == "question", pl.col("half") == "unanswerable")
@@ -192,7 +265,12 @@ def _cross(c: _Collector, cross: pl.DataFrame) -> None:
             ("car_shift_low", "CarShiftLow", "its lower bound (points)", "pts"),
             ("car_shift_high", "CarShiftHigh", "its upper bound (points)", "pts"),
         ):  # fmt: skip
+            # Agreement and kappa rest on every paired item; CAR and its shift on the unanswerable ones.
+            count = "n_pairs" if column.startswith(("agreement", "kappa")) else "n_unanswerable_pairs"
+            size = None if column in ("n_pairs", "car_shift_low", "car_shift_high") else (lambda r=row, k=count: r()[k])
             values[column] = c.add(f"KgX{name}{tag}", f"{condition}, standard prompt, all configurations: {what}",
-                                   lambda r=row, col=column: r()[col], kind)  # fmt: skip
+                                   lambda r=row, col=column: r()[col], kind, n=size, unit="pairs")
+        shift_name = f"KgXCarShift{tag}"
         c.add(f"KgXCarDirection{tag}", f"{condition}: declared CAR is higher/lower/the same than judged",
-              lambda v=values["car_shift"]: direction(v) if v is not None else None, "text")  # fmt: skip
+              lambda v=values["car_shift"], m=shift_name: NOT_AT_THIS_N if c.is_small(m)
+              else direction(v) if v is not None else None, "text")

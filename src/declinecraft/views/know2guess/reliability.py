@@ -126,14 +126,24 @@ def row_means(matrix: np.ndarray) -> np.ndarray:
     return np.where(n > 0, total / np.maximum(n, 1), np.nan)
 
 
-def intervals(matrix: np.ndarray, n_resamples: int, confidence: float, seed: int, batch: int = 256) -> tuple[np.ndarray, np.ndarray]:
+def intervals(
+    matrix: np.ndarray,
+    n_resamples: int,
+    confidence: float,
+    seed: int,
+    batch: int = 256,
+    *,
+    items: np.ndarray | None = None,
+) -> tuple[np.ndarray, np.ndarray]:
     """Percentile bootstrap intervals of row means, a batch of rows at a time (memory stays bounded;
-    every batch resamples the same questions, as the seed fixes them)."""
+    every batch resamples the same questions, as the seed fixes them). ``items``: how many items
+    each entry sums (:func:`core.stats.bootstrap_means`)."""
     if matrix.shape[0] == 0:
         return np.zeros(0), np.zeros(0)
     lows, highs = [], []
     for start in range(0, matrix.shape[0], batch):
-        low, high = stats.bootstrap_means(matrix[start:start + batch], n_resamples, confidence, seed)
+        part = None if items is None else items[start : start + batch]
+        low, high = stats.bootstrap_means(matrix[start : start + batch], n_resamples, confidence, seed, items=part)
         lows.append(low)
         highs.append(high)
     return np.concatenate(lows), np.concatenate(highs)
