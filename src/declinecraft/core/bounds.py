@@ -164,6 +164,7 @@ BOUNDS: dict[str, dict[str, Bound]] = {
         "min_attempt": PROPORTION,
         "annotation_part1": COUNT,
         "annotation_part2": COUNT,
+        "min_n": COUNT,
     },
     "paper": {"figure_dpi": POSITIVE},
     "llm": {"max_failed_share": PROPORTION},

@@ -354,6 +354,9 @@ def main(argv: list[str]) -> int:
     if len(argv) == 2 and argv[0] == "record":
         # The stage's params stamp (outputs/<run>/params/<block>.yaml) names the run and the block.
         stamp = Path(argv[1])
+        if not stamp.is_file():  # a notebook run without the pipeline's stamps: nothing to record against
+            print(f"pipeline: no stage stamp {stamp}; outputs not recorded", file=sys.stderr)
+            return 0
         block = stamp.stem
         params_file = yaml.safe_load(stamp.read_text(encoding="utf-8"))["params_file"]
         record_outputs(load(paths.find_root(stamp) / params_file), block)
