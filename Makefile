@@ -55,8 +55,9 @@ setup: system-packages $(SETUP_STAMP) $(MODELS_STAMP) ## Install the system pack
 
 .PHONY: system-packages
 # Standard library only, so it runs with the system Python before .venv exists.
+# Checked once per command: sub-makes (the run lock's, an included makefile's restart) skip it.
 system-packages: ## Install TeX, Chromium, MediaWiki and the C++ toolchain with apt-get (root or passwordless sudo); else print the command.
-	@PYTHONPATH=src $(PYTHON) -m declinecraft.core.system_packages install
+	@[ "$(MAKELEVEL)" != 0 ] || PYTHONPATH=src $(PYTHON) -m declinecraft.core.system_packages install
 
 # llama-cpp-python is compiled for this CPU's SIMD with llama.cpp's AMX backend off, into a wheel
 # keyed by its flags (src/declinecraft/core/llama_build.py says why); never from pip's wheel cache.
