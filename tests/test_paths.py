@@ -32,6 +32,12 @@ class TestStaleInstall:
         """Another environment than the checkout's own (CI's, a PYTHONPATH) is not judged."""
         assert paths.stale_install(tmp_path, prefix=tmp_path / "elsewhere", package=Path("/x/src/declinecraft")) is None
 
+    def test_linked_environment(self, tmp_path: Path) -> None:
+        """A .venv that is a link to another checkout's environment is shared on purpose: not judged."""
+        (tmp_path / "shared-venv").mkdir()
+        (tmp_path / ".venv").symlink_to(tmp_path / "shared-venv")
+        assert paths.stale_install(tmp_path, prefix=tmp_path / ".venv", package=Path("/x/src/declinecraft")) is None
+
     def test_every_command_refuses(self, project: Path, monkeypatch: pytest.MonkeyPatch) -> None:
         """Loading a params file (make check-params, every stage) in a moved checkout says so."""
         monkeypatch.setattr(sys, "prefix", str(project / ".venv"))
