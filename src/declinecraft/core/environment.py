@@ -99,24 +99,30 @@ def current() -> tuple[str, str]:
     return environment_id(data), json.dumps(data, sort_keys=True)
 
 
+def sha256_file(path: Path, chunk: int = 1 << 22) -> str:
+    """The hex sha256 of a file, read in 4 MiB blocks."""
+    digest = hashlib.sha256()
+    with open(path, "rb") as fh:
+        while block := fh.read(chunk):
+            digest.update(block)
+    return digest.hexdigest()
+
+
 def file_hashes(files: Iterable[Path], memo_file: Path) -> dict[str, str]:
     """The sha256 of each file, by path; hashes are remembered by (size, mtime) in ``memo_file``."""
     try:
         memo = json.loads(memo_file.read_text(encoding="utf-8"))
     except (OSError, ValueError):
         memo = {}
-    out = {}
+    out, changed = {}, False
     for path in sorted({Path(f).resolve() for f in files}):
         stat = path.stat()
         stamp = f"{stat.st_size}:{stat.st_mtime_ns}"
         entry = memo.get(str(path))
         if not entry or entry.get("stamp") != stamp:
-            digest = hashlib.sha256()
-            with open(path, "rb") as fh:
-                while block := fh.read(1 << 22):
-                    digest.update(block)
-            entry = {"stamp": stamp, "sha256": digest.hexdigest()}
-            memo[str(path)] = entry
+            entry = {"stamp": stamp, "sha256": sha256_file(path)}
+            memo[str(path)], changed = entry, True
         out[str(path)] = entry["sha256"]
-    paths.write_text_atomic(memo_file, json.dumps(memo, indent=1, sort_keys=True))
+    if changed:
+        paths.write_text_atomic(memo_file, json.dumps(memo, indent=1, sort_keys=True))
     return out

@@ -58,14 +58,19 @@ ALWAYS_OFF = ("GGML_AMX_TILE", "GGML_AMX_INT8", "GGML_AMX_BF16")
 COMMON = ("-DLLAVA_BUILD=OFF", "-DGGML_CCACHE=OFF")
 
 
+def _cpuinfo(text: str | None) -> str:
+    """``text``, or ``/proc/cpuinfo`` ("" where there is none)."""
+    if text is not None:
+        return text
+    try:
+        return Path("/proc/cpuinfo").read_text(encoding="utf-8", errors="replace")
+    except OSError:
+        return ""
+
+
 def cpu_flags(cpuinfo: str | None = None) -> frozenset[str]:
     """The feature flags of the first CPU in ``/proc/cpuinfo`` (or of the text given)."""
-    if cpuinfo is None:
-        try:
-            cpuinfo = Path("/proc/cpuinfo").read_text(encoding="utf-8", errors="replace")
-        except OSError:
-            return frozenset()
-    for line in cpuinfo.splitlines():
+    for line in _cpuinfo(cpuinfo).splitlines():
         key, _, value = line.partition(":")
         if key.strip() in ("flags", "Features"):
             return frozenset(value.split())
@@ -74,12 +79,7 @@ def cpu_flags(cpuinfo: str | None = None) -> frozenset[str]:
 
 def cpu_model(cpuinfo: str | None = None) -> str:
     """The CPU's model name from ``/proc/cpuinfo`` ("" when it does not say)."""
-    if cpuinfo is None:
-        try:
-            cpuinfo = Path("/proc/cpuinfo").read_text(encoding="utf-8", errors="replace")
-        except OSError:
-            return ""
-    for line in cpuinfo.splitlines():
+    for line in _cpuinfo(cpuinfo).splitlines():
         key, _, value = line.partition(":")
         if key.strip() == "model name":
             return value.strip()

@@ -23,7 +23,6 @@ from __future__ import annotations
 
 import dataclasses
 import functools
-import hashlib
 import json
 import sys
 from collections.abc import Callable, Iterable
@@ -32,9 +31,9 @@ from pathlib import Path
 
 import yaml
 
-from declinecraft.core import deps, paths
+from declinecraft.core import deps, environment, paths
 from declinecraft.core.config import STAGES, RunConfig, fingerprint, load
-from declinecraft.core.registry import load_models
+from declinecraft.core.registry import ModelSpec, load_models
 
 
 def _models(*getters: Callable[[RunConfig], Iterable[str]]) -> Callable[[RunConfig], set[str]]:
@@ -184,16 +183,6 @@ def _spelt(notebook: Path, source: Path) -> set[str]:
     return spelt
 
 
-def _registry(path: Path) -> dict:
-    stat = path.stat()
-    return _registry_at(path, stat.st_size, stat.st_mtime_ns)
-
-
-@functools.cache
-def _registry_at(path: Path, size: int, mtime_ns: int) -> dict:
-    return load_models(path)
-
-
 def _files(root: Path, relative: str) -> list[Path]:
     path = Path(relative) if Path(relative).is_absolute() else root / relative
     if path.is_dir():
@@ -201,32 +190,28 @@ def _files(root: Path, relative: str) -> list[Path]:
     return [path] if path.is_file() else []
 
 
-def _sha256(path: Path) -> str:
-    digest = hashlib.sha256()
-    with open(path, "rb") as fh:
-        while block := fh.read(1 << 22):
-            digest.update(block)
-    return digest.hexdigest()
-
-
-def inputs(cfg: RunConfig, block: str) -> dict[str, dict[str, str]]:
+def inputs(cfg: RunConfig, block: str, registry: dict[str, ModelSpec] | None = None) -> dict[str, dict[str, str]]:
     """The stage's non-code inputs and their hashes: prompt files, model entries, data files.
 
-    A model the registry lacks is recorded as ``"missing"`` (the stage itself reports it).
+    A model the registry lacks is recorded as ``"missing"`` (the stage itself reports it). File
+    hashes are remembered by size and modification time (:func:`environment.file_hashes`), so an
+    unchanged wiki dump is not read again each time Make decides.
     """
     spec = SPECS[block]
-    registry = _registry(cfg.resolve(cfg.models_file))
-    prompts_dir = cfg.root / "params" / "prompts"
+    registry = load_models(cfg.resolve(cfg.models_file)) if registry is None else registry
+    prompt_files = {n: cfg.root / "params" / "prompts" / f"{n}.txt" for n in sorted(stage_prompts(block, cfg.root))}
+    data_files = {relative: _files(cfg.root, relative) for relative in spec.data(cfg)}
+    every = [*prompt_files.values(), *(p for found in data_files.values() for p in found)]
+    hashes = environment.file_hashes(every, cfg.cache_dir / "inputs-sha256.json")
     data: dict[str, str] = {}
-    for relative in spec.data(cfg):
-        found = _files(cfg.root, relative)
+    for relative, found in data_files.items():
         for path in found:
             name = path.relative_to(cfg.root).as_posix() if path.is_relative_to(cfg.root) else str(path)
-            data[name] = _sha256(path)
+            data[name] = hashes[str(path.resolve())]
         if not found:
             data[relative] = "absent"
     return {
-        "prompts": {n: _sha256(prompts_dir / f"{n}.txt") for n in sorted(stage_prompts(block, cfg.root))},
+        "prompts": {n: hashes[str(p.resolve())] for n, p in prompt_files.items()},
         "models": {
             m: fingerprint(dataclasses.asdict(registry[m])) if m in registry else "missing"
             for m in sorted(spec.models(cfg))
@@ -238,9 +223,11 @@ def inputs(cfg: RunConfig, block: str) -> dict[str, dict[str, str]]:
 def write_inputs(cfg: RunConfig) -> list[Path]:
     """Write ``outputs/<run>/params/<block>.inputs.json`` for every stage, each only when it changed."""
     changed = []
+    registry = load_models(cfg.resolve(cfg.models_file))
     for block in SPECS:
         target = cfg.run_dir() / "params" / f"{block}.inputs.json"
-        if paths.write_text_if_changed(target, json.dumps(inputs(cfg, block), indent=1, sort_keys=True) + "\n"):
+        found = inputs(cfg, block, registry)
+        if paths.write_text_if_changed(target, json.dumps(found, indent=1, sort_keys=True) + "\n"):
             changed.append(target)
     return changed
 
@@ -325,8 +312,9 @@ def graph_table(cfg: RunConfig) -> str:
         "| stage | notebook | reads the outputs of | models (this run) | prompts | data |",
         "|---|---|---|---|---|---|",
     ]
+    registry = load_models(cfg.resolve(cfg.models_file))
     for block, notebook in NOTEBOOKS.items():
-        found = inputs(cfg, block)
+        found = inputs(cfg, block, registry)
         cell = lambda items: ", ".join(f"`{i}`" for i in items) or "–"  # noqa: E731
         reads = [NOTEBOOKS[b] for b in SPECS[block].reads]
         lines.append(

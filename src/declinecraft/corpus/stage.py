@@ -7,7 +7,6 @@ and ``manifest.json`` (the input's sha256 or crawl statistics, and the counts).
 
 from __future__ import annotations
 
-import hashlib
 import json
 import logging
 from dataclasses import dataclass
@@ -18,6 +17,7 @@ import polars as pl
 
 from declinecraft.core import paths
 from declinecraft.core.config import ConfigError, CorpusParams, RunConfig
+from declinecraft.core.environment import sha256_file
 from declinecraft.corpus import crawl, wiki
 from declinecraft.corpus.corpora import CHUNK_COLUMNS, DROP_SCHEMA, build, chunk, page_url, rules_from, stats_table
 
@@ -53,7 +53,7 @@ def run(cfg: RunConfig) -> CorpusResult:
     extra_drops: list[tuple[str, str, str, str]] = []
     if params.source == "dump":
         dump = cfg.resolve(params.dump)
-        source: dict[str, Any] = {"source": "dump", "dump": params.dump, "sha256": _sha256(dump)}
+        source: dict[str, Any] = {"source": "dump", "dump": params.dump, "sha256": sha256_file(dump)}
         result = build(wiki.read_dump(dump), params.cutoff, **rules_from(params))
     elif params.source == "api":
         crawled = crawl.crawl_corpus(params, cfg.cache_dir / "crawl")
@@ -89,11 +89,3 @@ def run(cfg: RunConfig) -> CorpusResult:
     (folder / "NOT_BUILT.md").unlink(missing_ok=True)  # the placeholder of a run before this stage existed
     log.info("corpus: %s", manifest["counts"])
     return CorpusResult(folder=folder, stats=stats, manifest=manifest, **files)
-
-
-def _sha256(path: Path) -> str:
-    digest = hashlib.sha256()
-    with path.open("rb") as handle:
-        for block in iter(lambda: handle.read(1 << 20), b""):
-            digest.update(block)
-    return digest.hexdigest()

@@ -16,7 +16,6 @@ before first use.
 from __future__ import annotations
 
 import atexit
-import hashlib
 import importlib
 import importlib.util
 import json
@@ -34,6 +33,7 @@ from pathlib import Path
 import httpx
 
 from declinecraft.core import paths
+from declinecraft.core.environment import sha256_file
 from declinecraft.core.process_exit import exit_description, log_tail
 from declinecraft.core.registry import ModelSpec
 from declinecraft.llm import parent_death
@@ -62,15 +62,6 @@ def _part_path(module: str) -> Path:
     if getter is None:
         raise ServeError(f"{module}: part package has no get_part_path()")
     return Path(getter())
-
-
-def sha256_file(path: Path, chunk: int = 1 << 22) -> str:
-    """Return the hex sha256 of a file, read in 4 MiB blocks."""
-    digest = hashlib.sha256()
-    with open(path, "rb") as fh:
-        while block := fh.read(chunk):
-            digest.update(block)
-    return digest.hexdigest()
 
 
 def gguf_path(spec: ModelSpec, cache_dir: Path) -> Path:

@@ -17,6 +17,7 @@ import time
 from pathlib import Path
 
 from declinecraft.core import config
+from declinecraft.core.environment import llama_system_info
 from declinecraft.core.process_exit import report, run_child
 from declinecraft.core.registry import ModelSpec, load_models
 
@@ -37,13 +38,6 @@ def local_models(params_file: str | Path) -> list[ModelSpec]:
     known = load_models(cfg.resolve(cfg.models_file))
     ids = sorted(m for m in config.referenced_models(cfg) if m)
     return [known[m] for m in ids if m in known and known[m].backend == "llamacpp"]
-
-
-def system_info() -> str:
-    """llama.cpp's system-info line: the CPU features the library was built to use."""
-    import llama_cpp
-
-    return llama_cpp.llama_print_system_info().decode(errors="replace").strip()
 
 
 def answer_once(spec: ModelSpec, cache_dir: Path) -> dict[str, object]:
@@ -92,7 +86,7 @@ def failure(spec: ModelSpec, what: str, tail: str) -> str:
     """One message: the model, what happened, llama.cpp's system info, the child's last words, advice."""
     return (
         f"setup's smoke check failed: model {spec.id!r} {what} while loading and answering one prompt.\n"
-        f"  llama.cpp system info: {system_info()}\n"
+        f"  llama.cpp system info: {llama_system_info()}\n"
         + (f"  its last output:\n{tail}\n" if tail else "")
         + f"  What to do: {ADVICE}"
     )
