@@ -160,16 +160,14 @@ outputs/%.yaml: ;
 outputs/%.inputs.json: ;
 .make/system/%.txt: ;
 
-# One writer at a time per run: `all`, `nb` and `evaluate` hold outputs/<run>/.lock (flock) while
-# they run. A second one on the same run waits LOCK_WAIT seconds (default 0), then refuses with a
-# message; the lock dies with its holder, so a killed run never leaves it behind. RUN_LOCKED (the
-# run whose lock the holder's sub-makes already hold) keeps a sub-make from waiting on its parent.
+# One writer at a time per run: `all`, `nb` and `evaluate` hold outputs/<run>/.lock while they run,
+# and the lock of every run that owns one of RUN's stages (a derived run rebuilds its base's stages
+# in the base's folder). A second command on the same run waits LOCK_WAIT seconds (default 0), then
+# refuses with a message; a lock dies with its holder, so a killed run never leaves it behind.
+# src/declinecraft/core/run_lock.py says how (RUN_LOCKED keeps a sub-make from waiting on its parent).
 LOCK_WAIT ?= 0
 define with_run_lock
-	@mkdir -p outputs/$(RUN)
-	$(if $(filter $(RUN),$(RUN_LOCKED)),@$(1),@flock -o -w $(LOCK_WAIT) -E 75 outputs/$(RUN)/.lock env RUN_LOCKED=$(RUN) $(1) || { rc=$$?; if [ $$rc -eq 75 ]; then \
-	  echo "error: run '$(RUN)' is busy: another 'make' holds outputs/$(RUN)/.lock (waited $(LOCK_WAIT) s)." \
-	    "Wait for it to finish, or rerun with LOCK_WAIT=<seconds> to wait longer." >&2; fi; exit $$rc; })
+	@$(PY) -m declinecraft.core.run_lock --wait $(LOCK_WAIT) $(PARAMS) -- $(1)
 endef
 
 all: setup ## Set up (first time), run every stage of RUN (default: the embedded offline run), then the paper.

@@ -1,4 +1,4 @@
-"""Every command that writes a run holds its lock: `make nb` and `make evaluate` refuse, as `make all`
+"""Every command that writes a run holds its lock, and its base's: `make nb` and `make evaluate` refuse, as `make all`
 does, while another `make` holds ``outputs/<run>/.lock`` (the two-runs fault test covers `make all`)."""
 
 from __future__ import annotations
@@ -12,6 +12,7 @@ from pathlib import Path
 
 import pytest
 
+from declinecraft.core import run_lock
 from tests.support.projects import make_project
 
 
@@ -57,3 +58,59 @@ def test_nb_runs_under_the_lock(project: Path) -> None:
     """With the lock free, `make nb` takes it and runs its body (here: the unknown-notebook check)."""
     out = make(project, "nb", "NB=99")
     assert out.returncode != 0 and "no notebook 99_*.ipynb" in out.stdout + out.stderr and "busy" not in out.stderr
+
+
+def test_derived_run_holds_its_base(project: Path, held: Path) -> None:
+    """A derived run reads and may rebuild its base's stages: with the base busy, it is refused too."""
+    out = make(project, "nb", "NB=05", "PARAMS=params/k10.yaml")
+    assert out.returncode != 0 and "run 'default' is busy" in out.stderr and "outputs/default/.lock" in out.stderr
+    assert not (project / "outputs" / "k10").exists()
+
+
+class TestRunsWritten:
+    def test_own_and_owners(self, project: Path) -> None:
+        assert run_lock.runs_written(project / "params" / "k10.yaml") == ["default", "k10"]
+        assert run_lock.runs_written(project / "params" / "default.yaml") == ["default"]
+
+    def test_missing_or_broken_params(self, tmp_path: Path) -> None:
+        """A params file that does not load is its own run only (the command reports the error)."""
+        broken = tmp_path / "params" / "bad.yaml"
+        broken.parent.mkdir()
+        broken.write_text("answer: [unclosed\n")
+        assert run_lock.runs_written(broken) == ["bad"]
+        assert run_lock.runs_written(tmp_path / "params" / "new.yaml") == ["new"]
+
+
+class TestRunLocked:
+    def test_status_and_held_runs(self, project: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+        """The command sees RUN_LOCKED naming both runs, and its exit status comes back."""
+        monkeypatch.delenv("RUN_LOCKED", raising=False)
+        script = 'import os, sys; print(os.environ["RUN_LOCKED"]); sys.exit(3)'
+        out = subprocess.run(
+            [sys.executable, "-m", "declinecraft.core.run_lock", "params/k10.yaml", "--", sys.executable, "-c", script],
+            cwd=project, capture_output=True, text=True, env={**os.environ, "PYTHONPATH": str(project / "src")},
+        )
+        assert out.returncode == 3 and out.stdout.split() == ["default", "k10"]
+        # Released with the holder: nothing holds the locks now.
+        for run in ("default", "k10"):
+            assert subprocess.run(["flock", "-n", str(project / "outputs" / run / ".lock"), "true"]).returncode == 0
+
+    def test_held_by_an_ancestor_is_not_taken_again(self, project: Path, held: Path) -> None:
+        """A sub-make whose parent holds the run does not wait on it."""
+        env = {**os.environ, "PYTHONPATH": str(project / "src"), "RUN_LOCKED": "default"}
+        out = subprocess.run(
+            [sys.executable, "-m", "declinecraft.core.run_lock", "params/default.yaml", "--", "true"],
+            cwd=project, capture_output=True, text=True, env=env,
+        )
+        assert out.returncode == 0, out.stderr
+
+    def test_busy_waits_then_refuses(self, project: Path, held: Path) -> None:
+        env = {**os.environ, "PYTHONPATH": str(project / "src")}
+        env.pop("RUN_LOCKED", None)
+        start = time.monotonic()
+        out = subprocess.run(
+            [sys.executable, "-m", "declinecraft.core.run_lock", "--wait", "1", "params/k10.yaml", "--", "true"],
+            cwd=project, capture_output=True, text=True, env=env,
+        )
+        assert out.returncode == run_lock.BUSY and time.monotonic() - start >= 1
+        assert "run 'default' is busy" in out.stderr and "waited 1 s" in out.stderr
