@@ -87,6 +87,15 @@ class TestAskParsed:
                                 judge.REASK_LABEL)  # fmt: skip
         assert (v.value, v.error, v.unparsable, v.reasked, len(ask.calls)) == (None, "HTTP 500", False, False, 1)
 
+    def test_constrained_reask(self) -> None:
+        """With choices, only the re-ask carries them (the first ask is the paper's prompt as is);
+        score_responses passes the score scale when asked to constrain."""
+        ask = ScriptedJudge(lambda c: "0.5" if c.choices else "1.5")
+        (v,) = judge.ask_parsed([Call("judge_accuracy", {})], ask, judge.parse_score, judge.REASK_SCORE,
+                                choices=judge.SCORE_CHOICES)  # fmt: skip
+        assert (v.value, v.reasked, v.raw, v.raw_reask) == (0.5, True, "1.5", "0.5")
+        assert [c.choices for c in ask.calls] == [(), ("0.0", "0.5", "1.0")]
+
     def test_parsed_first_time(self) -> None:
         """A parsable output is not re-asked."""
         ask = ScriptedJudge(lambda c: "0.5")

@@ -84,3 +84,18 @@ def test_answer_does_not_depend_on_history(tmp_path: Path) -> None:
         after = ask(used.base_url, second)
         again = ask(used.base_url, second)
     assert after == alone and again == alone
+
+
+def test_grammar_constrains_the_answer(tmp_path: Path) -> None:
+    """The judge's constrained re-ask on the real server: asked for a score outside the scale, the
+    model can only answer one of the allowed strings (``llm.choice_constraint``)."""
+    spec = registry.get_model(ROOT / "params" / "models.yaml", "smollm2-135m")
+    choices = ("0.0", "0.5", "1.0")
+    body = {
+        "messages": [{"role": "user", "content": "Reply with the number 1.5 and nothing else."}],
+        "model": spec.served_name, "temperature": 0.0, "max_tokens": 8, **client.choice_constraint(spec, choices),
+    }  # fmt: skip
+    with serve.serve(spec, paths.cache_dir(ROOT), reuse=False, log_dir=tmp_path) as server:
+        reply = httpx.post(f"{server.base_url}/chat/completions", json=body, timeout=300)
+        reply.raise_for_status()
+    assert reply.json()["choices"][0]["message"]["content"].strip() in choices

@@ -265,6 +265,19 @@ class TestRequestBody:
         with pytest.raises(llm.LLMError, match=rf"model 'fake': max_tokens {budget} is not an output budget"):
             llm.request_body(spec(), llm.Request.from_text("q", max_tokens=budget))
 
+    def test_choices_per_backend(self) -> None:
+        """Allowed answers become a grammar on llama.cpp, structured outputs on vLLM, nothing on a
+        hosted API; a request without them has neither field."""
+        request = llm.Request.from_text("q", max_tokens=4, choices=("0.0", "0.5"))
+        _, local = llm.request_body(spec(backend="llamacpp"), request)
+        assert local["grammar"] == 'root ::= "0.0" | "0.5"'
+        _, vllm = llm.request_body(spec(), request)
+        assert vllm["structured_outputs"] == {"choice": ["0.0", "0.5"]} and "grammar" not in vllm
+        _, hosted = llm.request_body(spec(backend="openai", base_url="http://x/v1"), request)
+        assert "grammar" not in hosted and "structured_outputs" not in hosted
+        _, free = llm.request_body(spec(backend="llamacpp"), llm.Request.from_text("q", max_tokens=4))
+        assert "grammar" not in free
+
 
 class TestRequest:
     def test_from_prompt(self, tmp_path: Path) -> None:

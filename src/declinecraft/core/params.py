@@ -272,6 +272,11 @@ class JudgeParams:
     """Output budget of each oracle call (0 = max_tokens)."""
     temperature: float = 0.0
     """Sampling temperature of every judge and oracle call."""
+    constrain_reask: bool = True
+    """Constrain the one re-ask of an unparsable label or score to the valid answers (a grammar on
+    llama.cpp, structured outputs on vLLM; a hosted API gets the plain re-ask). A deviation: the
+    paper re-asks with the prompt's last line only. Small judges answer a 0/0.5/1 scale with
+    "1.5" even when re-asked; false keeps the paper's plain re-ask."""
 
 
 @dataclass(frozen=True)

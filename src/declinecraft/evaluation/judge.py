@@ -51,6 +51,9 @@ ORACLE_PROMPTS = {True: "oracle_answerable", False: "oracle_unanswerable"}
 #: The re-ask turns: the last instruction line of each J.3 prompt, repeated.
 REASK_LABEL = "Reply with exactly one word: DENY, ABSTAIN or ANSWER."
 REASK_SCORE = "Respond with ONLY the numeric score (0.0, 0.5, or 1.0) and absolutely nothing else."
+#: The answers a constrained re-ask may give (``judge.constrain_reask``).
+LABEL_CHOICES = ("DENY", "ABSTAIN", "ANSWER")
+SCORE_CHOICES = ("0.0", "0.5", "1.0")
 #: The conditions of the leakage audit: no retrieval, scenario on, the paper's prompt (App. I).
 LEAKAGE = {"condition": "no_rag", "scenario": True, "prompt_variant": "default"}
 
@@ -77,8 +80,11 @@ class Verdict:
         return self.value is None and self.error is None
 
 
-def ask_parsed(calls: Sequence[Call], ask: Ask, parse: Callable[[str], Any], reask: str) -> list[Verdict]:
-    """Run judge calls, parse them, and re-ask each unparsable one once with a follow-up turn.
+def ask_parsed(
+    calls: Sequence[Call], ask: Ask, parse: Callable[[str], Any], reask: str, *, choices: Sequence[str] = ()
+) -> list[Verdict]:
+    """Run judge calls, parse them, and re-ask each unparsable one once with a follow-up turn,
+    constrained to ``choices`` where given (``judge.constrain_reask``).
 
     A failed call (an error, not an output) is not re-asked: its verdict keeps the error.
     """
@@ -88,7 +94,10 @@ def ask_parsed(calls: Sequence[Call], ask: Ask, parse: Callable[[str], Any], rea
     second: dict[int, Reply] = {}
     if redo:
         turns = {i: (("assistant", first[i].text or ""), ("user", reask)) for i in redo}
-        follow = [Call(calls[i].prompt, calls[i].fields, history=(*calls[i].history, *turns[i])) for i in redo]
+        follow = [
+            Call(calls[i].prompt, calls[i].fields, history=(*calls[i].history, *turns[i]), choices=tuple(choices))
+            for i in redo
+        ]
         second = dict(zip(redo, ask(follow), strict=True))
     out = []
     for i, reply in enumerate(first):
@@ -121,9 +130,11 @@ LABEL_SCHEMA: dict[str, Any] = {
 
 
 def label_responses(
-    responses: pl.DataFrame, ask: Ask, *, judge: str, truncate_chars: int = 12000, role: str = "response_judge"
+    responses: pl.DataFrame, ask: Ask, *, judge: str, truncate_chars: int = 12000, role: str = "response_judge",
+    constrain: bool = False,
 ) -> pl.DataFrame:
-    """Label responses with one judge; one row per response (see :data:`LABEL_SCHEMA`).
+    """Label responses with one judge; one row per response (see :data:`LABEL_SCHEMA`); with
+    ``constrain``, a re-ask may only answer one of :data:`LABEL_CHOICES`.
 
     ``responses`` needs response_id, query, response, budget_exhausted and error.
     """
@@ -134,7 +145,7 @@ def label_responses(
         Call(RESPONSE_PROMPT, {"question": rows[i]["query"], "answer": truncate(rows[i]["response"], truncate_chars)})
         for i in todo
     ]
-    verdicts = dict(zip(todo, ask_parsed(calls, ask, parse_label, REASK_LABEL), strict=True))
+    verdicts = dict(zip(todo, ask_parsed(calls, ask, parse_label, REASK_LABEL, choices=LABEL_CHOICES if constrain else ()), strict=True))
     out = []
     for i, (row, source) in enumerate(zip(rows, sources, strict=True)):
         v = verdicts.get(i)
@@ -249,8 +260,9 @@ def scoring_source(row: Mapping[str, Any]) -> str:
 FIXED = {"budget_exhausted": 0.0, "empty": 0.0, "abstain": 0.0, "deny": 0.0}
 
 
-def score_responses(items: pl.DataFrame, ask: Ask, *, judge: str) -> pl.DataFrame:
-    """Score responses with one accuracy judge; one row per response (see :data:`SCORE_SCHEMA`).
+def score_responses(items: pl.DataFrame, ask: Ask, *, judge: str, constrain: bool = False) -> pl.DataFrame:
+    """Score responses with one accuracy judge; one row per response (see :data:`SCORE_SCHEMA`);
+    with ``constrain``, a re-ask may only answer one of :data:`SCORE_CHOICES`.
 
     ``items`` needs response_id, query, response, reference, label, answerable,
     budget_exhausted and error. Errors and missing references get a null score (counted).
@@ -260,7 +272,7 @@ def score_responses(items: pl.DataFrame, ask: Ask, *, judge: str) -> pl.DataFram
     todo = [i for i, s in enumerate(sources) if s == "llm"]
     calls = [Call(ACCURACY_PROMPT, {"question": rows[i]["query"], "ground_truth": rows[i]["reference"],
                                     "candidate": rows[i]["response"]}) for i in todo]  # fmt: skip
-    verdicts = dict(zip(todo, ask_parsed(calls, ask, parse_score, REASK_SCORE), strict=True))
+    verdicts = dict(zip(todo, ask_parsed(calls, ask, parse_score, REASK_SCORE, choices=SCORE_CHOICES if constrain else ()), strict=True))
     out = []
     for i, (row, source) in enumerate(zip(rows, sources, strict=True)):
         v = verdicts.get(i)

@@ -123,18 +123,20 @@ def run(
 
     try:
         t0 = time.monotonic()
+        constrain = params.constrain_reask
         labels = judge.label_responses(responses, ask(params.response_judge), judge=params.response_judge,
-                                       truncate_chars=params.truncate_chars)  # fmt: skip
+                                       truncate_chars=params.truncate_chars, constrain=constrain)  # fmt: skip
         compared_path = cfg.stage_dir("answer") / comparison.RESPONSES
         compared = None
         if compared_path.is_file():
             compared = judge.label_responses(pl.read_parquet(compared_path), ask(params.response_judge),
-                                             judge=params.response_judge, truncate_chars=params.truncate_chars)  # fmt: skip
+                                             judge=params.response_judge, truncate_chars=params.truncate_chars,
+                                             constrain=constrain)  # fmt: skip
         parts = [labels]
         sample = judge.second_judge_sample(labels, responses, params.second_judge_sample, cfg.seed)
         for other in params.second_judges:
             parts.append(judge.label_responses(sample, ask(other), judge=other, truncate_chars=params.truncate_chars,
-                                               role="second_judge"))  # fmt: skip
+                                               role="second_judge", constrain=constrain))  # fmt: skip
         all_labels = pl.concat(parts)
         timed("labels", t0)
 
@@ -151,7 +153,7 @@ def run(
         t0 = time.monotonic()
         items = judge.scoring_items(responses, all_labels, refs)
         order = sorted(dict.fromkeys(params.accuracy_judges), key=lambda j: j != params.oracle)  # open model first
-        scores = pl.concat([judge.score_responses(items, ask(j), judge=j) for j in order], how="vertical")
+        scores = pl.concat([judge.score_responses(items, ask(j), judge=j, constrain=constrain) for j in order], how="vertical")
         timed("scores", t0)
     finally:
         if own:

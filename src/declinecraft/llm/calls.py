@@ -25,6 +25,8 @@ class Call:
     """Output budget of this call; None: the asker's budget."""
     history: tuple[tuple[str, str], ...] = ()
     """(role, text) turns sent after the rendered template (a judge's re-ask)."""
+    choices: tuple[str, ...] = ()
+    """The only answers allowed, where the backend can constrain decoding (:attr:`Request.choices`)."""
 
 
 @dataclass(frozen=True)

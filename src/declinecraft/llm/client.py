@@ -18,6 +18,7 @@ from the answer (:mod:`declinecraft.llm.responses`).
 from __future__ import annotations
 
 import asyncio
+import json
 import logging
 import os
 from collections.abc import Callable, Iterator, Mapping, Sequence
@@ -67,6 +68,8 @@ class Request:
     """None = the model's fixed behaviour: off where switchable or absent, on where always."""
     json_mode: bool = False
     """Ask for a JSON object (``response_format`` where the model allows it) and parse the answer."""
+    choices: tuple[str, ...] = ()
+    """The only answers allowed (:func:`choice_constraint`); empty: free text."""
     prompt_version: str = ""
     """Version of the template the messages came from (:attr:`prompts.Prompt.version`)."""
     params: Mapping[str, Any] = field(default_factory=dict)
@@ -177,7 +180,20 @@ def request_body(spec: ModelSpec, request: Request) -> tuple[str, dict[str, Any]
     body[str(spec.extra.get("max_tokens_field", "max_tokens"))] = request.max_tokens
     if request.json_mode and spec.extra.get("response_format", True) is not False:
         body["response_format"] = {"type": "json_object"}
+    if request.choices:
+        body |= choice_constraint(spec, request.choices)
     return mode, _merge(_merge(body, switch), request.params)
+
+
+def choice_constraint(spec: ModelSpec, choices: Sequence[str]) -> dict[str, Any]:
+    """Body fields that restrict the answer to one of ``choices``: a GBNF grammar for llama.cpp
+    (both its server and llama-cpp-python's), vLLM's structured outputs, nothing for a hosted API
+    (whose answer is then parsed as any other)."""
+    if spec.backend == "llamacpp":
+        return {"grammar": "root ::= " + " | ".join(json.dumps(c) for c in choices)}
+    if spec.backend == "vllm":
+        return {"structured_outputs": {"choice": list(choices)}}
+    return {}
 
 
 # --- the client ------------------------------------------------------------------------------

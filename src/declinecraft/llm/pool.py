@@ -151,7 +151,7 @@ class ModelPool:
         """The LLM-layer request of a templated call (history turns appended after the prompt)."""
         base = llm.Request.from_prompt(
             self.prompt(call.prompt), dict(call.fields), max_tokens=call.max_tokens or max_tokens,
-            thinking=thinking, temperature=temperature, tag=call.prompt,  # type: ignore[arg-type]
+            thinking=thinking, temperature=temperature, tag=call.prompt, choices=call.choices,  # type: ignore[arg-type]
         )  # fmt: skip
         if not call.history:
             return base

@@ -45,6 +45,9 @@ def config_macros(cfg: RunConfig, reported: Mapping[str, Mapping[str, Any]]) -> 
         "VerifierK": str(cfg.verify.retrieve_k), "ResponseJudge": name(cfg.judge.response_judge),
         "AccuracyJudges": ", ".join(name(m) for m in cfg.judge.accuracy_judges), "Oracle": name(cfg.judge.oracle),
         "ModelsUnderTest": ", ".join(name(m) for m in cfg.answer.models) or "none",
+        "JudgeReaskNote": " An unparsable label or score is re-asked once with the answer constrained to the valid"
+        " ones (a grammar on llama.cpp, structured outputs on vLLM); the paper re-asks without a constraint."
+        if cfg.judge.constrain_reask else "",
         "KChunks": str(cfg.answer.k), "MaxRounds": str(cfg.answer.max_rounds),
         "MaxTokens": count(cfg.answer.max_tokens), "Pipeline": cfg.answer.pipeline,
         "TargetAnswerable": str(cfg.verify.target_answerable), "TargetUnanswerable": str(cfg.verify.target_unanswerable),

@@ -47,13 +47,16 @@ def judge_items(decisions: pl.DataFrame, references: pl.DataFrame) -> pl.DataFra
     ).join(refs, on="question_id", how="left", maintain_order="left")  # fmt: skip
 
 
-def score_items(items: pl.DataFrame, judges: Mapping[str, Ask]) -> tuple[pl.DataFrame, pl.DataFrame]:
-    """Score every item with every judge (in the given order); return (scores, accuracy).
+def score_items(
+    items: pl.DataFrame, judges: Mapping[str, Ask], *, constrain: bool = False
+) -> tuple[pl.DataFrame, pl.DataFrame]:
+    """Score every item with every judge (in the given order; re-asks constrained as the judge
+    stage's, ``judge.constrain_reask``); return (scores, accuracy).
 
     ``scores`` has one row per (item, judge) (:data:`judge.SCORE_SCHEMA`); ``accuracy`` one row
     per item: the panel mean, null when a judge's score is missing.
     """
-    parts = [score_responses(items, ask, judge=name) for name, ask in judges.items()]
+    parts = [score_responses(items, ask, judge=name, constrain=constrain) for name, ask in judges.items()]
     if not parts or not items.height:
         empty = pl.DataFrame(schema={"response_id": pl.String, "accuracy": pl.Float64, "score_source": pl.String})
         return (pl.concat(parts) if parts else pl.DataFrame()), empty

@@ -183,7 +183,7 @@ def run(cfg: RunConfig, *, models: Models | None = None, lookup: Lookup | None =
         order = sorted(dict.fromkeys(cfg.judge.accuracy_judges), key=lambda j: j != last)  # the open server first
         askers = {j: pool.asker(j, thinking=None, max_tokens=cfg.judge.max_tokens, temperature=cfg.judge.temperature)
                   for j in order}  # fmt: skip
-        scores, accuracy = grading.score_items(items, askers)
+        scores, accuracy = grading.score_items(items, askers, constrain=cfg.judge.constrain_reask)
         seconds["grading"] = round(time.monotonic() - t0, 1)
     finally:
         if own:
