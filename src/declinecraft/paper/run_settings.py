@@ -20,6 +20,7 @@ import polars as pl
 from declinecraft.core import registry
 from declinecraft.core.config import RunConfig
 from declinecraft.evaluation.answer import is_prompted
+from declinecraft.paper.deviations import deviation_items, miniature_box
 from declinecraft.paper.latex import escape, thousands
 from declinecraft.paper.number_sources import SCHEMA
 
@@ -57,6 +58,7 @@ def config_macros(cfg: RunConfig, reported: Mapping[str, Mapping[str, Any]]) -> 
         "PaperBMkOne": fact("bm25_k1"), "PaperNModels": fact("n_models"), "PaperNConfigs": fact("n_configurations"),
         "PaperNAnswerable": fact("n_answerable"), "PaperNUnanswerable": fact("n_unanswerable"),
         "PaperCprePages": fact("c_pre_pages"), "PaperCpostPages": fact("c_post_pages"),
+        "MiniatureBox": _Tex(miniature_box(cfg, reported)), "DeviationItems": _Tex(deviation_items(cfg, specs)),
         **thinking_macros(cfg, specs),
     }  # fmt: skip
     rows = [dict(macro=k, what="run setting" if not k.startswith("Paper") else "reported in the paper", value=None,

@@ -1,0 +1,136 @@
+"""Where a run departs from the original study, said in the paper from the run's own params.
+
+Two macros, both LaTeX (already escaped), both written into ``numbers.tex`` by
+:func:`declinecraft.paper.run_settings.config_macros`:
+
+- ``MiniatureBox``: a framed note under the title when the run asks for fewer benchmark questions
+  than the paper. It says what the run is and that no number in it is evidence for or against the
+  original, and names the larger runs. Empty for a run of the paper's size.
+- ``DeviationItems``: ``\\item`` lines for the reproduction notes: one model in roles the paper
+  keeps apart, answers scored only by judges of their own family, chunks cut inside prompts, no
+  manual review of the unanswerable questions, and how the prompts were taken. Each item is
+  written only when the run's params make it true.
+
+The paper's sizes come from ``params/paper_reported.yaml`` (``n_answerable``, ``n_unanswerable``,
+``n_models``); a fact it lacks makes no claim about it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from declinecraft.core import registry, small_n
+from declinecraft.core.config import RunConfig
+from declinecraft.paper.latex import escape, thousands
+
+#: What the paper did that no run of this project does (§3.3, App. B).
+MANUAL_REVIEW = (
+    "The unanswerable questions were not reviewed by hand. The paper reviewed every one and replaced "
+    "21 with malformed facts; here, only the verifier's checks stand between a draft and the benchmark."
+)
+PROMPTS = (
+    "The prompts are the papers' own, transcribed verbatim into \\texttt{params/prompts/} (each file "
+    "names its source); the few this project had to write say so in their files."
+)
+
+
+def _number(value: Any) -> int | None:
+    try:
+        return int(str(value).replace(",", ""))
+    except ValueError:
+        return None
+
+
+def miniature_box(cfg: RunConfig, reported: Mapping[str, Mapping[str, Any]]) -> str:
+    """The first-page box of a run smaller than the paper, or '' (see the module docstring)."""
+    fact = lambda key: _number(reported.get(key, {}).get("value", ""))  # noqa: E731
+    paper_questions = (fact("n_answerable") or 0) + (fact("n_unanswerable") or 0)
+    paper_models = fact("n_models") or 0
+    questions = cfg.verify.target_answerable + cfg.verify.target_unanswerable
+    models = len(cfg.answer.models)
+    if questions >= paper_questions:
+        return ""
+    return (
+        "\\noindent\\fbox{\\parbox{\\dimexpr\\linewidth-2\\fboxsep-2\\fboxrule}{\\small\\textbf{Miniature run.} "
+        f"This run asks for {thousands(questions)} benchmark questions (the paper: {thousands(paper_questions)}) "
+        f"and evaluates {models} {'model' if models == 1 else 'models'} (the paper: {paper_models}), with an "
+        f"output budget of {thousands(cfg.answer.max_tokens)} tokens (the paper: 16{{,}}000). It shows that "
+        "every stage runs and what each table and figure holds; at this size no number in it is evidence "
+        "for or against the original study. A number from fewer questions than "
+        f"{small_n.threshold(cfg.analysis.min_n, cfg.analysis.alpha)} is printed with its $n$ and never stated as a finding. The run-health "
+        "section says how the run went. Larger runs: \\texttt{make all PARAMS=params/complete.yaml} "
+        "(every setting, offline, about a day on two cores) and \\texttt{params/paper.yaml} (the "
+        "paper's models and sizes, on GPUs).}}\\par\\medskip"
+    )
+
+
+def _roles(cfg: RunConfig) -> dict[str, list[str]]:
+    """Each model's roles in the run, in pipeline order."""
+    roles: dict[str, list[str]] = {}
+    named = [
+        ("generator", [cfg.generate.generator]), ("verifier", [cfg.verify.verifier]),
+        ("response judge", [cfg.judge.response_judge]), ("oracle", [cfg.judge.oracle]),
+        ("accuracy judge", list(cfg.judge.accuracy_judges)), ("model under test", list(cfg.answer.models)),
+    ]  # fmt: skip
+    for role, models in named:
+        for model in models:
+            if role not in roles.setdefault(model, []):
+                roles[model].append(role)
+    return roles
+
+
+def _and(words: list[str]) -> str:
+    return words[0] if len(words) == 1 else ", ".join(words[:-1]) + " and " + words[-1]
+
+
+#: The roles one model holds together in the paper (§3, App. I; ``params/paper.yaml``): the
+#: generator and the response judge are also under test, and so is the verifier, which also judges
+#: accuracy. Any other pair of roles on one model is a deviation.
+PAPER_ROLE_PAIRS = frozenset(
+    frozenset(pair)
+    for pair in [
+        ("generator", "model under test"), ("response judge", "model under test"),
+        ("verifier", "accuracy judge"), ("verifier", "model under test"), ("accuracy judge", "model under test"),
+    ]
+)  # fmt: skip
+
+
+def _family(specs: Mapping[str, registry.ModelSpec], model: str) -> str:
+    return specs[model].family if model in specs and specs[model].family else model
+
+
+def deviation_items(cfg: RunConfig, specs: Mapping[str, registry.ModelSpec]) -> str:
+    """The reproduction notes' ``\\item`` lines that the run's params make true."""
+    name = lambda m: escape(specs[m].display_name if m in specs and specs[m].display_name else m)  # noqa: E731
+    items = []
+    shared = [
+        f"{name(m)} is {_and(r)}"
+        for m, r in _roles(cfg).items()
+        if any(frozenset((a, b)) not in PAPER_ROLE_PAIRS for a in r for b in r if a != b)
+    ]
+    if shared:
+        items.append(
+            "\\textbf{Roles.} " + "; ".join(shared) + ". In the paper, one model holds two roles only as a "
+            "generator, verifier or judge that is also evaluated, or as the verifier that also judges accuracy."
+        )
+    judges = {_family(specs, j) for j in cfg.judge.accuracy_judges}
+    own = [m for m in cfg.answer.models if judges and judges == {_family(specs, m)}]
+    if own:
+        items.append(
+            f"\\textbf{{Own-family scoring.}} Every accuracy judge is of the same family as {_and([name(m) for m in own])}, "
+            "so those answers are scored only by their own family. The paper's three judges come from different "
+            "families, so no answer is scored only by a model of its own family (App.~A.1)."
+        )
+    cuts = [
+        (cfg.generate.prompt_chunk_chars, "scenario and comparison chunks in the generator's prompts"),
+        (cfg.verify.context_chars, "chunks in the verifier's prompts"),
+        (cfg.answer.context_chars, "retrieved chunks in the answer prompts"),
+        (cfg.judge.oracle_page_chars, "the source page in the oracle's prompt"),
+    ]  # fmt: skip
+    cut = [f"{what} to {thousands(n)} characters" for n, what in cuts if n > 0]
+    if cut:
+        items.append(f"\\textbf{{Prompts cut.}} To fit small context windows and two cores, this run cuts {_and(cut)}; the paper sends them whole.")
+    items.append(f"\\textbf{{Review.}} {MANUAL_REVIEW}")
+    items.append(f"\\textbf{{Prompts.}} {PROMPTS}")
+    return "\n".join(f"\\item {item}" for item in items)
