@@ -232,14 +232,16 @@ class TestStageRun:
         assert result.explain() is result.tables["notes"]
 
     def test_no_input(self, tmp_path: Path) -> None:
-        """Without a judged table the stage records why and still writes the facts and Tables 11 and 12."""
+        """Without a judged table the stage records why and still writes the facts, Tables 11 and 12
+        and the run health (what it could not count named in its ``missing`` rows)."""
         cfg = project(tmp_path, None)
         result = analysis_stage.run(cfg)
         out = cfg.run_dir() / "07_analysis"
         assert json.loads((out / "status.json").read_text())["status"] == "no_input"
         assert (out / "table11.csv").is_file() and (out / "table12.csv").is_file() and (out / "facts.csv").is_file()
         assert result.status == "no_input" and not result.ok and "judged.parquet" in result.reason
-        assert sorted(result.tables) == ["facts"] and result.rows == 0
+        assert sorted(result.tables) == ["facts", "run_health"] and result.rows == 0
+        assert "missing" in result.tables["run_health"]["measure"].to_list() and (out / "run_health.csv").is_file()
         assert result.headline() == [] and result.explain() == result.reason
 
     def test_frozen(self, tmp_path: Path) -> None:

@@ -5,13 +5,15 @@ statistic of the paper (:func:`declinecraft.analysis.analyze.analyze`), draws th
 annotation sample, reads annotators' labels back when there are any, and writes into
 ``outputs/<run>/07_analysis/`` (of the run that owns the stage: a derived run with identical
 upstream blocks shares its base's): ``<name>.csv`` per result, ``tableNN.csv`` per fillable paper
-table, ``paper_tables.csv`` (why a table is empty), ``claims.csv`` (the paper's headline claims
-against this run, :mod:`declinecraft.analysis.claims`), the annotation sample and ``status.json``.
+table, ``paper_tables.csv`` (why a table is empty), ``run_health.csv`` (failed calls, truncations,
+judge parse failures and questions scored, :mod:`declinecraft.analysis.run_health`),
+``claims.csv`` (the paper's headline claims against this run, :mod:`declinecraft.analysis.claims`),
+the annotation sample and ``status.json``.
 
-Without a judged table the stage still writes the model facts, the upstream copies and the paper
-tables they fill (11 and 12), records the reason in ``status.json`` and returns a result whose
-``status`` is ``no_input``: the paper stage then prints "n/a" for every number and lists what it
-skipped.
+Without a judged table the stage still writes the model facts, the upstream copies, the paper
+tables they fill (11 and 12) and the run health of what did run, records the reason in
+``status.json`` and returns a result whose ``status`` is ``no_input``: the paper stage then prints
+"n/a" for every number and lists what it skipped.
 """
 
 from __future__ import annotations
@@ -24,7 +26,7 @@ from pathlib import Path
 import polars as pl
 
 from declinecraft.analysis import analyze as analysis
-from declinecraft.analysis import annotation, claims, inputs, paper_tables, results
+from declinecraft.analysis import annotation, claims, inputs, paper_tables, results, run_health
 from declinecraft.analysis import judges as analysis_judges
 from declinecraft.core import paths, registry
 from declinecraft.core.config import RunConfig
@@ -85,6 +87,7 @@ def run(cfg: RunConfig) -> AnalysisResult:
     judged, reason = inputs.load_judged(cfg)
     if judged is None:
         tables = {"facts": analysis.model_facts(specs, list(cfg.answer.models), inputs.roles_of(cfg)), **upstream}
+        tables["run_health"] = run_health.collect(cfg)
         content = paper_tables.build(tables, cfg)
         _write_all(tables, content, out)
         # Every claim is then "not testable" with this reason; the paper still prints the table.
@@ -99,6 +102,7 @@ def run(cfg: RunConfig) -> AnalysisResult:
     tables = analysis.analyze(judged, facts, analysis.design_from_config(cfg), judge_families=families)
     tables["facts"] = facts
     tables.update(upstream)
+    tables["run_health"] = run_health.collect(cfg, tables.get("main_grid"))
     tables["annotation_sample"] = annotation.write_sample(cfg, judged, out)
     annotations = annotation.read_annotations(cfg)
     if annotations:

@@ -11,7 +11,9 @@ Where a run writes (figures/ and paper/ are shared by every run, :mod:`~declinec
 
 Every figure or table the run cannot fill is listed with its reason in
 ``outputs/<run>/08_paper/skipped.csv`` and in ``paper/skipped.tex`` (the paper prints the reason
-where the figure would be). The analysis stage's claims check becomes ``paper/tables/claims.tex``,
+where the figure would be). The run's health (failed calls, truncations, judge parse failures,
+questions scored; :mod:`~declinecraft.paper.run_health`) becomes ``paper/tables/run_health.tex``
+and ``paper/health_numbers.tex``, printed before the results. The analysis stage's claims check becomes ``paper/tables/claims.tex``,
 printed after the abstract. Every number is a macro in ``numbers.tex``; the n/a ones and their
 reasons are in ``outputs/<run>/08_paper/numbers.csv``. The PDF is built with latexmk in a
 temporary folder (:mod:`~declinecraft.paper.pdf`) when TeX is installed; otherwise the stage
@@ -36,7 +38,7 @@ from declinecraft.analysis import results as analysis_results
 from declinecraft.core import paths, small_n
 from declinecraft.core.config import RunConfig
 from declinecraft.paper import numbers as report_numbers
-from declinecraft.paper import machine, run_settings, wording
+from declinecraft.paper import machine, run_health, run_settings, wording
 from declinecraft.paper.claims_table import claims_tex
 from declinecraft.paper.figures import write_figures
 from declinecraft.paper.latex import escape_marked
@@ -143,6 +145,7 @@ def run(cfg: RunConfig) -> PaperResult:
     status = write_figures(results, fig_dir, formats=tuple(cfg.paper.figure_formats), dpi=cfg.paper.figure_dpi, no_input=no_input)
     status += write_view_figures(cfg, fig_dir, formats=tuple(cfg.paper.figure_formats), dpi=cfg.paper.figure_dpi)
     status += write_tables(results, cfg, paper_dir / "tables")
+    status.append(run_health.write(cfg, paper_dir, stage_dir))
     paths.write_text_atomic(paper_dir / "tables" / "claims.tex", claims_tex(results.get("claims")))
     paths.write_text_atomic(paper_dir / "skipped.tex", skipped_tex(status))
     skipped = pl.DataFrame(status).filter(pl.col("reason") != "")

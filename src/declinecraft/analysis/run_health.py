@@ -1,0 +1,273 @@
+"""Run health: how the run's own model calls, judges and parsers fared, counted from its outputs.
+
+Every measure is a count out of a count, one row each in a long table (:data:`SCHEMA`):
+
+=====================  ======================================================================
+measure                numerator of denominator
+=====================  ======================================================================
+failed_calls           calls that returned an error, of the calls a model or judge made in a
+                       stage (answers and iterative reflections in 05; labels with their
+                       re-asks, oracle references and scores in 06; decisions in 09; answers,
+                       labels and scores in 10)
+truncated              replies stopped at the output budget (finish reason ``length``), of
+                       the replies returned, per model and condition
+reflection_unusable    iterative reflections lost to format, out of budget or failed
+further_rounds         iterative answers that used ``detail`` retrieval rounds after round 0
+label_reasked          response-judge outputs that were not one label and were re-asked
+label_unparsable       ... still not one label after the re-ask (no label)
+score_reasked          accuracy-judge outputs that were not a score and were re-asked
+score_unparsable       ... still not a score after the re-ask (no accuracy for the response)
+accuracy_questions     answerable questions with a complete accuracy panel, of those asked,
+                       per configuration and condition (the main grid)
+k2g_format_issues      Know2Guess replies with a parser issue (strict parser; ``detail``: the
+                       most frequent issue)
+esb_invalid            evidence-view responses ESB classes INVALID (empty or out of budget)
+missing                a part that could not be counted; ``detail`` says why
+=====================  ======================================================================
+
+:func:`collect` counts the answer and judge stages (the analysis stage's ``run_health.csv``);
+:func:`collect_views` counts the two views from their folders (the paper stage adds them, since
+the analysis stage does not read the views). A missing file leaves a ``missing`` row, never an
+error.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from pathlib import Path
+
+import polars as pl
+
+from declinecraft.core.config import RunConfig
+from declinecraft.evaluation import iterative
+
+#: Columns of the long table (``run_health.csv``).
+SCHEMA: dict[str, type[pl.DataType]] = {
+    "measure": pl.String, "stage": pl.String, "model": pl.String, "thinking": pl.String,
+    "condition": pl.String, "detail": pl.String, "numerator": pl.Int64, "denominator": pl.Int64,
+    "rate": pl.Float64,
+}  # fmt: skip
+#: Reflection outcomes that gave the iterative loop nothing to act on (:data:`iterative.Status`).
+UNUSABLE_REFLECTION = ("lost_to_format", "budget_exhausted", "error")
+
+
+def empty() -> pl.DataFrame:
+    """A run-health table without rows."""
+    return pl.DataFrame(schema=SCHEMA)
+
+
+def _finish(frame: pl.DataFrame, measure: str, stage: str) -> pl.DataFrame:
+    """Rows of ``measure`` from a frame with model, numerator and denominator (others optional;
+    a ``stage`` column overrides ``stage``)."""
+    if frame.height == 0:
+        return empty()
+    fill = {c: pl.lit("") for c in ("thinking", "condition", "detail") if c not in frame.columns}
+    if "stage" not in frame.columns:
+        fill["stage"] = pl.lit(stage)
+    return (
+        frame.with_columns(measure=pl.lit(measure), **fill)
+        .with_columns(pl.col("numerator", "denominator").cast(pl.Int64))
+        .with_columns(rate=pl.when(pl.col("denominator") > 0).then(pl.col("numerator") / pl.col("denominator")))
+        .select(list(SCHEMA))
+        .cast(SCHEMA)  # type: ignore[arg-type]
+        .sort("model", "thinking", "condition", "detail")
+    )
+
+
+def missing(stage: str, reason: str, measure: str = "missing") -> pl.DataFrame:
+    """One ``missing`` row: the part of ``stage`` that could not be counted, and why."""
+    row = {"measure": measure, "stage": stage, "model": "", "thinking": "", "condition": "", "detail": reason,
+           "numerator": None, "denominator": None, "rate": None}  # fmt: skip
+    return pl.DataFrame([row], schema=SCHEMA)
+
+
+def reflections(responses: pl.DataFrame) -> pl.DataFrame:
+    """One row per reflection call of the iterative answers: model, thinking, status."""
+    rows = []
+    part = responses.filter(pl.col("condition") == "iterative") if "rounds" in responses.columns else None
+    for model, thinking, rounds in part.select("model", "thinking", "rounds").iter_rows() if part is not None else []:
+        for step in json.loads(rounds) if rounds else []:
+            if step.get("reflection"):
+                rows.append({"model": model, "thinking": thinking, "status": step["reflection"].get("status")})
+    return pl.DataFrame(rows, schema={"model": pl.String, "thinking": pl.String, "status": pl.String})
+
+
+def answer_calls(responses: pl.DataFrame, stage: str = "05_answer") -> pl.DataFrame:
+    """``failed_calls`` per model under test: its answers plus its iterative reflections."""
+    answers = responses.select("model", failed=pl.col("error").is_not_null())
+    reflected = reflections(responses).select("model", failed=pl.col("status") == "error")
+    calls = pl.concat([answers, reflected])
+    counted = calls.group_by("model").agg(numerator=pl.col("failed").sum(), denominator=pl.len())
+    return _finish(counted, "failed_calls", stage)
+
+
+def truncation(responses: pl.DataFrame, stage: str = "05_answer", by: Sequence[str] = ("model", "thinking", "condition")) -> pl.DataFrame:
+    """``truncated``: replies with finish reason ``length`` of the replies returned (failed calls
+    have no reply and are counted under ``failed_calls``)."""
+    replied = responses.filter(pl.col("error").is_null())
+    counted = replied.group_by(list(by)).agg(
+        numerator=(pl.col("finish_reason") == "length").sum(), denominator=pl.len()
+    )
+    return _finish(counted, "truncated", stage)
+
+
+def reflection_health(responses: pl.DataFrame) -> pl.DataFrame:
+    """``reflection_unusable`` per model and thinking setting (iterative answers only)."""
+    found = reflections(responses)
+    counted = found.group_by("model", "thinking").agg(
+        numerator=pl.col("status").is_in(UNUSABLE_REFLECTION).sum(), denominator=pl.len()
+    )
+    return _finish(counted.with_columns(condition=pl.lit("iterative")), "reflection_unusable", "05_answer")
+
+
+def rounds_used(responses: pl.DataFrame) -> pl.DataFrame:
+    """``further_rounds``: iterative answers by the number of retrieval rounds after round 0
+    (``detail``), per model and thinking setting, from :func:`iterative.stop_table`."""
+    if "rounds" not in responses.columns or responses.filter(pl.col("condition") == "iterative").height == 0:
+        return empty()
+    stops = iterative.stop_table(responses.filter(pl.col("error").is_null()))
+    counted = (
+        stops.group_by("model", "thinking", "n_rounds").agg(numerator=pl.col("len").sum())
+        .with_columns(denominator=pl.col("numerator").sum().over("model", "thinking"),
+                      detail=(pl.col("n_rounds").fill_null(1) - 1).cast(pl.String), condition=pl.lit("iterative"))
+    )  # fmt: skip
+    return _finish(counted, "further_rounds", "05_answer")
+
+
+def judge_calls(parts: Sequence[tuple[pl.DataFrame, str]], stage: str) -> pl.DataFrame:
+    """``failed_calls`` per judge over several judge tables, each given with its judge column:
+    labels and scores (a row with ``source`` ``llm`` is one call, a re-ask one more) and oracle
+    references (every row is one call)."""
+    frames = []
+    for frame, who in parts:
+        if frame.height == 0:
+            continue
+        called = frame.filter(pl.col("source") == "llm") if "source" in frame.columns else frame
+        reasks = pl.col("reasked").fill_null(False).cast(pl.Int64) if "reasked" in frame.columns else pl.lit(0)
+        frames.append(called.select(model=pl.col(who), calls=(1 + reasks).cast(pl.Int64), failed=pl.col("error").is_not_null().cast(pl.Int64)))
+    if not frames:
+        return empty()
+    counted = pl.concat(frames).group_by("model").agg(numerator=pl.col("failed").sum(), denominator=pl.col("calls").sum())
+    return _finish(counted, "failed_calls", stage)
+
+
+def parse_health(table: pl.DataFrame, kind: str, stage: str = "06_judge") -> pl.DataFrame:
+    """``<kind>_reasked`` and ``<kind>_unparsable`` per judge (``detail``: the role of a label
+    judge) over the outputs a judge was called for; ``kind`` is ``label`` or ``score``."""
+    called = table.filter(pl.col("source") == "llm")
+    keys = ["judge", "role"] if "role" in called.columns else ["judge"]
+    counted = called.group_by(keys).agg(
+        reasked=pl.col("reasked").fill_null(False).sum(), unparsable=pl.col("unparsable").fill_null(False).sum(),
+        denominator=pl.len(),
+    ).rename({"judge": "model", **({"role": "detail"} if "role" in keys else {})})  # fmt: skip
+    return pl.concat([
+        _finish(counted.rename({"reasked": "numerator"}).drop("unparsable"), f"{kind}_reasked", stage),
+        _finish(counted.rename({"unparsable": "numerator"}).drop("reasked"), f"{kind}_unparsable", stage),
+    ])  # fmt: skip
+
+
+def accuracy_questions(main_grid: pl.DataFrame) -> pl.DataFrame:
+    """``accuracy_questions`` per configuration and condition from the analysis' ``main_grid``:
+    answerable questions whose accuracy panel is complete (``accuracy_n``) of those asked."""
+    counted = main_grid.select("model", "thinking", "condition", numerator="accuracy_n", denominator="n_answerable")
+    return _finish(counted, "accuracy_questions", "07_analysis")
+
+
+def know2guess_format(decisions: pl.DataFrame) -> pl.DataFrame:
+    """``k2g_format_issues`` per model and thinking setting: replies (strict parser, one row per
+    call) with any parser issue; ``detail`` names the most frequent issue."""
+    strict = decisions.filter(pl.col("parser") == "strict").with_columns(
+        issue=pl.col("issues").fill_null("").str.split(";").list.eval(pl.element().filter(pl.element() != ""))
+    )
+    counted = strict.group_by("model", "thinking").agg(numerator=(pl.col("issue").list.len() > 0).sum(), denominator=pl.len())
+    top = (
+        strict.explode("issue").drop_nulls("issue").group_by("model", "thinking", "issue").len()
+        .sort("len", "issue", descending=[True, False]).group_by("model", "thinking", maintain_order=True).first()
+        .select("model", "thinking", detail=pl.col("issue"))
+    )  # fmt: skip
+    counted = counted.join(top, on=["model", "thinking"], how="left").with_columns(pl.col("detail").fill_null(""))
+    return _finish(counted, "k2g_format_issues", "09_know2guess")
+
+
+def evidence_invalid(summary: pl.DataFrame) -> pl.DataFrame:
+    """``esb_invalid`` per model and thinking setting from the view's ``summary.csv`` (summed over
+    prompts): responses ESB classes INVALID of all responses."""
+    counted = summary.group_by("model", "thinking").agg(numerator=pl.col("n_invalid").sum(), denominator=pl.col("n_responses").sum())
+    return _finish(counted.with_columns(pl.col("thinking").cast(pl.String)), "esb_invalid", "10_evidence")
+
+
+def merge_calls(frame: pl.DataFrame) -> pl.DataFrame:
+    """One ``failed_calls`` row per stage and model, however many tables its calls came from (a
+    model that answers and judges in one stage)."""
+    calls = frame.filter(pl.col("measure") == "failed_calls")
+    if calls.height == 0:
+        return frame
+    summed = calls.group_by("stage", "model").agg(pl.col("numerator", "denominator").sum())
+    merged = _finish(summed, "failed_calls", "")
+    order = {m: i for i, m in enumerate(dict.fromkeys(frame["measure"]))}
+    out = pl.concat([frame.filter(pl.col("measure") != "failed_calls"), merged.select(list(SCHEMA))])
+    return out.sort(pl.col("measure").replace_strict(order, return_dtype=pl.Int64), "stage", "model", "thinking", "condition", "detail")
+
+
+def _read(folder: Path, name: str, root: Path) -> tuple[pl.DataFrame | None, str]:
+    """A stage file (parquet or CSV), or why it is not there."""
+    path = folder / name
+    if not path.is_file():
+        where = path.relative_to(root) if path.is_relative_to(root) else path
+        return None, f"{where} is missing (its stage has not run)"
+    frame = pl.read_parquet(path) if path.suffix == ".parquet" else pl.read_csv(path, infer_schema_length=10_000)
+    return frame, ""
+
+
+def collect(cfg: RunConfig, main_grid: pl.DataFrame | None = None) -> pl.DataFrame:
+    """The answer and judge stages' health (every measure but the views'), with a ``missing``
+    row for each input the run lacks; ``main_grid`` is the analysis' table when it has one."""
+    root, answer, judge = cfg.root, cfg.stage_dir("answer"), cfg.stage_dir("judge")
+    parts = []
+    responses, why = _read(answer, "responses.parquet", root)
+    if responses is None:
+        parts.append(missing("05_answer", why))
+    else:
+        parts += [answer_calls(responses), truncation(responses), reflection_health(responses), rounds_used(responses)]
+    tables = {name: _read(judge, f"{name}.parquet", root) for name in ("labels", "references", "scores")}
+    parts += [missing("06_judge", why) for frame, why in tables.values() if frame is None]
+    found = {name: frame for name, (frame, _) in tables.items() if frame is not None}
+    who = {"labels": "judge", "references": "oracle", "scores": "judge"}
+    parts.append(judge_calls([(frame, who[name]) for name, frame in found.items()], "06_judge"))
+    for name, kind in (("labels", "label"), ("scores", "score")):
+        if name in found:
+            parts.append(parse_health(found[name], kind))
+    if main_grid is not None and {"accuracy_n", "n_answerable"} <= set(main_grid.columns):
+        parts.append(accuracy_questions(main_grid))
+    else:
+        parts.append(missing("07_analysis", "no judged responses, so no configuration was scored", "accuracy_questions"))
+    return merge_calls(pl.concat(parts))
+
+
+def collect_views(cfg: RunConfig) -> pl.DataFrame:
+    """The two views' health (calls, truncation, Know2Guess format issues, ESB invalid responses),
+    with a ``missing`` row for a view that is switched off or has not run."""
+    parts, root = [], cfg.root
+    for block, stage in (("know2guess", "09_know2guess"), ("evidence", "10_evidence")):
+        if not getattr(cfg, block).enabled:
+            parts.append(missing(stage, f"the {block} view is switched off in this run ({block}.enabled: false)"))
+    if cfg.know2guess.enabled:
+        decisions, why = _read(cfg.stage_dir("know2guess"), "know2guess_decisions.csv", root)
+        if decisions is None:
+            parts.append(missing("09_know2guess", why))
+        else:
+            calls = decisions.filter(pl.col("parser") == "strict").with_columns(pl.col("thinking").cast(pl.String))
+            parts += [answer_calls(calls, "09_know2guess"), truncation(calls, "09_know2guess", ("model", "thinking")),
+                      know2guess_format(calls.with_columns(parser=pl.lit("strict")))]  # fmt: skip
+    if cfg.evidence.enabled:
+        folder = cfg.stage_dir("evidence")
+        found = {name: _read(folder, name, root) for name in ("responses.parquet", "labels.parquet", "scores.parquet", "summary.csv")}
+        parts += [missing("10_evidence", why) for frame, why in found.values() if frame is None]
+        if (responses := found["responses.parquet"][0]) is not None:
+            parts += [answer_calls(responses, "10_evidence"), truncation(responses, "10_evidence", ("model", "thinking"))]
+        judged = [(frame, "judge") for name, (frame, _) in found.items() if name in ("labels.parquet", "scores.parquet") and frame is not None]
+        parts.append(judge_calls(judged, "10_evidence"))
+        if (summary := found["summary.csv"][0]) is not None and summary.height:
+            parts.append(evidence_invalid(summary))
+    return merge_calls(pl.concat(parts)) if parts else empty()
