@@ -334,6 +334,13 @@ class TestReportedVsReproduced:
         tex = report_numbers.reported_vs_reproduced(numbers, {"car_mean_single_shot": {"value": 56.4, "unit": "percent"}})
         assert "56.4 & \\CARsingleMean" in tex
 
+    def test_spans_pages(self) -> None:
+        """Table R is a longtable whose header repeats on every page (a hundred rows fit no page)."""
+        numbers = report_numbers.compute({}, no_input="x")
+        tex = report_numbers.reported_vs_reproduced(numbers, {"car_mean_single_shot": {"value": 56.4, "unit": "percent"}})
+        assert "\\begin{longtable}" in tex and "\\end{longtable}" in tex and "tabular" not in tex
+        assert tex.count("Quantity & Paper & This run") == 2 and "\\endhead" in tex and "\\label{tab:reported}" in tex
+
     def test_text_value_escaped(self) -> None:
         """A reported value that is text is escaped; a negative number gets a real minus."""
         numbers = report_numbers.compute({}, no_input="x")

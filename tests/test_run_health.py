@@ -202,10 +202,23 @@ class TestPaperSection:
         assert "used the first retrieval round only" not in said["HealthRoundsSentence"]
 
     def test_no_further_rounds_sentence(self) -> None:
-        """When no iterative answer used another round, one sentence says so."""
+        """When no iterative answer used another round, one sentence says so, and says why: the
+        reflections' outcomes (asking without a usable question is not "never asking")."""
         plain = responses().filter(pl.col("model") == "m-a")
-        said = dict((m, v) for m, v, _ in paper_health.health_macros(run_health.rounds_used(plain), min_n=6))
-        assert said["HealthRoundsSentence"] == "No model asked for more context: all 2 iterative answers used the first retrieval round only."
+        counted = pl.concat([run_health.rounds_used(plain), run_health.reflection_outcomes(plain)])
+        said = dict((m, v) for m, v, _ in paper_health.health_macros(counted, min_n=6))
+        assert said["HealthRoundsSentence"] == (
+            "All 2 iterative answers used the first retrieval round only: of the 2 reflections, 2 judged the "
+            "context insufficient without a usable follow-up question."
+        )
+
+    def test_reflection_outcomes(self) -> None:
+        """Each reflection counted by outcome; an echoed placeholder is its own outcome."""
+        frame = responses().filter(pl.col("model") == "m-a", pl.col("condition") == "iterative").head(1)
+        echoed = json.dumps([{"index": 0, "reflection": {"status": "no_follow_ups", "echoed_template": True}, "stop": "no_follow_ups"}])
+        frame = pl.concat([frame, frame.with_columns(rounds=pl.lit(echoed))])
+        rows = run_health.reflection_outcomes(frame).select("detail", "numerator", "denominator").rows()
+        assert rows == [("echoed_template", 1, 2), ("no_follow_ups", 1, 2)]
 
     def test_write(self, cfg) -> None:  # noqa: ANN001
         """Without the analysis' CSV the paper still writes the table, macros and CSV, naming what is missing."""

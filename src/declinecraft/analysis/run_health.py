@@ -12,6 +12,10 @@ failed_calls           calls that returned an error, of the calls a model or jud
 truncated              replies stopped at the output budget (finish reason ``length``), of
                        the replies returned, per model and condition
 reflection_unusable    iterative reflections lost to format, out of budget or failed
+reflection_outcome     iterative reflections by outcome (``detail``): sufficient, insufficient
+                       (follow-ups searched), no_follow_ups (insufficient, but no usable
+                       question; ``echoed_template`` when it copied the prompt's placeholder
+                       back), lost_to_format, budget_exhausted, error
 further_rounds         iterative answers that used ``detail`` retrieval rounds after round 0
 label_reasked          response-judge outputs that were not one label and were re-asked
 label_unparsable       ... still not one label after the re-ask (no label)
@@ -89,8 +93,13 @@ def reflections(responses: pl.DataFrame) -> pl.DataFrame:
     for model, thinking, rounds in part.select("model", "thinking", "rounds").iter_rows() if part is not None else []:
         for step in json.loads(rounds) if rounds else []:
             if step.get("reflection"):
-                rows.append({"model": model, "thinking": thinking, "status": step["reflection"].get("status")})
-    return pl.DataFrame(rows, schema={"model": pl.String, "thinking": pl.String, "status": pl.String})
+                found = step["reflection"]
+                status = found.get("status")
+                echoed = status == "no_follow_ups" and bool(found.get("echoed_template"))
+                rows.append({"model": model, "thinking": thinking, "status": status,
+                             "outcome": "echoed_template" if echoed else status})  # fmt: skip
+    schema = {"model": pl.String, "thinking": pl.String, "status": pl.String, "outcome": pl.String}
+    return pl.DataFrame(rows, schema=schema)
 
 
 def answer_calls(responses: pl.DataFrame, stage: str = "05_answer") -> pl.DataFrame:
@@ -119,6 +128,17 @@ def reflection_health(responses: pl.DataFrame) -> pl.DataFrame:
         numerator=pl.col("status").is_in(UNUSABLE_REFLECTION).sum(), denominator=pl.len()
     )
     return _finish(counted.with_columns(condition=pl.lit("iterative")), "reflection_unusable", "05_answer")
+
+
+def reflection_outcomes(responses: pl.DataFrame) -> pl.DataFrame:
+    """``reflection_outcome``: iterative reflections per model, thinking setting and outcome, so
+    "no second round" is told apart from "never asked" (a model that judges the context
+    insufficient but writes no usable follow-up question asks, and is not searched for)."""
+    found = reflections(responses)
+    counted = found.group_by("model", "thinking", "outcome").agg(numerator=pl.len())
+    totals = found.group_by("model", "thinking").agg(denominator=pl.len())
+    counted = counted.join(totals, on=["model", "thinking"]).rename({"outcome": "detail"})
+    return _finish(counted.with_columns(condition=pl.lit("iterative")), "reflection_outcome", "05_answer")
 
 
 def rounds_used(responses: pl.DataFrame) -> pl.DataFrame:
@@ -229,7 +249,8 @@ def collect(cfg: RunConfig, main_grid: pl.DataFrame | None = None) -> pl.DataFra
     if responses is None:
         parts.append(missing("05_answer", why))
     else:
-        parts += [answer_calls(responses), truncation(responses), reflection_health(responses), rounds_used(responses)]
+        parts += [answer_calls(responses), truncation(responses), reflection_health(responses),
+                  reflection_outcomes(responses), rounds_used(responses)]
     tables = {name: _read(judge, f"{name}.parquet", root) for name in ("labels", "references", "scores")}
     parts += [missing("06_judge", why) for frame, why in tables.values() if frame is None]
     found = {name: frame for name, (frame, _) in tables.items() if frame is not None}

@@ -32,6 +32,7 @@ ROWS: tuple[tuple[str, str, str], ...] = (
     ("failed_calls", "05_answer", "Failed calls, answering (incl.\\ reflections)"),
     ("truncated", "05_answer", "Answers cut at the output budget"),
     ("reflection_unusable", "05_answer", "Reflections without usable JSON"),
+    ("reflection_outcome", "05_answer", "Reflection outcomes"),
     ("further_rounds", "05_answer", "Retrieval rounds after round 0"),
     ("accuracy_questions", "07_analysis", "Answerable questions scored"),
     ("failed_calls", "06_judge", "Failed calls, judging"),
@@ -53,6 +54,8 @@ def of(k: int, n: int) -> str:
 
 def _cell(measure: str, rows: list[dict[str, Any]], min_n: int) -> str:
     """The text of one table cell from the rows of one measure, model and condition."""
+    if measure == "reflection_outcome":
+        return "; ".join(f"{r['detail'].replace('_', ' ')}: {r['numerator']}" for r in sorted(rows, key=lambda r: r["detail"]))
     if measure == "further_rounds":
         return "; ".join(f"{r['detail']}: {of(r['numerator'], r['denominator'])}" for r in sorted(rows, key=lambda r: int(r["detail"])))
     row = rows[0]
@@ -161,9 +164,33 @@ def _rounds_sentence(frame: pl.DataFrame) -> str:
     total = int(part["numerator"].sum())
     more = part.filter(pl.col("detail") != "0")
     if int(more["numerator"].sum()) == 0:
-        return (f"No model asked for more context: all {small_n.counted(total, 'iterative answers')} used the first "
-                "retrieval round only.")  # fmt: skip
+        return (f"All {small_n.counted(total, 'iterative answers')} used the first retrieval round only"
+                + _asked(frame) + ".")  # fmt: skip
     return f"Further retrieval rounds were used by {of(int(more['numerator'].sum()), total)} iterative answers."
+
+
+#: How each reflection outcome reads in the rounds sentence.
+OUTCOMES = {
+    "sufficient": "judged the context sufficient",
+    "insufficient": "asked follow-up questions",
+    "echoed_template": "judged the context insufficient but copied the prompt's placeholder back instead of a question",
+    "no_follow_ups": "judged the context insufficient without a usable follow-up question",
+    "lost_to_format": "were not the JSON the prompt asks for",
+    "budget_exhausted": "ran out of output budget",
+    "error": "failed",
+}
+
+
+def _asked(frame: pl.DataFrame) -> str:
+    """": of the n reflections, k judged ... and m were not JSON" (the reflections' outcomes)."""
+    part = frame.filter(pl.col("measure") == "reflection_outcome")
+    if part.height == 0:
+        return ""
+    counts = part.group_by("detail").agg(pl.col("numerator").sum()).sort("numerator", "detail", descending=[True, False])
+    said = [f"{k} {OUTCOMES.get(d, escape(d))}" for d, k in counts.iter_rows()]
+    total = int(part["numerator"].sum())
+    listed = said[0] if len(said) == 1 else ", ".join(said[:-1]) + " and " + said[-1]
+    return f": of the {small_n.counted(total, 'reflections')}, {listed}"
 
 
 #: Sentence macros of ``health_numbers.tex``: (macro, what it says, how it is written).
