@@ -15,7 +15,7 @@ from matplotlib.figure import Figure
 from declinecraft.analysis import analyze as analysis
 from declinecraft.analysis import models as analysis_models
 from declinecraft.analysis import results as analysis_results
-from declinecraft.paper import drawing, figure_spec, figures, panels
+from declinecraft.paper import drawing, figure_check, figure_spec, figures, panels
 from declinecraft.paper import figures_configs as plots_configs
 from declinecraft.paper import figures_extra as plots_extra
 from declinecraft.paper import figures_main as plots_main
@@ -177,11 +177,50 @@ class TestFigures:
         assert lacking == {7, 24}
 
     def test_every_figure_draws(self, tables: dict[str, pl.DataFrame]) -> None:
-        """Every figure with data draws without error."""
+        """Every figure with data draws without error, and with no layout problem a reader would
+        see: no text off the figure, no two labels over each other, no rate axis beyond [0, 100]."""
         for spec in figures.figures():
             if not spec.lacks(tables):
-                assert isinstance(spec.draw(tables), Figure), spec.stem
+                fig = spec.draw(tables)
+                assert isinstance(fig, Figure), spec.stem
+                assert figure_check.problems(fig) == [], spec.stem
                 plt.close("all")
+
+
+class TestFigureCheck:
+    def test_finds_each_problem(self) -> None:
+        """Each kind of problem is found, and a clean figure has none."""
+        fig, ax = plt.subplots(figsize=(3, 2))
+        ax.plot([0, 1], [0, 1])
+        assert figure_check.problems(fig) == []
+        ax.text(0.5, 0.5, "first label")
+        ax.text(0.5, 0.5, "second label")
+        ax.text(5.0, 0.5, "far off").set_in_layout(False)  # left out of the saved bounding box
+        ax.set_xlim(0, 1)
+        ax.set_ylabel("Correct Abstention Rate (%)")
+        ax.set_ylim(-10, 104)
+        found = figure_check.problems(fig)
+        assert "texts overlap: 'first label' and 'second label'" in found
+        assert "text cut off at the figure's edge: 'far off'" in found
+        assert any(p.startswith("rate axis y 'Correct Abstention Rate (%)' runs from -10 to 104") for p in found)
+        plt.close(fig)
+
+    def test_changes_are_not_rates(self) -> None:
+        fig, ax = plt.subplots()
+        ax.set_ylabel("CAR change (%)")
+        ax.set_ylim(-40, 40)
+        assert figure_check.problems(fig) == []
+        plt.close(fig)
+
+    def test_labels_placed_apart(self) -> None:
+        """Labels of points at one spot are placed where they collide with nothing."""
+        fig, ax = plt.subplots(figsize=(3, 2))
+        ax.scatter([50, 50, 50], [50, 50, 50])
+        ax.set_xlim(0, 100)
+        ax.set_ylim(0, 100)
+        drawing.label_points(ax, [(50, 50, "model one"), (50, 50, "model two"), (50, 50, "model three")])
+        assert figure_check.problems(fig) == []
+        plt.close(fig)
 
 
 class TestWriteFigures:

@@ -370,3 +370,22 @@ class TestConfigMacros:
             out = run_settings.config_macros(cfg, {})
             notes[verifier] = dict(zip(out["macro"], out["text"], strict=True))["VerifierNote"]
         assert "self-verification" in notes[cfg.generate.generator] and notes["someone-else"] == ""
+
+
+class TestNumbering:
+    def test_original_numbers_and_view_series(self, root: Path) -> None:
+        """main.tex prints the original's number for each of its figures and tables (figNN_*,
+        tableNN), the views' own K and E series in order, and a letter for ours."""
+        tex = (root / "paper" / "main.tex").read_text(encoding="utf-8")
+        calls = re.findall(r"\\(?:dcfigure|dcfigurewide|dctable)(?:\[([^\]]*)\])?\{([A-Za-z0-9_]+)\}", tex)
+        assert calls and all(number for number, _ in calls), "a figure or table without its printed number"
+        series: dict[str, list[str]] = {"K": [], "E": []}
+        for number, name in calls:
+            if match := re.match(r"(?:fig|table)(\d\d)", name):
+                assert number == str(int(match.group(1))), name
+            elif name.startswith(("k2g_", "esb_")):
+                series["K" if name.startswith("k2g_") else "E"].append(number)
+            else:
+                assert number.isalpha() and number.isupper(), name
+        assert series == {k: [f"{k}{i}" for i in range(1, len(v) + 1)] for k, v in series.items()}
+        assert len(series["K"]) == 4 and len(series["E"]) == 5

@@ -2,7 +2,8 @@
 
 - The response judge labels every response ABSTAIN / DENY / ANSWER from the question the model
   saw and its final text (thinking removed, cut to ``truncate_chars``). An output that is not
-  exactly one label is re-asked once (a follow-up turn, so it is a new call, not the cached one);
+  exactly one label is re-asked once (a follow-up turn, so it is a new call, not the cached one;
+  :mod:`declinecraft.evaluation.verdict`, constrained to the labels with ``judge.constrain_reask``);
   if still unparsable, the label stays null and is counted: never dropped, never guessed.
 - :func:`rule_label` (deterministic, ESB-style phrases, :mod:`declinecraft.evaluation.rule_labels`) labels
   the same responses as a cross-check; :func:`agreement` reports agreement and Cohen's kappa.
@@ -26,8 +27,7 @@ them to the model servers and writes ``outputs/<run>/06_judge/``.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 import numpy as np
@@ -37,23 +37,19 @@ from declinecraft.evaluation import metrics
 from declinecraft.core import stats
 from declinecraft.core.agreement import cohen_kappa
 from declinecraft.evaluation.context import Lookup, format_context
-from declinecraft.llm.calls import Ask, Call, Reply
+from declinecraft.llm.calls import Ask, Call
 from declinecraft.evaluation.rule_labels import LABELS, SCORES, parse_label, parse_score, rule_label
+from declinecraft.evaluation.verdict import LABEL_CHOICES, REASK_LABEL, REASK_SCORE, SCORE_CHOICES, ask_parsed
 
 __all__ = [
-    "LABELS", "SCORES", "rule_label", "parse_label", "parse_score", "truncate", "ask_parsed",
+    "LABELS", "SCORES", "LABEL_CHOICES", "SCORE_CHOICES", "REASK_LABEL", "REASK_SCORE", "rule_label", "parse_label",
+    "parse_score", "truncate", "ask_parsed",
     "label_responses", "score_responses", "judged_frame", "results", "leakage", "agreement",
 ]  # fmt: skip
 
 RESPONSE_PROMPT = "judge_response"
 ACCURACY_PROMPT = "judge_accuracy"
 ORACLE_PROMPTS = {True: "oracle_answerable", False: "oracle_unanswerable"}
-#: The re-ask turns: the last instruction line of each J.3 prompt, repeated.
-REASK_LABEL = "Reply with exactly one word: DENY, ABSTAIN or ANSWER."
-REASK_SCORE = "Respond with ONLY the numeric score (0.0, 0.5, or 1.0) and absolutely nothing else."
-#: The answers a constrained re-ask may give (``judge.constrain_reask``).
-LABEL_CHOICES = ("DENY", "ABSTAIN", "ANSWER")
-SCORE_CHOICES = ("0.0", "0.5", "1.0")
 #: The conditions of the leakage audit: no retrieval, scenario on, the paper's prompt (App. I).
 LEAKAGE = {"condition": "no_rag", "scenario": True, "prompt_variant": "default"}
 
@@ -61,54 +57,6 @@ LEAKAGE = {"condition": "no_rag", "scenario": True, "prompt_variant": "default"}
 def truncate(text: str, limit: int) -> str:
     """Cut a response to ``limit`` characters for the judge (App. I: 12,000); 0 = no limit."""
     return text if limit <= 0 or len(text) <= limit else text[:limit]
-
-
-@dataclass(frozen=True)
-class Verdict:
-    """One judge output: raw text, parsed value (None when unparsable), and whether re-asked."""
-
-    raw: str | None
-    value: Any
-    reasked: bool
-    raw_reask: str | None
-    cache_key: str | None
-    error: str | None
-
-    @property
-    def unparsable(self) -> bool:
-        """The judge answered (after the one re-ask) with something that is not a label or score."""
-        return self.value is None and self.error is None
-
-
-def ask_parsed(
-    calls: Sequence[Call], ask: Ask, parse: Callable[[str], Any], reask: str, *, choices: Sequence[str] = ()
-) -> list[Verdict]:
-    """Run judge calls, parse them, and re-ask each unparsable one once with a follow-up turn,
-    constrained to ``choices`` where given (``judge.constrain_reask``).
-
-    A failed call (an error, not an output) is not re-asked: its verdict keeps the error.
-    """
-    first = ask(list(calls))
-    values = [None if r.error else parse(r.text) for r in first]
-    redo = [i for i, v in enumerate(values) if v is None and not first[i].error]
-    second: dict[int, Reply] = {}
-    if redo:
-        turns = {i: (("assistant", first[i].text or ""), ("user", reask)) for i in redo}
-        follow = [
-            Call(calls[i].prompt, calls[i].fields, history=(*calls[i].history, *turns[i]), choices=tuple(choices))
-            for i in redo
-        ]
-        second = dict(zip(redo, ask(follow), strict=True))
-    out = []
-    for i, reply in enumerate(first):
-        again = second.get(i)
-        value = values[i] if again is None else (None if again.error else parse(again.text))
-        out.append(Verdict(
-            raw=reply.text if not reply.error else None, value=value, reasked=again is not None,
-            raw_reask=None if again is None else (again.text if not again.error else None),
-            cache_key=(again or reply).cache_key, error=(again or reply).error,
-        ))  # fmt: skip
-    return out
 
 
 def outcome(row: Mapping[str, Any]) -> str:

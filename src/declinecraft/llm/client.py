@@ -18,7 +18,6 @@ from the answer (:mod:`declinecraft.llm.responses`).
 from __future__ import annotations
 
 import asyncio
-import json
 import logging
 import os
 from collections.abc import Callable, Iterator, Mapping, Sequence
@@ -26,11 +25,12 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any
 
 from declinecraft.llm import cache as cache_mod
 from declinecraft.llm import serve
 from declinecraft.core import bounds, prompts
+from declinecraft.llm.body_fields import ThinkingMode, choice_constraint, thinking_body
 from declinecraft.llm.cache import Cache, CallRecord
 from declinecraft.core.registry import ModelSpec
 from declinecraft.llm.responses import (
@@ -47,8 +47,6 @@ __all__ = [
 ]  # fmt: skip
 
 log = logging.getLogger(__name__)
-
-ThinkingMode = Literal["on", "off", "prompt"]
 
 #: Stand-in for native thinking on models without a switch (labeled thinking_mode "prompt"): our
 #: instruction, params/prompts/think_prompted.txt (see responses.reasoning_prompt).
@@ -116,39 +114,6 @@ def endpoint_identity(spec: ModelSpec, base_urls: Sequence[str] = ()) -> dict[st
     return identity
 
 
-def thinking_body(spec: ModelSpec, thinking: ThinkingMode | None) -> tuple[str, dict[str, Any]]:
-    """Resolve a request's thinking setting for one model: ``(mode, body fields to send)``.
-
-    ``thinking_switch`` is a dotted body path set to true/false (``chat_template_kwargs.
-    enable_thinking``, OpenRouter's ``reasoning.enabled``) or ``reasoning_effort`` (on: the entry's
-    ``reasoning_effort`` or "medium"; off: "none").
-
-    Raises:
-        LLMError: "off" for an always-thinking model, "on" for one without native thinking.
-    """
-    kind = spec.thinking
-    mode = thinking or ("on" if kind == "always" else "off")
-    if kind == "always" and mode != "on":
-        raise LLMError(f"model {spec.id!r} always thinks: thinking={mode!r} is not possible")
-    if kind in ("none", "") and mode == "on":
-        raise LLMError(f"model {spec.id!r} has no native thinking: use thinking='prompt' (labeled) instead")
-    switch = spec.thinking_switch
-    if not switch or (kind == "always" and switch != "reasoning_effort"):
-        if kind == "switchable":
-            raise LLMError(f"model {spec.id!r}: switchable thinking needs a thinking_switch in the models file")
-        return mode, {}
-    on = mode == "on"
-    if switch == "reasoning_effort":
-        return mode, {"reasoning_effort": str(spec.extra.get("reasoning_effort", "medium")) if on else "none"}
-    body: dict[str, Any] = {}
-    node = body
-    *parents, leaf = switch.split(".")
-    for part in parents:
-        node = node.setdefault(part, {})
-    node[leaf] = on
-    return mode, body
-
-
 def _merge(base: dict[str, Any], extra: Mapping[str, Any]) -> dict[str, Any]:
     for name, value in extra.items():
         if isinstance(value, Mapping) and isinstance(base.get(name), dict):
@@ -183,17 +148,6 @@ def request_body(spec: ModelSpec, request: Request) -> tuple[str, dict[str, Any]
     if request.choices:
         body |= choice_constraint(spec, request.choices)
     return mode, _merge(_merge(body, switch), request.params)
-
-
-def choice_constraint(spec: ModelSpec, choices: Sequence[str]) -> dict[str, Any]:
-    """Body fields that restrict the answer to one of ``choices``: a GBNF grammar for llama.cpp
-    (both its server and llama-cpp-python's), vLLM's structured outputs, nothing for a hosted API
-    (whose answer is then parsed as any other)."""
-    if spec.backend == "llamacpp":
-        return {"grammar": "root ::= " + " | ".join(json.dumps(c) for c in choices)}
-    if spec.backend == "vllm":
-        return {"structured_outputs": {"choice": list(choices)}}
-    return {}
 
 
 # --- the client ------------------------------------------------------------------------------

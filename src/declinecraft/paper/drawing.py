@@ -80,6 +80,56 @@ def save(fig: Figure, folder: Path, stem: str, formats: Sequence[str] = ("pdf", 
     return out
 
 
+#: Where a point's label may go, in points from the point, nearest first: (dx, dy, ha, va).
+LABEL_SPOTS = tuple(
+    (sx * r, sy * r, ha, va)
+    for r in (2.5, 6.0, 10.0)
+    for sx, sy, ha, va in ((1, 1, "left", "bottom"), (1, -1, "left", "top"), (-1, 1, "right", "bottom"),
+                           (-1, -1, "right", "top"), (0, 1.4, "center", "bottom"), (0, -1.4, "center", "top"))
+)  # fmt: skip
+
+
+def label_points(ax: Any, points: Sequence[tuple[float, float, str]], *, fontsize: float = 5.0) -> None:
+    """Label each point ``(x, y, text)`` at the first spot of :data:`LABEL_SPOTS` where the label
+    stays inside the axes and covers no label placed before it nor the axes' legend (call it once
+    the limits and the legend are final); where none is free, at the spot
+    that overlaps least. Points that are not finite get no label."""
+    fig = ax.get_figure()
+    fig.canvas.draw()  # the layout the labels are placed in
+    renderer = fig.canvas.get_renderer()
+    frame = ax.get_window_extent(renderer)
+    legend = ax.get_legend()
+    placed: list[Any] = [legend.get_window_extent(renderer)] if legend is not None else []
+
+    def clash(box: Any) -> float:
+        inside = frame.x0 <= box.x0 and box.x1 <= frame.x1 and frame.y0 <= box.y0 and box.y1 <= frame.y1
+        overlap = sum(
+            max(0.0, min(box.x1, o.x1) - max(box.x0, o.x0)) * max(0.0, min(box.y1, o.y1) - max(box.y0, o.y0))
+            for o in placed
+        )
+        return overlap + (0.0 if inside else box.width * box.height)
+
+    for x, y, text in points:
+        if not (np.isfinite(x) and np.isfinite(y)):
+            continue
+        best = None
+        for dx, dy, ha, va in LABEL_SPOTS:
+            label = ax.annotate(text, (x, y), xytext=(dx, dy), textcoords="offset points", ha=ha, va=va, fontsize=fontsize)
+            label.set_in_layout(False)
+            box = label.get_window_extent(renderer)
+            cost = clash(box)
+            if best is None or cost < best[0]:
+                if best is not None:
+                    best[1].remove()
+                best = (cost, label, box)
+            else:
+                label.remove()
+            if cost == 0:
+                break
+        if best is not None:
+            placed.append(best[2])
+
+
 def pct(values: Any) -> np.ndarray:
     """Proportions (a series, list or array; null as NaN) as percentages."""
     if isinstance(values, pl.Series):

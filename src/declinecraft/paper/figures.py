@@ -17,7 +17,7 @@ from typing import Any
 
 import polars as pl
 
-from declinecraft.paper import figures_configs, figures_extra, figures_main
+from declinecraft.paper import figure_check, figures_configs, figures_extra, figures_main
 from declinecraft.paper.drawing import save
 from declinecraft.paper.figure_spec import FigureSpec
 from declinecraft.paper.outputs import remove_stale
@@ -33,7 +33,8 @@ def figures() -> list[FigureSpec]:
 def write_figures(results: Mapping[str, pl.DataFrame], folder: Path, *, formats: tuple[str, ...], dpi: int,
                   no_input: str = "") -> list[dict[str, Any]]:  # fmt: skip
     """Draw every figure the results support into ``folder`` (one file per format), remove figure
-    files an earlier run left, and return one status row per figure (``reason`` empty when drawn).
+    files an earlier run left, and return one status row per figure (``reason`` empty when drawn;
+    ``layout``: its layout problems, :func:`figure_check.problems`, empty when none).
 
     ``no_input`` (why the run has no analysis results) replaces the reason of every figure the
     run cannot draw, since then no figure lacks something more specific.
@@ -46,9 +47,12 @@ def write_figures(results: Mapping[str, pl.DataFrame], folder: Path, *, formats:
             reason = f"Figure {spec.number}: no results to draw ({no_input})"
         elif reason and not reason.startswith("Figure"):
             reason = f"Figure {spec.number} {reason}"
+        layout: list[str] = []
         if not reason:
-            files = save(spec.draw(results), folder, spec.stem, formats, dpi=dpi)
-            written |= {f.name for f in files}
-        rows.append(dict(kind="figure", number=spec.number, name=spec.stem, title=spec.title, reason=reason))
+            fig = spec.draw(results)
+            layout = figure_check.problems(fig)
+            written |= {f.name for f in save(fig, folder, spec.stem, formats, dpi=dpi)}
+        rows.append(dict(kind="figure", number=spec.number, name=spec.stem, title=spec.title, reason=reason,
+                         layout="; ".join(layout)))  # fmt: skip
     remove_stale(folder, FIGURE_FILE, written)
     return rows

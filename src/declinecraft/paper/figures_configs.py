@@ -16,6 +16,7 @@ from declinecraft.paper.drawing import (
     BLUE,
     CONDITION_NAMES,
     FULL_IN,
+    label_points,
     GRAY,
     ORANGE,
     family_colors,
@@ -53,8 +54,11 @@ def plot_thinking_accuracy(main_grid: pl.DataFrame) -> Figure:
 
 
 def config_scatter(ax: object, frame: pl.DataFrame, *, x: str, y: str, colors: Mapping[str, object], bars: bool = True,
-                   labels: np.ndarray | None = None) -> None:  # fmt: skip
-    """One marker per configuration: color by family, square with thinking on, optional interval bars."""
+                   labels: np.ndarray | None = None) -> list[tuple[float, float, str]]:  # fmt: skip
+    """One marker per configuration: color by family, square with thinking on, optional interval
+    bars. Returns the points ``labels`` marks with their names, for :func:`label_points` once the
+    axes' limits and legend are final."""
+    named = []
     for row_i, row in enumerate(frame.iter_rows(named=True)):
         xv, yv = 100 * (row[x] if row[x] is not None else np.nan), 100 * (row[y] if row[y] is not None else np.nan)
         color = colors.get(row["family"], GRAY)
@@ -65,7 +69,8 @@ def config_scatter(ax: object, frame: pl.DataFrame, *, x: str, y: str, colors: M
             ax.errorbar(xv, yv, xerr=np.nan_to_num(xerr), yerr=np.nan_to_num(yerr), color=color, lw=0.4, alpha=0.35, zorder=2)
         ax.scatter(xv, yv, s=16, marker=marker, color=color, edgecolor="white", lw=0.4, zorder=3)
         if labels is not None and labels[row_i]:
-            ax.annotate(row.get("config_label") or row["model"], (xv, yv), fontsize=4.8, xytext=(2, 2), textcoords="offset points")
+            named.append((xv, yv, row.get("config_label") or row["model"]))
+    return named
 
 
 def family_legend(ax: object, colors: Mapping[str, object], *, thinking: bool = True) -> None:
@@ -91,7 +96,7 @@ def _attempt_scatter(main_grid: pl.DataFrame, condition: str, y: str, ylabel: st
     frame = main_grid.filter(pl.col("condition") == condition)
     colors = family_colors(frame["family"].to_list())
     fig, ax = new_figure(width=FULL_IN * 0.62, height=2.6)
-    config_scatter(ax, frame, x="attempt", y=y, colors=colors, labels=_label_mask(frame, y))
+    named = config_scatter(ax, frame, x="attempt", y=y, colors=colors, labels=_label_mask(frame, y))
     crowded = frame.filter(pl.col("attempt") >= 0.9)
     if crowded.height >= 8 and crowded.height < frame.height:
         inset = ax.inset_axes([0.05, 0.07, 0.4, 0.4])
@@ -103,6 +108,7 @@ def _attempt_scatter(main_grid: pl.DataFrame, condition: str, y: str, ylabel: st
     rate_axis(ax, "xy")
     ax.grid(True)
     family_legend(ax, colors)
+    label_points(ax, named, fontsize=4.8)
     return fig
 
 

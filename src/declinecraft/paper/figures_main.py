@@ -15,6 +15,7 @@ from declinecraft.paper.drawing import (
     BLUE,
     CONDITION_NAMES,
     FULL_IN,
+    label_points,
     GRAY,
     ORANGE,
     lines_panel,
@@ -166,8 +167,6 @@ def plot_finetuned(main_grid: pl.DataFrame) -> Figure:
     for ax, y, label in ((axes[0], "car", "Correct Abstention Rate (%)"), (axes[1], "accuracy", "Answer Accuracy (%)")):
         ax.scatter(pct(others["attempt"]), pct(others[y]), s=10, color=GRAY, label="other configurations")
         ax.scatter(pct(tuned["attempt"]), pct(tuned[y]), s=18, color=ORANGE, marker="D", label="fine-tuned")
-        for row in tuned.iter_rows(named=True):
-            ax.annotate(row["display_name"] or row["model"], (100 * row["attempt"], 100 * row[y]), fontsize=5, xytext=(2, 2), textcoords="offset points")
         if y == "car":
             frontier_line(ax, others["attempt"].to_numpy(), others["car"].to_numpy())
         ax.set_xlabel("Answerable Attempt Rate (%)")
@@ -175,6 +174,9 @@ def plot_finetuned(main_grid: pl.DataFrame) -> Figure:
         rate_axis(ax, "xy")
         ax.grid(True)
     axes[0].legend(loc="lower left")
+    for ax, y in ((axes[0], "car"), (axes[1], "accuracy")):
+        label_points(ax, [(100 * (r["attempt"] if r["attempt"] is not None else np.nan), 100 * (r[y] if r[y] is not None else np.nan),
+                           r["display_name"] or r["model"]) for r in tuned.iter_rows(named=True)], fontsize=5)  # fmt: skip
     if tuned.height == 0:
         note_missing(axes[1], "no fine-tuned model in this run")
     return fig

@@ -147,6 +147,12 @@ def run(cfg: RunConfig) -> PaperResult:
     status += write_tables(results, cfg, paper_dir / "tables")
     status.append(run_health.write(cfg, paper_dir, stage_dir))
     paths.write_text_atomic(paper_dir / "tables" / "claims.tex", claims_tex(results.get("claims")))
+    # Layout problems of every drawn figure (figure_check): text off the figure, overlapping labels,
+    # a rate axis beyond [0, 100]; recorded, and printed below, never silently dropped.
+    checks = [dict(name=r["name"], problems=r.pop("layout", "")) for r in status if r["kind"] == "figure" and not r["reason"]]
+    analysis_results.write_csv(pl.DataFrame(checks, schema={"name": pl.String, "problems": pl.String}), stage_dir / "figure_checks.csv")
+    for r in status:
+        r.pop("layout", None)
     paths.write_text_atomic(paper_dir / "skipped.tex", skipped_tex(status))
     skipped = pl.DataFrame(status).filter(pl.col("reason") != "")
     analysis_results.write_csv(skipped, stage_dir / "skipped.csv")
@@ -162,4 +168,7 @@ def run(cfg: RunConfig) -> PaperResult:
     drawn = sum(r["kind"] == "figure" and not r["reason"] for r in status)
     written = sum(r["kind"] == "table" and not r["reason"] for r in status)
     print(f"paper: {drawn} figures, {written} tables, {skipped.height} skipped; PDF: {pdf or 'not built'}")
+    for check in checks:
+        if check["problems"]:
+            print(f"paper: layout of {check['name']}: {check['problems']}")
     return PaperResult(fig_dir, paper_dir, stage_dir, pdf, skipped, numbers, drawn, written)

@@ -19,6 +19,7 @@ from matplotlib.figure import Figure
 
 from declinecraft.core import small_n
 from declinecraft.core.config import RunConfig
+from declinecraft.paper import figure_check
 from declinecraft.paper.drawing import save
 from declinecraft.paper.latex import escape
 from declinecraft.paper.outputs import remove_stale
@@ -54,13 +55,17 @@ def _table(cfg: RunConfig, block: str, csv: str) -> tuple[pl.DataFrame | None, s
 
 
 def write_view_figures(cfg: RunConfig, folder: Path, *, formats: tuple[str, ...], dpi: int) -> list[dict[str, Any]]:
-    """Draw every view figure the run supports into ``folder``; one status row per figure."""
+    """Draw every view figure the run supports into ``folder``; one status row per figure, with
+    its layout problems (:func:`figure_check.problems`, '' when none)."""
     rows, written = [], set()
     for stem, (block, draw, csv, title) in FIGURES.items():
         frame, reason = _table(cfg, block, csv)
+        layout: list[str] = []
         if frame is not None:
-            written |= {f.name for f in save(draw(frame), folder, stem, formats, dpi=dpi)}
-        rows.append(dict(kind="figure", number=0, name=stem, title=title, reason=reason))
+            fig = draw(frame)
+            layout = figure_check.problems(fig)
+            written |= {f.name for f in save(fig, folder, stem, formats, dpi=dpi)}
+        rows.append(dict(kind="figure", number=0, name=stem, title=title, reason=reason, layout="; ".join(layout)))
     remove_stale(folder, VIEW_FIGURE_FILE, written)
     return rows
 

@@ -1,0 +1,97 @@
+"""Checks of a drawn figure's layout, as a reader of the PDF would notice them.
+
+:func:`problems` draws a figure's canvas and reports, in words that name the text involved:
+
+- text outside the saved figure (a label cut off, as one left out of the layout is);
+- two texts that overlap (model labels printed over each other, a legend over tick labels);
+- a rate axis (its label ends in "(%)") whose limits leave [0, 100] (a rate of 104 %, or an
+  axis from -0.05 to 0.05 %); axes of changes and differences are not rates.
+
+The paper stage records the problems of every figure it draws in ``figure_checks.csv``; the
+tests draw every figure from synthetic results and require none.
+"""
+
+from __future__ import annotations
+
+from itertools import combinations
+
+from matplotlib.axes import Axes
+from matplotlib.figure import Figure
+from matplotlib.text import Text
+from matplotlib.transforms import Bbox
+
+#: Display pixels a text may reach past the figure's edge (antialiasing, rounding).
+EDGE_PX = 2.0
+#: Share of the smaller of two texts' boxes that must be covered before they count as overlapping
+#: (touching boxes of adjacent tick labels are not a collision).
+OVERLAP_SHARE = 0.25
+#: Words in a "(%)" axis label that mark a change rather than a rate.
+NOT_A_RATE = ("change", "difference", "shift", "minus", "Δ", "\\Delta", "pts")
+#: How far past [0, 100] a rate axis may reach (a margin around the bars or points).
+RATE_MARGIN = 5.0
+
+
+def _texts(fig: Figure) -> list[Text]:
+    """Every visible, non-empty text the figure draws: titles, axis labels, legends, annotations,
+    and the tick labels of the ticks drawn (matplotlib keeps labels of ticks outside the limits)."""
+    ticks: set[int] = set()
+    drawn: list[Text] = []
+    for ax in fig.axes:
+        for axis in (ax.xaxis, ax.yaxis):
+            for tick in [*axis.get_major_ticks(), *axis.get_minor_ticks()]:
+                ticks.update((id(tick.label1), id(tick.label2)))
+            if not ax.axison:
+                continue
+            for tick in axis._update_ticks():  # the ticks within the view, as drawn
+                drawn += [label for label in (tick.label1, tick.label2) if label.get_visible()]
+    others = [
+        t for t in fig.findobj(Text) if isinstance(t, Text) and id(t) not in ticks and t.get_visible()
+    ]  # fmt: skip
+    return [t for t in [*others, *drawn] if t.get_text().strip()]
+
+
+def _overlap(a: Bbox, b: Bbox) -> float:
+    """The share of the smaller box that the two boxes' intersection covers."""
+    width = min(a.x1, b.x1) - max(a.x0, b.x0)
+    height = min(a.y1, b.y1) - max(a.y0, b.y0)
+    if width <= 0 or height <= 0:
+        return 0.0
+    smaller = min(a.width * a.height, b.width * b.height)
+    return (width * height) / smaller if smaller > 0 else 0.0
+
+
+def _is_rate_label(label: str) -> bool:
+    return label.rstrip().endswith("(%)") and not any(word in label for word in NOT_A_RATE)
+
+
+def _rate_problems(ax: Axes) -> list[str]:
+    out = []
+    for axis, label, (low, high) in (
+        ("y", ax.get_ylabel(), ax.get_ylim()),
+        ("x", ax.get_xlabel(), ax.get_xlim()),
+    ):
+        low, high = sorted((low, high))
+        if _is_rate_label(label) and (low < -RATE_MARGIN or high > 100 + RATE_MARGIN):
+            out.append(f"rate axis {axis} '{label}' runs from {low:g} to {high:g}, outside [0, 100]")
+    return out
+
+
+def problems(fig: Figure) -> list[str]:
+    """What a reader would see wrong in ``fig``'s layout (see the module docstring); [] when none."""
+    renderer = fig.canvas.get_renderer()  # type: ignore[attr-defined]
+    fig.canvas.draw()
+    # The saved page: the figure cut to its tight bounding box (savefig.bbox "tight", as the paper
+    # saves), so a label beyond it is cut off; a label inside it but outside the canvas is kept.
+    page = fig.get_tightbbox(renderer).padded(0.02).transformed(fig.dpi_scale_trans)
+    boxes = [(t, t.get_window_extent(renderer)) for t in _texts(fig)]
+    boxes = [(t, b) for t, b in boxes if b.width > 0 and b.height > 0]
+    out = []
+    for text, box in boxes:
+        if box.x0 < page.x0 - EDGE_PX or box.x1 > page.x1 + EDGE_PX or box.y0 < page.y0 - EDGE_PX or box.y1 > page.y1 + EDGE_PX:
+            out.append(f"text cut off at the figure's edge: '{text.get_text()}'")
+    for (a, box_a), (b, box_b) in combinations(boxes, 2):
+        if _overlap(box_a, box_b) > OVERLAP_SHARE:
+            out.append(f"texts overlap: '{a.get_text()}' and '{b.get_text()}'")
+    for ax in fig.axes:
+        out += _rate_problems(ax)
+    return out
