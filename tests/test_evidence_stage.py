@@ -21,6 +21,7 @@ import polars as pl
 import pytest
 
 from declinecraft.core import config
+from declinecraft.paper import figure_check
 from declinecraft.evaluation.rule_labels import rule_label
 from declinecraft.llm.calls import Call, Reply
 from declinecraft.retrieval.fusion import Hit
@@ -359,6 +360,7 @@ class TestReaders:
                           (plots.plot_prompt_heatmap, t["curve"]), (plots.plot_position_bias, t["position_bias"]),
                           (plots.plot_helpfulness_safety, t["summary"])):  # fmt: skip
             assert fn(frame).axes and fn(frame.clear()).axes and fn(pl.DataFrame()).axes
+            assert figure_check.problems(fn(frame)) == [], fn.__name__
 
 
 

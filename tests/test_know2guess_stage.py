@@ -12,6 +12,7 @@ from matplotlib.figure import Figure
 
 from declinecraft.core import config, prompts
 from declinecraft.core.params import AnswerParams, Know2GuessParams
+from declinecraft.paper import figure_check
 from declinecraft.evaluation.context import Chunk
 from declinecraft.llm.calls import Call, Reply
 from declinecraft.views.know2guess import macros, plots, protocol, stage
@@ -175,6 +176,7 @@ class TestRun:
         for stem, (draw, csv) in plots.FIGURES.items():
             fig = draw(pl.read_csv(folder / csv))
             assert isinstance(fig, Figure) and fig.axes, stem
+            assert figure_check.problems(fig) == [], stem
 
     def test_rerun_is_identical(self, done) -> None:
         """The same inputs give the same tables (bootstrap seeded by the run)."""

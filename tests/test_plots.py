@@ -205,6 +205,14 @@ class TestFigureCheck:
         assert any(p.startswith("rate axis y 'Correct Abstention Rate (%)' runs from -10 to 104") for p in found)
         plt.close(fig)
 
+    def test_figure_without_pyplot(self) -> None:
+        """A figure built as ``Figure()`` (the views draw so) is checked too."""
+        fig = Figure(figsize=(3, 2))
+        ax = fig.add_subplot()
+        ax.text(0.5, 0.5, "one")
+        ax.text(0.5, 0.5, "one again")
+        assert figure_check.problems(fig) == ["texts overlap: 'one' and 'one again'"]
+
     def test_changes_are_not_rates(self) -> None:
         fig, ax = plt.subplots()
         ax.set_ylabel("CAR change (%)")

@@ -235,6 +235,17 @@ class TestPaperSection:
         tex = (ROOT / "paper" / "main.tex").read_text()
         health = tex.index("\\section{Run health}")
         assert health < tex.index("\\section{Results}") and health < tex.index("\\section{Know2Guess")
-        assert health < tex.index("\\dctable{run_health}") < tex.index("\\section{Results}")
+        assert health < tex.index("\\dctable[H]{run_health}") < tex.index("\\section{Results}")
         used = set(re.findall(r"\\(Health[A-Za-z]+)", tex))
         assert used and used <= {m for m, _, _ in paper_health.health_macros(run_health.empty(), min_n=6)}
+
+
+def test_judge_sentence_names_rescued_scores() -> None:
+    """Scores that parsed only after the re-ask are named with their count."""
+    rows = [
+        {"measure": m, "stage": "06_judge", "model": "j-small", "thinking": "", "condition": "", "detail": "",
+         "numerator": k, "denominator": 9, "rate": k / 9}
+        for m, k in (("score_reasked", 6), ("score_unparsable", 0))
+    ]
+    said = paper_health._judge_sentence(pl.DataFrame(rows, schema=run_health.SCHEMA))
+    assert said.startswith("Every judge output parsed.") and "j-small: 6 of its 9 scores" in said

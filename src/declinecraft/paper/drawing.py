@@ -89,17 +89,26 @@ LABEL_SPOTS = tuple(
 )  # fmt: skip
 
 
+def renderer(fig: Figure) -> Any:
+    """The figure's renderer, drawn once (its layout done); a figure made without pyplot gets an
+    Agg canvas first."""
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+
+    if not isinstance(fig.canvas, FigureCanvasAgg):
+        FigureCanvasAgg(fig)
+    fig.canvas.draw()
+    return fig.canvas.get_renderer()  # type: ignore[attr-defined]
+
+
 def label_points(ax: Any, points: Sequence[tuple[float, float, str]], *, fontsize: float = 5.0) -> None:
     """Label each point ``(x, y, text)`` at the first spot of :data:`LABEL_SPOTS` where the label
     stays inside the axes and covers no label placed before it nor the axes' legend (call it once
     the limits and the legend are final); where none is free, at the spot
     that overlaps least. Points that are not finite get no label."""
-    fig = ax.get_figure()
-    fig.canvas.draw()  # the layout the labels are placed in
-    renderer = fig.canvas.get_renderer()
-    frame = ax.get_window_extent(renderer)
+    drawn = renderer(ax.get_figure())  # the layout the labels are placed in
+    frame = ax.get_window_extent(drawn)
     legend = ax.get_legend()
-    placed: list[Any] = [legend.get_window_extent(renderer)] if legend is not None else []
+    placed: list[Any] = [legend.get_window_extent(drawn)] if legend is not None else []
 
     def clash(box: Any) -> float:
         inside = frame.x0 <= box.x0 and box.x1 <= frame.x1 and frame.y0 <= box.y0 and box.y1 <= frame.y1
@@ -116,7 +125,7 @@ def label_points(ax: Any, points: Sequence[tuple[float, float, str]], *, fontsiz
         for dx, dy, ha, va in LABEL_SPOTS:
             label = ax.annotate(text, (x, y), xytext=(dx, dy), textcoords="offset points", ha=ha, va=va, fontsize=fontsize)
             label.set_in_layout(False)
-            box = label.get_window_extent(renderer)
+            box = label.get_window_extent(drawn)
             cost = clash(box)
             if best is None or cost < best[0]:
                 if best is not None:

@@ -20,6 +20,8 @@ from matplotlib.figure import Figure
 from matplotlib.text import Text
 from matplotlib.transforms import Bbox
 
+from declinecraft.paper import drawing
+
 #: Display pixels a text may reach past the figure's edge (antialiasing, rounding).
 EDGE_PX = 2.0
 #: Share of the smaller of two texts' boxes that must be covered before they count as overlapping
@@ -78,8 +80,7 @@ def _rate_problems(ax: Axes) -> list[str]:
 
 def problems(fig: Figure) -> list[str]:
     """What a reader would see wrong in ``fig``'s layout (see the module docstring); [] when none."""
-    renderer = fig.canvas.get_renderer()  # type: ignore[attr-defined]
-    fig.canvas.draw()
+    renderer = drawing.renderer(fig)
     # The saved page: the figure cut to its tight bounding box (savefig.bbox "tight", as the paper
     # saves), so a label beyond it is cut off; a label inside it but outside the canvas is kept.
     page = fig.get_tightbbox(renderer).padded(0.02).transformed(fig.dpi_scale_trans)

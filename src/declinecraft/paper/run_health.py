@@ -139,9 +139,15 @@ def _judge_sentence(frame: pl.DataFrame) -> str:
         bad = with_reasks(frame).filter((pl.col("measure") == measure) & (pl.col("numerator") > 0)).to_dicts()
         said += [f"the {judge} {r['model']} gave no usable output on {of(r['numerator'], r['denominator'])} calls "
                  f"after re-asking {r['reasked']}, so those responses have {lost}" for r in bad]  # fmt: skip
+    rescued = with_reasks(frame).filter(pl.col("measure").is_in(["label_unparsable", "score_unparsable"])
+                                        & (pl.col("reasked").fill_null(0) > pl.col("numerator"))).to_dicts()  # fmt: skip
+    again = [f"{r['model']}: {r['reasked'] - r['numerator']} of its {r['denominator']} "
+             f"{'labels' if r['measure'] == 'label_unparsable' else 'scores'}" for r in rescued]  # fmt: skip
+    after = (" Parsed only after the one re-ask (constrained to the valid answers where "
+             f"judge.constrain_reask is on): {'; '.join(again)}.") if again else ""  # fmt: skip
     if not said:
-        return "Every judge output parsed." if frame.filter(pl.col("stage") == "06_judge").height else ""
-    return "In judging, " + "; ".join(said) + "."
+        return ("Every judge output parsed." + after) if frame.filter(pl.col("stage") == "06_judge").height else ""
+    return "In judging, " + "; ".join(said) + "." + after
 
 
 def _scored_sentence(frame: pl.DataFrame, min_n: int) -> str:

@@ -91,8 +91,9 @@ def plot_outcome_profile(frame: pl.DataFrame) -> Figure:
             ax.barh(labels, share, left=left, color=colour, label=name)  # type: ignore[attr-defined]
             left = [a + b for a, b in zip(left, share, strict=True)]
         ax.set(title=CONDITION_NAMES.get(condition, condition), xlabel="share of questions", xlim=(0, 1))  # type: ignore[attr-defined]
-    if panels:
-        panels[-1][1].legend(fontsize=6, loc="lower right")  # type: ignore[attr-defined]
+    if panels:  # below the panels: inside one it would cover bars or the title of a short figure
+        handles, names = panels[-1][1].get_legend_handles_labels()  # type: ignore[attr-defined]
+        fig.legend(handles, names, fontsize=6, loc="outside lower center", ncols=len(SEGMENTS), frameon=False)
     return fig
 
 
