@@ -64,12 +64,12 @@ def test_derived_run_holds_its_base(project: Path, held: Path) -> None:
     """A derived run reads and may rebuild its base's stages: with the base busy, it is refused too."""
     out = make(project, "nb", "NB=05", "PARAMS=params/k10.yaml")
     assert out.returncode != 0 and "run 'default' is busy" in out.stderr and "outputs/default/.lock" in out.stderr
-    assert not (project / "outputs" / "k10").exists()
+    assert not (project / "outputs" / "k10" / "executed").exists()  # only its lock file was made
 
 
 class TestRunsWritten:
     def test_own_and_owners(self, project: Path) -> None:
-        assert run_lock.runs_written(project / "params" / "k10.yaml") == ["default", "k10"]
+        assert run_lock.runs_written(project / "params" / "k10.yaml") == ["k10", "default"]
         assert run_lock.runs_written(project / "params" / "default.yaml") == ["default"]
 
     def test_missing_or_broken_params(self, tmp_path: Path) -> None:
@@ -90,7 +90,7 @@ class TestRunLocked:
             [sys.executable, "-m", "declinecraft.core.run_lock", "params/k10.yaml", "--", sys.executable, "-c", script],
             cwd=project, capture_output=True, text=True, env={**os.environ, "PYTHONPATH": str(project / "src")},
         )
-        assert out.returncode == 3 and out.stdout.split() == ["default", "k10"]
+        assert out.returncode == 3 and out.stdout.split() == ["k10", "default"]
         # Released with the holder: nothing holds the locks now.
         for run in ("default", "k10"):
             assert subprocess.run(["flock", "-n", str(project / "outputs" / run / ".lock"), "true"]).returncode == 0

@@ -5,7 +5,9 @@
 the command may write: the params file's own run and each run that owns one of its stages. A
 derived run (``base: default.yaml``) rebuilds its base's stages in the base's folder, so a
 ``make all`` on the base at the same time would write the same files; both now need the base's
-lock. Locks are taken in sorted order, so two commands never wait on each other in a circle.
+lock. Locks are taken from the run itself down its chain of bases: every command takes them in
+that one order (a run is never a base of its own base), so two commands never wait on each other
+in a circle, and a busy run is reported as the run the user asked for when that is the one busy.
 
 The locks are ``flock(2)`` locks held by this process, never by COMMAND: they die with their
 holder, so a killed run leaves none behind, and a server that COMMAND leaves running holds none.
@@ -42,7 +44,8 @@ class RunBusy(Exception):
 
 
 def runs_written(params_file: str | Path) -> list[str]:
-    """The runs a command on ``params_file`` may write, sorted: its own and the owners of its stages.
+    """The runs a command on ``params_file`` may write: its own, then each base run that owns one
+    of its stages, nearest base first (the order the locks are taken in).
 
     A params file that does not exist yet (``make evaluate`` on a new run) or does not load is
     its own run only; the command itself then reports what is wrong with it.
@@ -53,7 +56,12 @@ def runs_written(params_file: str | Path) -> list[str]:
         cfg = config.load(path)
     except (config.ConfigError, OSError):
         return [own]
-    return sorted({cfg.run, *(cfg.owner(name) for name, _ in config.STAGES)})
+    owners = {cfg.owner(name) for name, _ in config.STAGES}
+    chain, node = [], cfg
+    while node is not None:
+        chain.append(node.run)
+        node = node.base
+    return [run for i, run in enumerate(chain) if i == 0 or run in owners]
 
 
 def acquire(lock_file: Path, *, run: str, wait_s: float, stack: ExitStack) -> None:
