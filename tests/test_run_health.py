@@ -249,3 +249,17 @@ def test_judge_sentence_names_rescued_scores() -> None:
     ]
     said = paper_health._judge_sentence(pl.DataFrame(rows, schema=run_health.SCHEMA))
     assert said.startswith("Every judge output parsed.") and "j-small: 6 of its 9 scores" in said
+
+
+def test_rule_disagreement() -> None:
+    """Labels unlike the phrase rule's are counted per judge and the first ones named; rows
+    without either label are left out."""
+    labels = pl.DataFrame({
+        "response_id": ["r1", "r2", "r3", "r4"], "judge": ["j"] * 4, "role": ["response_judge"] * 4,
+        "label": ["DENY", "ANSWER", "ABSTAIN", None], "rule_label": ["ABSTAIN", "ANSWER", "ANSWER", "ANSWER"],
+    })  # fmt: skip
+    row = run_health.rule_disagreement(labels).to_dicts()[0]
+    assert (row["model"], row["numerator"], row["denominator"]) == ("j", 2, 3)
+    assert row["detail"] == "r1: judge DENY, rule ABSTAIN; r3: judge ABSTAIN, rule ANSWER"
+    said = paper_health._rule_sentence(run_health.rule_disagreement(labels))
+    assert "j and the phrase rule label 2 of 3 responses differently (first: r1: judge DENY" in said

@@ -21,6 +21,8 @@ label_reasked          response-judge outputs that were not one label and were r
 label_unparsable       ... still not one label after the re-ask (no label)
 score_reasked          accuracy-judge outputs that were not a score and were re-asked
 score_unparsable       ... still not a score after the re-ask (no accuracy for the response)
+label_rule_disagree    labels that differ from the phrase rule's, of those both gave; ``detail``
+                       names the first few (where to look for the judge's mislabels)
 accuracy_questions     answerable questions with a complete accuracy panel, of those asked,
                        per configuration and condition (the main grid)
 k2g_format_issues      Know2Guess replies with a parser issue (strict parser; ``detail``: the
@@ -187,6 +189,25 @@ def parse_health(table: pl.DataFrame, kind: str, stage: str = "06_judge") -> pl.
     ])  # fmt: skip
 
 
+#: How many disagreeing responses ``label_rule_disagree`` names.
+EXAMPLES = 3
+
+
+def rule_disagreement(labels: pl.DataFrame, stage: str = "06_judge") -> pl.DataFrame:
+    """``label_rule_disagree`` per label judge: labels that differ from the phrase rule's
+    (:func:`evaluation.rule_labels.rule_label`), of the responses both labelled; ``detail`` names
+    the first few, each as ``response_id: judge X, rule Y``, where the judge may have mislabelled."""
+    both = labels.filter(pl.col("label").is_not_null() & pl.col("rule_label").is_not_null())
+    keys = ["judge", "role"] if "role" in both.columns else ["judge"]
+    rows = []
+    for key, group in both.sort("response_id").group_by(keys, maintain_order=True):
+        differ = group.filter(pl.col("label") != pl.col("rule_label"))
+        named = [f"{r['response_id']}: judge {r['label']}, rule {r['rule_label']}" for r in differ.head(EXAMPLES).to_dicts()]
+        rows.append({"model": key[0], "numerator": differ.height, "denominator": group.height, "detail": "; ".join(named)})
+    schema = {"model": pl.String, "numerator": pl.Int64, "denominator": pl.Int64, "detail": pl.String}
+    return _finish(pl.DataFrame(rows, schema=schema), "label_rule_disagree", stage)
+
+
 def accuracy_questions(main_grid: pl.DataFrame) -> pl.DataFrame:
     """``accuracy_questions`` per configuration and condition from the analysis' ``main_grid``:
     answerable questions whose accuracy panel is complete (``accuracy_n``) of those asked."""
@@ -259,6 +280,8 @@ def collect(cfg: RunConfig, main_grid: pl.DataFrame | None = None) -> pl.DataFra
     for name, kind in (("labels", "label"), ("scores", "score")):
         if name in found:
             parts.append(parse_health(found[name], kind))
+    if "labels" in found and "rule_label" in found["labels"].columns:
+        parts.append(rule_disagreement(found["labels"]))
     if main_grid is not None and {"accuracy_n", "n_answerable"} <= set(main_grid.columns):
         parts.append(accuracy_questions(main_grid))
     else:

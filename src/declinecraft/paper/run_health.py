@@ -38,6 +38,7 @@ ROWS: tuple[tuple[str, str, str], ...] = (
     ("failed_calls", "06_judge", "Failed calls, judging"),
     ("label_unparsable", "06_judge", "Labels unparsable after re-ask"),
     ("score_unparsable", "06_judge", "Scores unparsable after re-ask"),
+    ("label_rule_disagree", "06_judge", "Labels unlike the phrase rule's"),
     ("failed_calls", "09_know2guess", "Failed calls, Know2Guess"),
     ("truncated", "09_know2guess", "Know2Guess replies cut at the budget"),
     ("k2g_format_issues", "09_know2guess", "Know2Guess replies with a format issue"),
@@ -150,6 +151,17 @@ def _judge_sentence(frame: pl.DataFrame) -> str:
     return "In judging, " + "; ".join(said) + "." + after
 
 
+def _rule_sentence(frame: pl.DataFrame) -> str:
+    """Where the response judge may have mislabelled: its disagreements with the phrase rule."""
+    part = frame.filter((pl.col("measure") == "label_rule_disagree") & (pl.col("numerator") > 0)).to_dicts()
+    said = [f"{r['model']} and the phrase rule label {of(r['numerator'], r['denominator'])} responses differently "
+            f"(first: {r['detail']})" for r in part]  # fmt: skip
+    if not said:
+        return ""
+    return ("Where the judge may have mislabelled: " + "; ".join(said) + ". Either may be wrong; the run's "
+            "explorer page shows each response with both labels.")  # fmt: skip
+
+
 def _scored_sentence(frame: pl.DataFrame, min_n: int) -> str:
     part = frame.filter(pl.col("measure") == "accuracy_questions").drop_nulls("numerator")
     if part.height == 0:
@@ -204,6 +216,7 @@ SENTENCES: tuple[tuple[str, str, Callable[[pl.DataFrame, int], str]], ...] = (
     ("HealthCallsSentence", "model calls and failed calls", lambda f, m: _calls_sentence(f)),
     ("HealthTruncSentence", "answers cut at the output budget", lambda f, m: _truncation_sentence(f)),
     ("HealthJudgeSentence", "judge outputs that did not parse", lambda f, m: _judge_sentence(f)),
+    ("HealthRuleSentence", "labels unlike the phrase rule's", lambda f, m: _rule_sentence(f)),
     ("HealthScoredSentence", "questions the accuracy rests on", _scored_sentence),
     ("HealthRoundsSentence", "retrieval rounds of iterative RAG", lambda f, m: _rounds_sentence(f)),
 )
