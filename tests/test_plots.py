@@ -88,12 +88,6 @@ class TestPct:
         assert out[0] == 50.0 and np.isnan(out[1])
 
 
-class TestFamilyColors:
-    def test_stable(self) -> None:
-        """The same family gets the same color whatever the order."""
-        assert drawing.family_colors(["b", "a"])["a"] == drawing.family_colors(["a", "b", "a"])["a"]
-
-
 class TestMeanWithInterval:
     def test_blue_line(self) -> None:
         """The mean line is blue and passes through the column means."""

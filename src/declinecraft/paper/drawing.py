@@ -146,13 +146,6 @@ def pct(values: Any) -> np.ndarray:
     return 100.0 * np.asarray(values, dtype=np.float64)
 
 
-def family_colors(families: Sequence[str]) -> dict[str, Any]:
-    """A fixed color per family (sorted, so every figure agrees)."""
-    names = sorted({f for f in families if f is not None})
-    palette = sns.color_palette("tab20" if len(names) > 10 else "tab10", max(len(names), 1))
-    return dict(zip(names, palette, strict=False))
-
-
 #: Every rate axis shows the whole range, so no figure invents a scale ("-0.05 to 0.05 %", "104 %").
 RATE_LIMITS = (0.0, 100.0)
 #: The fewest points a t interval is drawn on: with two (df = 1) the t quantile is 12.7 and the

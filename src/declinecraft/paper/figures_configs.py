@@ -12,6 +12,7 @@ from matplotlib.lines import Line2D
 
 from declinecraft.analysis.models import model_points
 from declinecraft.core import stats
+from declinecraft.core.palette import family_colors
 from declinecraft.paper.drawing import (
     BLUE,
     CONDITION_NAMES,
@@ -19,7 +20,6 @@ from declinecraft.paper.drawing import (
     label_points,
     GRAY,
     ORANGE,
-    family_colors,
     lines_panel,
     new_figure,
     pct,

@@ -134,6 +134,18 @@ def _truncation_sentence(frame: pl.DataFrame) -> str:
     return f"{of(cut, answers)} answers stopped at the output budget (finish reason length; {where})."
 
 
+def _truncation_note(frame: pl.DataFrame) -> str:
+    """The reproduction notes' clause on answers cut mid-answer (the paper's budget left none cut)."""
+    cut, answers = _sum(frame, "truncated", "05_answer")
+    if answers == 0:
+        return ""
+    if cut == 0:
+        return "No answer stopped at this budget."
+    return (f"Of the {small_n.counted(answers, 'answers')}, {cut} ({100 * cut / answers:.1f}%) stopped at this budget "
+            "in mid-answer; they are labelled and scored as written, so a short budget can turn an abstention "
+            "or an answer into a fragment.")  # fmt: skip
+
+
 def _judge_sentence(frame: pl.DataFrame) -> str:
     said = []
     for measure, judge, lost in (("label_unparsable", "response judge", "no label"), ("score_unparsable", "accuracy judge", "no accuracy")):
@@ -215,6 +227,7 @@ def _asked(frame: pl.DataFrame) -> str:
 SENTENCES: tuple[tuple[str, str, Callable[[pl.DataFrame, int], str]], ...] = (
     ("HealthCallsSentence", "model calls and failed calls", lambda f, m: _calls_sentence(f)),
     ("HealthTruncSentence", "answers cut at the output budget", lambda f, m: _truncation_sentence(f)),
+    ("HealthTruncNote", "answers cut mid-answer, for the notes", lambda f, m: _truncation_note(f)),
     ("HealthJudgeSentence", "judge outputs that did not parse", lambda f, m: _judge_sentence(f)),
     ("HealthRuleSentence", "labels unlike the phrase rule's", lambda f, m: _rule_sentence(f)),
     ("HealthScoredSentence", "questions the accuracy rests on", _scored_sentence),

@@ -58,6 +58,7 @@ def config_macros(cfg: RunConfig, reported: Mapping[str, Mapping[str, Any]]) -> 
         "PaperBMkOne": fact("bm25_k1"), "PaperNModels": fact("n_models"), "PaperNConfigs": fact("n_configurations"),
         "PaperNAnswerable": fact("n_answerable"), "PaperNUnanswerable": fact("n_unanswerable"),
         "PaperCprePages": fact("c_pre_pages"), "PaperCpostPages": fact("c_post_pages"),
+        "PaperMaxTokens": count(int(fact("output_budget_tokens"))) if fact("output_budget_tokens").isdigit() else "n/a", "PaperBudgetExhausted": fact("budget_exhausted_share"),
         "MiniatureBox": _Tex(miniature_box(cfg, reported)), "DeviationItems": _Tex(deviation_items(cfg, specs)),
         **thinking_macros(cfg, specs),
     }  # fmt: skip

@@ -28,6 +28,8 @@ import numpy as np  # noqa: E402
 import polars as pl  # noqa: E402
 from matplotlib.figure import Figure  # noqa: E402
 
+from declinecraft.core.palette import model_styles  # noqa: E402
+
 from declinecraft.views.evidence.calibration import LEVELS  # noqa: E402
 from declinecraft.views.evidence.classes import L5_TYPES  # noqa: E402
 
@@ -82,8 +84,7 @@ def plot_sufficiency_curve(frame: pl.DataFrame) -> Figure:
         return _empty(fig, ax, "responses")
     x = np.arange(len(LEVELS))
     ax.step(x, [0, 0, 100, 100, 100, 100], where="mid", color="#bbbbbb", lw=0.8, label="ideal")
-    models = sorted(frame["model"].unique().to_list())
-    colors = plt.get_cmap("tab10")
+    styles = model_styles(sorted(frame["model"].unique().to_list()))
     for (model, thinking, prompt), part in frame.group_by(["model", "thinking", "prompt"], maintain_order=True):
         where = {lv: i for i, lv in enumerate(LEVELS)}
         part = part.with_columns(x=pl.col("level").replace_strict(where, return_dtype=pl.Int64)).sort("x")
@@ -93,12 +94,12 @@ def plot_sufficiency_curve(frame: pl.DataFrame) -> Figure:
             part["x"].to_numpy(),
             y,
             yerr=np.nan_to_num(err),
-            marker="o",
+            marker=styles[model][1],
             ms=3,
             lw=1,
             capsize=1.5,
             ls=_STYLES.get(str(prompt), "-"),
-            color=colors(models.index(model) % 10),
+            color=styles[model][0],
             clip_on=False,
             label=_name({"model": model, "thinking": thinking, "prompt": prompt}),
         )
@@ -189,12 +190,15 @@ def plot_helpfulness_safety(frame: pl.DataFrame) -> Figure:
     fig, ax = plt.subplots(figsize=(WIDTH_IN, 2.6))
     if frame.is_empty() or "accuracy" not in frame.columns:
         return _empty(fig, ax, "responses")
-    for i, r in enumerate(frame.to_dicts()):
+    styles = model_styles(sorted(frame["model"].unique().to_list()))
+    prompts = sorted(frame["prompt"].unique().to_list())
+    for r in frame.to_dicts():
         x, y = _pct(r["over_answer"]), _pct(r["accuracy"])
         xerr = np.nan_to_num([[x - _pct(r["over_answer_low"])], [_pct(r["over_answer_high"]) - x]]).clip(0)
         yerr = np.nan_to_num([[y - _pct(r["accuracy_low"])], [_pct(r["accuracy_high"]) - y]]).clip(0)
-        marker = ["o", "s", "^"][i % 3]
-        ax.errorbar(x, y, xerr=xerr, yerr=yerr, fmt=marker, ms=3.5, lw=0.7, capsize=1.5, clip_on=False, label=_name(r))
+        marker = ["o", "s", "^", "D", "v"][prompts.index(r["prompt"]) % 5]  # the colour is the model's, the marker the prompt's
+        ax.errorbar(x, y, xerr=xerr, yerr=yerr, fmt=marker, color=styles[r["model"]][0], ms=3.5, lw=0.7, capsize=1.5,
+                    clip_on=False, label=_name(r))  # fmt: skip
     ax.set(xlim=RATE_LIMITS, ylim=RATE_LIMITS, xlabel="over-answer rate, L3-L5 (%)", ylabel="accuracy, L1-L2 (%)")
     ax.legend(frameon=False, loc="lower left")
     fig.tight_layout()

@@ -14,6 +14,7 @@ matplotlib.use("Agg")
 import polars as pl
 from matplotlib.figure import Figure
 
+from declinecraft.core.palette import model_styles
 from declinecraft.views.know2guess.protocol import STANDARD
 
 CONDITION_NAMES = {"no_rag": "No retrieval", "single": "Single-shot RAG (ours)"}
@@ -39,6 +40,12 @@ def _config(row: dict[str, object]) -> str:
     return f"{row['model']}" + ("" if row.get("thinking") in (None, "off") else f" ({row['thinking']})")
 
 
+def _line_style(model: object, thinking: object) -> dict[str, object]:
+    """A configuration's line: its model's colour and marker in every figure, dashed with thinking on."""
+    color, marker = model_styles([str(model)])[str(model)]
+    return dict(color=color, marker=marker, linestyle="-" if thinking in (None, "off") else "--")
+
+
 def _panels(frame: pl.DataFrame, height: float = 2.4) -> tuple[Figure, list[tuple[str, object, pl.DataFrame]]]:
     """One axis per condition present (a single 'no data' axis when the frame is empty)."""
     conditions = sorted(frame["condition"].unique().to_list()) if frame.height else []
@@ -56,7 +63,8 @@ def plot_reliability_vs_lambda(frame: pl.DataFrame) -> Figure:
     fig, panels = _panels(_headline(frame))
     for condition, ax, part in panels:
         for key, line in part.sort("lam").group_by(["model", "thinking"], maintain_order=True):
-            ax.plot(line["lam"], line["reliability"], marker="o", label=_config(dict(zip(("model", "thinking"), key, strict=True))))  # type: ignore[attr-defined]
+            ax.plot(line["lam"], line["reliability"], **_line_style(*key),  # type: ignore[attr-defined]
+                    label=_config(dict(zip(("model", "thinking"), key, strict=True))))  # fmt: skip
         ax.set(title=CONDITION_NAMES.get(condition, condition), xlabel="λ (weight of productive abstention)",  # type: ignore[attr-defined]
                ylabel="R_λ", ylim=(0, 1))  # fmt: skip
         ax.legend(fontsize=6)  # type: ignore[attr-defined]
@@ -69,7 +77,7 @@ def plot_reliability_diagram(frame: pl.DataFrame) -> Figure:
     for condition, ax, part in panels:
         ax.plot([0, 1], [0, 1], color="#9a9a9a", linewidth=0.8, linestyle="--")  # type: ignore[attr-defined]
         for key, line in part.sort("bin").group_by(["model", "thinking"], maintain_order=True):
-            ax.plot(line["confidence"], line["accuracy"], marker="o",  # type: ignore[attr-defined]
+            ax.plot(line["confidence"], line["accuracy"], **_line_style(*key),  # type: ignore[attr-defined]
                     label=_config(dict(zip(("model", "thinking"), key, strict=True))))  # fmt: skip
         ax.set(title=CONDITION_NAMES.get(condition, condition), xlabel="stated confidence", ylabel="accuracy",  # type: ignore[attr-defined]
                xlim=(0, 1), ylim=(0, 1))  # fmt: skip
