@@ -6,20 +6,23 @@ how to read the evidence from the analysis tables (:mod:`declinecraft.analysis.c
 :func:`verdict` turns the evidence into ``supported``, ``contradicted`` or ``not testable``; a run
 that cannot test a claim (no model with natively switchable thinking, one k only) or whose n is
 too small for the test to reach significance gets ``not testable`` with the reason, never
-``supported``. :func:`check` gives the ``claims`` table (``outputs/<run>/07_analysis/claims.csv``)
+``supported``. So is a claim that the run health rules out (:mod:`declinecraft.analysis.claim_health`:
+failed or cut answers, unparsable labels, an iterative RAG that never iterated, accuracy on too
+few questions). :func:`check` gives the ``claims`` table (``outputs/<run>/07_analysis/claims.csv``)
 that the paper prints after its abstract.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
 import polars as pl
 import yaml
 
+from declinecraft.analysis import claim_health
 from declinecraft.analysis.claim_evidence import (
     Context,
     Evidence,
@@ -33,7 +36,7 @@ from declinecraft.analysis.claim_evidence import (
     significant_count,
     transitions,
 )  # fmt: skip
-from declinecraft.core.small_n import counted, is_finding
+from declinecraft.core.small_n import counted, is_finding, threshold
 
 __all__ = [
     "CLAIMS",
@@ -180,6 +183,9 @@ def check(tables: Tables, ctx: Context, reported: Mapping[str, Any]) -> pl.DataF
             evidence = Evidence("n/a", untestable=ctx.no_input)
         else:
             evidence = claim.evidence(tables, ctx)
+        ruled_out = claim_health.reason(claim.claim_id, tables.get("run_health"), threshold(ctx.min_n, ctx.alpha))
+        if ruled_out and not evidence.untestable:
+            evidence = replace(evidence, untestable=ruled_out)
         verdict_, reason = verdict(evidence, ctx)
         rows.append((claim.claim_id, claim.claim, paper_value(claim.paper, reported), evidence.run_value, claim.test, verdict_, reason))
     return pl.DataFrame(rows, schema=list(COLUMNS), orient="row")
