@@ -21,7 +21,7 @@ import polars as pl
 import pytest
 
 from declinecraft.core import config
-from declinecraft.paper import figure_check
+from declinecraft.paper import caption_check, figure_check
 from declinecraft.evaluation.rule_labels import rule_label
 from declinecraft.llm.calls import Call, Reply
 from declinecraft.retrieval.fusion import Hit
@@ -57,6 +57,9 @@ RETRIEVED = {"a0": ["b1", "g1", "i1"], "a1": ["c1", "f1", "t1"], "a2": ["s2", "s
 INSUFFICIENT = "The evidence is insufficient to answer this question."
 PASSAGE = re.compile(r"^\[\d+\] .*\n(?:\[Page: .*\]\n)?(.*)$", re.M)
 HEADER = re.compile(r"^\[\d+\] ", re.M)
+
+#: Figure captions of paper/main.tex, which each view figure must match (caption_check).
+CAPTIONS = caption_check.captions((Path(__file__).resolve().parents[1] / "paper" / "main.tex").read_text(encoding="utf-8"))
 
 
 def first_passage(context: str) -> str:
@@ -360,7 +363,8 @@ class TestReaders:
                           (plots.plot_prompt_heatmap, t["curve"]), (plots.plot_position_bias, t["position_bias"]),
                           (plots.plot_helpfulness_safety, t["summary"])):  # fmt: skip
             assert fn(frame).axes and fn(frame.clear()).axes and fn(pl.DataFrame()).axes
-            assert figure_check.problems(fn(frame)) == [], fn.__name__
+            stem = "esb_" + fn.__name__.removeprefix("plot_")
+            assert figure_check.problems(fn(frame), CAPTIONS[stem]) == [], fn.__name__
 
 
 

@@ -12,7 +12,7 @@ from matplotlib.figure import Figure
 
 from declinecraft.core import config, prompts
 from declinecraft.core.params import AnswerParams, Know2GuessParams
-from declinecraft.paper import figure_check
+from declinecraft.paper import caption_check, figure_check
 from declinecraft.evaluation.context import Chunk
 from declinecraft.llm.calls import Call, Reply
 from declinecraft.views.know2guess import macros, plots, protocol, stage
@@ -23,6 +23,9 @@ DECISIONS = {"a0": "DECISION: ANSWER\nCONFIDENCE: 90\nFINAL_ANSWER: right",
              "u0": "DECISION: ABSTAIN_DONT_KNOW\nCONFIDENCE: 20\nFINAL_ANSWER: NA",
              "u1": "DECISION: ANSWER\nCONFIDENCE: 70\nFINAL_ANSWER: guess"}  # fmt: skip
 ANSWER_ONLY = {"a0": "right", "a1": "wrong", "u0": "I don't know", "u1": "guess"}
+
+#: Figure captions of paper/main.tex, which each view figure must match (caption_check).
+CAPTIONS = caption_check.captions((Path(__file__).resolve().parents[1] / "paper" / "main.tex").read_text(encoding="utf-8"))
 
 
 class FakeAsk:
@@ -176,7 +179,7 @@ class TestRun:
         for stem, (draw, csv) in plots.FIGURES.items():
             fig = draw(pl.read_csv(folder / csv))
             assert isinstance(fig, Figure) and fig.axes, stem
-            assert figure_check.problems(fig) == [], stem
+            assert figure_check.problems(fig, CAPTIONS[stem]) == [], stem
 
     def test_rerun_is_identical(self, done) -> None:
         """The same inputs give the same tables (bootstrap seeded by the run)."""

@@ -15,11 +15,13 @@ from matplotlib.figure import Figure
 from declinecraft.analysis import analyze as analysis
 from declinecraft.analysis import models as analysis_models
 from declinecraft.analysis import results as analysis_results
-from declinecraft.paper import drawing, figure_check, figure_spec, figures, panels
+from declinecraft.paper import caption_check, drawing, figure_check, figure_spec, figures, panels
 from declinecraft.paper import figures_configs as plots_configs
 from declinecraft.paper import figures_extra as plots_extra
 from declinecraft.paper import figures_main as plots_main
 from tests.support import synthetic
+
+ROOT = Path(__file__).resolve().parents[1]
 
 
 @pytest.fixture(scope="module")
@@ -172,12 +174,14 @@ class TestFigures:
 
     def test_every_figure_draws(self, tables: dict[str, pl.DataFrame]) -> None:
         """Every figure with data draws without error, and with no layout problem a reader would
-        see: no text off the figure, no two labels over each other, no rate axis beyond [0, 100]."""
+        see: no text off the figure, no two labels over each other, no rate axis beyond [0, 100],
+        no axis quantity that its caption in paper/main.tex leaves unnamed."""
+        captions = caption_check.captions((ROOT / "paper" / "main.tex").read_text(encoding="utf-8"))
         for spec in figures.figures():
             if not spec.lacks(tables):
                 fig = spec.draw(tables)
                 assert isinstance(fig, Figure), spec.stem
-                assert figure_check.problems(fig) == [], spec.stem
+                assert figure_check.problems(fig, captions[spec.stem]) == [], spec.stem
                 plt.close("all")
 
 

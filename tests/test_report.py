@@ -147,12 +147,17 @@ class TestRunStage:
     @pytest.mark.slow
     @pytest.mark.skipif(not HAS_TEX, reason="latexmk is not installed")
     def test_pdf(self, tmp_path: Path) -> None:
-        """The default run of a synthetic judged table builds paper/main.pdf."""
+        """The default run of a synthetic judged table builds paper/main.pdf, whose pages have no
+        text off the page or over other text, and whose figures' checks (layout and captions) find
+        nothing."""
         cfg = project(tmp_path, synthetic.synthetic_judged(6, 60, ablations=True))
         analysis_stage.run(cfg)
         out = report.run(cfg)
         assert out.pdf == tmp_path / "paper" / "main.pdf" and out.pdf.stat().st_size > 10_000
         assert not list((tmp_path / "paper").glob("*.aux"))
+        assert pl.read_csv(out.folder / "page_checks.csv")["problem"].to_list() == []
+        checks = pl.read_csv(out.folder / "figure_checks.csv").filter(pl.col("problems").fill_null("") != "")
+        assert checks.height == 0, checks.to_dicts()
 
 
 # --- pdf ----------------------------------------------------------------------------------------

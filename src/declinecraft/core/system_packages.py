@@ -41,8 +41,9 @@ class Need:
 
 TEX = Need(
     "paper PDF",
-    ("latexmk", "texlive-latex-base", "texlive-latex-recommended", "texlive-latex-extra", "texlive-fonts-recommended"),
-    commands=("latexmk", "pdflatex", "kpsewhich"),
+    ("latexmk", "texlive-latex-base", "texlive-latex-recommended", "texlive-latex-extra", "texlive-fonts-recommended",
+     "poppler-utils"),
+    commands=("latexmk", "pdflatex", "kpsewhich", "pdftotext"),
     tex_files=("geometry.sty", "mathptmx.sty", "microtype.sty", "booktabs.sty", "adjustbox.sty", "hyperref.sty", "xcolor.sty"),
 )
 NEEDS: tuple[Need, ...] = (

@@ -5,7 +5,9 @@
 - text outside the saved figure (a label cut off, as one left out of the layout is);
 - two texts that overlap (model labels printed over each other, a legend over tick labels);
 - a rate axis (its label ends in "(%)") whose limits leave [0, 100] (a rate of 104 %, or an
-  axis from -0.05 to 0.05 %); axes of changes and differences are not rates.
+  axis from -0.05 to 0.05 %); axes of changes and differences are not rates;
+- given the figure's caption, an axis quantity the caption never names
+  (:mod:`declinecraft.paper.caption_check`).
 
 The paper stage records the problems of every figure it draws in ``figure_checks.csv``; the
 tests draw every figure from synthetic results and require none.
@@ -20,7 +22,7 @@ from matplotlib.figure import Figure
 from matplotlib.text import Text
 from matplotlib.transforms import Bbox
 
-from declinecraft.paper import drawing
+from declinecraft.paper import caption_check, drawing
 
 #: Display pixels a text may reach past the figure's edge (antialiasing, rounding).
 EDGE_PX = 2.0
@@ -78,8 +80,9 @@ def _rate_problems(ax: Axes) -> list[str]:
     return out
 
 
-def problems(fig: Figure) -> list[str]:
-    """What a reader would see wrong in ``fig``'s layout (see the module docstring); [] when none."""
+def problems(fig: Figure, caption: str | None = None) -> list[str]:
+    """What a reader would see wrong in ``fig``'s layout (see the module docstring); [] when none.
+    With ``caption``, also the axis quantities it never names (:func:`caption_check.unnamed`)."""
     renderer = drawing.renderer(fig)
     # The saved page: the figure cut to its tight bounding box (savefig.bbox "tight", as the paper
     # saves), so a label beyond it is cut off; a label inside it but outside the canvas is kept.
@@ -95,4 +98,6 @@ def problems(fig: Figure) -> list[str]:
             out.append(f"texts overlap: '{a.get_text()}' and '{b.get_text()}'")
     for ax in fig.axes:
         out += _rate_problems(ax)
+    if caption is not None:
+        out += caption_check.unnamed(caption, caption_check.axis_quantities(fig))
     return out

@@ -31,10 +31,11 @@ def figures() -> list[FigureSpec]:
 
 
 def write_figures(results: Mapping[str, pl.DataFrame], folder: Path, *, formats: tuple[str, ...], dpi: int,
-                  no_input: str = "") -> list[dict[str, Any]]:  # fmt: skip
+                  no_input: str = "", captions: Mapping[str, str] | None = None) -> list[dict[str, Any]]:  # fmt: skip
     """Draw every figure the results support into ``folder`` (one file per format), remove figure
     files an earlier run left, and return one status row per figure (``reason`` empty when drawn;
-    ``layout``: its layout problems, :func:`figure_check.problems`, empty when none).
+    ``layout``: its layout problems, :func:`figure_check.problems`, empty when none; with
+    ``captions`` (stem -> caption of ``paper/main.tex``) also what its caption fails to name).
 
     ``no_input`` (why the run has no analysis results) replaces the reason of every figure the
     run cannot draw, since then no figure lacks something more specific.
@@ -50,7 +51,7 @@ def write_figures(results: Mapping[str, pl.DataFrame], folder: Path, *, formats:
         layout: list[str] = []
         if not reason:
             fig = spec.draw(results)
-            layout = figure_check.problems(fig)
+            layout = figure_check.problems(fig, None if captions is None else captions.get(spec.stem, ""))
             written |= {f.name for f in save(fig, folder, spec.stem, formats, dpi=dpi)}
         rows.append(dict(kind="figure", number=spec.number, name=spec.stem, title=spec.title, reason=reason,
                          layout="; ".join(layout)))  # fmt: skip

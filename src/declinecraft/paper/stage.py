@@ -18,6 +18,10 @@ printed after the abstract. Every number is a macro in ``numbers.tex``; the n/a 
 reasons are in ``outputs/<run>/08_paper/numbers.csv``. The PDF is built with latexmk in a
 temporary folder (:mod:`~declinecraft.paper.pdf`) when TeX is installed; otherwise the stage
 says it skipped the PDF.
+
+Checks, recorded and printed, never silently dropped: every drawn figure's layout and whether its
+caption names what it draws (``figure_checks.csv``, :mod:`~declinecraft.paper.figure_check`), and
+every page of the built PDF (``page_checks.csv``, :mod:`~declinecraft.paper.page_check`).
 """
 
 from __future__ import annotations
@@ -38,7 +42,7 @@ from declinecraft.analysis import results as analysis_results
 from declinecraft.core import paths, small_n
 from declinecraft.core.config import RunConfig
 from declinecraft.paper import numbers as report_numbers
-from declinecraft.paper import machine, run_health, run_settings, wording
+from declinecraft.paper import caption_check, machine, page_check, run_health, run_settings, wording
 from declinecraft.paper.claims_table import claims_tex
 from declinecraft.paper.figures import write_figures
 from declinecraft.paper.latex import escape_marked
@@ -130,6 +134,17 @@ def read_results(analysis_dir: Path) -> tuple[dict[str, pl.DataFrame], str]:
     return {k: v for k, v in analysis_results.read_tables(analysis_dir).items() if k in keep}, state.get("reason", "no analysis results")
 
 
+def _check_pages(pdf: Path | None, stage_dir: Path) -> list[str]:
+    """The built PDF's page problems (:mod:`declinecraft.paper.page_check`), written to
+    ``page_checks.csv``; a PDF that can't be read is one problem saying why, never a pass."""
+    try:
+        found = page_check.problems(pdf) if pdf else []
+    except page_check.PageCheckError as exc:
+        found = [f"not checked: {exc}"]
+    analysis_results.write_csv(pl.DataFrame({"problem": found}, schema={"problem": pl.String}), stage_dir / "page_checks.csv")
+    return found
+
+
 def run(cfg: RunConfig) -> PaperResult:
     """Figures, tables, macros and PDF of a run (see the module docstring for where they go)."""
     stage_dir = cfg.run_dir() / "08_paper"
@@ -142,13 +157,18 @@ def run(cfg: RunConfig) -> PaperResult:
             if (cfg.root / "paper" / name).is_file():
                 shutil.copyfile(cfg.root / "paper" / name, paper_dir / name)
     results, no_input = read_results(cfg.stage_dir("analysis"))
-    status = write_figures(results, fig_dir, formats=tuple(cfg.paper.figure_formats), dpi=cfg.paper.figure_dpi, no_input=no_input)
-    status += write_view_figures(cfg, fig_dir, formats=tuple(cfg.paper.figure_formats), dpi=cfg.paper.figure_dpi)
+    # Each figure is checked against its caption in the hand-written source (caption_check).
+    source = cfg.root / "paper" / "main.tex"
+    captions = caption_check.captions(source.read_text(encoding="utf-8")) if source.is_file() else None
+    formats, dpi = tuple(cfg.paper.figure_formats), cfg.paper.figure_dpi
+    status = write_figures(results, fig_dir, formats=formats, dpi=dpi, no_input=no_input, captions=captions)
+    status += write_view_figures(cfg, fig_dir, formats=formats, dpi=dpi, captions=captions)
     status += write_tables(results, cfg, paper_dir / "tables")
     status.append(run_health.write(cfg, paper_dir, stage_dir))
     paths.write_text_atomic(paper_dir / "tables" / "claims.tex", claims_tex(results.get("claims")))
     # Layout problems of every drawn figure (figure_check): text off the figure, overlapping labels,
-    # a rate axis beyond [0, 100]; recorded, and printed below, never silently dropped.
+    # a rate axis beyond [0, 100], a caption that names not what is drawn; recorded, and printed
+    # below, never silently dropped.
     checks = [dict(name=r["name"], problems=r.pop("layout", "")) for r in status if r["kind"] == "figure" and not r["reason"]]
     analysis_results.write_csv(pl.DataFrame(checks, schema={"name": pl.String, "problems": pl.String}), stage_dir / "figure_checks.csv")
     for r in status:
@@ -162,6 +182,7 @@ def run(cfg: RunConfig) -> PaperResult:
     analysis_results.write_csv(pl.DataFrame(views, schema=["macro", "value", "what"], orient="row"), stage_dir / "view_numbers.csv")
     machine.write(cfg, paper_dir)
     pdf = build_pdf(paper_dir) if cfg.paper.build_pdf else None
+    page_problems = _check_pages(pdf, stage_dir)
     # For the last line of `make all` (declinecraft.core.system_packages.summary).
     why = "" if pdf else ("switched off (paper.build_pdf: false)" if not cfg.paper.build_pdf else "latexmk missing")
     paths.write_text_atomic(stage_dir / "pdf.json", json.dumps({"pdf": str(pdf) if pdf else None, "reason": why}))
@@ -171,4 +192,6 @@ def run(cfg: RunConfig) -> PaperResult:
     for check in checks:
         if check["problems"]:
             print(f"paper: layout of {check['name']}: {check['problems']}")
+    for problem in page_problems:
+        print(f"paper: PDF {problem}")
     return PaperResult(fig_dir, paper_dir, stage_dir, pdf, skipped, numbers, drawn, written)

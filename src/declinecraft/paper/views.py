@@ -10,7 +10,7 @@ and its macros printed as n/a, never a figure drawn from nothing.
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -54,16 +54,18 @@ def _table(cfg: RunConfig, block: str, csv: str) -> tuple[pl.DataFrame | None, s
     return (frame, "") if frame.height else (None, f"{path.name} has no rows in this run")
 
 
-def write_view_figures(cfg: RunConfig, folder: Path, *, formats: tuple[str, ...], dpi: int) -> list[dict[str, Any]]:
+def write_view_figures(cfg: RunConfig, folder: Path, *, formats: tuple[str, ...], dpi: int,
+                       captions: Mapping[str, str] | None = None) -> list[dict[str, Any]]:  # fmt: skip
     """Draw every view figure the run supports into ``folder``; one status row per figure, with
-    its layout problems (:func:`figure_check.problems`, '' when none)."""
+    its layout problems (:func:`figure_check.problems`, '' when none; with ``captions``, also
+    what its caption fails to name)."""
     rows, written = [], set()
     for stem, (block, draw, csv, title) in FIGURES.items():
         frame, reason = _table(cfg, block, csv)
         layout: list[str] = []
         if frame is not None:
             fig = draw(frame)
-            layout = figure_check.problems(fig)
+            layout = figure_check.problems(fig, None if captions is None else captions.get(stem, ""))
             written |= {f.name for f in save(fig, folder, stem, formats, dpi=dpi)}
         rows.append(dict(kind="figure", number=0, name=stem, title=title, reason=reason, layout="; ".join(layout)))
     remove_stale(folder, VIEW_FIGURE_FILE, written)

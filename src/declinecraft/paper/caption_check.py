@@ -1,0 +1,92 @@
+"""Does a figure's caption name what the figure draws?
+
+:func:`captions` reads every ``\\dcfigure``/``\\dcfigurewide`` caption of ``paper/main.tex``;
+:func:`axis_quantities` lists the quantities a drawn figure puts on its axes (its axis labels);
+:func:`unnamed` returns those its caption never names. A quantity counts as named when its
+caption holds one of its content words (compared by their first letters, so "abstentions"
+names "abstention"), or the expansion of one of the paper's abbreviations (``CAR``). Units in
+parentheses and words such as "share" or "rate" name nothing by themselves.
+
+The rule is deliberately loose: it catches a caption written for another figure, or one that
+promises a quantity the figure does not draw, not a caption's style.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable
+
+from matplotlib.figure import Figure
+
+#: Abbreviations of the paper, expanded in captions before matching.
+ABBREVIATIONS = {
+    "car": "correct abstention rate", "ece": "expected calibration error",
+    "b-ece": "expected calibration error", "rag": "retrieval", "r_λ": "reliability",
+}  # fmt: skip
+#: Words that name no quantity on their own.
+GENERIC = frozenset(
+    "the of and per with from for each all on in at by to a an or vs share rate number count mean value values "
+    "percent points pts axis".split()
+)
+#: How many leading letters two words must share to count as the same word.
+STEM = 6
+#: LaTeX in captions written as the text it prints.
+LATEX = {"\\lambda": "λ", "\\rho": "ρ", "\\kappa": "κ", "--": "-", "~": " "}
+
+
+def _balanced(text: str, start: int) -> tuple[str, int]:
+    """The brace group opening at ``text[start]`` and the index after it."""
+    depth = 0
+    for i in range(start, len(text)):
+        depth += {"{": 1, "}": -1}.get(text[i], 0)
+        if depth == 0:
+            return text[start + 1 : i], i + 1
+    raise ValueError(f"unbalanced braces after offset {start}")
+
+
+def captions(tex: str) -> dict[str, str]:
+    """Every figure's caption in ``tex`` (``paper/main.tex``), keyed by its file stem."""
+    out = {}
+    for match in re.finditer(r"\\dcfigure(?:wide)?(?:\[[^\]]*\])?(?=\{)", tex):
+        stem, end = _balanced(tex, match.end())
+        caption, _ = _balanced(tex, end)
+        out[stem] = caption
+    return out
+
+
+def axis_quantities(fig: Figure) -> list[str]:
+    """The distinct axis labels of ``fig`` (x and y of every axis), in drawing order."""
+    labels = [label.strip() for ax in fig.axes for label in (ax.get_xlabel(), ax.get_ylabel()) if label.strip()]
+    return list(dict.fromkeys(labels))
+
+
+def _words(text: str) -> list[str]:
+    return re.findall(r"[a-zα-ωλρκ0-9\-]+", text.lower())
+
+
+def _plain(caption: str) -> str:
+    text = caption
+    for latex, plain in LATEX.items():
+        text = text.replace(latex, plain)
+    text = re.sub(r"\\[a-zA-Z]+\*?", " ", text).replace("$", " ").replace("{", " ").replace("}", " ").lower()
+    for short, long in ABBREVIATIONS.items():
+        text = re.sub(rf"(?<![a-z]){re.escape(short)}(?![a-z])", f"{short} {long}", text)
+    return text
+
+
+def _content(label: str) -> list[str]:
+    words = [w for w in _words(_plain(label)) if w not in GENERIC and (len(w) >= 3 or not w.isascii())]
+    return words
+
+
+def named(caption: str, quantity: str) -> bool:
+    """Whether ``caption`` names ``quantity`` (see the module docstring)."""
+    said = {w[:STEM] for w in _words(_plain(caption))}
+    main = re.sub(r"\([^)]*\)", " ", quantity)
+    parts = [main, *re.findall(r"\(([^)]*)\)", quantity)]
+    return any(w[:STEM] in said for part in parts for w in _content(part)) or not any(_content(p) for p in parts)
+
+
+def unnamed(caption: str, quantities: Iterable[str]) -> list[str]:
+    """The quantities ``caption`` never names, as problems for ``figure_checks.csv``."""
+    return [f"caption does not name '{q}'" for q in quantities if not named(caption, q)]

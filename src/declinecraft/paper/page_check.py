@@ -1,0 +1,109 @@
+"""Checks of the built PDF's pages, as a reader sees them: text off the page, text over text.
+
+:func:`problems` reads every word's box from the PDF (``pdftotext -bbox-layout``, poppler) and
+reports, naming the page and the words:
+
+- a word outside the page, or past the side margins by more than :data:`TOLERANCE_PT` (a table
+  or figure wider than the text block);
+- a word in the top or bottom :data:`EDGE_PT` of the page, where nothing but the margin belongs;
+- two words printed over each other (a page number over a table, labels over labels inside a
+  figure). Boxes of neighbouring lines of small type touch; two words count as overlapping only
+  when their boxes share more than :data:`OVERLAP_HEIGHT` of the lower one's height and more
+  than :data:`OVERLAP_WIDTH` of the narrower one's width.
+
+The paper stage writes the problems to ``08_paper/page_checks.csv`` and prints them.
+"""
+
+from __future__ import annotations
+
+import re
+import shutil
+import subprocess
+from dataclasses import dataclass
+from itertools import combinations
+from pathlib import Path
+from xml.etree import ElementTree
+
+#: The side margins of ``paper/main.tex`` (``geometry``: margin=0.75in), in points.
+MARGIN_PT = 54.0
+#: How far a word may reach into a side margin (an overfull line by a few points is not a defect).
+TOLERANCE_PT = 6.0
+#: The band at the top and bottom of the page that holds no text (the page number sits above it).
+EDGE_PT = 18.0
+#: Shares of height and width two boxes must share to count as printed over each other.
+OVERLAP_HEIGHT = 0.6
+OVERLAP_WIDTH = 0.3
+
+
+class PageCheckError(RuntimeError):
+    """The PDF's words could not be read (pdftotext failed on it)."""
+
+
+@dataclass(frozen=True)
+class Word:
+    """One word's box on a page, in points from the top left."""
+
+    text: str
+    x0: float
+    y0: float
+    x1: float
+    y1: float
+
+
+@dataclass(frozen=True)
+class Page:
+    """One page: its number, size and words."""
+
+    number: int
+    width: float
+    height: float
+    words: tuple[Word, ...]
+
+
+def pages(pdf: Path) -> list[Page]:
+    """Every page of ``pdf`` with its words' boxes.
+
+    Raises:
+        PageCheckError: pdftotext is missing or fails on ``pdf``.
+    """
+    exe = shutil.which("pdftotext")
+    if exe is None:
+        raise PageCheckError("pdftotext missing (Debian package poppler-utils; make setup installs it)")
+    proc = subprocess.run([exe, "-bbox-layout", str(pdf), "-"], capture_output=True, text=True, check=False)
+    if proc.returncode != 0:
+        raise PageCheckError(f"pdftotext failed on {pdf}: {proc.stderr.strip()[:300]}")
+    xml = re.sub(r"<!DOCTYPE[^>]*>", "", proc.stdout).replace(' xmlns="http://www.w3.org/1999/xhtml"', "")
+    out = []
+    for number, page in enumerate(ElementTree.fromstring(xml).iter("page"), 1):
+        box = ("xMin", "yMin", "xMax", "yMax")
+        words = tuple(Word(w.text or "", *(float(w.get(k, 0)) for k in box)) for w in page.iter("word"))
+        out.append(Page(number, float(page.get("width", 0)), float(page.get("height", 0)), words))
+    return out
+
+
+def _over(a: Word, b: Word) -> bool:
+    width = min(a.x1, b.x1) - max(a.x0, b.x0)
+    height = min(a.y1, b.y1) - max(a.y0, b.y0)
+    if width <= 0 or height <= 0:
+        return False
+    return height > OVERLAP_HEIGHT * min(a.y1 - a.y0, b.y1 - b.y0) and width > OVERLAP_WIDTH * min(a.x1 - a.x0, b.x1 - b.x0)
+
+
+def page_problems(page: Page) -> list[str]:
+    """What a reader would see wrong on one page (see the module docstring); [] when none."""
+    out = []
+    for w in page.words:
+        if w.x0 < 0 or w.y0 < 0 or w.x1 > page.width or w.y1 > page.height:
+            out.append(f"page {page.number}: '{w.text}' is outside the page")
+        elif w.x0 < MARGIN_PT - TOLERANCE_PT or w.x1 > page.width - MARGIN_PT + TOLERANCE_PT:
+            out.append(f"page {page.number}: '{w.text}' runs into the side margin")
+        elif w.y0 < EDGE_PT or w.y1 > page.height - EDGE_PT:
+            out.append(f"page {page.number}: '{w.text}' is at the page's top or bottom edge")
+    out += [f"page {page.number}: '{a.text}' and '{b.text}' are printed over each other"
+            for a, b in combinations(page.words, 2) if _over(a, b)]  # fmt: skip
+    return out
+
+
+def problems(pdf: Path) -> list[str]:
+    """Every page problem of ``pdf``, in page order; [] when none."""
+    return [problem for page in pages(pdf) for problem in page_problems(page)]
