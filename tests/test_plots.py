@@ -185,6 +185,27 @@ class TestFigures:
                 plt.close("all")
 
 
+class TestTooFewPoints:
+    def test_association_figures_only(self, tables: dict[str, pl.DataFrame]) -> None:
+        """Needing more than the synthetic run's models (12 configurations of 8 models), an association
+        figure is too small to read, with its n; needing no more, it is not; a figure that is no
+        association never is."""
+        models = grid(tables).filter(pl.col("condition") == "single")["model"].n_unique()
+        reason = figures.too_few_points("fig12_car_active_params", tables, models + 1)
+        assert reason == f"Drawn from {models} models; a rank correlation needs {models + 1}, so it is not interpretable at this n"
+        assert figures.too_few_points("fig12_car_active_params", tables, models) == ""
+        assert figures.too_few_points("fig26_car_accuracy", tables, models + 1) == ""  # 12 configurations
+        assert figures.too_few_points("fig08_conditions", tables, 1000) == ""
+
+    def test_status_row(self, tmp_path: Path, tables: dict[str, pl.DataFrame]) -> None:
+        """write_figures marks exactly the association figures it drew, and still draws them."""
+        rows = figures.write_figures(tables, tmp_path, formats=("png",), dpi=30, min_points=1000)
+        small = {r["name"] for r in rows if r["small"]}
+        drawn = {r["name"] for r in rows if not r["reason"]}
+        assert small == set(figures.ASSOCIATIONS) & drawn and small
+        assert all((tmp_path / f"{name}.png").is_file() for name in small)
+
+
 class TestFigureCheck:
     def test_finds_each_problem(self) -> None:
         """Each kind of problem is found, and a clean figure has none."""

@@ -98,6 +98,12 @@ class TestSkippedTex:
         text = report.skipped_tex([{"name": "fig02_x", "reason": "needs k_sweep & 50%"}])
         assert "\\csname dcr@fig02_x\\endcsname{needs k\\_sweep \\& 50\\%}" in text
 
+    def test_too_few_points(self) -> None:
+        """A figure drawn from too few points gets its dcs@ macro (listed small); others get none."""
+        text = report.skipped_tex([{"name": "fig12_x", "reason": "", "small": "Drawn from 2 models"},
+                                   {"name": "fig08_x", "reason": "", "small": ""}])  # fmt: skip
+        assert "\\csname dcs@fig12_x\\endcsname{Drawn from 2 models}" in text and "dcs@fig08_x" not in text
+
 
 class TestReportedFacts:
     def test_reads(self, tmp_path: Path) -> None:

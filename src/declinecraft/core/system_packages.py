@@ -44,7 +44,8 @@ TEX = Need(
     ("latexmk", "texlive-latex-base", "texlive-latex-recommended", "texlive-latex-extra", "texlive-fonts-recommended",
      "poppler-utils"),
     commands=("latexmk", "pdflatex", "kpsewhich", "pdftotext"),
-    tex_files=("geometry.sty", "mathptmx.sty", "microtype.sty", "booktabs.sty", "adjustbox.sty", "hyperref.sty", "xcolor.sty"),
+    tex_files=("geometry.sty", "mathptmx.sty", "microtype.sty", "booktabs.sty", "adjustbox.sty", "hyperref.sty", "xcolor.sty",
+              "longtable.sty", "placeins.sty"),
 )
 NEEDS: tuple[Need, ...] = (
     Need("llama.cpp build (llama-cpp-python, llama-server)", ("cmake", "g++"), commands=("cmake", "g++")),

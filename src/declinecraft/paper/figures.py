@@ -17,12 +17,34 @@ from typing import Any
 
 import polars as pl
 
+from declinecraft.core import small_n
+from declinecraft.core.small_n import counted
 from declinecraft.paper import figure_check, figures_configs, figures_extra, figures_main
 from declinecraft.paper.drawing import save
 from declinecraft.paper.figure_spec import FigureSpec
 from declinecraft.paper.outputs import remove_stale
 
 FIGURE_FILE = re.compile(r"fig\d\d_[a-z0-9_]+\.(pdf|png)")
+#: Figures whose point is a rank correlation over models or configurations (single-shot RAG):
+#: drawn from fewer points than the small-n rule asks for, they show nothing and are printed
+#: small, with their n, in the paper's list of what the run cannot show.
+ASSOCIATIONS = {
+    "fig05_size_release": "models", "fig12_car_active_params": "models", "fig13_accuracy_total_params": "models",
+    "fig26_car_accuracy": "configurations", "fig27_car_accuracy_attempted": "configurations",
+}  # fmt: skip
+
+
+def too_few_points(stem: str, results: Mapping[str, pl.DataFrame], min_points: int) -> str:
+    """Why figure ``stem`` is drawn from too few points to read (see :data:`ASSOCIATIONS`), or ''."""
+    unit = ASSOCIATIONS.get(stem)
+    grid = results.get("main_grid")
+    if unit is None or grid is None or "condition" not in grid.columns:
+        return ""
+    single = grid.filter(pl.col("condition") == "single")
+    n = single["model"].n_unique() if unit == "models" else single.select("model", "thinking").unique().height
+    if n >= min_points:
+        return ""
+    return f"Drawn from {counted(n, unit)}; a rank correlation needs {min_points}, so it is {small_n.CAVEAT}"
 
 
 def figures() -> list[FigureSpec]:
@@ -31,11 +53,13 @@ def figures() -> list[FigureSpec]:
 
 
 def write_figures(results: Mapping[str, pl.DataFrame], folder: Path, *, formats: tuple[str, ...], dpi: int,
-                  no_input: str = "", captions: Mapping[str, str] | None = None) -> list[dict[str, Any]]:  # fmt: skip
+                  no_input: str = "", captions: Mapping[str, str] | None = None,
+                  min_points: int = 0) -> list[dict[str, Any]]:  # fmt: skip
     """Draw every figure the results support into ``folder`` (one file per format), remove figure
     files an earlier run left, and return one status row per figure (``reason`` empty when drawn;
     ``layout``: its layout problems, :func:`figure_check.problems`, empty when none; with
-    ``captions`` (stem -> caption of ``paper/main.tex``) also what its caption fails to name).
+    ``captions`` (stem -> caption of ``paper/main.tex``) also what its caption fails to name;
+    ``small``: why it is drawn from fewer than ``min_points`` points, :func:`too_few_points`).
 
     ``no_input`` (why the run has no analysis results) replaces the reason of every figure the
     run cannot draw, since then no figure lacks something more specific.
@@ -49,11 +73,12 @@ def write_figures(results: Mapping[str, pl.DataFrame], folder: Path, *, formats:
         elif reason and not reason.startswith("Figure"):
             reason = f"Figure {spec.number} {reason}"
         layout: list[str] = []
+        small = "" if reason else too_few_points(spec.stem, results, min_points)
         if not reason:
             fig = spec.draw(results)
             layout = figure_check.problems(fig, None if captions is None else captions.get(spec.stem, ""))
             written |= {f.name for f in save(fig, folder, spec.stem, formats, dpi=dpi)}
         rows.append(dict(kind="figure", number=spec.number, name=spec.stem, title=spec.title, reason=reason,
-                         layout="; ".join(layout)))  # fmt: skip
+                         layout="; ".join(layout), small=small))  # fmt: skip
     remove_stale(folder, FIGURE_FILE, written)
     return rows

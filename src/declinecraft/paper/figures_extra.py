@@ -118,8 +118,8 @@ def plot_judge_pairs(judge_run_accuracy: pl.DataFrame, judges: list[str] | None 
         x, y = pct(judge_run_accuracy[a]), pct(judge_run_accuracy[b])
         rho, _ = stats.spearman(x, y)
         ax.scatter(x, y, s=8, color=BLUE, alpha=0.7)
-        lim = [np.nanmin([x, y]) - 2, np.nanmax([x, y]) + 2] if np.isfinite(x).any() else [0, 100]
-        ax.plot(lim, lim, color=GRAY, lw=0.6, ls="--")
+        ax.plot([0, 100], [0, 100], color=GRAY, lw=0.6, ls="--")
+        rate_axis(ax, "xy")
         ax.set_xlabel(f"Answer Accuracy, {a.removeprefix('score_')} (%)")
         ax.set_ylabel(f"Answer Accuracy, {b.removeprefix('score_')} (%)")
         ax.set_title("ρ = n/a" if np.isnan(rho) else f"ρ = {rho:.2f}")
