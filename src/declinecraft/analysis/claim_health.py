@@ -41,20 +41,21 @@ def _sum(health: pl.DataFrame, measure: str, stage: str | None = None) -> tuple[
     return int(part["numerator"].sum()), int(part["denominator"].sum())
 
 
-def _too_many(health: pl.DataFrame, measure: str, stage: str, share: float, what: str, head: str) -> str:
-    """"<head>: k of n <what> (x%, above y%)" when more than ``share`` of them are bad, else ''."""
+def _too_many(health: pl.DataFrame, measure: str, stage: str, share: float, what: str) -> str:
+    """"k of n <what> (x%)" when more than ``share`` of them are bad, else ''; ``what`` holds
+    ``{n}`` where the total goes."""
     bad, total = _sum(health, measure, stage)
     if total and bad / total > share:
-        return f"{head}: {bad} of {counted(total, what)} ({100 * bad / total:.0f}%, above {100 * share:.0f}%; run health)"
+        return f"{bad} of {what.format(n=total)} ({100 * bad / total:.0f}%)"
     return ""
 
 
 def run_reasons(health: pl.DataFrame) -> list[str]:
     """Why no claim can be tested on this run (empty when the run's calls allow it)."""
     found = [
-        _too_many(health, "failed_calls", "05_answer", MAX_BROKEN_SHARE, "answer calls", "failed calls"),
-        _too_many(health, "label_unparsable", "06_judge", MAX_BROKEN_SHARE, "responses", "no label after the re-ask"),
-        _too_many(health, "truncated", "05_answer", MAX_CUT_SHARE, "answers", "cut at the output budget"),
+        _too_many(health, "failed_calls", "05_answer", MAX_BROKEN_SHARE, "{n} answer calls failed"),
+        _too_many(health, "label_unparsable", "06_judge", MAX_BROKEN_SHARE, "{n} responses unlabelled after the re-ask"),
+        _too_many(health, "truncated", "05_answer", MAX_CUT_SHARE, "{n} answers cut at the output budget"),
     ]
     return [reason for reason in found if reason]
 
@@ -65,15 +66,14 @@ def claim_reasons(claim_id: str, health: pl.DataFrame, min_n: int) -> list[str]:
     if claim_id in ITERATIVE_CLAIMS:
         rounds = health.filter(pl.col("measure") == "further_rounds")
         if rounds.height and int(rounds.filter(pl.col("detail") != "0")["numerator"].sum()) == 0:
-            reasons.append(f"iterative RAG never retrieved a second time (run health: none of the "
-                           f"{counted(int(rounds['numerator'].sum()), 'iterative answers')}), so it equals single-shot RAG")  # fmt: skip
+            answers = counted(int(rounds["numerator"].sum()), "iterative answers")
+            reasons.append(f"iterative RAG never retrieved twice (none of {answers}), so it equals single-shot RAG")
     if claim_id in ACCURACY_CLAIMS:
-        reasons.append(_too_many(health, "score_unparsable", "06_judge", MAX_BROKEN_SHARE, "scores", "no score after the re-ask"))
+        reasons.append(_too_many(health, "score_unparsable", "06_judge", MAX_BROKEN_SHARE, "{n} scores unparsable after the re-ask"))
         scored = health.filter(pl.col("measure") == "accuracy_questions").drop_nulls("numerator")
         if scored.height and not any(is_finding(int(n), min_n) for n in scored["numerator"]):
             most = int(scored["numerator"].max())  # type: ignore[arg-type]
-            reasons.append(f"run health: accuracy rests on at most {counted(most, 'questions')} per configuration, "
-                           f"fewer than the {min_n} the small-n rule asks for")  # fmt: skip
+            reasons.append(f"accuracy on at most {counted(most, 'questions')} per configuration (the small-n rule needs {min_n})")
     return [r for r in reasons if r]
 
 
@@ -81,4 +81,5 @@ def reason(claim_id: str, health: pl.DataFrame | None, min_n: int) -> str:
     """The run health's reason why ``claim_id`` is not testable, or '' (see the module docstring)."""
     if health is None:
         return ""
-    return "; ".join([*run_reasons(health), *claim_reasons(claim_id, health, min_n)])
+    reasons = [*run_reasons(health), *claim_reasons(claim_id, health, min_n)]
+    return ("run health: " + "; ".join(reasons)) if reasons else ""
