@@ -16,7 +16,7 @@ from declinecraft.analysis import paper_tables
 from declinecraft.analysis import stage as analysis_stage
 from declinecraft.core import config
 from declinecraft.core.config import VerifyParams
-from declinecraft.paper import latex, outputs, pdf, run_settings
+from declinecraft.paper import figures, latex, outputs, pdf, run_settings
 from declinecraft.paper import numbers as report_numbers
 from declinecraft.paper import stage as report
 from declinecraft.paper import tables as report_tables
@@ -164,6 +164,23 @@ class TestRunStage:
         assert pl.read_csv(out.folder / "page_checks.csv")["problem"].to_list() == []
         checks = pl.read_csv(out.folder / "figure_checks.csv").filter(pl.col("problems").fill_null("") != "")
         assert checks.height == 0, checks.to_dicts()
+
+    @pytest.mark.slow
+    @pytest.mark.skipif(not HAS_TEX, reason="latexmk is not installed")
+    def test_pdf_png_only_and_small(self, tmp_path: Path) -> None:
+        """A run that draws PNG only, with a small-n rule above its model count, still builds its PDF:
+        drawn figures come in as PNG, and the rank-correlation figures are listed small."""
+        project(tmp_path, None)
+        (tmp_path / "params" / "small.yaml").write_text(
+            "base: default\npaper:\n  figure_formats: [png]\nanalysis:\n  min_n: 50\n")
+        cfg = config.load(tmp_path / "params" / "small.yaml")
+        cfg.stage_dir("judge").mkdir(parents=True)
+        synthetic.synthetic_judged(6, 60).write_parquet(cfg.stage_dir("judge") / "judged.parquet")
+        analysis_stage.run(cfg)
+        out = report.run(cfg)
+        assert out.pdf is not None and out.pdf.is_file() and not list(out.figures.glob("*.pdf"))
+        listed = pl.read_csv(out.folder / "figure_checks.csv").filter(pl.col("too_few_points").fill_null("") != "")
+        assert set(listed["name"]) and set(listed["name"]) <= set(figures.ASSOCIATIONS)
 
 
 # --- pdf ----------------------------------------------------------------------------------------
