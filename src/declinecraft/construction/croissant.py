@@ -40,7 +40,6 @@ CONTEXT = {
     "references": "cr:references", "regex": "cr:regex", "repeated": "cr:repeated", "replace": "cr:replace",
     "separator": "cr:separator", "source": "cr:source", "subField": "cr:subField", "transform": "cr:transform",
 }  # fmt: skip
-URL = "https://github.com/declinecraft/declinecraft"
 
 
 def data_type(dtype: pl.DataType) -> tuple[str, bool]:
@@ -141,7 +140,6 @@ def describe(
             f"{cfg.corpus.cutoff}) and the rest unanswerable from it, for measuring abstention in retrieval-augmented models."
         ),
         "license": LICENCE_URLS.get(licence, licence),
-        "url": URL,
         "version": "1.0.0",
         "datePublished": published.isoformat(),
         "creator": {"@type": "sc:Organization", "name": "DeclineCraft"},

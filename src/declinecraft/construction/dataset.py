@@ -115,7 +115,7 @@ def chunks_frame(cfg: RunConfig) -> pl.DataFrame:
 
 def _licence(cfg: RunConfig) -> tuple[str, str]:
     """(Hugging Face licence id, sentence) of the released texts: the wiki's for a crawled corpus."""
-    if cfg.corpus.source == "dump" and cfg.corpus.dump.startswith("data/miniwiki/"):
+    if cfg.corpus.source == "dump" and cfg.corpus.dump.startswith(("data/miniwiki/", "tests/data/")):
         return "apache-2.0", ("The mini wiki's pages are the project's own text (data/miniwiki/), released with the "
                               "code under the Apache License 2.0.")  # fmt: skip
     return "cc-by-nc-sa-3.0", ("The texts come from the Minecraft Wiki (minecraft.wiki), whose content is licensed "
