@@ -17,11 +17,12 @@ import zipfile
 from dataclasses import dataclass
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 import fake_openai
 import retrieval_data
-from declinecraft.core import bundle, registry, replay
+from declinecraft.core import bundle, config, registry, replay
 from declinecraft.llm import client as llm
 from declinecraft.llm import serve
 from declinecraft.llm.cache import Cache
@@ -29,6 +30,7 @@ from declinecraft.retrieval import index
 from declinecraft.retrieval.embedding_cache import CachedEmbedder, EmbeddingCache
 from declinecraft.retrieval.hashing import HashEmbedder
 from support import faults
+from support.projects import copy_project
 
 RUN = "scripted"
 PARAMS = "params/scripted.yaml"
@@ -113,6 +115,67 @@ class TestLedger:
         (tmp_path / "x.tsv").write_text("llm\tm\tk\nnonsense\n")
         with pytest.raises(ValueError, match=r"x.tsv:2: not a ledger line"):
             replay.ledger_read(tmp_path / "x.tsv")
+
+
+def tiny_run(root: Path, monkeypatch: pytest.MonkeyPatch) -> config.RunConfig:
+    """A complete-looking run: every stage executed, one embedding looked up by 02_index (of two cached)."""
+    monkeypatch.setenv("DECLINECRAFT_CACHE", str(root / "cache"))
+    cfg = config.load(copy_project(root / "project") / "params" / "default.yaml")
+    store = EmbeddingCache(cfg.cache_dir / "embeddings" / "embeddings.sqlite")
+    store.put_many("m", [("used", np.ones(2, np.float32)), ("unused", np.zeros(2, np.float32))])
+    store.close()
+    for _, notebook in config.STAGES:
+        (cfg.run_dir() / "executed").mkdir(parents=True, exist_ok=True)
+        (cfg.run_dir() / "executed" / f"{notebook}.ipynb").write_text("{}")
+        bundle.ledger_path(cfg, notebook).parent.mkdir(parents=True, exist_ok=True)
+        bundle.ledger_path(cfg, notebook).write_text("embedding\tm\tused\n" if notebook == "02_index" else "")
+    (cfg.run_dir() / "environment.json").write_text('{"environment_id": "abc"}')
+    return cfg
+
+
+class TestBundle:
+    def test_only_used_rows(self, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+        """The bundle holds the looked-up rows only, and unpacks them as a cache folder."""
+        cfg = tiny_run(tmp_path, monkeypatch)
+        archive = bundle.write(cfg)
+        manifest = json.loads(zipfile.ZipFile(archive).read("manifest.json"))
+        assert manifest["counts"] == {"llm": 0, "embedding": 1, "rerank": 0}
+        folder = bundle.unpack(archive, cfg)
+        assert set(EmbeddingCache(folder / "embeddings" / "embeddings.sqlite").get_many("m", ["used", "unused"], 2)) == {"used"}
+
+    def test_missing_ledger(self, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+        """A stage without a ledger is refused, naming the file and the stage to rerun."""
+        cfg = tiny_run(tmp_path, monkeypatch)
+        bundle.ledger_path(cfg, "05_answer").unlink()
+        with pytest.raises(bundle.BundleError, match=r"calls/05_answer.tsv is missing: stage 05_answer ran before"):
+            bundle.write(cfg)
+
+    def test_answer_gone_from_cache(self, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+        """A ledger naming an answer the cache lost: no bundle, and the message says how many."""
+        cfg = tiny_run(tmp_path, monkeypatch)
+        bundle.ledger_path(cfg, "03_generate").write_text("embedding\tm\tlost\n")
+        with pytest.raises(bundle.BundleError, match="1 of the 2 embedding answers"):
+            bundle.write(cfg)
+        assert not (cfg.run_dir() / bundle.BUNDLE_NAME).exists()
+
+    def test_damaged_member(self, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+        """A member whose bytes differ from the manifest's sha256 is refused, naming it."""
+        cfg = tiny_run(tmp_path, monkeypatch)
+        archive = bundle.write(cfg)
+        changed = tmp_path / "changed.zip"
+        with zipfile.ZipFile(archive) as source, zipfile.ZipFile(changed, "w") as target:
+            for name in source.namelist():
+                target.writestr(name, b"{}" if name == "environment.json" else source.read(name))
+        with pytest.raises(bundle.BundleError, match="environment.json does not match its sha256"):
+            bundle.unpack(changed, cfg)
+
+    def test_other_params(self, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+        """A bundle of other params is refused, naming the first key that differs."""
+        cfg = tiny_run(tmp_path, monkeypatch)
+        archive = bundle.write(cfg)
+        cfg.params_file.write_text(cfg.params_file.read_text().replace("seed: 0", "seed: 3", 1))
+        with pytest.raises(bundle.BundleError, match="made from other params.*seed: 3 here, 0 in the bundle"):
+            bundle.unpack(archive, config.load(cfg.params_file))
 
 
 #: Keys of the stage manifests that hold times or this checkout's paths, not results.
