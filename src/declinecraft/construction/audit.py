@@ -158,8 +158,9 @@ def draft_table(drafts: pl.DataFrame) -> pl.DataFrame:
 def fate_table(candidates: pl.DataFrame) -> pl.DataFrame:
     """Candidates by generator, half and fate, with the share of that half's candidates."""
     out = candidates.group_by("generator", "answerable", "fate").len("n")
+    # The fate breaks ties in n: group_by's order varies from run to run, and the table is an output.
     return out.with_columns(share=pl.col("n") / pl.col("n").sum().over("generator", "answerable")).sort(
-        "generator", "answerable", "n", descending=[False, True, True]
+        "generator", "answerable", "n", "fate", descending=[False, True, True, False]
     )
 
 
@@ -168,7 +169,7 @@ def format_table(candidates: pl.DataFrame) -> pl.DataFrame:
     lost = candidates.filter(pl.col("status") != "drafted")
     reason = pl.col("reason").str.replace_all(r"\d+ (words|question marks)", "N $1")
     return lost.group_by("generator", "answerable", "status", "step", reason.alias("reason")).len("n").sort(
-        "generator", "answerable", "n", descending=[False, True, True]
+        "generator", "answerable", "n", "status", "step", "reason", descending=[False, True, True, False, False, False]
     )
 
 
@@ -188,7 +189,9 @@ def verifier_table(candidates: pl.DataFrame) -> pl.DataFrame:
     schema = {"generator": pl.String, "verifier": pl.String, "answerable": pl.Boolean, "check": pl.String,
               "evaluated": pl.Int64, "rejected": pl.Int64, "rejection_rate": pl.Float64, "unparsable": pl.Int64,
               "errors": pl.Int64}  # fmt: skip
-    return pl.DataFrame(rows, schema=schema).sort("generator", "answerable", "check", descending=[False, True, True])
+    return pl.DataFrame(rows, schema=schema).sort(
+        "generator", "verifier", "answerable", "check", descending=[False, False, True, True]
+    )
 
 
 def spread_table(bench: pl.DataFrame, *, by: str = "target_title") -> pl.DataFrame:

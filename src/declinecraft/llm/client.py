@@ -29,7 +29,7 @@ from typing import Any
 
 from declinecraft.llm import cache as cache_mod
 from declinecraft.llm import serve
-from declinecraft.core import bounds, prompts
+from declinecraft.core import bounds, prompts, replay
 from declinecraft.llm.body_fields import ThinkingMode, choice_constraint, thinking_body
 from declinecraft.llm.cache import Cache, CallRecord
 from declinecraft.core.registry import ModelSpec
@@ -204,11 +204,15 @@ class Client:
         prepared = [self.prepare(r) for r in requests]
         unique = {p.key: p for p in prepared}
         records = self.cache.fetch(unique)
+        replay.ledger_note("llm", self.endpoint, unique)
+        retry_failures = retry_failures and not replay.replaying()  # a replay keeps the run's failures
 
         def resend(record: CallRecord) -> bool:  # a failure recorded before ``failed_before`` (an earlier run)
             return retry_failures and record.status != "ok" and record.created_at < (failed_before or "~")
 
         todo = [p for k, p in unique.items() if k not in records or resend(records[k])]
+        if todo and replay.replaying():
+            raise replay.replay_miss("llm", self.spec.id, len(todo), _prompt_text(todo[0].request))
         sent = {p.key for p in todo}
         failed_hits = sum(1 for k, r in records.items() if r.status != "ok" and k not in sent)
         bar = Progress(len(unique), len(unique) - len(todo), failed_hits, desc or self.spec.id, enabled=progress)
@@ -278,8 +282,14 @@ class Client:
 # --- entry points ----------------------------------------------------------------------------
 
 
+def _prompt_text(request: Request) -> str:
+    """The text of a request's first user message (what a replay's miss error quotes)."""
+    users = [m for m in request.messages if m.get("role") == "user"] or list(request.messages)
+    return str(users[0].get("content") or "") if users else ""
+
+
 def _api_key(spec: ModelSpec, environ: Mapping[str, str] | None) -> str | None:
-    if not spec.api_key_env:
+    if not spec.api_key_env or replay.replaying():  # a replay sends nothing, so needs no key
         return None
     key = (os.environ if environ is None else environ).get(spec.api_key_env)
     if not key:

@@ -17,7 +17,7 @@ from typing import Any
 
 import polars as pl
 
-from declinecraft.core import environment, paths, registry
+from declinecraft.core import bundle, environment, paths, registry
 from declinecraft.core.config import STAGES, RunConfig, referenced_models
 from declinecraft.core.model_files import package_dir
 from declinecraft.llm.cache import open_cache
@@ -66,18 +66,28 @@ def call_environments(cfg: RunConfig) -> dict[str, int]:
 
 
 def build(cfg: RunConfig, call_environments: dict[str, int] | None = None) -> dict[str, Any]:
-    """The run's environment record: this machine, the model files' sha256 and the calls' machines."""
-    files = model_files(cfg)
-    hashes = environment.file_hashes([p for group in files.values() for p in group], cfg.cache_dir / "models" / "sha256.json")
+    """The run's environment record: this machine, the model files' sha256 and the calls' machines.
+
+    A replay (:mod:`declinecraft.core.bundle`) runs no model, so it takes the model files' record
+    from the bundle's machine record instead of reading (or assembling) the weights.
+    """
+    recorded = bundle.recorded_environment(cfg.cache_dir)
+    if recorded is not None:
+        weights = recorded.get("model_files") or {}
+    else:
+        files = model_files(cfg)
+        hashes = environment.file_hashes([p for group in files.values() for p in group], cfg.cache_dir / "models" / "sha256.json")
+        weights = {
+            model: [{"file": p.name, "sha256": hashes[str(p.resolve())], "bytes": p.stat().st_size} for p in group]
+            for model, group in files.items()
+        }
     env_id, _ = environment.current()
     return {
         "environment_id": env_id,
         **environment.record(),
-        "model_files": {
-            model: [{"file": p.name, "sha256": hashes[str(p.resolve())], "bytes": p.stat().st_size} for p in group]
-            for model, group in files.items()
-        },
+        "model_files": weights,
         "call_environments": dict(sorted((call_environments or {}).items())),
+        **({"replayed_from": recorded.get("environment_id", "")} if recorded is not None else {}),
     }
 
 

@@ -17,6 +17,7 @@ from pathlib import Path
 import numpy as np
 from numpy.typing import NDArray
 
+from declinecraft.core import replay
 from declinecraft.retrieval.embedder import Embedder, Kind, check_texts
 
 
@@ -101,10 +102,13 @@ class CachedEmbedder:
         texts = check_texts(texts, f"{kind}s")
         shas = [EmbeddingCache.digest(kind, t) for t in texts]
         found = self.cache.get_many(self.key, shas, self.dim)
+        replay.ledger_note("embedding", self.key, shas)
         self.hits += sum(1 for s in shas if s in found)
         todo = list(dict.fromkeys(s for s in shas if s not in found))
         if todo:
             first = {sha: i for i, sha in reversed(list(enumerate(shas)))}
+            if replay.replaying():
+                raise replay.replay_miss("embedding", self.key, len(todo), texts[first[todo[0]]])
             new_texts = [texts[first[s]] for s in todo]
             embed = self.inner.embed_documents if kind == "document" else self.inner.embed_queries
             vectors = embed(new_texts)

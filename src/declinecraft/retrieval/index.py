@@ -44,11 +44,12 @@ import pyarrow as pa
 import tantivy
 
 from declinecraft.core import config
-from declinecraft.core import paths
+from declinecraft.core import paths, replay
 from declinecraft.core.artifacts import CHUNK_COLUMNS, CORPORA, validate_chunks
 from declinecraft.core.config import IndexParams
 from declinecraft.retrieval.bm25 import TANTIVY_B, TANTIVY_K1, bm25_analyzer, check_bm25_params, write_frequent
 from declinecraft.retrieval.dense import DenseTable, check_dense_params, dense_index, dense_uri, dense_write
+from declinecraft.retrieval.embedding_cache import EmbeddingCache
 
 if TYPE_CHECKING:
     from declinecraft.retrieval.embedder import Embedder
@@ -348,6 +349,9 @@ def ensure(
     if (target / MANIFEST).is_file():
         manifest = read_manifest(target)
         built = False
+        # A replay builds the index afresh: the ledger lists the vectors a build would read.
+        texts = frame["text"].to_list()
+        replay.ledger_note("embedding", getattr(embedder, "key", embedder.name), [EmbeddingCache.digest("document", t) for t in texts])
     else:
         manifest = build(frame, target, embedder=embedder, params=params, chunks_sha256=sha)
     if not keep_stale:

@@ -18,6 +18,7 @@ from typing import Literal, Protocol, runtime_checkable
 import numpy as np
 from numpy.typing import NDArray
 
+from declinecraft.core import replay
 from declinecraft.retrieval.embedding_cache import EmbeddingCache
 from declinecraft.core.model_files import load_onnx, local_model_folder, package_dir, package_version
 
@@ -153,9 +154,12 @@ class CachedReranker:
         pairs = list(pairs)
         shas = [hashlib.sha256(f"{q}\x00{p}".encode()).hexdigest() for q, p in pairs]
         found = self.cache.get_many(self.key, shas, 1)
+        replay.ledger_note("rerank", self.key, shas)
         todo = list(dict.fromkeys(s for s in shas if s not in found))
         if todo:
             first = {sha: i for i, sha in reversed(list(enumerate(shas)))}
+            if replay.replaying():
+                raise replay.replay_miss("rerank", self.key, len(todo), pairs[first[todo[0]]][0])
             scores = self.inner.score([pairs[first[s]] for s in todo])
             items = [(s, np.array([v], dtype=np.float32)) for s, v in zip(todo, scores)]
             self.cache.put_many(self.key, items)
