@@ -44,6 +44,27 @@ class TestCalibration:
         assert evidence.wrong_answer_rate(["L5", "L5", "L5", "L4"], [True, False, False, True]) == pytest.approx(1 / 3)
         assert evidence.accuracy(["L1", "L2", "L2", "L3"], [1.0, 0.5, float("nan"), 1.0]) == 0.75
 
+    def test_weights(self) -> None:
+        """Weights scale n_l and A_l: an L5 pair at ½ each counts as one question (ESB's main grid).
+
+        L1: 2 questions answered (a=0, ideal 0); L5: question q abstains in one order only, r in
+        neither. Unweighted Eq. 1: L5 has 4 responses, 1 abstains -> |1 - 4| = 3, B-ECE 3/6 and
+        over-answer 3/4. Weighted ½: L5 weighs 2, abstains ½ -> |0.5 - 2| = 1.5 over 4 = 0.375,
+        over-answer 1.5 / 2 = 0.75; doubling every weight changes nothing.
+        """
+        levels = ["L1", "L1", "L5", "L5", "L5", "L5"]
+        abstained = [False, False, True, False, False, False]
+        qids = ["q", "r", "q", "q", "r", "r"]
+        w = evidence.main_weights(qids, levels)
+        assert w == [1.0, 1.0, 0.5, 0.5, 0.5, 0.5]
+        assert evidence.b_ece(levels, abstained) == pytest.approx(3 / 6)
+        assert evidence.b_ece(levels, abstained, weights=w) == pytest.approx(1.5 / 4)
+        assert evidence.b_ece(levels, abstained, weights=[2 * x for x in w]) == pytest.approx(1.5 / 4)
+        assert evidence.over_answer_rate(levels, abstained, weights=w) == pytest.approx(0.75)
+        assert evidence.over_answer_rate(["L3", "L5", "L5"], [False, True, False], weights=[1, 0.5, 0.5]) == 0.75
+        with pytest.raises(ValueError, match="non-negative"):
+            evidence.b_ece(levels, abstained, weights=[-1.0] * 6)
+
     def test_lengths_must_match(self) -> None:
         """Mismatched lists are an error, not a silent truncation."""
         with pytest.raises(ValueError, match="equal length"):

@@ -258,13 +258,14 @@ class TestStage:
         assert curve[("P1", "L4")] == 1.0 and curve[("P1", "L1")] == 0.0 and curve[("P1", "L5")] == 0.0
         assert curve[("P2", "L1")] == 0.0 and curve[("P2", "L2")] == 1.0 and curve[("P2", "T")] == 1.0
         summary = {r["prompt"]: r for r in result.tables["summary"].iter_rows(named=True)}
-        # P1: L3-L5 answered except L4 (4 of 4 abstain): 4 L3 + 6 L5 answers of 14
-        assert summary["P1"]["over_answer"] == pytest.approx(10 / 14)
-        # P1 L5 conflict-first reads the copy first: a0, a1, a2 adopt the altered value -> 3 of 6
+        # Each L5 question counts once (two orders, ½ each): 3 L5 questions weigh 3, not 6.
+        # P1: L3 4 of 4 answered, L4 0 of 4, L5 3 of 3 -> (4 + 3) / 11
+        assert summary["P1"]["over_answer"] == pytest.approx(7 / 11)
+        # P1 L5 conflict-first reads the copy first: a0, a1, a2 adopt the altered value -> 3 x ½ of 3
         assert summary["P1"]["wrong_answer"] == pytest.approx(0.5)
-        # P1 B-ECE: L1 0/4, L2 0/4, L3 0/4 (|0-1|), L4 4/4, L5 0/6 -> (4 + 6) / 22
-        assert summary["P1"]["b_ece"] == pytest.approx(10 / 22)
-        assert summary["P1"]["b_ece_t"] == pytest.approx(12 / 24)  # T: 0 of 2 abstain
+        # P1 B-ECE: L1 0/4, L2 0/4, L3 0/4 (|0-4|), L4 4/4, L5 0/3 (|0-3|) -> (4 + 3) / 19
+        assert summary["P1"]["b_ece"] == pytest.approx(7 / 19)
+        assert summary["P1"]["b_ece_t"] == pytest.approx(9 / 21)  # T: 0 of 2 abstain
         assert summary["P1"]["accuracy_low"] <= summary["P1"]["accuracy"] <= summary["P1"]["accuracy_high"]
         types = result.tables["l5_types"].filter(pl.col("order") == "all", pl.col("n") > 0)
         assert set(zip(types["prompt"], types["type"])) == {

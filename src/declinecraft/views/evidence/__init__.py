@@ -19,6 +19,7 @@ from declinecraft.views.evidence.calibration import (
     abstention_rate,
     accuracy,
     b_ece,
+    main_weights,
     over_answer_rate,
     wrong_answer_rate,
 )
@@ -45,6 +46,7 @@ __all__ = [
     "copy_problem",
     "l5_type",
     "macros",
+    "main_weights",
     "over_answer_rate",
     "wrong_answer_rate",
 ]  # fmt: skip
