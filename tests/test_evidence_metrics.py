@@ -229,3 +229,38 @@ class TestTablesEmpty:
         assert tables.curve(frame, boot).is_empty() and tables.summary(frame, boot).is_empty()
         assert tables.position_bias(frame).is_empty() and tables.prompt_effects(frame).is_empty()
         assert tables.l5_types(frame).is_empty()
+
+
+class TestIsConflictAware:
+    @pytest.mark.parametrize("text", [
+        "The passages conflict: one says 20 seconds, the other 30. I go with 20 seconds.",
+        "Passage [2] contradicts passage [1]; the answer is 20 seconds.",
+        "There is a discrepancy between the sources. It drops 3 ingots.",
+        "The passages do not agree on the value, but passage [1] says 20 seconds.",
+        "The values are not consistent. Answer: 20 seconds.",
+        "There is no conflict in passage [1], but another passage says 30 seconds.",
+        "It is 20 seconds, although the passages disagree.",
+    ])  # fmt: skip
+    def test_disagreement(self, text: str) -> None:
+        """A response that says its passages disagree is conflict-aware."""
+        assert evidence.is_conflict_aware(text)
+
+    @pytest.mark.parametrize("text", [
+        "There is no conflict between the passages. The golem presses a button every 20 seconds.",
+        "The passages do not contradict each other; the answer is 20 seconds.",
+        "No two passages differ on this: 20 seconds.",
+        "The sources don't seem to be in any conflict. It drops 3 copper ingots.",
+        "Sufficiency: sufficient, without contradiction. Answer: Coal.",
+        "The passages agree: 20 seconds.",
+        "",
+    ])  # fmt: skip
+    def test_agreement_or_negation(self, text: str) -> None:
+        """A negated cue ("no conflict", "do not contradict") or plain agreement is not conflict-aware."""
+        assert not evidence.is_conflict_aware(text)
+
+    def test_l5_type_uses_it(self) -> None:
+        """A P3 answer saying the passages agree is evidence picking, not conflict-aware."""
+        text = "There is no conflict between the passages. The answer is 20 seconds."
+        assert classes.l5_type("ANSWER", text, "20 seconds", "30 seconds") == "pick_gold"
+        assert classes.l5_type("ANSWER", "The passages conflict; 30 seconds.", "20 seconds", "30 seconds") == (
+            "conflict_aware")  # fmt: skip
