@@ -32,6 +32,10 @@ PUBLISHED: tuple[tuple[str, float, str, str], ...] = (
     ("KgPaperRHigh", 0.6022, "pct", "best R_lambda at lambda=1.5"),
     ("KgPaperAUROC", 0.9825, "num", "probe AUROC, Zone D against A-C"),
     ("KgPaperAUPRC", 0.9488, "num", "probe AUPRC"),
+    ("KgPaperProbeAccuracy", 0.8926, "num", "probe accuracy at 0.5"),
+    ("KgPaperProbeMacroF", 0.7816, "num", "probe macro-F1 at 0.5"),
+    ("KgPaperProbeRecall", 0.4554, "num", "probe Zone-D recall at 0.5"),
+    ("KgPaperProbeFPR", 0.0, "num", "probe A-C false-positive rate at 0.5"),
 )
 #: Half a printed unit: shifts smaller than this print as 0.0 points and read "the same".
 TOLERANCE = 0.0005
@@ -236,13 +240,25 @@ def _sensitivity(c: _Collector, parser: pl.DataFrame, prompt: pl.DataFrame) -> N
 def _probe(c: _Collector, probe: pl.DataFrame, features: pl.DataFrame) -> None:
     for text, tag in (("question", ""), ("asked_question", "Asked")):
         row = lambda t=text: probe.filter(pl.col("text") == t).row(0, named=True)
-        # An AUC ranks pairs of one question from each half: the smaller half bounds it.
-        size = lambda r=row: min(r()["n_answerable"], r()["n_unanswerable"])
-        half = "questions in the smaller half"
-        c.add(f"KgProbe{tag}AUROC", f"lexical probe AUROC ({text})", lambda r=row: r()["auroc"], "num", n=size, unit=half)
-        c.add(f"KgProbe{tag}AUPRC", f"lexical probe AUPRC, unanswerable positive ({text})", lambda r=row: r()["auprc"], "num",
-              n=size, unit=half)
-        c.add(f"KgProbe{tag}Chance", f"AUPRC at chance: the unanswerable share ({text})", lambda r=row: r()["auprc_chance"], "num")
+        # Scored once on the test split: an AUC ranks pairs across halves, so the smaller test half
+        # bounds it; recall rests on the unanswerable test items, the FPR on the answerable ones.
+        size = lambda r=row: min(r()["n_test_answerable"], r()["n_test_unanswerable"])
+        half = "test questions in the smaller half"
+        for column, name, what, n, unit in (
+            ("auroc", "AUROC", "AUROC", size, half), ("auprc", "AUPRC", "AUPRC, unanswerable positive", size, half),
+            ("accuracy", "Accuracy", "accuracy at 0.5", lambda r=row: r()["n_test"], "test questions"),
+            ("macro_f1", "MacroF", "macro-F1 at 0.5", size, half),
+            ("recall_unanswerable", "Recall", "unanswerable recall at 0.5",
+             lambda r=row: r()["n_test_unanswerable"], "unanswerable test questions"),
+            ("false_positive_rate", "FPR", "false-positive rate (answerable flagged) at 0.5",
+             lambda r=row: r()["n_test_answerable"], "answerable test questions"),
+        ):  # fmt: skip
+            c.add(f"KgProbe{tag}{name}", f"K2G probe {what} ({text})", lambda r=row, col=column: r()[col], "num",
+                  n=n, unit=unit)  # fmt: skip
+        c.add(f"KgProbe{tag}Chance", f"AUPRC at chance: the test split's unanswerable share ({text})",
+              lambda r=row: r()["auprc_chance"], "num")  # fmt: skip
+        c.add(f"KgProbe{tag}Dev", f"development questions the probe is fit on ({text})", lambda r=row: r()["n_dev"], "int")
+        c.add(f"KgProbe{tag}Test", f"test questions it is scored on ({text})", lambda r=row: r()["n_test"], "int")
     c.add("KgProbeWords", "the probe's three most unanswerable-weighted words",
           lambda: ", ".join(features.filter(pl.col("text") == "question", pl.col("half") == "unanswerable")
                             .sort("rank")["feature"].head(3).to_list()) or None, "text")  # fmt: skip
