@@ -14,15 +14,21 @@ from declinecraft.views.evidence import asking, stage
 
 
 class TestPrompts:
-    @pytest.mark.parametrize("prompt", ["P1", "P2", "P3"])
+    @pytest.mark.parametrize("prompt", ["P1", "P2", "P3", "J2"])
     @pytest.mark.parametrize("level", ["L1", "L4", "L5", "T"])
     def test_calls_render(self, root: Path, prompt: str, level: str) -> None:
-        """Every call the view sends fills its template exactly; P1 reuses J.2's files."""
+        """Every call the view sends fills its template exactly; J2 reuses J.2's files; P1 is the
+        plain baseline: it never mentions abstaining, insufficiency or the model's own knowledge."""
         call = asking.call_of(prompt, level, "What is it?", "[1] Page (url)\ntext")
         text = prompts.load(call.prompt, root).render(**call.fields)
         assert "What is it?" in text
-        if prompt == "P1":
+        if prompt == "J2":
             assert call.prompt == ("answer_no_context" if level == "L4" else "answer_with_context")
+        elif prompt == "P1":
+            assert call.prompt == "esb_baseline" and (asking.NO_PASSAGES in text) == (level == "L4")
+            lowered = text.lower()
+            assert not any(w in lowered for w in ("insufficient", "know", "abstain", "memory", "own knowledge",
+                                                  "cannot", "unable", "not sure"))  # fmt: skip
         else:
             assert (asking.NO_PASSAGES in text) == (level == "L4") and "insufficient" in text
 

@@ -66,11 +66,14 @@ def first_passage(context: str) -> str:
 
 
 def model_under_test(call: Call) -> str:
-    """P1 answers from passage [1]; P2 abstains on more than one passage or none; P3 calls
-    the passages conflicting and answers from passage [1]."""
+    """P1 and J2 answer from passage [1] (without passages they say they do not know); P2
+    abstains on more than one passage or none; P3 calls the passages conflicting and answers
+    from passage [1]."""
     if call.prompt == "answer_no_context":
         return "I do not know the answer. I would need to know more."
     context = call.fields["context"]
+    if call.prompt == "esb_baseline" and not HEADER.search(context):
+        return "I do not know the answer. I would need to know more."
     if call.prompt == "esb_sufficiency" and len(HEADER.findall(context)) != 1:
         return INSUFFICIENT
     prefix = "Sufficiency: the passages conflict. Answer: " if call.prompt == "esb_cot_sufficiency" else ""
@@ -148,7 +151,7 @@ class FakeSearch:
 
 #: The evidence block of the test runs (default.yaml's own block is sized for the offline run).
 EVIDENCE = {"models": "[]", "bootstrap_resamples": "200", "accuracy_judges": "[]", "k": "0", "limit_questions": "0",
-            "context_chars": "-1", "max_tokens": "0", "prompts": "[P1, P2, P3]", "conflict_model": "''"}  # fmt: skip
+            "context_chars": "-1", "max_tokens": "0", "prompts": "[P1, P2, P3, J2]", "conflict_model": "''"}  # fmt: skip
 
 
 def make_run(project: Path, evidence: dict[str, str] | None = None, *, tested: str = "m1", generator: str = "gen",
@@ -207,7 +210,7 @@ class TestStage:
         manifest = json.loads((folder / "manifest.json").read_text())
         # a0, a1, a2: L1-L4 + two L5; a3: L1-L4; u0, u1: T  -> 6 + 6 + 6 + 4 + 2
         assert manifest["instances"] == {"L1": 4, "L2": 4, "L3": 4, "L4": 4, "L5": 6, "T": 2}
-        assert manifest["n_responses"] == 24 * 3 and manifest["key_values"] == {"rule": 2, "model": 2}
+        assert manifest["n_responses"] == 24 * 4 and manifest["key_values"] == {"rule": 2, "model": 2}
         assert manifest["searched_questions"] == 5 and len(search.queries) == 5  # a0 and u0 came from stage 05
 
     def test_models_one_at_a_time(self, done) -> None:  # noqa: ANN001
@@ -216,7 +219,8 @@ class TestStage:
         order = list(dict.fromkeys(m for m, _ in models.log))
         assert order == ["gen", "m1", "j1"]
         assert models.prompts("gen") == ["esb_conflict", "esb_conflict"]  # a2 and a3
-        assert models.prompts("m1").count("answer_no_context") == 4  # P1 at L4 is stage 05's no-RAG call
+        assert models.prompts("m1").count("answer_no_context") == 4  # J2 at L4 is stage 05's no-RAG call
+        assert models.prompts("m1").count("esb_baseline") == 24  # P1: ESB's baseline on every context
 
     def test_bad_input_counted(self, done) -> None:  # noqa: ANN001
         """Missing target chunk, one-chunk page, no alterable value: each a problem row, no crash."""
@@ -269,7 +273,8 @@ class TestStage:
         assert summary["P1"]["accuracy_low"] <= summary["P1"]["accuracy"] <= summary["P1"]["accuracy_high"]
         types = result.tables["l5_types"].filter(pl.col("order") == "all", pl.col("n") > 0)
         assert set(zip(types["prompt"], types["type"])) == {
-            ("P1", "pick_gold"), ("P1", "pick_conflict"), ("P2", "abstain"), ("P3", "conflict_aware")}
+            ("P1", "pick_gold"), ("P1", "pick_conflict"), ("P2", "abstain"), ("P3", "conflict_aware"),
+            ("J2", "pick_gold"), ("J2", "pick_conflict")}
 
     def test_accuracy_scored_against_references(self, done) -> None:  # noqa: ANN001
         """L1-L2 answers are scored by the accuracy judges; a question without a reference is null."""
@@ -331,10 +336,10 @@ class TestStage:
 
 class TestReaders:
     def test_browse(self, done) -> None:  # noqa: ANN001
-        """One question's six contexts, each with its three responses, levels in order."""
+        """One question's six contexts, each with its four responses (P1-P3, J2), levels in order."""
         cfg, _, _, _ = done
         frame = browse.question_contexts(cfg.stage_dir("evidence"), "a0")
-        assert frame.height == 6 * 3
+        assert frame.height == 6 * 4
         levels = frame.unique(["level", "order"], maintain_order=True)["level"].to_list()
         assert levels == ["L1", "L2", "L3", "L4", "L5", "L5"]
         assert browse.question_contexts(cfg.stage_dir("evidence"), "nope").is_empty()

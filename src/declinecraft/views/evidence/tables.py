@@ -158,7 +158,7 @@ def position_bias(frame: pl.DataFrame) -> pl.DataFrame:
 
 
 def prompt_effects(frame: pl.DataFrame, *, alpha: float = 0.05) -> pl.DataFrame:
-    """P2 and P3 against P1 on the same instances, per model and level: abstention rates, the
+    """P2, P3 and J2 against P1 on the same instances, per model and level: abstention rates, the
     change (points as a proportion), exact McNemar p and Benjamini-Hochberg q over the table."""
     rows = []
     ok = _classified(frame)
@@ -166,7 +166,7 @@ def prompt_effects(frame: pl.DataFrame, *, alpha: float = 0.05) -> pl.DataFrame:
         prompts = set(part["prompt"].unique().to_list())
         for level in cal.LEVELS:
             at = part.filter(pl.col("level") == level)
-            for other in ("P2", "P3"):
+            for other in ("P2", "P3", "J2"):
                 if "P1" not in prompts or other not in prompts:
                     continue
                 m = _mcnemar(_paired(at, other, "P1", "instance_id", "prompt", "abstained"))
