@@ -10,7 +10,7 @@ from declinecraft.evaluation.context import Chunk
 from declinecraft.evaluation.rule_labels import rule_label
 from declinecraft.views import evidence
 from declinecraft.views.evidence import calibration as cal
-from declinecraft.views.evidence import classes, conflicts, levels, tables
+from declinecraft.views.evidence import classes, conflicts, levels, partial, tables
 
 # Ten responses per level; abstentions 1, 2, 6, 8, 2 on L1..L5 and 3 on T.
 LEVELS = [lv for lv in ("L1", "L2", "L3", "L4", "L5", "T") for _ in range(10)]
@@ -171,6 +171,35 @@ def problems(built: levels.Levels) -> dict[str, str]:
     return {r["problem"]: r["action"] for r in built.problems.iter_rows(named=True)}
 
 
+class TestPartialSupport:
+    def test_answer_sentence_cut(self) -> None:
+        """The sentence holding the answer string goes; the header and the other sentences stay."""
+        text = "[Page: Golem]\nThe golem has 20 health points. It is made of Iron. It walks slowly."
+        assert partial.partial_chunk(text, "20 health", "It has 20 health.") == (
+            "[Page: Golem]\nIt is made of Iron. It walks slowly.", "")  # fmt: skip
+
+    def test_fact_overlap_without_answer_string(self) -> None:
+        """Without an answer string, the sentence holding most (at least half) of the fact's content
+        words goes: {wolves, loyal} -> "Wolves are loyal to players." (2 of 2), not "Wolves eat." (1 of 2)."""
+        text = "Wolves eat bones. Wolves are loyal to players. They live in forests."
+        assert partial.partial_chunk(text, None, "Wolves are loyal.") == ("Wolves eat bones. They live in forests.", "")
+        assert partial.partial_chunk("Cats purr.", None, "Wolves are loyal.") == (None, "no_answer_sentence")
+
+    def test_nothing_left(self) -> None:
+        """A chunk whose every sentence states the answer has no partial form."""
+        assert partial.partial_chunk("It has 20 health. Really, 20 health.", "20 health", "") == (None, "nothing_left")
+
+    def test_level_dropped_and_counted(self) -> None:
+        """A one-sentence target gives no L2: a problem row and a failed quality check."""
+        one = {**CHUNKS, "t1": chunk("t1", "Golem", "The golem has 20 health points.")}
+        built = levels.build(question(), one, retrieved={"q": ["o1", "t1"]}, titles=["Golem", "Ore"], k=3,
+                             key_values=key_values("20", "40", "number", "health"))  # fmt: skip
+        assert "L2" not in built.instances["level"].to_list()
+        assert problems(built)["partial_nothing_left"] == "L2 dropped"
+        q = built.quality.filter(pl.col("check") == "answer_sentence_cut").row(0, named=True)
+        assert (q["n_checked"], q["n_failed"]) == (1, 1)
+
+
 class TestLevelEdges:
     def test_copy_still_holding_original(self) -> None:
         """A replacement that contains the original: the L5 pair is dropped with the reason, counted."""
@@ -196,7 +225,8 @@ class TestLevelEdges:
         got = problems(built)
         assert got["l2_short"] == "kept" and got["retrieved_chunk_missing"] == "chunk skipped"
         assert got["no_unrelated_chunks"] == "L3 dropped"  # Ore is retrieved, so related
-        assert built.instances.filter(pl.col("level") == "L2")["chunk_ids"].to_list()[0] in (["t1", "o1"], ["o1", "t1"])
+        assert built.instances.filter(pl.col("level") == "L2")["chunk_ids"].to_list()[0] in (
+            ["t1#partial", "o1"], ["o1", "t1#partial"])  # fmt: skip
 
     def test_no_distractors(self) -> None:
         """A retriever that returns only the target: no L2, counted."""

@@ -34,11 +34,11 @@ CHUNKS = {
     "b1": ("Button", "A button emits a redstone signal for a short time."),
     "i1": ("Iron Ingot", "Iron ingots are smelted from raw iron."),
     "n1": ("Gold Nugget", "Nine gold nuggets craft a gold ingot."),
-    "f1": ("Furnace", "A furnace smelts items and burns Coal as its fuel."),
+    "f1": ("Furnace", "A furnace smelts items and burns Coal as its fuel. It is crafted from cobblestone."),
     "c1": ("Coal", "Coal is mined from coal ore."),
-    "s1": ("Sheep", "Sheep regrow their wool after eating grass."),
+    "s1": ("Sheep", "Sheep regrow their wool after eating grass. They spawn in plains."),
     "s2": ("Sheep", "Sheep can be dyed."),
-    "w1": ("Wolf", "Wolves can be tamed with bones."),
+    "w1": ("Wolf", "Wolves can be tamed with bones. They live in forests."),
     "t1": ("Torch", "Torches light up caves."),
     "h1": ("Happy Ghast", "Up to 4 players can ride at once."),
     "r1": ("Rail", "Rails carry minecarts."),
@@ -239,15 +239,23 @@ class TestStage:
         q = {(r["check"], r["level"]): (r["n_checked"], r["n_failed"]) for r in rows}
         assert q[("answer_absent", "L3")] == (3, 0) and q[("answer_absent", "T")] == (1, 1)  # u1: no answer string
         assert q[("conflict_present", "L5")] == (3, 0) and q[("original_absent_in_copy", "L5")] == (3, 0)
+        # L2: every target has an answer sentence and more; of a0-a2 (answer strings), a1's retrieved
+        # neighbour c1 ("Coal is mined ...") still states "Coal": one failure, counted, kept
+        assert q[("answer_sentence_cut", "L2")] == (4, 0) and q[("answer_absent", "L2")] == (3, 1)
+        assert ("a1", "L2", "answer_in_context") in problems(result)
 
     def test_levels(self, done) -> None:  # noqa: ANN001
-        """L1 is the target alone; L2 holds it once among k-1 others; L3 avoids related pages and
-        the answer string; L5's copy holds the altered value in both orders."""
+        """L1 is the target alone; L2 holds its partial chunk (the answer sentence cut) once among k-1
+        others; L3 avoids related pages and the answer string; L5's copy holds the altered value in
+        both orders."""
         _, _, _, result = done
         inst = {(r["question_id"], r["level"], r["order"]): r for r in result.instances.iter_rows(named=True)}
         assert inst[("a0", "L1", "")]["chunk_ids"] == ["g1"]
         l2 = inst[("a0", "L2", "")]
-        assert sorted(l2["chunk_ids"]) == ["b1", "g1", "i1"] and l2["chunk_ids"][l2["target_position"] - 1] == "g1"
+        assert sorted(l2["chunk_ids"]) == ["b1", "g1#partial", "i1"]
+        assert l2["chunk_ids"][l2["target_position"] - 1] == "g1#partial"
+        assert "It drops 3 copper ingots." in l2["context"] and "20 seconds" not in l2["context"]
+        assert not l2["answer_present"]
         l3 = inst[("a1", "L3", "")]["chunk_ids"]
         assert len(l3) == 3 and not {"c1", "f1", "t1"} & set(l3)  # Coal states the answer; t1 was retrieved
         gold, swap = inst[("a0", "L5", "gold_first")], inst[("a0", "L5", "conflict_first")]
@@ -354,6 +362,7 @@ class TestReaders:
         assert got["EsbAnswerable"] == "4" and got["EsbAbstainLFour"] == "100.0\\%"
         assert got["EsbLFiveVsLFour"] == "lower than" and got["EsbBoundaryWord"] == "stays level"
         assert got["EsbPromptThreeWord"] == "does not change"
+        assert (got["EsbPartialDropped"], got["EsbPartialChecked"], got["EsbPartialLeaks"]) == ("0", "3", "1")
         # By default (the claims check's minimum, 6) four questions are no finding.
         small = {name: value for name, value, _ in report.macros(cfg.stage_dir("evidence"))}
         assert small["EsbAbstainLFour"] == "\\dcsmall{100.0\\%}{4 questions}" and small["EsbLFiveVsLFour"] == "beside its rate"

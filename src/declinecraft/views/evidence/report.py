@@ -124,6 +124,12 @@ def macros(folder: Path, *, min_n: int = small_n.threshold(0, 0.05)) -> list[Mac
         ("EsbNoLFive", str(no_l5), "answerable questions without L5 (no alterable value or a failed check)"),
         ("EsbQualityFailures", str(int(quality["n_failed"].sum()) if not quality.is_empty() else 0),
          "failed ESB 4.4 quality checks"),
+        ("EsbPartialDropped", _quality(quality, "answer_sentence_cut", "L2", "n_failed"),
+         "L2 not built: no sentence states the answer, or every sentence does"),
+        ("EsbPartialChecked", _quality(quality, "answer_absent", "L2", "n_checked"),
+         "L2 contexts checked for the answer string"),
+        ("EsbPartialLeaks", _quality(quality, "answer_absent", "L2", "n_failed"),
+         "L2 contexts in which a retrieved neighbour still states the answer string (kept)"),
     ]  # fmt: skip
     rates = {lv: _mean(curve, "abstention", level=lv, prompt="P1") for lv in _NAMES}
     sizes = {lv: _fewest(curve, ("n",), level=lv, prompt="P1") for lv in _NAMES}
@@ -164,6 +170,14 @@ def macros(folder: Path, *, min_n: int = small_n.threshold(0, 0.05)) -> list[Mac
     ]
     out += _tests(bias, effects, agree)
     return out
+
+
+def _quality(quality: pl.DataFrame, check: str, level: str, column: str) -> str:
+    """One count of the quality table, as text ("0" when the check is not in it)."""
+    if quality.is_empty():
+        return "0"
+    rows = quality.filter(pl.col("check") == check, pl.col("level") == level)
+    return str(int(rows[column].sum()))
 
 
 def _tests(bias: pl.DataFrame, effects: pl.DataFrame, agree: pl.DataFrame) -> list[Macro]:
