@@ -124,6 +124,16 @@ class TestSummary:
         assert {k: r[k] for k in expected} == pytest.approx(expected)
         assert r["reliability_low"] <= r["reliability"] <= r["reliability_high"]
 
+    def test_hallucination_and_sharpness(self, table: pl.DataFrame) -> None:
+        """By hand: 3 answered items (a0 right, a2 wrong, u1's attempted answer earns nothing) -> 2 of 3
+        hallucinated; sharpness = productive abstention 1/3 minus answerable accuracy 1/4 = 1/12;
+        model n abstains on everything: nothing answered (NaN), sharpness 1 - 0 = 1."""
+        r = row(table, model="m", prompt="standard", parser="strict")
+        assert r["hallucination_rate"] == pytest.approx(2 / 3) and r["boundary_sharpness"] == pytest.approx(1 / 12)
+        n = row(table, model="n", prompt="standard", parser="strict")
+        assert n["hallucination_rate"] is None or np.isnan(n["hallucination_rate"])
+        assert n["boundary_sharpness"] == pytest.approx(1.0)
+
     def test_normalized_reads_the_phrase(self, table: pl.DataFrame) -> None:
         """u1's "I don't know." is a missed abstention under strict, productive under normalized."""
         r = row(table, model="m", prompt="standard", parser="normalized")
@@ -173,6 +183,47 @@ class TestSensitivity:
         r = row(table, model="m", parser="strict", metric="reliability")
         assert r["difference"] == pytest.approx(1 / 7)
         assert row(table, model="m", parser="strict", metric="unnecessary_abstention")["difference"] == pytest.approx(-1 / 4)
+
+
+class TestBootstrapP:
+    def test_one_discordant_item(self) -> None:
+        """Compact minus standard differs on 1 of 7 items (+1): a resampled mean is <= 0 exactly when
+        that item is not drawn, (6/7)^7 = 0.3399, never below zero -> p = 2 x 0.3399 = 0.680."""
+        p = sensitivity.bootstrap_p(np.array([[1.0, 0, 0, 0, 0, 0, 0]]), 20000, seed=1)
+        assert p[0] == pytest.approx(2 * (6 / 7) ** 7, abs=0.02)
+
+    def test_binomial(self) -> None:
+        """Diffs (1, 1, 1, -1): mean <= 0 when 2+ of 4 draws are the -1 (p 1/4 each):
+        1 - (3/4)^4 - 4 (1/4)(3/4)^3 = 0.2617; mean >= 0 with probability 0.9492 -> p = 0.5234."""
+        p = sensitivity.bootstrap_p(np.array([[1.0, 1.0, 1.0, -1.0]]), 20000, seed=2)
+        assert p[0] == pytest.approx(0.5234375, abs=0.02)
+
+    def test_floor_and_missing(self) -> None:
+        """Every item positive: p at its floor 1/B (K2G's "p < 10^-4" at 10,000); a row with no pair is NaN."""
+        p = sensitivity.bootstrap_p(np.array([[1.0, 2.0, 1.0], [np.nan, np.nan, np.nan]]), 1000, seed=0)
+        assert p[0] == pytest.approx(1 / 1000) and np.isnan(p[1])
+
+    def test_in_the_table(self) -> None:
+        """The prompt table carries the p of each comparison (a difference of 0 gives p = 1)."""
+        table = sensitivity.prompt_sensitivity(decisions(), n_resamples=2000, confidence=0.95, seed=0)
+        r = row(table, model="m", parser="strict", metric="reliability")
+        assert r["p"] == pytest.approx(2 * (6 / 7) ** 7, abs=0.05)
+        assert row(table, model="m", parser="strict", metric="productive_abstention")["p"] == 1.0
+
+
+class TestLengthTest:
+    def test_known_answer(self) -> None:
+        """Answerable 1, 2, 3 tokens, unanswerable 4, 5, 6: means 2 and 5, KS D = 1, exact two-sided
+        p = 2 / C(6, 3) = 0.1."""
+        texts = ["a", "a b", "a b c", "a b c d", "a b c d e", "a b c d e f"]
+        got = know2guess.length_test(texts, [False] * 3 + [True] * 3)
+        assert got == pytest.approx({"tokens_answerable": 2.0, "tokens_unanswerable": 5.0, "ks_statistic": 1.0,
+                                     "ks_p": 0.1})  # fmt: skip
+
+    def test_same_lengths(self) -> None:
+        """Equal distributions: D = 0 and p = 1."""
+        got = know2guess.length_test(["a b", "c d", "e f", "g h"], [False, True, False, True])
+        assert (got["ks_statistic"], got["ks_p"]) == (0.0, 1.0)
 
 
 class TestCrossProtocol:

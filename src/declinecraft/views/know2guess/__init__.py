@@ -29,7 +29,7 @@ from declinecraft.views.know2guess.reliability import (
     reliability_from_counts,
     summary,
 )
-from declinecraft.views.know2guess.separability import decision_metrics, separability_probe
+from declinecraft.views.know2guess.separability import decision_metrics, length_test, separability_probe
 
 __all__ = [
     "ABSTAIN",
@@ -45,6 +45,7 @@ __all__ = [
     "cost_sensitive",
     "decision_metrics",
     "ece",
+    "length_test",
     "outcomes",
     "parse",
     "plan",

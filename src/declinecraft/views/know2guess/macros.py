@@ -36,6 +36,8 @@ PUBLISHED: tuple[tuple[str, float, str, str], ...] = (
     ("KgPaperProbeMacroF", 0.7816, "num", "probe macro-F1 at 0.5"),
     ("KgPaperProbeRecall", 0.4554, "num", "probe Zone-D recall at 0.5"),
     ("KgPaperProbeFPR", 0.0, "num", "probe A-C false-positive rate at 0.5"),
+    ("KgPaperLengthKS", 0.3406, "num", "length KS statistic, Zone D against A-C (§3.4)"),
+    ("KgPaperSharpness", -0.2910, "pts", "Llama-3-8B's boundary sharpness (§6.2)"),
 )
 #: Half a printed unit: shifts smaller than this print as 0.0 points and read "the same".
 TOLERANCE = 0.0005
@@ -173,12 +175,14 @@ def macros(result_dir: Path, *, min_n: int = small_n.threshold(0, 0.05)) -> list
             ("unnecessary_abstention", "its unnecessary abstention", "pct"), ("refusal_rate", "its refusal rate", "pct"),
             ("parse_error_rate", "its parse-error rate", "pct"), ("coverage", "its coverage", "pct"),
             ("answered_accuracy", "its answered accuracy", "pct"), ("ece", "its answered-item ECE", "num"),
+            ("hallucination_rate", "its hallucination rate among answered items", "pct"),
+            ("boundary_sharpness", "its boundary sharpness (unanswerable minus answerable reliability)", "pts"),
         ):  # fmt: skip
             name = "".join(p.capitalize() if p not in ("ece",) else "ECE" for p in column.split("_"))
             # Interval bounds print as they are; the point value carries the caveat.
             size: Callable[[], Any] | None = lambda b=best: b()["n_answerable"] + b()["n_unanswerable"]
             unit = "questions"
-            if column == "ece":
+            if column in ("ece", "hallucination_rate"):
                 size, unit = (lambda b=best: b()["n_answer"]), "questions answered"
             elif column.endswith(("_low", "_high")):
                 size = None
@@ -235,6 +239,9 @@ def _sensitivity(c: _Collector, parser: pl.DataFrame, prompt: pl.DataFrame) -> N
     c.add("KgPromptLargestDirection", "its reliability is higher/lower/the same",
           lambda: NOT_AT_THIS_N if c.is_small("KgPromptLargestShift") else None if value is None else direction(value),
           "text")
+    c.add("KgPromptLargestP", "the smallest paired bootstrap p of its per-configuration reliability shifts",
+          lambda: prompt.filter(pl.col("metric") == "reliability", pl.col("parser") == "strict",
+                                pl.col("prompt") == top()["prompt"])["p"].min(), "num", n=paired)  # fmt: skip
 
 
 def _probe(c: _Collector, probe: pl.DataFrame, features: pl.DataFrame) -> None:
@@ -257,6 +264,15 @@ def _probe(c: _Collector, probe: pl.DataFrame, features: pl.DataFrame) -> None:
                   n=n, unit=unit)  # fmt: skip
         c.add(f"KgProbe{tag}Chance", f"AUPRC at chance: the test split's unanswerable share ({text})",
               lambda r=row: r()["auprc_chance"], "num")  # fmt: skip
+        c.add(f"KgLength{tag}Answerable", f"mean whitespace tokens, answerable half ({text})",
+              lambda r=row: r()["tokens_answerable"], "num")
+        c.add(f"KgLength{tag}Unanswerable", f"mean whitespace tokens, unanswerable half ({text})",
+              lambda r=row: r()["tokens_unanswerable"], "num")
+        halves = lambda r=row: min(r()["n_answerable"], r()["n_unanswerable"])
+        c.add(f"KgLength{tag}KS", f"KS statistic between the halves' token counts ({text})",
+              lambda r=row: r()["ks_statistic"], "num", n=halves, unit="questions in the smaller half")
+        c.add(f"KgLength{tag}P", f"its two-sided p ({text})", lambda r=row: r()["ks_p"], "num", n=halves,
+              unit="questions in the smaller half")
         c.add(f"KgProbe{tag}Dev", f"development questions the probe is fit on ({text})", lambda r=row: r()["n_dev"], "int")
         c.add(f"KgProbe{tag}Test", f"test questions it is scored on ({text})", lambda r=row: r()["n_test"], "int")
     c.add("KgProbeWords", "the probe's three most unanswerable-weighted words",

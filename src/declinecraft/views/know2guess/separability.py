@@ -7,6 +7,10 @@ scored once on the test split, Zone D (here: unanswerable) the positive class. I
 accuracy, macro-F1, the positive class's recall and the false-positive rate at the 0.5
 threshold; AUROC and AUPRC are extras (Know2Guess gives them too).
 
+The integrity audit's length test (K2G §3.4) sits beside it: whitespace-token counts of the
+two halves and the two-sample Kolmogorov-Smirnov test between them (:func:`length_test`; K2G
+compares Zone D with Zones A-C, we compare the unanswerable half with the answerable one).
+
 Our benchmark has no development/test split. :func:`separability_probe` draws one, stratified by
 half and seeded, with Know2Guess's development share (120 of 1,200 items: 10 %) by default; the
 probe never sees the test questions before it is scored.
@@ -36,7 +40,8 @@ METRICS = ("accuracy", "macro_f1", "recall_unanswerable", "false_positive_rate",
 SUMMARY_SCHEMA = {
     "text": pl.String, **{m: pl.Float64 for m in METRICS}, "auprc_chance": pl.Float64, "n_dev": pl.Int64,
     "n_test": pl.Int64, "n_answerable": pl.Int64, "n_unanswerable": pl.Int64, "n_test_answerable": pl.Int64,
-    "n_test_unanswerable": pl.Int64, "n_features": pl.Int64, "note": pl.String,
+    "n_test_unanswerable": pl.Int64, "n_features": pl.Int64, "note": pl.String, "tokens_answerable": pl.Float64,
+    "tokens_unanswerable": pl.Float64, "ks_statistic": pl.Float64, "ks_p": pl.Float64,
 }  # fmt: skip
 FEATURE_SCHEMA = {"text": pl.String, "half": pl.String, "rank": pl.Int64, "feature": pl.String,
                   "coefficient": pl.Float64}  # fmt: skip
@@ -75,6 +80,22 @@ def split(unanswerable: Sequence[bool], *, dev_share: float = DEV_SHARE, seed: i
         if take > 0:
             dev[rng.permutation(idx)[:take]] = True
     return dev
+
+
+def length_test(texts: Sequence[str], unanswerable: Sequence[bool]) -> dict[str, float]:
+    """K2G §3.4's length check: mean whitespace tokens per half and the two-sided two-sample
+    Kolmogorov-Smirnov statistic and p between the halves' token counts (NaN when a half is empty)."""
+    from scipy.stats import ks_2samp
+
+    counts = np.asarray([len((t or "").split()) for t in texts], dtype=float)
+    y = np.asarray(unanswerable, dtype=bool)
+    a, u = counts[~y], counts[y]
+    if not a.size or not u.size:
+        return {"tokens_answerable": math.nan, "tokens_unanswerable": math.nan, "ks_statistic": math.nan,
+                "ks_p": math.nan}  # fmt: skip
+    res = ks_2samp(u, a)
+    return {"tokens_answerable": float(a.mean()), "tokens_unanswerable": float(u.mean()),
+            "ks_statistic": float(res.statistic), "ks_p": float(res.pvalue)}  # fmt: skip
 
 
 def _empty(note: str, **counts: int) -> dict[str, Any]:
@@ -143,13 +164,14 @@ def separability(bench: pl.DataFrame, *, seed: int, top: int, dev_share: float =
     unanswerable = [not bool(v) for v in bench["answerable"].to_list()]
     n_u = sum(unanswerable)
     for text in TEXTS:
-        r = separability_probe(bench[text].fill_null("").to_list(), unanswerable, seed=seed, dev_share=dev_share, top=top)
+        docs = bench[text].fill_null("").to_list()
+        r = separability_probe(docs, unanswerable, seed=seed, dev_share=dev_share, top=top)
         test_u = r["n_test_unanswerable"]
         rows.append({"text": text, **{m: r[m] for m in METRICS},
                      "auprc_chance": test_u / r["n_test"] if r["n_test"] else math.nan, "n_dev": r["n_dev"],
                      "n_test": r["n_test"], "n_answerable": len(unanswerable) - n_u, "n_unanswerable": n_u,
                      "n_test_answerable": r["n_test"] - test_u, "n_test_unanswerable": test_u,
-                     "n_features": r["n_features"], "note": r["note"]})  # fmt: skip
+                     "n_features": r["n_features"], "note": r["note"], **length_test(docs, unanswerable)})  # fmt: skip
         ranks = {"unanswerable": 0, "answerable": 0}
         for feature, weight in r["top_features"]:
             half = "unanswerable" if weight > 0 else "answerable"
