@@ -10,7 +10,7 @@ from declinecraft.evaluation.context import Chunk
 from declinecraft.evaluation.rule_labels import rule_label
 from declinecraft.views import evidence
 from declinecraft.views.evidence import calibration as cal
-from declinecraft.views.evidence import classes, conflicts, levels, partial, tables
+from declinecraft.views.evidence import classes, conflicts, levels, partial, tables, validation
 
 # Ten responses per level; abstentions 1, 2, 6, 8, 2 on L1..L5 and 3 on T.
 LEVELS = [lv for lv in ("L1", "L2", "L3", "L4", "L5", "T") for _ in range(10)]
@@ -245,6 +245,39 @@ class TestLevelEdges:
     def test_k_must_be_positive(self) -> None:
         with pytest.raises(ValueError, match="evidence.k"):
             build(key_values("20", "40"), ["t1"], k=0)
+
+
+class TestMemoryAccuracy:
+    def test_by_hand(self) -> None:
+        """ESB's error diagnostic: answers at L3-L4, judged against the reference. Three L3/L4 answers
+        score 1, 0, 1 and one abstains (left out); an L1 answer does not count -> 2/3 of 3 answers."""
+        rows = [("q1", "L3", "ANSWER", 1.0), ("q2", "L3", "ANSWER", 0.0), ("q1", "L4", "ANSWER", 1.0),
+                ("q2", "L4", "ABSTAIN", 0.0), ("q1", "L1", "ANSWER", 0.0)]  # fmt: skip
+        frame = pl.DataFrame([{"model": "m", "thinking": "off", "prompt": "P1", "order": "", "question_id": q,
+                               "instance_id": f"{q}{lv}", "level": lv, "esb_judge": c, "abstained": c == "ABSTAIN",
+                               "answered": c == "ANSWER", "accuracy": a, "known_wrong": None, "gold_adopted": None,
+                               "l5_type": None} for q, lv, c, a in rows],
+                             schema_overrides={"known_wrong": pl.Boolean, "gold_adopted": pl.Boolean,
+                                               "l5_type": pl.String})  # fmt: skip
+        r = tables.summary(frame, tables.Boot(100)).row(0, named=True)
+        assert r["memory_accuracy"] == pytest.approx(2 / 3) and (r["n_memory_answers"], r["n_memory_accuracy"]) == (3, 3)
+
+
+class TestValidationSample:
+    def test_stratified(self) -> None:
+        """Per level at most per_level classified responses, levels in order, contexts joined, the
+        annotator's columns empty; an unclassified response is never drawn."""
+        rows = [("r1", "L1", "ANSWER"), ("r2", "L1", "ANSWER"), ("r3", "L1", "ABSTAIN"), ("r4", "L3", "ANSWER"),
+                ("r5", "L3", None)]  # fmt: skip
+        judged = pl.DataFrame([{"response_id": r, "instance_id": f"i{lv}", "level": lv, "order": "", "model": "m",
+                                "prompt": "P1", "question_id": "q", "query": "Q?", "response": "x", "esb_judge": c,
+                                "l5_type": None} for r, lv, c in rows],
+                              schema_overrides={"esb_judge": pl.String, "l5_type": pl.String})  # fmt: skip
+        instances = pl.DataFrame({"instance_id": ["iL1", "iL3"], "context": ["ctx1", "ctx3"]})
+        sheet = validation.validation_sample(judged, instances, per_level=2, seed=0)
+        assert sheet["level"].to_list() == ["L1", "L1", "L3"] and sheet["item_id"][2] == "r4"
+        assert set(sheet["context"]) == {"ctx1", "ctx3"} and set(sheet["human_class"]) == {""}
+        assert tuple(sheet.columns) == validation.COLUMNS
 
 
 class TestTablesEmpty:

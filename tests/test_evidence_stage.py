@@ -244,6 +244,14 @@ class TestStage:
         assert q[("answer_sentence_cut", "L2")] == (4, 0) and q[("answer_absent", "L2")] == (3, 1)
         assert ("a1", "L2", "answer_in_context") in problems(result)
 
+    def test_validation_sheet(self, done) -> None:  # noqa: ANN001
+        """ESB §7.7's sheet: every level's classified responses up to 40 (here 4 questions x 4 prompts
+        = 16 on L1, both orders of 3 questions x 4 = 24 on L5), with empty annotator columns."""
+        _, _, _, result = done
+        sheet = result.tables["validation_sample"]
+        sizes = dict(sheet.group_by("level").len().iter_rows())
+        assert (sizes["L1"], sizes["L5"], sizes["T"]) == (16, 24, 8) and set(sheet["level_valid"]) == {""}
+
     def test_levels(self, done) -> None:  # noqa: ANN001
         """L1 is the target alone; L2 holds its partial chunk (the answer sentence cut) once among k-1
         others; L3 avoids related pages and the answer string; L5's copy holds the altered value in

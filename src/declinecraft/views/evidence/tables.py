@@ -101,8 +101,9 @@ def curve(frame: pl.DataFrame, boot: Boot) -> pl.DataFrame:
 
 
 def summary(frame: pl.DataFrame, boot: Boot) -> pl.DataFrame:
-    """Per model and prompt: accuracy (L1-L2), over-answer (L3-L5), wrong-answer (L5), B-ECE with
-    and without T, each with its interval, and the counts left out."""
+    """Per model and prompt: accuracy (L1-L2), the accuracy of answers given at L3-L4
+    (``memory_accuracy``), over-answer (L3-L5), wrong-answer (L5), B-ECE with and without T, each
+    with its interval, and the counts left out."""
     rows = []
     for key, part in _groups(weighted(frame)):
         ok = _classified(part)
@@ -113,6 +114,12 @@ def summary(frame: pl.DataFrame, boot: Boot) -> pl.DataFrame:
         acc = boot.rate(sufficient, pl.lit(True), pl.col("accuracy"))
         row |= {"accuracy": acc[0], "accuracy_low": acc[1], "accuracy_high": acc[2], "n_accuracy": acc[3],
                 "n_accuracy_missing": sufficient.height - acc[3]}  # fmt: skip
+        # ESB §7.6's second failure mode: answering from memory when the evidence does not support
+        # it. The accuracy of the answers given at L3-L4 (judged against the reference).
+        memory = ok.filter(pl.col("level").is_in(["L3", "L4"]), pl.col("answered"))
+        mem = boot.rate(memory, pl.lit(True), pl.col("accuracy"))
+        row |= {"memory_accuracy": mem[0], "memory_accuracy_low": mem[1], "memory_accuracy_high": mem[2],
+                "n_memory_accuracy": mem[3], "n_memory_answers": memory.height}  # fmt: skip
         for name, levels, hit in (("over_answer", cal.INSUFFICIENT, pl.col("answered")),
                                   ("wrong_answer", ("L5",), pl.col("known_wrong").fill_null(False))):  # fmt: skip
             rate = boot.rate(ok.filter(pl.col("level").is_in(levels)), hit)
