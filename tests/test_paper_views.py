@@ -41,10 +41,15 @@ class TestViewMacros:
         assert dict((n, v) for n, v, _ in views.view_macros(off))[f"{prefix}Enabled"] == "0"
         assert dict((n, v) for n, v, _ in views.view_macros(cfg))[f"{prefix}Enabled"] == "1"
         tex = (ROOT / "paper" / "main.tex").read_text()
-        start = tex.index(f"\\ifnum\\{prefix}Enabled=1")
-        end = tex.index("\\fi\n", start)
-        guarded, outside = tex[start:end], tex[:start] + tex[end:]
-        assert f"\\section{{{heading}" in guarded and "\\ifnum" not in guarded[1:]
+        # The section and its item in the reproduction notes: each guarded by the switch.
+        blocks, outside, at = [], "", 0
+        while (start := tex.find(f"\\ifnum\\{prefix}Enabled=1", at)) >= 0:
+            end = tex.index("\\fi\n", start)
+            blocks.append(tex[start:end])
+            outside += tex[at:start]
+            at = end
+        outside += tex[at:]
+        assert f"\\section{{{heading}" in blocks[0] and all("\\ifnum" not in b[1:] for b in blocks)
         assert not re.findall(rf"\\{prefix}(?!Enabled)[A-Za-z]+", outside)
 
     def test_tex_lines(self) -> None:

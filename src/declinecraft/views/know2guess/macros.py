@@ -38,6 +38,8 @@ PUBLISHED: tuple[tuple[str, float, str, str], ...] = (
     ("KgPaperProbeFPR", 0.0, "num", "probe A-C false-positive rate at 0.5"),
     ("KgPaperLengthKS", 0.3406, "num", "length KS statistic, Zone D against A-C (§3.4)"),
     ("KgPaperSharpness", -0.2910, "pts", "Llama-3-8B's boundary sharpness (§6.2)"),
+    ("KgPaperMaxTokens", 160, "int", "output budget of its larger models (§5.3; 128 for the smallest)"),
+    ("KgPaperResamples", 10000, "int", "item-bootstrap resamples (§4.3)"),
 )
 #: Half a printed unit: shifts smaller than this print as 0.0 points and read "the same".
 TOLERANCE = 0.0005
