@@ -10,7 +10,7 @@ from declinecraft.evaluation.context import Chunk
 from declinecraft.evaluation.rule_labels import rule_label
 from declinecraft.views import evidence
 from declinecraft.views.evidence import calibration as cal
-from declinecraft.views.evidence import classes, conflicts, levels, tables
+from declinecraft.views.evidence import classes, conflicts, levels, partial, tables, validation
 
 # Ten responses per level; abstentions 1, 2, 6, 8, 2 on L1..L5 and 3 on T.
 LEVELS = [lv for lv in ("L1", "L2", "L3", "L4", "L5", "T") for _ in range(10)]
@@ -43,6 +43,27 @@ class TestCalibration:
         assert evidence.abstention_rate(LEVELS, ABSTAINED, "L4") == 0.8
         assert evidence.wrong_answer_rate(["L5", "L5", "L5", "L4"], [True, False, False, True]) == pytest.approx(1 / 3)
         assert evidence.accuracy(["L1", "L2", "L2", "L3"], [1.0, 0.5, float("nan"), 1.0]) == 0.75
+
+    def test_weights(self) -> None:
+        """Weights scale n_l and A_l: an L5 pair at ½ each counts as one question (ESB's main grid).
+
+        L1: 2 questions answered (a=0, ideal 0); L5: question q abstains in one order only, r in
+        neither. Unweighted Eq. 1: L5 has 4 responses, 1 abstains -> |1 - 4| = 3, B-ECE 3/6 and
+        over-answer 3/4. Weighted ½: L5 weighs 2, abstains ½ -> |0.5 - 2| = 1.5 over 4 = 0.375,
+        over-answer 1.5 / 2 = 0.75; doubling every weight changes nothing.
+        """
+        levels = ["L1", "L1", "L5", "L5", "L5", "L5"]
+        abstained = [False, False, True, False, False, False]
+        qids = ["q", "r", "q", "q", "r", "r"]
+        w = evidence.main_weights(qids, levels)
+        assert w == [1.0, 1.0, 0.5, 0.5, 0.5, 0.5]
+        assert evidence.b_ece(levels, abstained) == pytest.approx(3 / 6)
+        assert evidence.b_ece(levels, abstained, weights=w) == pytest.approx(1.5 / 4)
+        assert evidence.b_ece(levels, abstained, weights=[2 * x for x in w]) == pytest.approx(1.5 / 4)
+        assert evidence.over_answer_rate(levels, abstained, weights=w) == pytest.approx(0.75)
+        assert evidence.over_answer_rate(["L3", "L5", "L5"], [False, True, False], weights=[1, 0.5, 0.5]) == 0.75
+        with pytest.raises(ValueError, match="non-negative"):
+            evidence.b_ece(levels, abstained, weights=[-1.0] * 6)
 
     def test_lengths_must_match(self) -> None:
         """Mismatched lists are an error, not a silent truncation."""
@@ -150,6 +171,35 @@ def problems(built: levels.Levels) -> dict[str, str]:
     return {r["problem"]: r["action"] for r in built.problems.iter_rows(named=True)}
 
 
+class TestPartialSupport:
+    def test_answer_sentence_cut(self) -> None:
+        """The sentence holding the answer string goes; the header and the other sentences stay."""
+        text = "[Page: Golem]\nThe golem has 20 health points. It is made of Iron. It walks slowly."
+        assert partial.partial_chunk(text, "20 health", "It has 20 health.") == (
+            "[Page: Golem]\nIt is made of Iron. It walks slowly.", "")  # fmt: skip
+
+    def test_fact_overlap_without_answer_string(self) -> None:
+        """Without an answer string, the sentence holding most (at least half) of the fact's content
+        words goes: {wolves, loyal} -> "Wolves are loyal to players." (2 of 2), not "Wolves eat." (1 of 2)."""
+        text = "Wolves eat bones. Wolves are loyal to players. They live in forests."
+        assert partial.partial_chunk(text, None, "Wolves are loyal.") == ("Wolves eat bones. They live in forests.", "")
+        assert partial.partial_chunk("Cats purr.", None, "Wolves are loyal.") == (None, "no_answer_sentence")
+
+    def test_nothing_left(self) -> None:
+        """A chunk whose every sentence states the answer has no partial form."""
+        assert partial.partial_chunk("It has 20 health. Really, 20 health.", "20 health", "") == (None, "nothing_left")
+
+    def test_level_dropped_and_counted(self) -> None:
+        """A one-sentence target gives no L2: a problem row and a failed quality check."""
+        one = {**CHUNKS, "t1": chunk("t1", "Golem", "The golem has 20 health points.")}
+        built = levels.build(question(), one, retrieved={"q": ["o1", "t1"]}, titles=["Golem", "Ore"], k=3,
+                             key_values=key_values("20", "40", "number", "health"))  # fmt: skip
+        assert "L2" not in built.instances["level"].to_list()
+        assert problems(built)["partial_nothing_left"] == "L2 dropped"
+        q = built.quality.filter(pl.col("check") == "answer_sentence_cut").row(0, named=True)
+        assert (q["n_checked"], q["n_failed"]) == (1, 1)
+
+
 class TestLevelEdges:
     def test_copy_still_holding_original(self) -> None:
         """A replacement that contains the original: the L5 pair is dropped with the reason, counted."""
@@ -175,7 +225,8 @@ class TestLevelEdges:
         got = problems(built)
         assert got["l2_short"] == "kept" and got["retrieved_chunk_missing"] == "chunk skipped"
         assert got["no_unrelated_chunks"] == "L3 dropped"  # Ore is retrieved, so related
-        assert built.instances.filter(pl.col("level") == "L2")["chunk_ids"].to_list()[0] in (["t1", "o1"], ["o1", "t1"])
+        assert built.instances.filter(pl.col("level") == "L2")["chunk_ids"].to_list()[0] in (
+            ["t1#partial", "o1"], ["o1", "t1#partial"])  # fmt: skip
 
     def test_no_distractors(self) -> None:
         """A retriever that returns only the target: no L2, counted."""
@@ -196,6 +247,39 @@ class TestLevelEdges:
             build(key_values("20", "40"), ["t1"], k=0)
 
 
+class TestMemoryAccuracy:
+    def test_by_hand(self) -> None:
+        """ESB's error diagnostic: answers at L3-L4, judged against the reference. Three L3/L4 answers
+        score 1, 0, 1 and one abstains (left out); an L1 answer does not count -> 2/3 of 3 answers."""
+        rows = [("q1", "L3", "ANSWER", 1.0), ("q2", "L3", "ANSWER", 0.0), ("q1", "L4", "ANSWER", 1.0),
+                ("q2", "L4", "ABSTAIN", 0.0), ("q1", "L1", "ANSWER", 0.0)]  # fmt: skip
+        frame = pl.DataFrame([{"model": "m", "thinking": "off", "prompt": "P1", "order": "", "question_id": q,
+                               "instance_id": f"{q}{lv}", "level": lv, "esb_judge": c, "abstained": c == "ABSTAIN",
+                               "answered": c == "ANSWER", "accuracy": a, "known_wrong": None, "gold_adopted": None,
+                               "l5_type": None} for q, lv, c, a in rows],
+                             schema_overrides={"known_wrong": pl.Boolean, "gold_adopted": pl.Boolean,
+                                               "l5_type": pl.String})  # fmt: skip
+        r = tables.summary(frame, tables.Boot(100)).row(0, named=True)
+        assert r["memory_accuracy"] == pytest.approx(2 / 3) and (r["n_memory_answers"], r["n_memory_accuracy"]) == (3, 3)
+
+
+class TestValidationSample:
+    def test_stratified(self) -> None:
+        """Per level at most per_level classified responses, levels in order, contexts joined, the
+        annotator's columns empty; an unclassified response is never drawn."""
+        rows = [("r1", "L1", "ANSWER"), ("r2", "L1", "ANSWER"), ("r3", "L1", "ABSTAIN"), ("r4", "L3", "ANSWER"),
+                ("r5", "L3", None)]  # fmt: skip
+        judged = pl.DataFrame([{"response_id": r, "instance_id": f"i{lv}", "level": lv, "order": "", "model": "m",
+                                "prompt": "P1", "question_id": "q", "query": "Q?", "response": "x", "esb_judge": c,
+                                "l5_type": None} for r, lv, c in rows],
+                              schema_overrides={"esb_judge": pl.String, "l5_type": pl.String})  # fmt: skip
+        instances = pl.DataFrame({"instance_id": ["iL1", "iL3"], "context": ["ctx1", "ctx3"]})
+        sheet = validation.validation_sample(judged, instances, per_level=2, seed=0)
+        assert sheet["level"].to_list() == ["L1", "L1", "L3"] and sheet["item_id"][2] == "r4"
+        assert set(sheet["context"]) == {"ctx1", "ctx3"} and set(sheet["human_class"]) == {""}
+        assert tuple(sheet.columns) == validation.COLUMNS
+
+
 class TestTablesEmpty:
     def test_no_responses(self) -> None:
         """A run without responses gives empty tables, not an error."""
@@ -208,3 +292,38 @@ class TestTablesEmpty:
         assert tables.curve(frame, boot).is_empty() and tables.summary(frame, boot).is_empty()
         assert tables.position_bias(frame).is_empty() and tables.prompt_effects(frame).is_empty()
         assert tables.l5_types(frame).is_empty()
+
+
+class TestIsConflictAware:
+    @pytest.mark.parametrize("text", [
+        "The passages conflict: one says 20 seconds, the other 30. I go with 20 seconds.",
+        "Passage [2] contradicts passage [1]; the answer is 20 seconds.",
+        "There is a discrepancy between the sources. It drops 3 ingots.",
+        "The passages do not agree on the value, but passage [1] says 20 seconds.",
+        "The values are not consistent. Answer: 20 seconds.",
+        "There is no conflict in passage [1], but another passage says 30 seconds.",
+        "It is 20 seconds, although the passages disagree.",
+    ])  # fmt: skip
+    def test_disagreement(self, text: str) -> None:
+        """A response that says its passages disagree is conflict-aware."""
+        assert evidence.is_conflict_aware(text)
+
+    @pytest.mark.parametrize("text", [
+        "There is no conflict between the passages. The golem presses a button every 20 seconds.",
+        "The passages do not contradict each other; the answer is 20 seconds.",
+        "No two passages differ on this: 20 seconds.",
+        "The sources don't seem to be in any conflict. It drops 3 copper ingots.",
+        "Sufficiency: sufficient, without contradiction. Answer: Coal.",
+        "The passages agree: 20 seconds.",
+        "",
+    ])  # fmt: skip
+    def test_agreement_or_negation(self, text: str) -> None:
+        """A negated cue ("no conflict", "do not contradict") or plain agreement is not conflict-aware."""
+        assert not evidence.is_conflict_aware(text)
+
+    def test_l5_type_uses_it(self) -> None:
+        """A P3 answer saying the passages agree is evidence picking, not conflict-aware."""
+        text = "There is no conflict between the passages. The answer is 20 seconds."
+        assert classes.l5_type("ANSWER", text, "20 seconds", "30 seconds") == "pick_gold"
+        assert classes.l5_type("ANSWER", "The passages conflict; 30 seconds.", "20 seconds", "30 seconds") == (
+            "conflict_aware")  # fmt: skip

@@ -10,19 +10,26 @@ from test_evidence_stage import FakeSearch, make_run
 
 from tests.support.projects import copy_project
 from declinecraft.core import prompts
+from declinecraft.llm.cache import open_cache
 from declinecraft.views.evidence import asking, stage
 
 
 class TestPrompts:
-    @pytest.mark.parametrize("prompt", ["P1", "P2", "P3"])
+    @pytest.mark.parametrize("prompt", ["P1", "P2", "P3", "J2"])
     @pytest.mark.parametrize("level", ["L1", "L4", "L5", "T"])
     def test_calls_render(self, root: Path, prompt: str, level: str) -> None:
-        """Every call the view sends fills its template exactly; P1 reuses J.2's files."""
+        """Every call the view sends fills its template exactly; J2 reuses J.2's files; P1 is the
+        plain baseline: it never mentions abstaining, insufficiency or the model's own knowledge."""
         call = asking.call_of(prompt, level, "What is it?", "[1] Page (url)\ntext")
         text = prompts.load(call.prompt, root).render(**call.fields)
         assert "What is it?" in text
-        if prompt == "P1":
+        if prompt == "J2":
             assert call.prompt == ("answer_no_context" if level == "L4" else "answer_with_context")
+        elif prompt == "P1":
+            assert call.prompt == "esb_baseline" and (asking.NO_PASSAGES in text) == (level == "L4")
+            lowered = text.lower()
+            assert not any(w in lowered for w in ("insufficient", "know", "abstain", "memory", "own knowledge",
+                                                  "cannot", "unable", "not sure"))  # fmt: skip
         else:
             assert (asking.NO_PASSAGES in text) == (level == "L4") and "insufficient" in text
 
@@ -46,5 +53,9 @@ def test_real_model_end_to_end(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) 
     assert set(judged["esb_judge"].drop_nulls()) <= {"ANSWER", "ABSTAIN", "INVALID"}
     unclassified = judged.filter(pl.col("esb_judge").is_null()).height
     assert unclassified == int(first.tables["summary"]["n_unclassified"].sum())
+    with open_cache(tmp_path / "cache") as store:
+        stored = store.count()
     again = stage.run(cfg, search=FakeSearch())
-    assert again.judged.equals(first.judged) and again.manifest["seconds"]["answers"] < 10
+    assert again.judged.equals(first.judged)
+    with open_cache(tmp_path / "cache") as store:
+        assert store.count() == stored  # the rerun sent no call (its time: benchmarks/bench_views.py)

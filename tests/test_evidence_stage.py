@@ -34,11 +34,11 @@ CHUNKS = {
     "b1": ("Button", "A button emits a redstone signal for a short time."),
     "i1": ("Iron Ingot", "Iron ingots are smelted from raw iron."),
     "n1": ("Gold Nugget", "Nine gold nuggets craft a gold ingot."),
-    "f1": ("Furnace", "A furnace smelts items and burns Coal as its fuel."),
+    "f1": ("Furnace", "A furnace smelts items and burns Coal as its fuel. It is crafted from cobblestone."),
     "c1": ("Coal", "Coal is mined from coal ore."),
-    "s1": ("Sheep", "Sheep regrow their wool after eating grass."),
+    "s1": ("Sheep", "Sheep regrow their wool after eating grass. They spawn in plains."),
     "s2": ("Sheep", "Sheep can be dyed."),
-    "w1": ("Wolf", "Wolves can be tamed with bones."),
+    "w1": ("Wolf", "Wolves can be tamed with bones. They live in forests."),
     "t1": ("Torch", "Torches light up caves."),
     "h1": ("Happy Ghast", "Up to 4 players can ride at once."),
     "r1": ("Rail", "Rails carry minecarts."),
@@ -69,11 +69,14 @@ def first_passage(context: str) -> str:
 
 
 def model_under_test(call: Call) -> str:
-    """P1 answers from passage [1]; P2 abstains on more than one passage or none; P3 calls
-    the passages conflicting and answers from passage [1]."""
+    """P1 and J2 answer from passage [1] (without passages they say they do not know); P2
+    abstains on more than one passage or none; P3 calls the passages conflicting and answers
+    from passage [1]."""
     if call.prompt == "answer_no_context":
         return "I do not know the answer. I would need to know more."
     context = call.fields["context"]
+    if call.prompt == "esb_baseline" and not HEADER.search(context):
+        return "I do not know the answer. I would need to know more."
     if call.prompt == "esb_sufficiency" and len(HEADER.findall(context)) != 1:
         return INSUFFICIENT
     prefix = "Sufficiency: the passages conflict. Answer: " if call.prompt == "esb_cot_sufficiency" else ""
@@ -151,7 +154,7 @@ class FakeSearch:
 
 #: The evidence block of the test runs (default.yaml's own block is sized for the offline run).
 EVIDENCE = {"models": "[]", "bootstrap_resamples": "200", "accuracy_judges": "[]", "k": "0", "limit_questions": "0",
-            "context_chars": "-1", "max_tokens": "0", "prompts": "[P1, P2, P3]", "conflict_model": "''"}  # fmt: skip
+            "context_chars": "-1", "max_tokens": "0", "prompts": "[P1, P2, P3, J2]", "conflict_model": "''"}  # fmt: skip
 
 
 def make_run(project: Path, evidence: dict[str, str] | None = None, *, tested: str = "m1", generator: str = "gen",
@@ -210,7 +213,7 @@ class TestStage:
         manifest = json.loads((folder / "manifest.json").read_text())
         # a0, a1, a2: L1-L4 + two L5; a3: L1-L4; u0, u1: T  -> 6 + 6 + 6 + 4 + 2
         assert manifest["instances"] == {"L1": 4, "L2": 4, "L3": 4, "L4": 4, "L5": 6, "T": 2}
-        assert manifest["n_responses"] == 24 * 3 and manifest["key_values"] == {"rule": 2, "model": 2}
+        assert manifest["n_responses"] == 24 * 4 and manifest["key_values"] == {"rule": 2, "model": 2}
         assert manifest["searched_questions"] == 5 and len(search.queries) == 5  # a0 and u0 came from stage 05
 
     def test_models_one_at_a_time(self, done) -> None:  # noqa: ANN001
@@ -219,7 +222,8 @@ class TestStage:
         order = list(dict.fromkeys(m for m, _ in models.log))
         assert order == ["gen", "m1", "j1"]
         assert models.prompts("gen") == ["esb_conflict", "esb_conflict"]  # a2 and a3
-        assert models.prompts("m1").count("answer_no_context") == 4  # P1 at L4 is stage 05's no-RAG call
+        assert models.prompts("m1").count("answer_no_context") == 4  # J2 at L4 is stage 05's no-RAG call
+        assert models.prompts("m1").count("esb_baseline") == 24  # P1: ESB's baseline on every context
 
     def test_bad_input_counted(self, done) -> None:  # noqa: ANN001
         """Missing target chunk, one-chunk page, no alterable value: each a problem row, no crash."""
@@ -238,15 +242,31 @@ class TestStage:
         q = {(r["check"], r["level"]): (r["n_checked"], r["n_failed"]) for r in rows}
         assert q[("answer_absent", "L3")] == (3, 0) and q[("answer_absent", "T")] == (1, 1)  # u1: no answer string
         assert q[("conflict_present", "L5")] == (3, 0) and q[("original_absent_in_copy", "L5")] == (3, 0)
+        # L2: every target has an answer sentence and more; of a0-a2 (answer strings), a1's retrieved
+        # neighbour c1 ("Coal is mined ...") still states "Coal": one failure, counted, kept
+        assert q[("answer_sentence_cut", "L2")] == (4, 0) and q[("answer_absent", "L2")] == (3, 1)
+        assert ("a1", "L2", "answer_in_context") in problems(result)
+
+    def test_validation_sheet(self, done) -> None:  # noqa: ANN001
+        """ESB §7.7's sheet: every level's classified responses up to 40 (here 4 questions x 4 prompts
+        = 16 on L1, both orders of 3 questions x 4 = 24 on L5), with empty annotator columns."""
+        _, _, _, result = done
+        sheet = result.tables["validation_sample"]
+        sizes = dict(sheet.group_by("level").len().iter_rows())
+        assert (sizes["L1"], sizes["L5"], sizes["T"]) == (16, 24, 8) and set(sheet["level_valid"]) == {""}
 
     def test_levels(self, done) -> None:  # noqa: ANN001
-        """L1 is the target alone; L2 holds it once among k-1 others; L3 avoids related pages and
-        the answer string; L5's copy holds the altered value in both orders."""
+        """L1 is the target alone; L2 holds its partial chunk (the answer sentence cut) once among k-1
+        others; L3 avoids related pages and the answer string; L5's copy holds the altered value in
+        both orders."""
         _, _, _, result = done
         inst = {(r["question_id"], r["level"], r["order"]): r for r in result.instances.iter_rows(named=True)}
         assert inst[("a0", "L1", "")]["chunk_ids"] == ["g1"]
         l2 = inst[("a0", "L2", "")]
-        assert sorted(l2["chunk_ids"]) == ["b1", "g1", "i1"] and l2["chunk_ids"][l2["target_position"] - 1] == "g1"
+        assert sorted(l2["chunk_ids"]) == ["b1", "g1#partial", "i1"]
+        assert l2["chunk_ids"][l2["target_position"] - 1] == "g1#partial"
+        assert "It drops 3 copper ingots." in l2["context"] and "20 seconds" not in l2["context"]
+        assert not l2["answer_present"]
         l3 = inst[("a1", "L3", "")]["chunk_ids"]
         assert len(l3) == 3 and not {"c1", "f1", "t1"} & set(l3)  # Coal states the answer; t1 was retrieved
         gold, swap = inst[("a0", "L5", "gold_first")], inst[("a0", "L5", "conflict_first")]
@@ -261,17 +281,19 @@ class TestStage:
         assert curve[("P1", "L4")] == 1.0 and curve[("P1", "L1")] == 0.0 and curve[("P1", "L5")] == 0.0
         assert curve[("P2", "L1")] == 0.0 and curve[("P2", "L2")] == 1.0 and curve[("P2", "T")] == 1.0
         summary = {r["prompt"]: r for r in result.tables["summary"].iter_rows(named=True)}
-        # P1: L3-L5 answered except L4 (4 of 4 abstain): 4 L3 + 6 L5 answers of 14
-        assert summary["P1"]["over_answer"] == pytest.approx(10 / 14)
-        # P1 L5 conflict-first reads the copy first: a0, a1, a2 adopt the altered value -> 3 of 6
+        # Each L5 question counts once (two orders, ½ each): 3 L5 questions weigh 3, not 6.
+        # P1: L3 4 of 4 answered, L4 0 of 4, L5 3 of 3 -> (4 + 3) / 11
+        assert summary["P1"]["over_answer"] == pytest.approx(7 / 11)
+        # P1 L5 conflict-first reads the copy first: a0, a1, a2 adopt the altered value -> 3 x ½ of 3
         assert summary["P1"]["wrong_answer"] == pytest.approx(0.5)
-        # P1 B-ECE: L1 0/4, L2 0/4, L3 0/4 (|0-1|), L4 4/4, L5 0/6 -> (4 + 6) / 22
-        assert summary["P1"]["b_ece"] == pytest.approx(10 / 22)
-        assert summary["P1"]["b_ece_t"] == pytest.approx(12 / 24)  # T: 0 of 2 abstain
+        # P1 B-ECE: L1 0/4, L2 0/4, L3 0/4 (|0-4|), L4 4/4, L5 0/3 (|0-3|) -> (4 + 3) / 19
+        assert summary["P1"]["b_ece"] == pytest.approx(7 / 19)
+        assert summary["P1"]["b_ece_t"] == pytest.approx(9 / 21)  # T: 0 of 2 abstain
         assert summary["P1"]["accuracy_low"] <= summary["P1"]["accuracy"] <= summary["P1"]["accuracy_high"]
         types = result.tables["l5_types"].filter(pl.col("order") == "all", pl.col("n") > 0)
         assert set(zip(types["prompt"], types["type"])) == {
-            ("P1", "pick_gold"), ("P1", "pick_conflict"), ("P2", "abstain"), ("P3", "conflict_aware")}
+            ("P1", "pick_gold"), ("P1", "pick_conflict"), ("P2", "abstain"), ("P3", "conflict_aware"),
+            ("J2", "pick_gold"), ("J2", "pick_conflict")}
 
     def test_accuracy_scored_against_references(self, done) -> None:  # noqa: ANN001
         """L1-L2 answers are scored by the accuracy judges; a question without a reference is null."""
@@ -333,10 +355,10 @@ class TestStage:
 
 class TestReaders:
     def test_browse(self, done) -> None:  # noqa: ANN001
-        """One question's six contexts, each with its three responses, levels in order."""
+        """One question's six contexts, each with its four responses (P1-P3, J2), levels in order."""
         cfg, _, _, _ = done
         frame = browse.question_contexts(cfg.stage_dir("evidence"), "a0")
-        assert frame.height == 6 * 3
+        assert frame.height == 6 * 4
         levels = frame.unique(["level", "order"], maintain_order=True)["level"].to_list()
         assert levels == ["L1", "L2", "L3", "L4", "L5", "L5"]
         assert browse.question_contexts(cfg.stage_dir("evidence"), "nope").is_empty()
@@ -351,6 +373,7 @@ class TestReaders:
         assert got["EsbAnswerable"] == "4" and got["EsbAbstainLFour"] == "100.0\\%"
         assert got["EsbLFiveVsLFour"] == "lower than" and got["EsbBoundaryWord"] == "stays level"
         assert got["EsbPromptThreeWord"] == "does not change"
+        assert (got["EsbPartialDropped"], got["EsbPartialChecked"], got["EsbPartialLeaks"]) == ("0", "3", "1")
         # By default (the claims check's minimum, 6) four questions are no finding.
         small = {name: value for name, value, _ in report.macros(cfg.stage_dir("evidence"))}
         assert small["EsbAbstainLFour"] == "\\dcsmall{100.0\\%}{4 questions}" and small["EsbLFiveVsLFour"] == "beside its rate"
@@ -366,6 +389,19 @@ class TestReaders:
             stem = "esb_" + fn.__name__.removeprefix("plot_")
             assert figure_check.problems(fn(frame), CAPTIONS[stem]) == [], fn.__name__
 
+
+
+class TestPlotData:
+    def test_curve_points(self) -> None:
+        """The sufficiency curve plots each level's abstention in percent at its level's position
+        (L1..L5, T at 0..5): 1 of 4, 0, 3 of 4, 4 of 4, 1 of 2, 2 of 2 -> 25, 0, 75, 100, 50, 100."""
+        rates = [0.25, 0.0, 0.75, 1.0, 0.5, 1.0]
+        curve = pl.DataFrame({"model": "m", "thinking": "off", "prompt": "P1", "level": ["L1", "L2", "L3", "L4", "L5", "T"],
+                              "abstention": rates, "low": rates, "high": rates})  # fmt: skip
+        ax = plots.plot_sufficiency_curve(curve).axes[0]
+        line = [ln for ln in ax.get_lines() if ln.get_label() != "ideal" and len(ln.get_xdata()) == 6][0]
+        assert list(line.get_xdata()) == [0, 1, 2, 3, 4, 5]
+        assert list(line.get_ydata()) == pytest.approx([25, 0, 75, 100, 50, 100])
 
 
 class TestRateAxes:

@@ -41,10 +41,15 @@ class TestViewMacros:
         assert dict((n, v) for n, v, _ in views.view_macros(off))[f"{prefix}Enabled"] == "0"
         assert dict((n, v) for n, v, _ in views.view_macros(cfg))[f"{prefix}Enabled"] == "1"
         tex = (ROOT / "paper" / "main.tex").read_text()
-        start = tex.index(f"\\ifnum\\{prefix}Enabled=1")
-        end = tex.index("\\fi\n", start)
-        guarded, outside = tex[start:end], tex[:start] + tex[end:]
-        assert f"\\section{{{heading}" in guarded and "\\ifnum" not in guarded[1:]
+        # The section and its item in the reproduction notes: each guarded by the switch.
+        blocks, outside, at = [], "", 0
+        while (start := tex.find(f"\\ifnum\\{prefix}Enabled=1", at)) >= 0:
+            end = tex.index("\\fi\n", start)
+            blocks.append(tex[start:end])
+            outside += tex[at:start]
+            at = end
+        outside += tex[at:]
+        assert f"\\section{{{heading}" in blocks[0] and all("\\ifnum" not in b[1:] for b in blocks)
         assert not re.findall(rf"\\{prefix}(?!Enabled)[A-Za-z]+", outside)
 
     def test_tex_lines(self) -> None:
@@ -155,7 +160,8 @@ class TestSmallN:
         assert got["KgBestNoRagReliability"].startswith("\\dcsmall{")
 
     def test_probe_auroc(self, tmp_path: Path) -> None:
-        """Know2Guess's probe AUROC on six questions (two answerable) is no finding: its n is the smaller half."""
+        """Know2Guess's probe scored on six test questions (two answerable) is no finding: the AUROC's n is the
+        smaller test half, the recall's the unanswerable test questions; the accuracy on 30 is a finding."""
         import polars as pl
 
         from declinecraft.views.know2guess import macros
@@ -165,10 +171,12 @@ class TestSmallN:
             "auroc": [0.0, 0.5],
             "auprc": [0.5, 0.6],
             "auprc_chance": [2 / 3, 2 / 3],
-            "n_answerable": [2, 2],
-            "n_unanswerable": [4, 4],
+            "accuracy": [0.8, 0.8], "macro_f1": [0.7, 0.7], "recall_unanswerable": [0.25, 0.25],
+            "false_positive_rate": [0.0, 0.0], "n_dev": [3, 3], "n_test": [30, 30],
+            "n_test_answerable": [2, 2], "n_test_unanswerable": [4, 4],
         }
         pl.DataFrame(probe).write_csv(tmp_path / "know2guess_separability.csv")
         got = {n: v for n, v, _ in macros.macros(tmp_path, min_n=6)}
-        assert got["KgProbeAUROC"] == "\\dcsmall{0.00}{2 questions in the smaller half}"
-        assert got["KgProbeChance"] == "0.67"
+        assert got["KgProbeAUROC"] == "\\dcsmall{0.00}{2 test questions in the smaller half}"
+        assert got["KgProbeRecall"] == "\\dcsmall{0.25}{4 unanswerable test questions}"
+        assert (got["KgProbeAccuracy"], got["KgProbeChance"], got["KgProbeDev"]) == ("0.80", "0.67", "3")

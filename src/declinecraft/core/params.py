@@ -329,8 +329,8 @@ class EvidenceParams:
     thinking: tuple[str, ...] = ("off",)
     """Thinking settings ("off", "on") for switchable models; others run their only mode."""
     prompts: tuple[str, ...] = ("P1", "P2", "P3")
-    """ESB's prompt strategies (§4.3): P1 standard (our J.2 prompt), P2 sufficiency-aware, P3 CoT +
-    sufficiency (P2 and P3 in our words)."""
+    """ESB's prompt strategies (§4.3): P1 standard (answer from the passages), P2 sufficiency-aware,
+    P3 CoT + sufficiency (all three in our words); J2, an extra variant, is our own J.2 answer prompt."""
     limit_questions: int = 0
     """Questions to build levels for, answerable share kept (``answer.select_questions`` with the
     run's seed, so the answer stage's limit picks the same questions); 0 = the whole benchmark."""

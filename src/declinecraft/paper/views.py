@@ -79,8 +79,11 @@ def view_macros(cfg: RunConfig) -> list[tuple[str, str, str]]:
     switches = [(f"{prefix}Enabled", "1" if getattr(cfg, block).enabled else "0", f"{block}.enabled")
                 for prefix, block in (("Kg", "know2guess"), ("Esb", "evidence"))]  # fmt: skip
     rule = small_n.threshold(cfg.analysis.min_n, cfg.analysis.alpha)
+    settings = [("KgMaxTokens", f"{cfg.know2guess.max_tokens:,}", "know2guess.max_tokens"),
+                ("KgResamples", f"{cfg.know2guess.bootstrap_resamples:,}", "know2guess.bootstrap_resamples")]
     out = [
         *switches,
+        *settings,
         *k2g_macros.macros(cfg.stage_dir("know2guess"), min_n=rule),
         *esb_report.macros(cfg.stage_dir("evidence"), min_n=rule),
     ]

@@ -19,10 +19,11 @@ from declinecraft.views.evidence.calibration import (
     abstention_rate,
     accuracy,
     b_ece,
+    main_weights,
     over_answer_rate,
     wrong_answer_rate,
 )
-from declinecraft.views.evidence.classes import L5_TYPES, l5_type
+from declinecraft.views.evidence.classes import L5_TYPES, is_conflict_aware, l5_type
 from declinecraft.views.evidence.report import macros
 from declinecraft.views.evidence.values import (
     KeyValue,
@@ -43,8 +44,10 @@ __all__ = [
     "conflicting_copy",
     "contains",
     "copy_problem",
+    "is_conflict_aware",
     "l5_type",
     "macros",
+    "main_weights",
     "over_answer_rate",
     "wrong_answer_rate",
 ]  # fmt: skip

@@ -1,13 +1,17 @@
 """ESB's three prompt strategies (§4.3) over the evidence instances, for each model under test.
 
 =====  =====================================================================================
-P1     standard: our J.2 answer prompt with the context (``answer_with_context``), and J.2's
-       prompt without retrieval (``answer_no_context``) for L4, exactly as stage 05 sends them
-P2     sufficiency-aware: ``esb_sufficiency`` (ours; ESB's text is not in our copy)
+P1     standard: ``esb_baseline`` (ours; ESB's text is not in our copy): answer from the
+       passages, with no word on abstaining or on the model's own knowledge
+P2     sufficiency-aware: ``esb_sufficiency`` (ours): P1 plus the instruction to abstain when
+       the evidence is insufficient
 P3     CoT + sufficiency: ``esb_cot_sufficiency`` (ours): assess sufficiency, then decide
+J2     extra, not ESB's: our J.2 answer prompt with the context (``answer_with_context``), and
+       J.2's prompt without retrieval (``answer_no_context``) for L4, as stage 05 sends them; it
+       already asks the model to say when it does not know, so it is no baseline
 =====  =====================================================================================
 
-P2 and P3 have one template each; at L4 their context is :data:`NO_PASSAGES`. Models run one at
+P1-P3 have one template each; at L4 their context is :data:`NO_PASSAGES`. Models run one at
 a time, each thinking setting and prompt in turn; calls go in question order so consecutive
 prompts share their prefix on a llama.cpp server.
 """
@@ -27,7 +31,8 @@ from declinecraft.evaluation.answer import Setting
 from declinecraft.llm.calls import Call
 from declinecraft.llm.pool import Models
 
-PROMPTS: dict[str, str] = {"P1": answer.TEMPLATES["default"], "P2": "esb_sufficiency", "P3": "esb_cot_sufficiency"}
+PROMPTS: dict[str, str] = {"P1": "esb_baseline", "P2": "esb_sufficiency", "P3": "esb_cot_sufficiency",
+                           "J2": answer.TEMPLATES["default"]}  # fmt: skip
 """Template of each prompt strategy when there is a context."""
 NO_PASSAGES = "(No passages were retrieved.)"
 """The context of P2 and P3 at L4 (no context)."""
@@ -42,7 +47,7 @@ RESPONSE_SCHEMA: dict[str, Any] = {
 
 
 def check_prompts(prompts: Sequence[str]) -> list[str]:
-    """The prompt strategies of a run, in P1-P3 order.
+    """The prompt strategies of a run, in P1, P2, P3, J2 order.
 
     Raises:
         ValueError: an unknown or empty list (naming the allowed ones).
@@ -54,8 +59,8 @@ def check_prompts(prompts: Sequence[str]) -> list[str]:
 
 
 def call_of(prompt: str, level: str, query: str, context: str) -> Call:
-    """The call of one instance under one prompt strategy (P1 at L4 is stage 05's no-RAG call)."""
-    if prompt == "P1":
+    """The call of one instance under one prompt strategy (J2 at L4 is stage 05's no-RAG call)."""
+    if prompt == "J2":
         if level == "L4":
             return answer.answer_call(Setting("no_rag"), query, None)
         return answer.answer_call(Setting("single"), query, context)

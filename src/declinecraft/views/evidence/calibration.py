@@ -16,6 +16,12 @@ Retrieval-Augmented Generation") defines, per response at evidence level l:
 A response that is neither an answer nor an abstention (ESB's Invalid) stays in every
 denominator. Levels absent from the ideal map (T, by default) are left out.
 
+Each L5 question counts once. ESB's main grid has one L5 context per question (2 x 100 x 5
+prompts, §4); its order-randomised conflict pairs are a separate position-bias set (§5.1). We
+ask both orders of every pair and weigh each ½ in the main metrics (``weights``; :func:`main_weights`
+builds them), so a question's L5 weighs as much as its L1 and the order effect averages out rather
+than depending on a seeded draw of one order. The position-bias table keeps both orders unweighted.
+
 Intervals resample questions, not responses: a question's levels, orders and prompts move
 together, so the interval reflects how many questions there are. The statistics are ratios of
 pooled counts (and B-ECE is a weighted absolute deviation), which is why this uses
@@ -47,9 +53,22 @@ def _check(levels: Sequence[str], *columns: Sequence[object]) -> None:
             raise ValueError(f"levels and values need equal length, got {len(levels)} and {len(column)}")
 
 
-def _share(levels: Sequence[str], hits: Sequence[bool], scope: Sequence[str]) -> float:
-    chosen = [bool(h) for lv, h in zip(levels, hits, strict=True) if lv in scope]
-    return sum(chosen) / len(chosen) if chosen else float("nan")
+def _weights(levels: Sequence[str], weights: Sequence[float] | None) -> list[float]:
+    if weights is None:
+        return [1.0] * len(levels)
+    _check(levels, weights)
+    if any(not w >= 0 for w in weights):
+        raise ValueError("weights must be non-negative numbers")
+    return [float(w) for w in weights]
+
+
+def _share(
+    levels: Sequence[str], hits: Sequence[bool], scope: Sequence[str], weights: Sequence[float] | None = None
+) -> float:
+    w = _weights(levels, weights)
+    chosen = [(bool(h), wi) for lv, h, wi in zip(levels, hits, w, strict=True) if lv in scope]
+    total = sum(wi for _, wi in chosen)
+    return sum(wi for h, wi in chosen if h) / total if total else float("nan")
 
 
 def abstention_rate(levels: Sequence[str], abstained: Sequence[bool], level: str) -> float:
@@ -59,16 +78,21 @@ def abstention_rate(levels: Sequence[str], abstained: Sequence[bool], level: str
 
 
 def over_answer_rate(
-    levels: Sequence[str], abstained: Sequence[bool], answered: Sequence[bool] | None = None
+    levels: Sequence[str],
+    abstained: Sequence[bool],
+    answered: Sequence[bool] | None = None,
+    *,
+    weights: Sequence[float] | None = None,
 ) -> float:
     """ESB Eq. 2: answers on L3-L5 over every L3-L5 response; NaN without L3-L5 responses.
 
     ``answered`` defaults to ``not abstained``; pass it when some responses are neither (Invalid),
-    which then count in the denominator only.
+    which then count in the denominator only. ``weights`` (one per response, default 1) weigh
+    numerator and denominator alike (½ for each order of an L5 pair).
     """
     answered = [not a for a in abstained] if answered is None else answered
     _check(levels, abstained, answered)
-    return _share(levels, answered, INSUFFICIENT)
+    return _share(levels, answered, INSUFFICIENT, weights)
 
 
 def wrong_answer_rate(levels: Sequence[str], known_wrong: Sequence[bool]) -> float:
@@ -84,21 +108,45 @@ def accuracy(levels: Sequence[str], scores: Sequence[float]) -> float:
     return sum(chosen) / len(chosen) if chosen else float("nan")
 
 
-def b_ece(levels: Sequence[str], abstained: Sequence[bool], *, ideal: Mapping[str, float] = IDEAL) -> float:
+def b_ece(
+    levels: Sequence[str],
+    abstained: Sequence[bool],
+    *,
+    ideal: Mapping[str, float] = IDEAL,
+    weights: Sequence[float] | None = None,
+) -> float:
     """ESB Eq. 1: sum over levels of n_l |a_l - a*_l| / N (0 is perfectly calibrated).
 
     Levels not in ``ideal`` are left out (T by default; ``ideal=IDEAL_WITH_T`` counts it as
-    abstention-expected). NaN when no response is at a level of ``ideal``.
+    abstention-expected). ``weights`` (one per response, default 1) make n_l and A_l weighted
+    sums. NaN when no weight is at a level of ``ideal``.
     """
     _check(levels, abstained)
+    w = _weights(levels, weights)
     total = 0.0
-    n = 0
+    n = 0.0
     for level, target in ideal.items():
-        picked = [bool(a) for lv, a in zip(levels, abstained, strict=True) if lv == level]
-        if picked:
-            total += abs(sum(picked) - target * len(picked))  # n_l |a_l - a*_l| = |A_l - a*_l n_l|
-            n += len(picked)
+        picked = [(bool(a), wi) for lv, a, wi in zip(levels, abstained, w, strict=True) if lv == level]
+        n_l = sum(wi for _, wi in picked)
+        if n_l:
+            a_l = sum(wi for a, wi in picked if a)
+            total += abs(a_l - target * n_l)  # n_l |a_l - a*_l| = |A_l - a*_l n_l|
+            n += n_l
     return total / n if n else float("nan")
+
+
+def main_weights(question_ids: Sequence[str], levels: Sequence[str]) -> list[float]:
+    """Weight per response for the main metrics: 1 / (responses of its question at its level).
+
+    Pass the responses of one model, thinking setting and prompt. An L5 question asked in both
+    orders gets ½ per order, so it counts once, as in ESB's main grid; any other level has one
+    response per question and weight 1.
+    """
+    _check(levels, question_ids)
+    counts: dict[tuple[str, str], int] = {}
+    for key in zip(question_ids, levels, strict=True):
+        counts[key] = counts.get(key, 0) + 1
+    return [1.0 / counts[key] for key in zip(question_ids, levels, strict=True)]
 
 
 # --- intervals ---------------------------------------------------------------------------------

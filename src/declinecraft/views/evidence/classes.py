@@ -20,8 +20,10 @@ one fine-grained type (:data:`L5_TYPES`, first that applies):
 ``invalid``         ESB's Invalid (empty, malformed, out of budget)
 ``abstain``         the response abstains
 ``conflict_aware``  an answer that says the passages disagree ("conflict", "contradict",
-                    "inconsistent", "discrepancy", "sources differ", "another passage") and
-                    still answers (ESB's Conflict-Aware Answering)
+                    "inconsistent", "discrepancy", "sources differ", "another passage", "do not
+                    agree") and still answers (ESB's Conflict-Aware Answering); a cue under a
+                    negation ("there is no conflict", "do not contradict") does not count
+                    (:func:`is_conflict_aware`)
 ``pick_gold``       evidence picking, gold side: an answer with the original value only
 ``pick_conflict``   evidence picking, conflict side: an answer with the altered value only
 ``both_values``     an answer stating both values without saying that they conflict
@@ -49,6 +51,35 @@ _CONFLICT = re.compile(
     r"two\s+(?:passages|sources|values))",
     re.I,
 )
+# A negated agreement word states a disagreement: "the passages do not agree", "are not consistent".
+_NOT_AGREE = re.compile(r"(?:\bnot|n['’]t)\s+(?:\w+\s+){0,2}?(?:agree|consistent)\b", re.I)
+_CLAUSE_END = re.compile(r"[.;:!?\n]|,\s*(?:but|however|yet|although|though)\b|\b(?:but|however|yet)\b", re.I)
+_NEGATORS = frozenset({"no", "not", "never", "without", "neither", "nor", "none", "nothing"})
+_NEGATION_WINDOW = 6  # words before a cue that can negate it: "don't seem to be in any conflict"
+
+
+def _negated(text: str, start: int) -> bool:
+    """Whether a negator stands within a few words before ``start`` in the same clause."""
+    before = text[:start]
+    ends = list(_CLAUSE_END.finditer(before))
+    clause = before[ends[-1].end() :] if ends else before
+    words = re.findall(r"[\w'’]+", clause.lower())[-_NEGATION_WINDOW:]
+    return any(w in _NEGATORS or w.endswith(("n't", "n’t")) for w in words)
+
+
+def is_conflict_aware(text: str) -> bool:
+    """Whether ``text`` says that its passages disagree, reading negations.
+
+    A conflict cue counts unless a negator ("no", "not", "n't", "never", "without", "neither",
+    "nor", "none", "nothing") stands within six words before it in the same clause; a negated
+    agreement word ("do not agree", "are not consistent") counts as a disagreement. So "the
+    passages conflict" and "the passages do not agree" are True, "there is no conflict", "they do
+    not contradict each other" and "no two passages differ" are False.
+    """
+    text = text or ""
+    if _NOT_AGREE.search(text):
+        return True
+    return any(not _negated(text, m.start()) for m in _CONFLICT.finditer(text))
 
 
 def judge_class(label: str | None, source: str | None, budget_exhausted: bool) -> str | None:
@@ -79,7 +110,7 @@ def l5_type(cls: str | None, response: str, original: str, altered: str) -> str 
         return "invalid"
     if cls == "ABSTAIN":
         return "abstain"
-    if _CONFLICT.search(response or ""):
+    if is_conflict_aware(response):
         return "conflict_aware"
     gold, wrong = values.contains(response, original), values.contains(response, altered)
     if gold and wrong:

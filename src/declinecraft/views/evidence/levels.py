@@ -4,7 +4,8 @@ For an answerable question whose target chunk (the question's own, from C_pre) i
 
 ====  ====================================================================================
 L1    the target chunk alone (full support)
-L2    the target among the first k-1 retrieved chunks that are not it, at a seeded position
+L2    partial support (:mod:`.partial`): the target chunk with the sentences that state the
+      answer cut, among the first k-1 retrieved chunks that are not it, at a seeded position
 L3    k chunks drawn (seeded) from pages unrelated to the question (not the target page, not a
       retrieved or scenario page) in which the answer string does not occur
 L4    no context
@@ -16,8 +17,9 @@ T (beyond ESB): each unanswerable question with the k chunks the retriever retur
 
 Nothing is dropped silently: every question or level that cannot be built as defined is a row of
 ``problems`` (question, level, problem, detail, action), and ``quality`` is ESB §4.4's table of
-checks (answer string absent from L3/L4/T, present in L1/L2/L5; the conflicting value present and
-the original absent in the copy) with how many were checked and how many failed.
+checks (answer string absent from L2/L3/L4/T, present in L1/L5; L2's answer sentence found and
+cut; the conflicting value present and the original absent in the copy) with how many were
+checked and how many failed.
 """
 
 from __future__ import annotations
@@ -32,10 +34,12 @@ from typing import Any
 import polars as pl
 
 from declinecraft.evaluation.context import Chunk, format_context
-from declinecraft.views.evidence import conflicts, values
+from declinecraft.views.evidence import conflicts, partial, values
 
 COPY_SUFFIX = "#conflict"
 """Appended to the target chunk id to name its conflicting copy in ``chunk_ids``."""
+PARTIAL_SUFFIX = "#partial"
+"""Appended to the target chunk id to name L2's partial chunk in ``chunk_ids``."""
 
 INSTANCE_SCHEMA: dict[str, Any] = {
     "instance_id": pl.String, "question_id": pl.String, "answerable": pl.Boolean, "level": pl.String,
@@ -56,7 +60,8 @@ CHECKS: tuple[tuple[str, str, str], ...] = (
     ("answer_absent", "L4", "none (no context)"),
     ("answer_absent", "T", "kept, counted"),
     ("answer_present", "L1", "kept, counted"),
-    ("answer_present", "L2", "kept, counted"),
+    ("answer_sentence_cut", "L2", "L2 dropped"),
+    ("answer_absent", "L2", "kept, counted"),
     ("answer_present", "L5", "L5 dropped"),
     ("conflict_present", "L5", "L5 dropped"),
     ("original_absent_in_copy", "L5", "L5 dropped"),
@@ -153,8 +158,14 @@ class _Builder:
 
     def level2(self, r: Mapping[str, Any], target: Chunk, retrieved: Sequence[str], answer: str | None,
                kind: str | None) -> None:  # fmt: skip
-        """L2: the target among the first k-1 other retrieved chunks, at a seeded position."""
+        """L2: the target with its answer sentences cut (:mod:`.partial`) among the first k-1 other
+        retrieved chunks, at a seeded position."""
         qid = r["id"]
+        cut, failure = partial.partial_chunk(target.text, answer, r.get("fact") or "")
+        self.check("answer_sentence_cut", "L2", cut is not None)
+        if cut is None:
+            self.problem(qid, "L2", f"partial_{failure}", target.chunk_id, "L2 dropped")
+            return
         others = [c for c in self.known(qid, "L2", retrieved) if c != target.chunk_id][: self.k - 1]
         if not others:
             self.problem(qid, "L2", "no_distractors", "the retriever returned no other chunk", "L2 dropped")
@@ -163,9 +174,11 @@ class _Builder:
             self.problem(qid, "L2", "l2_short", f"{len(others)} of {self.k - 1} other chunks", "kept")
         position = int(conflicts.question_rng(self.seed, qid, "L2").integers(len(others) + 1))
         shown = [self.chunks[c] for c in others]
-        shown.insert(position, target)
+        shown.insert(position, Chunk(target.chunk_id + PARTIAL_SUFFIX, target.title, target.url, cut))
         row = self.add(r, "L2", shown, target=position + 1, answer=answer, kind=kind)
-        self.check("answer_present", "L2", row["answer_present"])
+        self.check("answer_absent", "L2", None if answer is None else not row["answer_present"])
+        if row["answer_present"]:
+            self.problem(qid, "L2", "answer_in_context", str(answer), "kept, counted")
 
     def level3(self, r: Mapping[str, Any], target: Chunk, retrieved: Sequence[str], answer: str | None,
                kind: str | None) -> None:  # fmt: skip

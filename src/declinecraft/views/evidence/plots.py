@@ -35,7 +35,7 @@ from declinecraft.views.evidence.classes import L5_TYPES  # noqa: E402
 
 WIDTH_IN = 3.4
 """One column of the paper, inches."""
-_STYLES = {"P1": "-", "P2": "--", "P3": ":"}
+_STYLES = {"P1": "-", "P2": "--", "P3": ":", "J2": "-."}
 _TYPE_COLORS = {"abstain": "#2b8a3e", "pick_gold": "#1f5fa8", "pick_conflict": "#c0392b", "conflict_aware": "#e07b1a",
                 "both_values": "#8e6bbf", "other": "#9a9a9a", "invalid": "#d0d0d0"}  # fmt: skip
 

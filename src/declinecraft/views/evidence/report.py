@@ -67,7 +67,7 @@ def _extreme(frame: pl.DataFrame, column: str, fn: str, **where: str) -> float:
 
 #: Responses per question behind each rate of ``summary.csv`` (L1-L2; L3, L4 and L5 in both
 #: orders; L5 in both orders), to turn its response count into questions.
-PER_QUESTION = {"accuracy": 2, "over_answer": 4, "wrong_answer": 2}
+PER_QUESTION = {"accuracy": 2, "over_answer": 4, "wrong_answer": 2, "memory_accuracy": 2}
 
 
 def _fewest(frame: pl.DataFrame, columns: tuple[str, ...], *, per: int = 1, **where: str) -> int | None:
@@ -106,6 +106,7 @@ def macros(folder: Path, *, min_n: int = small_n.threshold(0, 0.05)) -> list[Mac
     bias, effects = _read(folder, "position_bias.csv"), _read(folder, "prompt_effects.csv")
     agree, quality = _read(folder, "agreement.csv"), _read(folder, "quality.csv")
     problems = _read(folder, "problems.csv")
+    sheet = _read(folder, "validation_sample.csv")
     settings = manifest.get("settings", {})
     count = manifest.get("instances", {})
     sources = manifest.get("key_values", {})
@@ -124,6 +125,13 @@ def macros(folder: Path, *, min_n: int = small_n.threshold(0, 0.05)) -> list[Mac
         ("EsbNoLFive", str(no_l5), "answerable questions without L5 (no alterable value or a failed check)"),
         ("EsbQualityFailures", str(int(quality["n_failed"].sum()) if not quality.is_empty() else 0),
          "failed ESB 4.4 quality checks"),
+        ("EsbValidationItems", str(sheet.height), "responses on ESB 7.7's human-validation sheet (40 per level at most)"),
+        ("EsbPartialDropped", _quality(quality, "answer_sentence_cut", "L2", "n_failed"),
+         "L2 not built: no sentence states the answer, or every sentence does"),
+        ("EsbPartialChecked", _quality(quality, "answer_absent", "L2", "n_checked"),
+         "L2 contexts checked for the answer string"),
+        ("EsbPartialLeaks", _quality(quality, "answer_absent", "L2", "n_failed"),
+         "L2 contexts in which a retrieved neighbour still states the answer string (kept)"),
     ]  # fmt: skip
     rates = {lv: _mean(curve, "abstention", level=lv, prompt="P1") for lv in _NAMES}
     sizes = {lv: _fewest(curve, ("n",), level=lv, prompt="P1") for lv in _NAMES}
@@ -145,7 +153,8 @@ def macros(folder: Path, *, min_n: int = small_n.threshold(0, 0.05)) -> list[Mac
         ("EsbTVsLThree", compare(rates["T"], rates["L3"], ("higher than", "lower than", "the same as")),
          "T abstention against L3 (P1)"),
     ]  # fmt: skip
-    for name, column in (("Accuracy", "accuracy"), ("OverAnswer", "over_answer"), ("WrongAnswer", "wrong_answer")):
+    for name, column in (("Accuracy", "accuracy"), ("OverAnswer", "over_answer"), ("WrongAnswer", "wrong_answer"),
+                         ("MemoryAccuracy", "memory_accuracy")):  # fmt: skip
         size = _fewest(summary, ("n_questions", f"n_{column}"), per=PER_QUESTION[column], prompt="P1")
         text = _stated(_pct(_mean(summary, column, prompt="P1")), size, min_n)
         out.append((f"Esb{name}", text, f"{column} (P1, mean over models)"))
@@ -164,6 +173,14 @@ def macros(folder: Path, *, min_n: int = small_n.threshold(0, 0.05)) -> list[Mac
     ]
     out += _tests(bias, effects, agree)
     return out
+
+
+def _quality(quality: pl.DataFrame, check: str, level: str, column: str) -> str:
+    """One count of the quality table, as text ("0" when the check is not in it)."""
+    if quality.is_empty():
+        return "0"
+    rows = quality.filter(pl.col("check") == check, pl.col("level") == level)
+    return str(int(rows[column].sum()))
 
 
 def _tests(bias: pl.DataFrame, effects: pl.DataFrame, agree: pl.DataFrame) -> list[Macro]:

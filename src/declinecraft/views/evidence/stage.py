@@ -10,7 +10,7 @@ key_values.parquet   per answerable question: the value its conflicting copy alt
 instances.parquet    per (question, level, order): chunk ids, the exact context, the checks
 responses.parquet    per (instance, model, thinking, prompt): the answer call's reply
 labels.parquet       the response judge's labels (``judge.label_responses``)
-scores.parquet       the accuracy judges' scores of L1-L2 answers (``judge.score_responses``)
+scores.parquet       the accuracy judges' scores of L1-L4 answers (``judge.score_responses``)
 judged.parquet       responses + label + accuracy + ESB classes + L5 flags and types
 curve.csv            the evidence-sufficiency curve: one row per model, prompt and level L1-L5, T
 summary.csv          accuracy, over-answer, wrong-answer, B-ECE (with and without T), intervals
@@ -19,6 +19,7 @@ prompt_effects.csv   P2, P3 vs P1 per level: change in abstention, McNemar p, BH
 l5_types.csv         the L5 response distribution by type and order
 agreement.csv        response judge vs rule classifier (ESB classes): agreement, Cohen's kappa
 quality.csv          ESB §4.4's checks with counts checked and failed
+validation_sample.csv ESB §7.7's human-validation sheet: 40 responses per level, empty answer columns
 problems.csv         every question and level not built as defined, and what was done
 manifest.json        settings, counts, seconds
 ===================  =========================================================================
@@ -47,9 +48,10 @@ from declinecraft.evaluation.answer import Search
 from declinecraft.evaluation.answer_stage import retriever_adapters
 from declinecraft.evaluation.context import Chunk, chunks_by_id
 from declinecraft.llm.pool import ModelPool, Models
-from declinecraft.views.evidence import asking, classes, conflicts, levels, tables
+from declinecraft.views.evidence import asking, classes, conflicts, levels, tables, validation
 
-TABLES = ("curve", "summary", "position_bias", "prompt_effects", "l5_types", "agreement", "quality", "problems")
+TABLES = ("curve", "summary", "position_bias", "prompt_effects", "l5_types", "agreement", "quality", "problems",
+          "validation_sample")  # fmt: skip
 FRAMES = ("key_values", "instances", "responses", "labels", "scores", "judged")
 STATUS = "STATUS.md"
 
@@ -204,6 +206,7 @@ def run(cfg: RunConfig, *, models: Models | None = None, search: Search | None =
         "prompt_effects": tables.prompt_effects(judged, alpha=params.alpha),
         "l5_types": tables.l5_types(judged), "agreement": classes.agreement(judged), "quality": built.quality,
         "problems": built.problems,
+        "validation_sample": validation.validation_sample(judged, built.instances, seed=cfg.seed),
     }  # fmt: skip
     folder = cfg.stage_dir("evidence")
     frames = {"key_values": values, "instances": built.instances, "responses": responses, "labels": labels,
@@ -234,8 +237,9 @@ def run(cfg: RunConfig, *, models: Models | None = None, search: Search | None =
 
 def _judge(cfg: RunConfig, s: Settings, pool: Models, responses: pl.DataFrame,
            refs: pl.DataFrame) -> tuple[pl.DataFrame, pl.DataFrame]:  # fmt: skip
-    """Label every response with the response judge, then score L1-L2 answers with the accuracy
-    judges against stage 06's references (the response judge's model first: one server start)."""
+    """Label every response with the response judge, then score L1-L4 answers with the accuracy
+    judges against stage 06's references (the response judge's model first: one server start).
+    L3-L4 answers are scored for ESB's error diagnostics (answers from memory)."""
     p = cfg.judge
 
     def ask(model: str) -> Any:
@@ -244,7 +248,7 @@ def _judge(cfg: RunConfig, s: Settings, pool: Models, responses: pl.DataFrame,
     ordered = responses.sort("question_id", "response_id")
     labels = judge.label_responses(ordered, ask(p.response_judge), judge=p.response_judge,
                                    truncate_chars=p.truncate_chars)  # fmt: skip
-    items = ordered.filter(pl.col("level").is_in(["L1", "L2"])).join(
+    items = ordered.filter(pl.col("level").is_in(["L1", "L2", "L3", "L4"])).join(
         labels.select("response_id", "label"), on="response_id", how="left", maintain_order="left"
     ).join(refs, on="question_id", how="left", maintain_order="left")  # fmt: skip
     order = sorted(s.accuracy_judges, key=lambda j: j != p.response_judge)

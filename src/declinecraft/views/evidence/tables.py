@@ -5,6 +5,10 @@ in ``n_unclassified``. Intervals are percentile bootstraps over questions
 (:func:`calibration.cluster_interval`, ESB §5.4: 2,000 resamples); tests are exact McNemar on
 paired responses (``core.stats.mcnemar_exact``) with Benjamini-Hochberg q values over the whole
 prompt-effect table (``core.stats.benjamini_hochberg``).
+
+The curve and the summary weigh each response by :func:`calibration.main_weights` (column
+``weight``): the two orders of an L5 conflict pair count ½ each, so every question's L5 counts
+once (ESB's main grid); ``position_bias`` and ``l5_types`` keep both orders at full weight.
 """
 
 from __future__ import annotations
@@ -29,28 +33,33 @@ class Boot:
         self.n_resamples, self.confidence, self.seed = n_resamples, confidence, seed
 
     def rate(self, part: pl.DataFrame, hit: pl.Expr, value: pl.Expr | None = None) -> tuple[float, float, float, int]:
-        """(rate, low, high, n) of ``hit`` (or mean of ``value``) over ``part``'s rows, by question."""
+        """(rate, low, high, n) of ``hit`` (or mean of ``value``) over ``part``'s rows, by question,
+        each row weighted by its ``weight`` column when there is one; n counts responses."""
         expr = (value if value is not None else hit.cast(pl.Float64)).alias("v")
-        per = part.select("question_id", expr).drop_nulls("v").group_by("question_id").agg(
-            s=pl.col("v").sum(), n=pl.len()).sort("question_id")  # fmt: skip
+        weight = (pl.col("weight") if "weight" in part.columns else pl.lit(1.0)).alias("w")
+        per = part.select("question_id", expr, weight).drop_nulls("v").group_by("question_id").agg(
+            s=(pl.col("v") * pl.col("w")).sum(), n=pl.col("w").sum(), rows=pl.len()).sort("question_id")  # fmt: skip
         if per.height == 0:
             return float("nan"), float("nan"), float("nan"), 0
         num, den = per["s"].to_numpy().astype(float), per["n"].to_numpy().astype(float)
         low, high = cal.cluster_interval([num, den], cal.ratio, n_resamples=self.n_resamples,
                                          confidence=self.confidence, seed=self.seed)  # fmt: skip
-        return float(num.sum() / den.sum()), low, high, int(den.sum())
+        return float(num.sum() / den.sum()), low, high, int(per["rows"].sum())
 
     def b_ece(self, part: pl.DataFrame, ideal: dict[str, float]) -> tuple[float, float, float]:
         """(B-ECE, low, high) over ``part``'s classified responses at the levels of ``ideal``."""
         rows = part.filter(pl.col("level").is_in(list(ideal)))
-        point = cal.b_ece(rows["level"].to_list(), rows["abstained"].to_list(), ideal=ideal)
+        if "weight" not in rows.columns:
+            rows = rows.with_columns(weight=pl.lit(1.0))
+        point = cal.b_ece(rows["level"].to_list(), rows["abstained"].to_list(), ideal=ideal,
+                          weights=rows["weight"].to_list())  # fmt: skip
         qids = sorted(rows["question_id"].unique().to_list())
         index = {q: i for i, q in enumerate(qids)}
         counts = np.zeros((2, len(ideal), len(qids)))
-        for q, lv, a in rows.select("question_id", "level", "abstained").iter_rows():
+        for q, lv, a, w in rows.select("question_id", "level", "abstained", "weight").iter_rows():
             j = list(ideal).index(lv)
-            counts[0, j, index[q]] += bool(a)
-            counts[1, j, index[q]] += 1
+            counts[0, j, index[q]] += w * bool(a)
+            counts[1, j, index[q]] += w
         statistic = cal.b_ece_statistic(list(ideal.values()))
         low, high = cal.cluster_interval([*counts[0], *counts[1]], statistic, n_resamples=self.n_resamples,
                                          confidence=self.confidence, seed=self.seed)  # fmt: skip
@@ -66,10 +75,16 @@ def _classified(frame: pl.DataFrame) -> pl.DataFrame:
     return frame.filter(pl.col("esb_judge").is_not_null())
 
 
+def weighted(frame: pl.DataFrame) -> pl.DataFrame:
+    """``frame`` with a ``weight`` column: :func:`calibration.main_weights` per model, thinking
+    setting and prompt (½ for each order of an L5 pair, 1 elsewhere)."""
+    return frame.with_columns(weight=1.0 / pl.len().over(*GROUP, "question_id", "level").cast(pl.Float64))
+
+
 def curve(frame: pl.DataFrame, boot: Boot) -> pl.DataFrame:
     """The evidence-sufficiency curve: abstention per level L1-L5 and T, per model and prompt."""
     rows = []
-    for key, part in _groups(frame):
+    for key, part in _groups(weighted(frame)):
         for level in cal.LEVELS:
             at = part.filter(pl.col("level") == level)
             ok = _classified(at)
@@ -86,10 +101,11 @@ def curve(frame: pl.DataFrame, boot: Boot) -> pl.DataFrame:
 
 
 def summary(frame: pl.DataFrame, boot: Boot) -> pl.DataFrame:
-    """Per model and prompt: accuracy (L1-L2), over-answer (L3-L5), wrong-answer (L5), B-ECE with
-    and without T, each with its interval, and the counts left out."""
+    """Per model and prompt: accuracy (L1-L2), the accuracy of answers given at L3-L4
+    (``memory_accuracy``), over-answer (L3-L5), wrong-answer (L5), B-ECE with and without T, each
+    with its interval, and the counts left out."""
     rows = []
-    for key, part in _groups(frame):
+    for key, part in _groups(weighted(frame)):
         ok = _classified(part)
         row: dict[str, Any] = {**key, "n_questions": part["question_id"].n_unique(), "n_responses": part.height,
                                "n_unclassified": part.height - ok.height,
@@ -98,6 +114,12 @@ def summary(frame: pl.DataFrame, boot: Boot) -> pl.DataFrame:
         acc = boot.rate(sufficient, pl.lit(True), pl.col("accuracy"))
         row |= {"accuracy": acc[0], "accuracy_low": acc[1], "accuracy_high": acc[2], "n_accuracy": acc[3],
                 "n_accuracy_missing": sufficient.height - acc[3]}  # fmt: skip
+        # ESB §7.6's second failure mode: answering from memory when the evidence does not support
+        # it. The accuracy of the answers given at L3-L4 (judged against the reference).
+        memory = ok.filter(pl.col("level").is_in(["L3", "L4"]), pl.col("answered"))
+        mem = boot.rate(memory, pl.lit(True), pl.col("accuracy"))
+        row |= {"memory_accuracy": mem[0], "memory_accuracy_low": mem[1], "memory_accuracy_high": mem[2],
+                "n_memory_accuracy": mem[3], "n_memory_answers": memory.height}  # fmt: skip
         for name, levels, hit in (("over_answer", cal.INSUFFICIENT, pl.col("answered")),
                                   ("wrong_answer", ("L5",), pl.col("known_wrong").fill_null(False))):  # fmt: skip
             rate = boot.rate(ok.filter(pl.col("level").is_in(levels)), hit)
@@ -143,7 +165,7 @@ def position_bias(frame: pl.DataFrame) -> pl.DataFrame:
 
 
 def prompt_effects(frame: pl.DataFrame, *, alpha: float = 0.05) -> pl.DataFrame:
-    """P2 and P3 against P1 on the same instances, per model and level: abstention rates, the
+    """P2, P3 and J2 against P1 on the same instances, per model and level: abstention rates, the
     change (points as a proportion), exact McNemar p and Benjamini-Hochberg q over the table."""
     rows = []
     ok = _classified(frame)
@@ -151,7 +173,7 @@ def prompt_effects(frame: pl.DataFrame, *, alpha: float = 0.05) -> pl.DataFrame:
         prompts = set(part["prompt"].unique().to_list())
         for level in cal.LEVELS:
             at = part.filter(pl.col("level") == level)
-            for other in ("P2", "P3"):
+            for other in ("P2", "P3", "J2"):
                 if "P1" not in prompts or other not in prompts:
                     continue
                 m = _mcnemar(_paired(at, other, "P1", "instance_id", "prompt", "abstained"))

@@ -29,6 +29,7 @@ from declinecraft.views.know2guess.reliability import (
     reliability_from_counts,
     summary,
 )
+from declinecraft.views.know2guess.separability import decision_metrics, length_test, separability_probe
 
 __all__ = [
     "ABSTAIN",
@@ -42,10 +43,13 @@ __all__ = [
     "Run",
     "calibration_bins",
     "cost_sensitive",
+    "decision_metrics",
     "ece",
+    "length_test",
     "outcomes",
     "parse",
     "plan",
     "reliability_from_counts",
+    "separability_probe",
     "summary",
 ]  # fmt: skip

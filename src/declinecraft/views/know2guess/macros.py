@@ -32,6 +32,14 @@ PUBLISHED: tuple[tuple[str, float, str, str], ...] = (
     ("KgPaperRHigh", 0.6022, "pct", "best R_lambda at lambda=1.5"),
     ("KgPaperAUROC", 0.9825, "num", "probe AUROC, Zone D against A-C"),
     ("KgPaperAUPRC", 0.9488, "num", "probe AUPRC"),
+    ("KgPaperProbeAccuracy", 0.8926, "num", "probe accuracy at 0.5"),
+    ("KgPaperProbeMacroF", 0.7816, "num", "probe macro-F1 at 0.5"),
+    ("KgPaperProbeRecall", 0.4554, "num", "probe Zone-D recall at 0.5"),
+    ("KgPaperProbeFPR", 0.0, "num", "probe A-C false-positive rate at 0.5"),
+    ("KgPaperLengthKS", 0.3406, "num", "length KS statistic, Zone D against A-C (§3.4)"),
+    ("KgPaperSharpness", -0.2910, "pts", "Llama-3-8B's boundary sharpness (§6.2)"),
+    ("KgPaperMaxTokens", 160, "int", "output budget of its larger models (§5.3; 128 for the smallest)"),
+    ("KgPaperResamples", 10000, "int", "item-bootstrap resamples (§4.3)"),
 )
 #: Half a printed unit: shifts smaller than this print as 0.0 points and read "the same".
 TOLERANCE = 0.0005
@@ -169,12 +177,14 @@ def macros(result_dir: Path, *, min_n: int = small_n.threshold(0, 0.05)) -> list
             ("unnecessary_abstention", "its unnecessary abstention", "pct"), ("refusal_rate", "its refusal rate", "pct"),
             ("parse_error_rate", "its parse-error rate", "pct"), ("coverage", "its coverage", "pct"),
             ("answered_accuracy", "its answered accuracy", "pct"), ("ece", "its answered-item ECE", "num"),
+            ("hallucination_rate", "its hallucination rate among answered items", "pct"),
+            ("boundary_sharpness", "its boundary sharpness (unanswerable minus answerable reliability)", "pts"),
         ):  # fmt: skip
             name = "".join(p.capitalize() if p not in ("ece",) else "ECE" for p in column.split("_"))
             # Interval bounds print as they are; the point value carries the caveat.
             size: Callable[[], Any] | None = lambda b=best: b()["n_answerable"] + b()["n_unanswerable"]
             unit = "questions"
-            if column == "ece":
+            if column in ("ece", "hallucination_rate"):
                 size, unit = (lambda b=best: b()["n_answer"]), "questions answered"
             elif column.endswith(("_low", "_high")):
                 size = None
@@ -231,18 +241,42 @@ def _sensitivity(c: _Collector, parser: pl.DataFrame, prompt: pl.DataFrame) -> N
     c.add("KgPromptLargestDirection", "its reliability is higher/lower/the same",
           lambda: NOT_AT_THIS_N if c.is_small("KgPromptLargestShift") else None if value is None else direction(value),
           "text")
+    c.add("KgPromptLargestP", "the smallest paired bootstrap p of its per-configuration reliability shifts",
+          lambda: prompt.filter(pl.col("metric") == "reliability", pl.col("parser") == "strict",
+                                pl.col("prompt") == top()["prompt"])["p"].min(), "num", n=paired)  # fmt: skip
 
 
 def _probe(c: _Collector, probe: pl.DataFrame, features: pl.DataFrame) -> None:
     for text, tag in (("question", ""), ("asked_question", "Asked")):
         row = lambda t=text: probe.filter(pl.col("text") == t).row(0, named=True)
-        # An AUC ranks pairs of one question from each half: the smaller half bounds it.
-        size = lambda r=row: min(r()["n_answerable"], r()["n_unanswerable"])
-        half = "questions in the smaller half"
-        c.add(f"KgProbe{tag}AUROC", f"lexical probe AUROC ({text})", lambda r=row: r()["auroc"], "num", n=size, unit=half)
-        c.add(f"KgProbe{tag}AUPRC", f"lexical probe AUPRC, unanswerable positive ({text})", lambda r=row: r()["auprc"], "num",
-              n=size, unit=half)
-        c.add(f"KgProbe{tag}Chance", f"AUPRC at chance: the unanswerable share ({text})", lambda r=row: r()["auprc_chance"], "num")
+        # Scored once on the test split: an AUC ranks pairs across halves, so the smaller test half
+        # bounds it; recall rests on the unanswerable test items, the FPR on the answerable ones.
+        size = lambda r=row: min(r()["n_test_answerable"], r()["n_test_unanswerable"])
+        half = "test questions in the smaller half"
+        for column, name, what, n, unit in (
+            ("auroc", "AUROC", "AUROC", size, half), ("auprc", "AUPRC", "AUPRC, unanswerable positive", size, half),
+            ("accuracy", "Accuracy", "accuracy at 0.5", lambda r=row: r()["n_test"], "test questions"),
+            ("macro_f1", "MacroF", "macro-F1 at 0.5", size, half),
+            ("recall_unanswerable", "Recall", "unanswerable recall at 0.5",
+             lambda r=row: r()["n_test_unanswerable"], "unanswerable test questions"),
+            ("false_positive_rate", "FPR", "false-positive rate (answerable flagged) at 0.5",
+             lambda r=row: r()["n_test_answerable"], "answerable test questions"),
+        ):  # fmt: skip
+            c.add(f"KgProbe{tag}{name}", f"K2G probe {what} ({text})", lambda r=row, col=column: r()[col], "num",
+                  n=n, unit=unit)  # fmt: skip
+        c.add(f"KgProbe{tag}Chance", f"AUPRC at chance: the test split's unanswerable share ({text})",
+              lambda r=row: r()["auprc_chance"], "num")  # fmt: skip
+        c.add(f"KgLength{tag}Answerable", f"mean whitespace tokens, answerable half ({text})",
+              lambda r=row: r()["tokens_answerable"], "num")
+        c.add(f"KgLength{tag}Unanswerable", f"mean whitespace tokens, unanswerable half ({text})",
+              lambda r=row: r()["tokens_unanswerable"], "num")
+        halves = lambda r=row: min(r()["n_answerable"], r()["n_unanswerable"])
+        c.add(f"KgLength{tag}KS", f"KS statistic between the halves' token counts ({text})",
+              lambda r=row: r()["ks_statistic"], "num", n=halves, unit="questions in the smaller half")
+        c.add(f"KgLength{tag}P", f"its two-sided p ({text})", lambda r=row: r()["ks_p"], "num", n=halves,
+              unit="questions in the smaller half")
+        c.add(f"KgProbe{tag}Dev", f"development questions the probe is fit on ({text})", lambda r=row: r()["n_dev"], "int")
+        c.add(f"KgProbe{tag}Test", f"test questions it is scored on ({text})", lambda r=row: r()["n_test"], "int")
     c.add("KgProbeWords", "the probe's three most unanswerable-weighted words",
           lambda: ", ".join(features.filter(pl.col("text") == "question", pl.col("half") == "unanswerable")
                             .sort("rank")["feature"].head(3).to_list()) or None, "text")  # fmt: skip

@@ -39,6 +39,9 @@ METRICS: dict[str, pl.Expr] = {
     "parse_error_rate": _on(pl.lit(True), _STATE == PARSE_ERROR),
     "coverage": _on(pl.lit(True), _STATE == ANSWER),
     "answered_accuracy": _on(_STATE == ANSWER, pl.col("credit")),
+    # K2G §1, §6.7: hallucination among answered items, the complement of answered accuracy (an
+    # answer to an unanswerable question earns no credit, so it counts as hallucinated).
+    "hallucination_rate": _on(_STATE == ANSWER, 1.0 - pl.col("credit")),
 }
 
 
@@ -153,6 +156,10 @@ def summary(decisions: pl.DataFrame, *, n_resamples: int, confidence: float, see
     """One row per configuration × condition × prompt × parser: counts, every rate with its interval, ECE.
 
     ECE is over answered items (their confidence against their credit) and has no interval.
+    ``boundary_sharpness`` is our analogue of K2G's (§6.2; its formula is not in its text):
+    reliability on the unanswerable half (productive abstention, K2G's Zone D) minus reliability
+    on the answerable half (judged accuracy, K2G's Zones A-C pooled); negative when a policy
+    separates the halves the wrong way round. It has no interval.
     """
     counts = decisions.group_by(KEY).agg(
         n=pl.len(), n_answerable=(_ANS & ~_ERR).sum(), n_unanswerable=(~_ANS & ~_ERR).sum(), n_error=_ERR.sum(),
@@ -171,6 +178,7 @@ def summary(decisions: pl.DataFrame, *, n_resamples: int, confidence: float, see
     errors = [{**dict(zip(KEY, key, strict=True)), "ece": ece(g["confidence"], g["credit"], bins)}
               for key, g in answered.group_by(KEY)]  # fmt: skip
     ece_frame = pl.DataFrame(errors, schema={**{k: pl.String for k in KEY}, "ece": pl.Float64})
+    counts = counts.with_columns(boundary_sharpness=pl.col("productive_abstention") - pl.col("answerable_accuracy"))
     return counts.join(ece_frame, on=list(KEY), how="left").sort(list(KEY))
 
 

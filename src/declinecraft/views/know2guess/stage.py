@@ -14,7 +14,7 @@ know2guess_outcomes.csv                     the outcome profile
 know2guess_calibration.csv                  the reliability diagram's bins
 know2guess_parser_sensitivity.csv           normalized minus strict, per run
 know2guess_prompt_sensitivity.csv           each control prompt minus the standard prompt
-know2guess_separability.csv                 the lexical probe's AUROC / AUPRC
+know2guess_separability.csv                 K2G §3.5's probe: accuracy, macro-F1, recall, FPR, AUROC
 know2guess_separability_features.csv        its top words per half
 know2guess_cross_protocol.csv               K2G's declared vs our judged abstention
 know2guess_crosstab.csv                     K2G state × judge label counts
@@ -84,7 +84,7 @@ class Know2GuessResult:
     prompt_sensitivity: pl.DataFrame
     """Controls minus the standard prompt: ``know2guess_prompt_sensitivity.csv``."""
     separability: pl.DataFrame
-    """The probe's AUROC and AUPRC: ``know2guess_separability.csv``."""
+    """K2G §3.5's probe per text (accuracy, macro-F1, recall, FPR, AUROC, AUPRC): ``know2guess_separability.csv``."""
     separability_features: pl.DataFrame
     """The probe's top words: ``know2guess_separability_features.csv``."""
     cross_protocol: pl.DataFrame
@@ -191,8 +191,7 @@ def run(cfg: RunConfig, *, models: Models | None = None, lookup: Lookup | None =
     decisions = grading.credit(decisions, accuracy)
     decisions = crossprotocol.with_judge_labels(decisions, judged, pipeline=cfg.answer.pipeline, k=cfg.answer.k)
     boot = {"n_resamples": params.bootstrap_resamples, "confidence": params.confidence, "seed": cfg.seed}
-    probe, features = separability(bench, folds=cfg.verify.audit_folds, seed=cfg.seed,
-                                   min_df=cfg.verify.audit_min_df, top=params.audit_top_features)  # fmt: skip
+    probe, features = separability(bench, seed=cfg.seed, top=params.audit_top_features)
     tables = {
         "decisions": decisions,
         "summary": reliability.summary(decisions, bins=params.ece_bins, **boot),
