@@ -213,7 +213,7 @@ vllm: $(SETUP_STAMP) ## Build the vLLM engine (own venv in .cache/vllm, ~3 min o
 	$(PY) -m declinecraft.llm.vllm_build convert params/models.yaml
 
 test-vllm: vllm ## Build the vLLM engine (first time), then run the tests that serve through a real vLLM.
-	nice $(PY) -m pytest -m vllm -rA
+	$(PY) -m pytest -m vllm -rA
 
 test-fast: $(SETUP_STAMP) ## Run the tests without the slow integration tests.
 	$(PY) -m pytest -m "not slow"

