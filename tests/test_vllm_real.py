@@ -23,7 +23,7 @@ import pytest
 from declinecraft.core import paths, registry
 from declinecraft.llm import cache as llm_cache
 from declinecraft.llm import client as llm
-from declinecraft.llm import serve, vllm_engine
+from declinecraft.llm import process_tree, serve, vllm_engine
 from support import faults
 
 pytestmark = [pytest.mark.vllm, pytest.mark.slow, pytest.mark.timeout(1800)]
@@ -60,6 +60,13 @@ def vllm_logs(cache: Path) -> list[Path]:
 def vllm_records(cache: Path) -> list[llm_cache.CallRecord]:
     with llm_cache.open_cache(cache) as store:
         return store.records(endpoint=ENDPOINT)
+
+
+def cmdline(pid: int) -> bytes:
+    try:
+        return Path(f"/proc/{pid}/cmdline").read_bytes()
+    except OSError:
+        return b""
 
 
 def wait_gone(marker: str, timeout: float = 30.0) -> list[int]:
@@ -127,10 +134,12 @@ def test_restarted_and_killed_server_same_answers(project: Project, tmp_path: Pa
                 deadline = time.monotonic() + 600
                 while fresh.count() < 1 and time.monotonic() < deadline:
                     time.sleep(0.2)
-                process = client.server.servers[-1].process if client.server and client.server.servers else None
-                if process is not None and len(requests) > 1:
-                    os.kill(process.pid, signal.SIGKILL)
-                    killed.append(process.pid)
+                guard = client.server.servers[-1].process if client.server and client.server.servers else None
+                # The API server itself (below the project's guard), as an out-of-memory kill would.
+                api = [p for p in process_tree.descendants(guard.pid) if b"api_server" in cmdline(p)] if guard else []
+                if api and len(requests) > 1:
+                    os.kill(api[0], signal.SIGKILL)
+                    killed.append(api[0])
 
             killer = threading.Thread(target=kill_after_first_answer, daemon=True)
             killer.start()
