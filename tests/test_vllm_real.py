@@ -1,5 +1,9 @@
-"""A real vLLM serves the project's calls: the fault suite's tiny run with its model under test on
-vLLM (params/vllm-smoke.yaml), through answer and judge, in a copy of the project with its own cache.
+"""A real vLLM serves the project's calls: the fault suite's tiny run with its model under test,
+SmolLM2-135M, on vLLM, through answer and judge, in a copy of the project with its own cache.
+
+Every other role is the fault suite's scripted setup (the fake hosted models of tests/fake_model.py,
+answering at once), so the run's time is vLLM's: starting it and answering. The views are off (each
+stage starts its own server, 30-70 s for vLLM on 2 CPU cores).
 
 Checked: every call to vLLM is answered; a second run sends nothing; the same prompts give the same
 answers on a restarted server; a vLLM server killed under a batch is restarted (as llama.cpp's
@@ -19,17 +23,27 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
+import yaml
 
+import fake_openai
 from declinecraft.core import paths, registry
 from declinecraft.llm import cache as llm_cache
 from declinecraft.llm import client as llm
 from declinecraft.llm import process_tree, serve, vllm_engine
 from support import faults
+from support.keys import planted_key
 
-pytestmark = [pytest.mark.vllm, pytest.mark.slow, pytest.mark.timeout(1800)]
+pytestmark = [pytest.mark.vllm, pytest.mark.slow, pytest.mark.timeout(3600)]
 
 PARAMS, RUN, MODEL = "params/vllm-smoke.yaml", "vllm-smoke", "smollm2-135m-vllm"
 ENDPOINT = "vllm:smollm2-135m"
+SMOKE_PARAMS = f"""\
+description: The scripted fault-suite run with its model under test, SmolLM2-135M, on vLLM.
+base: scripted
+answer: {{models: [{MODEL}]}}
+know2guess: {{enabled: false}}
+evidence: {{enabled: false}}
+"""
 
 
 @dataclass
@@ -47,7 +61,7 @@ def make_all(project: Project) -> str:
         ["make", "--no-print-directory", "all", f"PARAMS={PARAMS}"], cwd=project.root, env=project.env,
         stdout=subprocess.PIPE, stderr=subprocess.STDOUT, start_new_session=True,
     )  # fmt: skip
-    out, _ = process.communicate(timeout=1500)
+    out, _ = process.communicate(timeout=3000)
     text = out.decode(errors="replace")
     assert process.returncode == 0, text[-4000:]
     return text
@@ -78,21 +92,31 @@ def wait_gone(marker: str, timeout: float = 30.0) -> list[int]:
 
 @pytest.fixture(scope="module")
 def project(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Project]:
-    """The run, once, cold: stages 01-04 and the judges on llama.cpp, the answers from vLLM."""
+    """The run, once, cold: the scripted models in every role but one, the answers from vLLM."""
     shared = paths.cache_dir(faults.REPO)
     if vllm_engine.locate(shared) is None:
         pytest.skip("no vLLM engine: `make test-vllm` builds it (make vllm) before running this")
     base = tmp_path_factory.mktemp("vllm-real")
-    root, cache = faults.copy_tree(base / "project"), base / "cache"
-    cache.mkdir()
-    (cache / "vllm").symlink_to(vllm_engine.engine_dir(shared))  # the engine and converted folders
-    handle = Project(root, cache, faults.make_env(cache), 0.0)
-    start = time.monotonic()
-    make_all(handle)
-    handle.seconds = time.monotonic() - start
-    faults.report({"fault": "vllm-real run", "seconds": round(handle.seconds), "calls": len(vllm_records(cache))})
-    yield handle
-    assert wait_gone(str(cache)) == [], "processes of the run are left behind"
+    fake = fake_openai.start(latency=0.02, respond="fake_model:reply", port=serve.free_port())
+    try:
+        root, cache = faults.scripted_project(base / "project", fake.base_url), base / "cache"
+        models = root / "params" / "models_scripted.yaml"
+        entries = yaml.safe_load(models.read_text())
+        entries["models"][MODEL] = yaml.safe_load((root / "params" / "models.yaml").read_text())["models"][MODEL]
+        models.write_text(yaml.safe_dump(entries, sort_keys=True))
+        (root / PARAMS).write_text(SMOKE_PARAMS)
+        cache.mkdir()
+        (cache / "vllm").symlink_to(vllm_engine.engine_dir(shared))  # the engine and converted folders
+        handle = Project(root, cache, faults.make_env(cache, {"OPENROUTER_API_KEY": planted_key("vllm")}), 0.0)
+        start = time.monotonic()
+        make_all(handle)
+        handle.seconds = time.monotonic() - start
+        faults.report({"fault": "vllm-real run", "seconds": round(handle.seconds),
+                       "calls": len(vllm_records(cache))})  # fmt: skip
+        yield handle
+        assert wait_gone(str(cache)) == [], "processes of the run are left behind"
+    finally:
+        fake.stop()
 
 
 def test_every_call_answered(project: Project) -> None:

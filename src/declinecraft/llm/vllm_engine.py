@@ -64,9 +64,18 @@ class Engine:
         """Run without compiled graphs: on the CPU build each start would recompile (~70 s)."""
         return self.device == "cpu"
 
+    @property
+    def prefix_caching(self) -> bool:
+        """Reuse cached prompt prefixes. Off on the CPU build, so that an answer depends on its prompt
+        alone: a prompt whose prefix was cached is computed in other shapes than a whole one, which
+        can change a bf16 answer at temperature 0 (as prefix reuse did on llama.cpp, see
+        :mod:`declinecraft.llm.llamacpp_server`); the small CPU models lose little by it."""
+        return self.device != "cpu"
+
     def identity(self) -> str:
-        """``<package>:<version>:<eager|compiled>``, part of every cached call's key."""
-        return f"{self.package}:{self.version}:{'eager' if self.eager else 'compiled'}"
+        """``<package>:<version>:<eager|compiled>[:no-prefix-cache]``, part of every cached call's key."""
+        mode = "eager" if self.eager else "compiled"
+        return f"{self.package}:{self.version}:{mode}" + ("" if self.prefix_caching else ":no-prefix-cache")
 
 
 def engine_dir(cache_dir: Path) -> Path:
@@ -176,6 +185,8 @@ def command(spec: ModelSpec, model: str, host: str, port: int, engine: Engine) -
         args += ["--dtype", "bfloat16"]
     if engine.eager:
         args.append("--enforce-eager")
+    if not engine.prefix_caching:
+        args.append("--no-enable-prefix-caching")
     return args + [str(a) for a in spec.extra.get("vllm_args", [])]
 
 
