@@ -212,7 +212,9 @@ vllm: $(SETUP_STAMP) ## Build the vLLM engine (own venv in .cache/vllm, ~3 min o
 	$(PY) -m declinecraft.llm.vllm_build install
 	$(PY) -m declinecraft.llm.vllm_build convert params/models.yaml
 
-test-vllm: vllm ## Build the vLLM engine (first time), then run the tests that serve through a real vLLM.
+# Only the engine: the tests' one model (SmolLM2) is converted at its first start (31 s, hash-checked).
+test-vllm: $(SETUP_STAMP) ## Build the vLLM engine (first time), then run the tests that serve through a real vLLM.
+	$(PY) -m declinecraft.llm.vllm_build install
 	$(PY) -m pytest -m vllm -rA
 
 test-fast: $(SETUP_STAMP) ## Run the tests without the slow integration tests.
