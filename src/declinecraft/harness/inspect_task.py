@@ -45,6 +45,7 @@ def declinecraft(
     context_chars: int = 800,
     max_tokens: int = 256,
     judge: str = "",
+    judge_base_url: str = "",
     ids: str = "",
     limit: int = 0,
 ) -> Task:
@@ -56,8 +57,9 @@ def declinecraft(
         condition: ``no_rag`` or ``single``.
         pipeline, k, context_chars: retrieval of single-shot RAG (the default run's ``answer`` block).
         max_tokens: output budget of the model under test (tokens).
-        judge: an inspect model name for the response judge (e.g. ``openai-api/local/<served name>``);
+        judge: an inspect model name for the response judge (e.g. ``llama-cpp-python/<served name>``);
             empty: rule labels only.
+        judge_base_url: the judge's endpoint when it is not the provider's default (a second local server).
         ids: comma-separated question ids to keep; empty keeps all.
         limit: the first ``limit`` questions by id; 0 keeps all.
     """
@@ -69,7 +71,7 @@ def declinecraft(
         for q in questions
     ])  # fmt: skip
     steps = [answer_prompt(condition, benchmark, pipeline=pipeline, k=k, context_chars=context_chars), generate()]
-    scorers = [rule_labels()] + ([response_judge(judge)] if judge else [])
+    scorers = [rule_labels()] + ([response_judge(judge, judge_base_url)] if judge else [])
     return Task(dataset=dataset, solver=steps, scorer=scorers,
                 config=GenerateConfig(temperature=TEMPERATURE, max_tokens=max_tokens))  # fmt: skip
 
@@ -170,7 +172,7 @@ def rule_labels() -> Scorer:
 
 
 @scorer(metrics=[car(), attempt_rate(), answer_accuracy()])
-def response_judge(model: str) -> Scorer:
+def response_judge(model: str, base_url: str = "") -> Scorer:
     """Label each response with a response judge (App. J.3's prompt), re-asked once when unparsable."""
     template = prompts.load(scoring.RESPONSE_PROMPT, paths.find_root(Path(__file__)))
     config = GenerateConfig(temperature=TEMPERATURE, max_tokens=JUDGE_TOKENS)
@@ -182,7 +184,7 @@ def response_judge(model: str) -> Scorer:
             return _score(o, "budget_exhausted")
         if not o.answer.strip():
             return _score(scoring.Outcome(answerable, "ANSWER", False, ""), "empty")
-        judge = get_model(model)
+        judge = get_model(model, base_url=base_url or None)
         asked = [ChatMessageUser(content=template.render(**scoring.judge_fields(str(state.metadata["query"]), o.answer)))]
         raw = (await judge.generate(asked, config=config)).completion
         label = scoring.judge_label(raw)
