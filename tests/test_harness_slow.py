@@ -4,7 +4,8 @@ The default run's smallest model under test answers the first questions of the d
 without retrieval, once through ``inspect eval`` and once through ``lm_eval``
 (``local-chat-completions``); each harness's CAR, attempt rate and per-question rule labels must
 equal those of our own responses (``05_answer/responses.parquet``) for the same model, condition
-and questions.
+and questions. The response texts must be equal too (the same request, greedy decoding), which
+is what makes the check bite when a small model never abstains (CAR 0 everywhere).
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ import os
 import subprocess
 import sys
 from collections.abc import Iterator
+from dataclasses import dataclass
 from pathlib import Path
 
 import polars as pl
@@ -50,15 +52,25 @@ def base_url() -> Iterator[str]:
         yield server.base_url
 
 
+@dataclass(frozen=True)
+class Ours:
+    """Our no-retrieval responses of the model to the first questions, by question id."""
+
+    texts: dict[str, str]
+    labels: dict[str, str | None]
+    car: float
+
+
 @pytest.fixture(scope="module")
-def ours() -> tuple[dict[str, str | None], float]:
-    """Our rule labels (by question id) and CAR for the model's no-retrieval answers to the first questions."""
+def ours() -> Ours:
+    """Our responses, rule labels and CAR for the model without retrieval on the first questions."""
     frame = pl.read_parquet(RESPONSES).filter(pl.col("model") == MODEL, pl.col("condition") == "no_rag",
                                               pl.col("thinking") == "off", pl.col("prompt_variant") == "default")
     frame = frame.sort("question_id").head(N_QUESTIONS)
     outcomes = {r["question_id"]: scoring.outcome(r["response"], r["finish_reason"], answerable=r["answerable"])
                 for r in frame.to_dicts()}  # fmt: skip
-    return {i: o.label for i, o in outcomes.items()}, scoring.rates(outcomes.values())["car"].rate
+    return Ours({r["question_id"]: r["response"] for r in frame.to_dicts()}, {i: o.label for i, o in outcomes.items()},
+                scoring.rates(outcomes.values())["car"].rate)  # fmt: skip
 
 
 def same(a: float, b: float) -> bool:
@@ -66,7 +78,7 @@ def same(a: float, b: float) -> bool:
     return (math.isnan(a) and math.isnan(b)) or a == pytest.approx(b)
 
 
-def test_inspect_eval(base_url: str, ours: tuple[dict[str, str | None], float], tmp_path: Path) -> None:
+def test_inspect_eval(base_url: str, ours: Ours, tmp_path: Path) -> None:
     """``inspect eval`` of the task gives our labels and our CAR."""
     from inspect_ai.log import read_eval_log
 
@@ -77,14 +89,16 @@ def test_inspect_eval(base_url: str, ours: tuple[dict[str, str | None], float], 
                    check=True, cwd=ROOT, timeout=1500)  # fmt: skip
     log = read_eval_log(str(next(tmp_path.glob("*.eval"))))
     assert log.status == "success" and log.samples is not None and log.results is not None
+    texts = {str(s.id): s.output.completion for s in log.samples}
     labels = {str(s.id): s.scores["rule_labels"].answer or None for s in log.samples if s.scores}
     car = log.results.scores[0].metrics["car"].value
-    print(f"inspect: CAR {car} (ours {ours[1]}), labels {labels}")
-    assert labels == ours[0]
-    assert same(car, ours[1])
+    print(f"inspect: CAR {car} (ours {ours.car}), labels {labels}")
+    assert texts == ours.texts
+    assert labels == ours.labels
+    assert same(car, ours.car)
 
 
-def test_lm_eval(base_url: str, ours: tuple[dict[str, str | None], float], tmp_path: Path) -> None:
+def test_lm_eval(base_url: str, ours: Ours, tmp_path: Path) -> None:
     """``lm_eval`` with the task folder and the local chat-completions model gives our labels and CAR."""
     tasks = ROOT / "src" / "declinecraft" / "harness" / "lm_eval_tasks"
     args = f"model={MODEL},base_url={base_url}/chat/completions,num_concurrent=1,max_retries=3,tokenizer_backend=none"
@@ -96,8 +110,10 @@ def test_lm_eval(base_url: str, ours: tuple[dict[str, str | None], float], tmp_p
                    env={**os.environ, "HF_DATASETS_OFFLINE": "1", "HF_HUB_OFFLINE": "1"})  # fmt: skip
     results = json.loads(next(tmp_path.rglob("results_*.json")).read_text())["results"]["declinecraft_no_rag"]
     samples = [json.loads(line) for f in tmp_path.rglob("samples_*.jsonl") for line in f.read_text().splitlines()]
+    texts = {s["doc"]["id"]: s["resps"][0][0] for s in samples}
     labels = {s["doc"]["id"]: s["car"][1] for s in samples}
     car = results["car,none"]
-    print(f"lm_eval: CAR {car} (ours {ours[1]}), labels {labels}")
-    assert labels == ours[0]
-    assert same(car, ours[1])
+    print(f"lm_eval: CAR {car} (ours {ours.car}), labels {labels}")
+    assert texts == ours.texts
+    assert labels == ours.labels
+    assert same(car, ours.car)
