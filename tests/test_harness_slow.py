@@ -101,7 +101,9 @@ def test_inspect_eval(base_url: str, ours: Ours, tmp_path: Path) -> None:
 def test_lm_eval(base_url: str, ours: Ours, tmp_path: Path) -> None:
     """``lm_eval`` with the task folder and the local chat-completions model gives our labels and CAR."""
     tasks = ROOT / "src" / "declinecraft" / "harness" / "lm_eval_tasks"
-    args = f"model={MODEL},base_url={base_url}/chat/completions,num_concurrent=1,max_retries=3,tokenizer_backend=none"
+    # A read timeout well above lm-eval's 300 s: on a busy 2-core machine one 256-token answer took 624 s.
+    args = (f"model={MODEL},base_url={base_url}/chat/completions,num_concurrent=1,max_retries=3,"
+            "tokenizer_backend=none,timeout=1500")  # fmt: skip
     subprocess.run([str(BIN / "lm_eval"), "--model", "local-chat-completions", "--model_args", args,
                     "--tasks", "declinecraft_no_rag", "--include_path", str(tasks), "--apply_chat_template",
                     "--metadata", json.dumps({"benchmark": str(RUN), "limit": N_QUESTIONS}),
