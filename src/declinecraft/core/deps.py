@@ -29,7 +29,7 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ("core",),
     ("llm", "corpus", "retrieval"),
     ("construction", "evaluation"),
-    ("views",),
+    ("views", "harness"),
     ("analysis",),
     ("paper",),
 )
