@@ -307,7 +307,7 @@ def make_variables() -> str:
 
 
 def graph_table(cfg: RunConfig) -> str:
-    """The stage table of the README and ``make graph``: each stage, what it reads, calls and renders."""
+    """The stage table of docs/pipeline.md and ``make graph``: each stage, what it reads, calls and renders."""
     lines = [
         "| stage | notebook | reads the outputs of | models (this run) | prompts | data |",
         "|---|---|---|---|---|---|",
