@@ -77,6 +77,15 @@ class TestNewFigure:
 
 
 class TestSave:
+    def test_tight_outside_the_style(self, tmp_path: Path) -> None:
+        """A figure drawn outside the paper's style (as the views draw theirs) is saved to its tight
+        box too: a label past the canvas's right edge is kept, not cut off."""
+        fig = Figure(figsize=(2, 1))
+        fig.add_subplot().plot([0, 1], [0, 1])
+        fig.text(1.2, 0.5, "invalid")  # right of the 200-pixel canvas
+        (png,) = drawing.save(fig, tmp_path, "x", ("png",), dpi=100)
+        assert plt.imread(png).shape[1] > 230
+
     def test_formats(self, tmp_path: Path) -> None:
         """One file per format, non-empty."""
         files = drawing.save(plots_main.plot_pipeline(), tmp_path, "x", ("pdf", "png"), dpi=50)

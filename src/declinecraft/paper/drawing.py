@@ -69,12 +69,14 @@ def new_figure(ncols: int = 1, nrows: int = 1, *, width: float = COLUMN_IN, heig
 
 
 def save(fig: Figure, folder: Path, stem: str, formats: Sequence[str] = ("pdf", "png"), *, dpi: int = 200) -> list[Path]:
-    """Save a figure atomically in each format, close it, and return the files."""
+    """Save a figure atomically in each format, cut to its tight bounding box whatever style it was
+    drawn in (so a legend above the axes is never cut off, and :mod:`figure_check` sees what is
+    saved), close it, and return the files."""
     out = []
     for fmt in formats:
         target = folder / f"{stem}.{fmt}"
         with paths.atomic_path(target) as tmp:
-            fig.savefig(tmp, format=fmt, dpi=dpi)
+            fig.savefig(tmp, format=fmt, dpi=dpi, bbox_inches="tight", pad_inches=0.02)
         out.append(target)
     plt.close(fig)
     return out
