@@ -29,7 +29,7 @@ import fake_openai
 from declinecraft.core import paths, registry
 from declinecraft.llm import cache as llm_cache
 from declinecraft.llm import client as llm
-from declinecraft.llm import process_tree, serve, vllm_engine
+from declinecraft.llm import group_guard, serve, vllm_engine
 from support import faults
 from support.keys import planted_key
 
@@ -160,7 +160,7 @@ def test_restarted_and_killed_server_same_answers(project: Project, tmp_path: Pa
                     time.sleep(0.2)
                 guard = client.server.servers[-1].process if client.server and client.server.servers else None
                 # The API server itself (below the project's guard), as an out-of-memory kill would.
-                api = [p for p in process_tree.descendants(guard.pid) if b"api_server" in cmdline(p)] if guard else []
+                api = [p for p in group_guard.descendants(guard.pid) if b"api_server" in cmdline(p)] if guard else []
                 if api and len(requests) > 1:
                     os.kill(api[0], signal.SIGKILL)
                     killed.append(api[0])

@@ -30,8 +30,8 @@ PR_SET_CHILD_SUBREAPER = 36
 GRACE_S = 10.0
 
 
-def _below(pid: int) -> list[int]:
-    """Every process below ``pid``, read from /proc."""
+def descendants(pid: int) -> list[int]:
+    """Every live process below ``pid`` (children, their children...), read from /proc."""
     parents: dict[int, list[int]] = {}
     for stat in Path("/proc").glob("[0-9]*/stat"):
         try:
@@ -47,7 +47,7 @@ def _below(pid: int) -> list[int]:
 
 
 def _kill_below() -> None:
-    for pid in _below(os.getpid()):
+    for pid in descendants(os.getpid()):
         try:
             os.kill(pid, signal.SIGKILL)
         except ProcessLookupError:

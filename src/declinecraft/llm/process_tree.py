@@ -2,7 +2,8 @@
 
 A server runs in its own process group (``start_new_session``), so one signal reaches it and the
 children that stayed in the group. vLLM starts an engine-core process and helpers; whatever left
-the group is found through /proc before the signal and killed after it, so nothing outlives a stop.
+the group is found through /proc before the signal and killed after it, so nothing outlives a stop
+(:func:`~declinecraft.llm.group_guard.descendants`, which the guard itself uses too).
 """
 
 from __future__ import annotations
@@ -10,24 +11,8 @@ from __future__ import annotations
 import os
 import signal
 import subprocess
-from pathlib import Path
 
-
-def descendants(pid: int) -> list[int]:
-    """Every live process below ``pid`` (children, their children...), read from /proc."""
-    parents: dict[int, list[int]] = {}
-    for stat in Path("/proc").glob("[0-9]*/stat"):
-        try:
-            fields = stat.read_text().rsplit(")", 1)[1].split()
-        except (OSError, IndexError):
-            continue
-        parents.setdefault(int(fields[1]), []).append(int(stat.parent.name))
-    found, todo = [], [pid]
-    while todo:
-        for child in parents.get(todo.pop(), []):
-            found.append(child)
-            todo.append(child)
-    return found
+from declinecraft.llm.group_guard import descendants
 
 
 def stop(process: subprocess.Popen[bytes], timeout: float) -> None:
