@@ -269,10 +269,12 @@ class TestMacros:
         assert macros.fmt(-0.0123, "pts") == "\\textminus 1.2" and macros.fmt(1234, "int") == "1{,}234"
 
     def test_no_tables(self, tmp_path: Path) -> None:
-        """A folder without the stage's tables gives n/a for every run number, with the reason."""
+        """A folder without the stage's tables gives n/a for every run number, with the reason; the
+        confidence sentence, which the prose appends, is left out."""
         got = macros.macros(tmp_path)
-        run = [(n, v, w) for n, v, w in got if not n.startswith("KgPaper")]
+        run = [(n, v, w) for n, v, w in got if not n.startswith("KgPaper") and n != "KgConfidenceNote"]
         assert run and all(v == "n/a" and "n/a:" in w for _, v, w in run)
+        assert dict((n, v) for n, v, _ in got)["KgConfidenceNote"] == ""
 
     def test_lambda_plot_draws_the_table(self) -> None:
         """The R_lambda figure plots the table's values. Know2Guess §4.4: R = (correct + lam * abstained)
@@ -290,3 +292,21 @@ class TestMacros:
     def test_empty_figure(self, draw) -> None:  # noqa: ANN001
         """An empty table still gives a figure (saying there is nothing to show)."""
         assert isinstance(draw(pl.DataFrame()), Figure)
+
+
+class TestConfidenceNote:
+    def _decisions(self, confidences: list[float | None]) -> pl.DataFrame:
+        return pl.DataFrame({"prompt": "standard", "parser": "strict", "state": "ANSWER", "confidence": confidences},
+                            schema_overrides={"confidence": pl.Float64})  # fmt: skip
+
+    def test_one_value_says_little(self) -> None:
+        """9 of 10 answered replies at 0.5: counted, and ECE is said to measure little."""
+        note = macros.confidence_note(self._decisions([0.5] * 9 + [0.9]))
+        assert note.startswith(" The 10 answered replies state 2 distinct confidences; 9 of them (90%) state a confidence of 50")
+        assert "not calibration" in note
+
+    def test_varied(self) -> None:
+        """Confidences spread over values get the counts only; no answered reply gives ''."""
+        note = macros.confidence_note(self._decisions([0.5, 0.6, 0.7, 0.8, 0.9]))
+        assert "1 of them (20%)" in note and "not calibration" not in note
+        assert macros.confidence_note(self._decisions([None])) == "" and macros.confidence_note(pl.DataFrame()) == ""

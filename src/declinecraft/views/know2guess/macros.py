@@ -200,10 +200,35 @@ def macros(result_dir: Path, *, min_n: int = small_n.threshold(0, 0.05)) -> list
         c.add(f"KgLambda{tag}Ranks", f"{condition}: the ranking across lambda ('stays the same' or 'changes')",
               lambda cond=condition, sm=small: RANKS_AT_THIS_N if sm() else _ranks(cost, cond), "text")
     _rag_effects(c, head)
+    c.add("KgConfidenceNote", "how varied the stated confidences of answered replies are (ECE's raw material)",
+          lambda: confidence_note(_read(folder, "decisions")), "text")
     _sensitivity(c, parser, prompt)
     _probe(c, probe, features)
     _cross(c, cross)
     return c.out
+
+
+#: Share of answered replies stating one and the same confidence above which ECE can say little.
+ONE_VALUE_SHARE = 0.8
+
+
+def confidence_note(decisions: pl.DataFrame) -> str:
+    """A sentence on the confidences answered replies state (standard prompt, strict parser): how
+    many, how many distinct values, the commonest value's share, and, when one value covers more
+    than :data:`ONE_VALUE_SHARE`, that ECE can then say little; '' without answered replies."""
+    if not decisions.height or "confidence" not in decisions.columns:
+        return ""
+    said = _headline(decisions).filter(pl.col("state") == "ANSWER").drop_nulls("confidence")["confidence"]
+    if said.len() == 0:
+        return ""
+    counts = said.value_counts(sort=True)
+    top, k = counts.row(0)
+    share = k / said.len()
+    note = (f" The {said.len()} answered replies state {counts.height} distinct confidences; "
+            f"{k} of them ({100 * share:.0f}%) state a confidence of {100 * top:.0f} (of 100).")  # fmt: skip
+    if share > ONE_VALUE_SHARE:
+        note += " With nearly every reply at one value, the ECE measures that value's distance from accuracy, not calibration."
+    return note
 
 
 def _rag_effects(c: _Collector, head: pl.DataFrame) -> None:
