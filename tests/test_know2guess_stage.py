@@ -302,7 +302,7 @@ class TestConfidenceNote:
     def test_one_value_says_little(self) -> None:
         """9 of 10 answered replies at 0.5: counted, and ECE is said to measure little."""
         note = macros.confidence_note(self._decisions([0.5] * 9 + [0.9]))
-        assert note.startswith(" The 10 answered replies state 2 distinct confidences; 9 of them (90%) state a confidence of 50")
+        assert note.startswith(" The 10 answered replies state confidences of 2 distinct values; 9 of them (90%) state a confidence of 50")
         assert "not calibration" in note
 
     def test_varied(self) -> None:
@@ -310,3 +310,4 @@ class TestConfidenceNote:
         note = macros.confidence_note(self._decisions([0.5, 0.6, 0.7, 0.8, 0.9]))
         assert "1 of them (20%)" in note and "not calibration" not in note
         assert macros.confidence_note(self._decisions([None])) == "" and macros.confidence_note(pl.DataFrame()) == ""
+        assert macros.confidence_note(self._decisions([0.8])).startswith(" The 1 answered reply states confidences of 1 distinct value;")

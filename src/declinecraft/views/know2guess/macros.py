@@ -224,7 +224,9 @@ def confidence_note(decisions: pl.DataFrame) -> str:
     counts = said.value_counts(sort=True)
     top, k = counts.row(0)
     share = k / said.len()
-    note = (f" The {said.len()} answered replies state {counts.height} distinct confidences; "
+    replies = "1 answered reply states" if said.len() == 1 else f"{said.len()} answered replies state"
+    values = "1 distinct value" if counts.height == 1 else f"{counts.height} distinct values"
+    note = (f" The {replies} confidences of {values}; "
             f"{k} of them ({100 * share:.0f}%) state a confidence of {100 * top:.0f} (of 100).")  # fmt: skip
     if share > ONE_VALUE_SHARE:
         note += " With nearly every reply at one value, the ECE measures that value's distance from accuracy, not calibration."
