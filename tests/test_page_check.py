@@ -41,6 +41,18 @@ class TestPageProblems:
         assert found == ["page 1: '12' and 'Failed' are printed over each other"]
 
 
+def test_output_that_is_not_xml() -> None:
+    """pdftotext's output is read even where a PDF's text makes it invalid XML (a control character,
+    an escaped ampersand): every page and printable word comes back, unescaped; a word of control
+    codes only (a glyph the font lacks, boxed at full height) is left out."""
+    text = ('<doc><page width="612.0" height="792.0"><word xMin="60" yMin="100" xMax="90" yMax="110">a&amp;b\x01</word>'
+            '</page><page width="612.0" height="792.0"><word xMin="1" yMin="2" xMax="3" yMax="4">&lt;x</word>'
+            '<word xMin="1" yMin="0" xMax="9" yMax="30">\x19</word></page></doc>')
+    found = page_check._parse(text)
+    assert [(p.number, [w.text for w in p.words]) for p in found] == [(1, ["a&b\x01"]), (2, ["<x"])]
+    assert found[0].words[0] == Word("a&b\x01", 60, 100, 90, 110)
+
+
 def test_margin_matches_the_paper() -> None:
     """MARGIN_PT is the margin paper/main.tex sets."""
     found = re.search(r"\\usepackage\[margin=([0-9.]+)in", (ROOT / "paper" / "main.tex").read_text())

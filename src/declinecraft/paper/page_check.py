@@ -16,13 +16,13 @@ The paper stage writes the problems to ``08_paper/page_checks.csv`` and prints t
 
 from __future__ import annotations
 
+import html
 import re
 import shutil
 import subprocess
 from dataclasses import dataclass
 from itertools import combinations
 from pathlib import Path
-from xml.etree import ElementTree
 
 #: The side margins of ``paper/main.tex`` (``geometry``: margin=0.75in), in points.
 MARGIN_PT = 54.0
@@ -69,15 +69,29 @@ def pages(pdf: Path) -> list[Page]:
     exe = shutil.which("pdftotext")
     if exe is None:
         raise PageCheckError("pdftotext missing (Debian package poppler-utils; make setup installs it)")
-    proc = subprocess.run([exe, "-bbox-layout", str(pdf), "-"], capture_output=True, text=True, check=False)
+    proc = subprocess.run([exe, "-bbox-layout", str(pdf), "-"], capture_output=True, text=True, errors="replace", check=False)
     if proc.returncode != 0:
         raise PageCheckError(f"pdftotext failed on {pdf}: {proc.stderr.strip()[:300]}")
-    xml = re.sub(r"<!DOCTYPE[^>]*>", "", proc.stdout).replace(' xmlns="http://www.w3.org/1999/xhtml"', "")
+    return _parse(proc.stdout)
+
+
+#: A page's opening tag and a word's tag in pdftotext's ``-bbox-layout`` output. Read with regular
+#: expressions, not an XML parser: a PDF's text can hold characters that make the output invalid XML.
+PAGE = re.compile(r'<page width="([0-9.]+)" height="([0-9.]+)">')
+WORD = re.compile(r'<word xMin="([-0-9.]+)" yMin="([-0-9.]+)" xMax="([-0-9.]+)" yMax="([-0-9.]+)">(.*?)</word>', re.S)
+
+
+def _parse(text: str) -> list[Page]:
+    """The pages of pdftotext's ``-bbox-layout`` output, each with its printable words."""
+    starts = list(PAGE.finditer(text))
     out = []
-    for number, page in enumerate(ElementTree.fromstring(xml).iter("page"), 1):
-        box = ("xMin", "yMin", "xMax", "yMax")
-        words = tuple(Word(w.text or "", *(float(w.get(k, 0)) for k in box)) for w in page.iter("word"))
-        out.append(Page(number, float(page.get("width", 0)), float(page.get("height", 0)), words))
+    for number, (start, end) in enumerate(zip(starts, [*starts[1:], None], strict=True), 1):
+        body = text[start.end() : end.start() if end else len(text)]
+        found = (Word(html.unescape(m[5]), *(float(v) for v in m.groups()[:4])) for m in WORD.finditer(body))
+        # A "word" with no printable letter (a control code standing for a glyph the font lacks) has
+        # a box of the glyph's full height, not of what is printed; it is left out.
+        words = tuple(w for w in found if any(c.isprintable() and not c.isspace() for c in w.text))
+        out.append(Page(number, float(start[1]), float(start[2]), words))
     return out
 
 
