@@ -73,9 +73,13 @@ def main(argv: list[str] | None = None) -> dict[str, object]:
         if not args.quick:
             seconds["evidence"] = round(evidence_rerun(Path(tmp) / "esb"), 2)
     out: dict[str, object] = {
-        "benchmark": "views", "quick": args.quick, "rerun_seconds": seconds, "target_seconds": TARGET_SECONDS,
-        "within_target": all(s < TARGET_SECONDS for s in seconds.values()), "python": platform.python_version(),
-    }  # fmt: skip
+        "benchmark": "views",
+        "quick": args.quick,
+        "rerun_seconds": seconds,
+        "target_seconds": TARGET_SECONDS,
+        "within_target": all(s < TARGET_SECONDS for s in seconds.values()),
+        "python": platform.python_version(),
+    }
     paths.write_text_atomic(ROOT / "outputs" / "bench" / "views.json", json.dumps(out, indent=2) + "\n")
     print(json.dumps(out, indent=2))
     return out

@@ -38,7 +38,7 @@ PARAMS = "params/scripted.yaml"
 #: the explorer page (it names the machine) and the logs and notebooks (timings).
 MACHINE_FILES = ("environment.json", "environment.tex", "main.pdf")
 #: A ``sitecustomize`` that refuses and logs every Internet-family socket connection of the process.
-GUARD = '''
+GUARD = """
 import os, socket
 _log = os.environ["DECLINECRAFT_TEST_CONNECT_LOG"]
 _connect, _connect_ex = socket.socket.connect, socket.socket.connect_ex
@@ -50,12 +50,17 @@ def _guard(self, address, _real):
     return _real(self, address)
 socket.socket.connect = lambda self, address: _guard(self, address, _connect)
 socket.socket.connect_ex = lambda self, address: _guard(self, address, _connect_ex)
-'''
+"""
 
 
 def hosted(**changes: object) -> registry.ModelSpec:
-    values: dict[str, object] = {"id": "hosted", "backend": "openai", "served_name": "vendor/hosted",
-                                 "base_url": "http://127.0.0.1:9/v1", "api_key_env": "DECLINECRAFT_NO_SUCH_KEY"}  # fmt: skip
+    values: dict[str, object] = {
+        "id": "hosted",
+        "backend": "openai",
+        "served_name": "vendor/hosted",
+        "base_url": "http://127.0.0.1:9/v1",
+        "api_key_env": "DECLINECRAFT_NO_SUCH_KEY",
+    }
     values.update(changes)
     return registry.ModelSpec(**values)  # type: ignore[arg-type]
 
@@ -68,7 +73,9 @@ class TestReplayMiss:
         with Cache(tmp_path / "calls.sqlite") as store:
             client = llm.client_for(hosted(), store)  # no key needed: a replay sends nothing
             request = llm.Request.from_text("\nWhich block glows?\nSecond line", max_tokens=8)
-            with pytest.raises(replay.ReplayMiss, match=r"stage 05_answer: 1 model call\(s\) of model 'hosted'.*'Which block glows\?'"):
+            with pytest.raises(
+                replay.ReplayMiss, match=r"stage 05_answer: 1 model call\(s\) of model 'hosted'.*'Which block glows\?'"
+            ):
                 client.run([request], progress=False)
             assert store.count() == 0
 
@@ -141,7 +148,9 @@ class TestBundle:
         manifest = json.loads(zipfile.ZipFile(archive).read("manifest.json"))
         assert manifest["counts"] == {"llm": 0, "embedding": 1, "rerank": 0}
         folder = bundle.unpack(archive, cfg)
-        assert set(EmbeddingCache(folder / "embeddings" / "embeddings.sqlite").get_many("m", ["used", "unused"], 2)) == {"used"}
+        assert set(
+            EmbeddingCache(folder / "embeddings" / "embeddings.sqlite").get_many("m", ["used", "unused"], 2)
+        ) == {"used"}
 
     def test_missing_ledger(self, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
         """A stage without a ledger is refused, naming the file and the stage to rerun."""
@@ -229,8 +238,14 @@ class Replayed:
 
 
 def make(project: Path, env: dict[str, str], *args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(["make", "--no-print-directory", *args, f"PARAMS={PARAMS}"], cwd=project, env=env,
-                          capture_output=True, text=True, timeout=3000)  # fmt: skip
+    return subprocess.run(
+        ["make", "--no-print-directory", *args, f"PARAMS={PARAMS}"],
+        cwd=project,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=3000,
+    )
 
 
 @pytest.fixture(scope="module")
@@ -271,8 +286,14 @@ def test_replay_into_second_checkout(replayed: Replayed) -> None:
     assert replayed.returncode == 0 and "replaying" in replayed.out, replayed.out[-3000:]
     with zipfile.ZipFile(replayed.archive) as opened:
         assert {"manifest.json", "params.yaml", "environment.json", "llm.sqlite"} <= set(opened.namelist())
-    faults.report({"check": "replay bundle", "calls_sent_first": replayed.sent, "bundle_bytes": replayed.archive.stat().st_size,
-                   "replay_s": round(replayed.seconds)})  # fmt: skip
+    faults.report(
+        {
+            "check": "replay bundle",
+            "calls_sent_first": replayed.sent,
+            "bundle_bytes": replayed.archive.stat().st_size,
+            "replay_s": round(replayed.seconds),
+        }
+    )
     assert replayed.sent > 0
     assert not replayed.log.exists(), f"connections opened during the replay: {replayed.log.read_text()[:500]}"
     assert not list(serve.servers_dir(replayed.cache).glob("*")), "a model server was started"
@@ -303,7 +324,10 @@ def test_replay_miss_names_stage_model_prompt(replayed: Replayed, tmp_path: Path
         manifest = json.loads(source.read("manifest.json"))
         manifest["files"]["llm.sqlite"]["sha256"] = bundle.sha256(tmp_path / "llm.sqlite")
         for name in source.namelist():
-            data = {"manifest.json": json.dumps(manifest).encode(), "llm.sqlite": (tmp_path / "llm.sqlite").read_bytes()}
+            data = {
+                "manifest.json": json.dumps(manifest).encode(),
+                "llm.sqlite": (tmp_path / "llm.sqlite").read_bytes(),
+            }
             target.writestr(name, data[name] if name in data else source.read(name))
     (replayed.second / "outputs" / RUN / "executed" / "05_answer.ipynb").unlink()
     done = make(replayed.second, replayed.env, "all", f"BUNDLE={lacking}")
@@ -315,4 +339,8 @@ def test_replay_miss_names_stage_model_prompt(replayed: Replayed, tmp_path: Path
     params = replayed.second / "params" / "scripted.yaml"
     params.write_text(params.read_text() + "seed: 1\n")
     refused = make(replayed.second, replayed.env, "all", f"BUNDLE={replayed.archive}")
-    assert refused.returncode != 0 and "made from other params than" in refused.stderr and "seed: 1 here, 0 in the bundle" in refused.stderr
+    assert (
+        refused.returncode != 0
+        and "made from other params than" in refused.stderr
+        and "seed: 1 here, 0 in the bundle" in refused.stderr
+    )

@@ -11,16 +11,19 @@ from declinecraft.paper import caption_check
 def test_captions_read_with_nested_braces() -> None:
     """Both figure macros, with or without a number, give stem -> caption, braces kept whole."""
     tex = "\\dcfigure[2]{fig02_x}{CAR at each $k$ (\\emph{single}).}\n\\dcfigurewide{k2g_y}{Reliability $R_\\lambda$.}"
-    assert caption_check.captions(tex) == {"fig02_x": "CAR at each $k$ (\\emph{single}).", "k2g_y": "Reliability $R_\\lambda$."}
+    assert caption_check.captions(tex) == {
+        "fig02_x": "CAR at each $k$ (\\emph{single}).",
+        "k2g_y": "Reliability $R_\\lambda$.",
+    }
 
 
 class TestNamed:
     def test_abbreviation(self) -> None:
-        """"CAR" in a caption names the axis "Correct Abstention Rate (%)"."""
+        """ "CAR" in a caption names the axis "Correct Abstention Rate (%)"."""
         assert caption_check.named("CAR per model.", "Correct Abstention Rate (%)")
 
     def test_plural_and_case(self) -> None:
-        """"abstentions" names "Abstention"; case does not matter."""
+        """ "abstentions" names "Abstention"; case does not matter."""
         assert caption_check.named("Missed abstentions per model.", "abstention (%)")
 
     def test_greek_from_latex(self) -> None:
@@ -38,6 +41,8 @@ def test_unnamed_figure() -> None:
     fig, ax = plt.subplots()
     ax.set(xlabel="Answerable Attempt Rate (%)", ylabel="Answer Accuracy (%)")
     assert caption_check.unnamed("CAR per configuration.", caption_check.axis_quantities(fig)) == [
-        "caption does not name 'Answerable Attempt Rate (%)'", "caption does not name 'Answer Accuracy (%)'"]  # fmt: skip
+        "caption does not name 'Answerable Attempt Rate (%)'",
+        "caption does not name 'Answer Accuracy (%)'",
+    ]
     assert caption_check.unnamed("Attempt rate against accuracy.", caption_check.axis_quantities(fig)) == []
     plt.close(fig)

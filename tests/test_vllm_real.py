@@ -58,9 +58,13 @@ def make_all(project: Project) -> str:
     # Not niced (unlike the fault suite's runs): vLLM and llama.cpp at nice 19 beside other work on
     # two cores slowed a 48-token call to 73 s.
     process = subprocess.Popen(
-        ["make", "--no-print-directory", "all", f"PARAMS={PARAMS}"], cwd=project.root, env=project.env,
-        stdout=subprocess.PIPE, stderr=subprocess.STDOUT, start_new_session=True,
-    )  # fmt: skip
+        ["make", "--no-print-directory", "all", f"PARAMS={PARAMS}"],
+        cwd=project.root,
+        env=project.env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        start_new_session=True,
+    )
     out, _ = process.communicate(timeout=3000)
     text = out.decode(errors="replace")
     assert process.returncode == 0, text[-4000:]
@@ -111,8 +115,7 @@ def project(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Project]:
         start = time.monotonic()
         make_all(handle)
         handle.seconds = time.monotonic() - start
-        faults.report({"fault": "vllm-real run", "seconds": round(handle.seconds),
-                       "calls": len(vllm_records(cache))})  # fmt: skip
+        faults.report({"fault": "vllm-real run", "seconds": round(handle.seconds), "calls": len(vllm_records(cache))})
         yield handle
         assert wait_gone(str(cache)) == [], "processes of the run are left behind"
     finally:
@@ -144,10 +147,15 @@ def test_restarted_and_killed_server_same_answers(project: Project, tmp_path: Pa
     for record in stored:
         body = json.loads(record.request)
         fixed = {"messages", "max_tokens", "temperature"}
-        requests.append(llm.Request(
-            messages=tuple(body["messages"]), max_tokens=body["max_tokens"], temperature=body["temperature"],
-            prompt_version=record.prompt_version, params={k: v for k, v in body.items() if k not in fixed},
-        ))  # fmt: skip
+        requests.append(
+            llm.Request(
+                messages=tuple(body["messages"]),
+                max_tokens=body["max_tokens"],
+                temperature=body["temperature"],
+                prompt_version=record.prompt_version,
+                params={k: v for k, v in body.items() if k not in fixed},
+            )
+        )
     os.environ["DECLINECRAFT_TEST_MARK"] = marker = f"vllm-real-{os.getpid()}"  # inherited by the servers
     try:
         with llm_cache.Cache(tmp_path / "calls.sqlite") as fresh, llm.connect(spec, fresh, project.cache) as client:

@@ -42,7 +42,7 @@ def _sum(health: pl.DataFrame, measure: str, stage: str | None = None) -> tuple[
 
 
 def _too_many(health: pl.DataFrame, measure: str, stage: str, share: float, what: str) -> str:
-    """"k of n <what> (x%)" when more than ``share`` of them are bad, else ''; ``what`` holds
+    """ "k of n <what> (x%)" when more than ``share`` of them are bad, else ''; ``what`` holds
     ``{n}`` where the total goes."""
     bad, total = _sum(health, measure, stage)
     if total and bad / total > share:
@@ -54,7 +54,9 @@ def run_reasons(health: pl.DataFrame) -> list[str]:
     """Why no claim can be tested on this run (empty when the run's calls allow it)."""
     found = [
         _too_many(health, "failed_calls", "05_answer", MAX_BROKEN_SHARE, "{n} answer calls failed"),
-        _too_many(health, "label_unparsable", "06_judge", MAX_BROKEN_SHARE, "{n} responses unlabelled after the re-ask"),
+        _too_many(
+            health, "label_unparsable", "06_judge", MAX_BROKEN_SHARE, "{n} responses unlabelled after the re-ask"
+        ),
         _too_many(health, "truncated", "05_answer", MAX_CUT_SHARE, "{n} answers cut at the output budget"),
     ]
     return [reason for reason in found if reason]
@@ -69,11 +71,17 @@ def claim_reasons(claim_id: str, health: pl.DataFrame, min_n: int) -> list[str]:
             answers = counted(int(rounds["numerator"].sum()), "iterative answers")
             reasons.append(f"iterative RAG never retrieved twice (none of {answers}), so it equals single-shot RAG")
     if claim_id in ACCURACY_CLAIMS:
-        reasons.append(_too_many(health, "score_unparsable", "06_judge", MAX_BROKEN_SHARE, "{n} scores unparsable after the re-ask"))
+        reasons.append(
+            _too_many(
+                health, "score_unparsable", "06_judge", MAX_BROKEN_SHARE, "{n} scores unparsable after the re-ask"
+            )
+        )
         scored = health.filter(pl.col("measure") == "accuracy_questions").drop_nulls("numerator")
         if scored.height and not any(is_finding(int(n), min_n) for n in scored["numerator"]):
             most = int(scored["numerator"].max())  # type: ignore[arg-type]
-            reasons.append(f"accuracy on at most {counted(most, 'questions')} per configuration (the small-n rule needs {min_n})")
+            reasons.append(
+                f"accuracy on at most {counted(most, 'questions')} per configuration (the small-n rule needs {min_n})"
+            )
     return [r for r in reasons if r]
 
 

@@ -28,18 +28,43 @@ LICENCE_URLS = {
 }
 #: The JSON-LD context of Croissant 1.0 documents (the specification's, with the RAI prefix).
 CONTEXT = {
-    "@language": "en", "@vocab": "https://schema.org/", "sc": "https://schema.org/",
-    "cr": "http://mlcommons.org/croissant/", "rai": "http://mlcommons.org/croissant/RAI/",
-    "dct": "http://purl.org/dc/terms/", "citeAs": "cr:citeAs", "column": "cr:column",
-    "conformsTo": "dct:conformsTo", "data": {"@id": "cr:data", "@type": "@json"},
-    "equivalentProperty": "cr:equivalentProperty", "fileProperty": "cr:fileProperty", "samplingRate": "cr:samplingRate",
-    "dataType": {"@id": "cr:dataType", "@type": "@vocab"}, "examples": {"@id": "cr:examples", "@type": "@json"},
-    "extract": "cr:extract", "field": "cr:field", "fileObject": "cr:fileObject", "fileSet": "cr:fileSet",
-    "format": "cr:format", "includes": "cr:includes", "isLiveDataset": "cr:isLiveDataset", "jsonPath": "cr:jsonPath",
-    "key": "cr:key", "md5": "cr:md5", "parentField": "cr:parentField", "path": "cr:path", "recordSet": "cr:recordSet",
-    "references": "cr:references", "regex": "cr:regex", "repeated": "cr:repeated", "replace": "cr:replace",
-    "separator": "cr:separator", "source": "cr:source", "subField": "cr:subField", "transform": "cr:transform",
-}  # fmt: skip
+    "@language": "en",
+    "@vocab": "https://schema.org/",
+    "sc": "https://schema.org/",
+    "cr": "http://mlcommons.org/croissant/",
+    "rai": "http://mlcommons.org/croissant/RAI/",
+    "dct": "http://purl.org/dc/terms/",
+    "citeAs": "cr:citeAs",
+    "column": "cr:column",
+    "conformsTo": "dct:conformsTo",
+    "data": {"@id": "cr:data", "@type": "@json"},
+    "equivalentProperty": "cr:equivalentProperty",
+    "fileProperty": "cr:fileProperty",
+    "samplingRate": "cr:samplingRate",
+    "dataType": {"@id": "cr:dataType", "@type": "@vocab"},
+    "examples": {"@id": "cr:examples", "@type": "@json"},
+    "extract": "cr:extract",
+    "field": "cr:field",
+    "fileObject": "cr:fileObject",
+    "fileSet": "cr:fileSet",
+    "format": "cr:format",
+    "includes": "cr:includes",
+    "isLiveDataset": "cr:isLiveDataset",
+    "jsonPath": "cr:jsonPath",
+    "key": "cr:key",
+    "md5": "cr:md5",
+    "parentField": "cr:parentField",
+    "path": "cr:path",
+    "recordSet": "cr:recordSet",
+    "references": "cr:references",
+    "regex": "cr:regex",
+    "repeated": "cr:repeated",
+    "replace": "cr:replace",
+    "separator": "cr:separator",
+    "source": "cr:source",
+    "subField": "cr:subField",
+    "transform": "cr:transform",
+}
 
 
 def data_type(dtype: pl.DataType) -> tuple[str, bool]:
@@ -71,13 +96,24 @@ def _record_set(name: str, file_id: str, fields: Mapping[str, str], schema: pl.S
     out = []
     for column, meaning in fields.items():
         kind, repeated = data_type(schema[column])
-        field = {"@type": "cr:Field", "@id": f"{name}/{column}", "name": column, "description": meaning,
-                 "dataType": kind, "source": {"fileObject": {"@id": file_id}, "extract": {"column": column}}}  # fmt: skip
+        field = {
+            "@type": "cr:Field",
+            "@id": f"{name}/{column}",
+            "name": column,
+            "description": meaning,
+            "dataType": kind,
+            "source": {"fileObject": {"@id": file_id}, "extract": {"column": column}},
+        }
         if repeated:
             field["repeated"] = True
         out.append(field)
-    return {"@type": "cr:RecordSet", "@id": name, "name": name, "field": out,
-            "key": {"@id": f"{name}/{next(iter(fields))}"}}  # fmt: skip
+    return {
+        "@type": "cr:RecordSet",
+        "@id": name,
+        "name": name,
+        "field": out,
+        "key": {"@id": f"{name}/{next(iter(fields))}"},
+    }
 
 
 def _rai(cfg: RunConfig) -> dict[str, Any]:
@@ -119,14 +155,26 @@ def _rai(cfg: RunConfig) -> dict[str, Any]:
 
 
 def describe(
-    cfg: RunConfig, folder: Path, files: Mapping[str, Path], fields: Mapping[str, Mapping[str, str]],
-    schemas: Mapping[str, pl.Schema], *, licence: str, published: date, counts: Mapping[str, int],
-) -> dict[str, Any]:  # fmt: skip
+    cfg: RunConfig,
+    folder: Path,
+    files: Mapping[str, Path],
+    fields: Mapping[str, Mapping[str, str]],
+    schemas: Mapping[str, pl.Schema],
+    *,
+    licence: str,
+    published: date,
+    counts: Mapping[str, int],
+) -> dict[str, Any]:
     """The Croissant document of a release folder: one FileObject and one RecordSet per config."""
     distribution = [
-        {"@type": "cr:FileObject", "@id": f"{name}-parquet", "name": f"{name}-parquet",
-         "contentUrl": path.relative_to(folder).as_posix(), "encodingFormat": "application/x-parquet",
-         "sha256": _sha256(path)}  # fmt: skip
+        {
+            "@type": "cr:FileObject",
+            "@id": f"{name}-parquet",
+            "name": f"{name}-parquet",
+            "contentUrl": path.relative_to(folder).as_posix(),
+            "encodingFormat": "application/x-parquet",
+            "sha256": _sha256(path),
+        }
         for name, path in files.items()
     ]
     return {
@@ -148,9 +196,7 @@ def describe(
         "isLiveDataset": False,
         **_rai(cfg),
         "distribution": distribution,
-        "recordSet": [
-            _record_set(name, f"{name}-parquet", fields[name], schemas[name]) for name in files
-        ],
+        "recordSet": [_record_set(name, f"{name}-parquet", fields[name], schemas[name]) for name in files],
     }
 
 

@@ -51,9 +51,11 @@ CHUNK_FIELDS = {
     "timestamp": "Time of that revision (UTC).",
 }
 TEMPLATES = jinja2.Environment(
-    loader=jinja2.PackageLoader("declinecraft.construction", "templates"), autoescape=False,
-    undefined=jinja2.StrictUndefined, keep_trailing_newline=True,
-)  # fmt: skip
+    loader=jinja2.PackageLoader("declinecraft.construction", "templates"),
+    autoescape=False,
+    undefined=jinja2.StrictUndefined,
+    keep_trailing_newline=True,
+)
 
 
 @dataclass(frozen=True)
@@ -83,9 +85,11 @@ def _references(cfg: RunConfig) -> pl.DataFrame:
     if not path.is_file():
         return pl.DataFrame(schema=schema)
     frame = pl.read_parquet(path, columns=["question_id", "reference", "error"])
-    return frame.filter(pl.col("error").is_null() & (pl.col("reference").str.strip_chars() != "")).select(
-        pl.col("question_id").cast(pl.String).alias("id"), "reference"
-    ).unique("id", keep="first")  # fmt: skip
+    return (
+        frame.filter(pl.col("error").is_null() & (pl.col("reference").str.strip_chars() != ""))
+        .select(pl.col("question_id").cast(pl.String).alias("id"), "reference")
+        .unique("id", keep="first")
+    )
 
 
 def questions_frame(cfg: RunConfig) -> pl.DataFrame:
@@ -95,17 +99,31 @@ def questions_frame(cfg: RunConfig) -> pl.DataFrame:
         FileNotFoundError: the benchmark (04_verify) or the corpus (01_corpus) is not built.
         ValueError: a question's target chunk is in neither corpus (names the question).
     """
-    bench = _facts(cfg, read_benchmark(cfg, ("id", "answerable", "scenario", "asked_question", "fact",
-                                              "target_chunk_id", "target_title")))  # fmt: skip
+    bench = _facts(
+        cfg,
+        read_benchmark(
+            cfg, ("id", "answerable", "scenario", "asked_question", "fact", "target_chunk_id", "target_title")
+        ),
+    )
     chunks = read_chunks(cfg).select(pl.col("chunk_id").alias("target_chunk_id"), pl.col("text").alias("target_chunk"))
     frame = bench.join(chunks, on="target_chunk_id", how="left", maintain_order="left")
     if (lost := frame.filter(pl.col("target_chunk").is_null())).height:
-        raise ValueError(f"question {lost['id'][0]!r}: target chunk {lost['target_chunk_id'][0]!r} is in neither corpus")
+        raise ValueError(
+            f"question {lost['id'][0]!r}: target chunk {lost['target_chunk_id'][0]!r} is in neither corpus"
+        )
     frame = frame.join(_references(cfg), on="id", how="left", maintain_order="left")
     return frame.select(
-        "id", "scenario", pl.col("asked_question").alias("question"), "answerable",
-        pl.col("target_title").alias("target_page"), "target_chunk_id", "target_chunk", "facts", "fact", "reference",
-    )  # fmt: skip
+        "id",
+        "scenario",
+        pl.col("asked_question").alias("question"),
+        "answerable",
+        pl.col("target_title").alias("target_page"),
+        "target_chunk_id",
+        "target_chunk",
+        "facts",
+        "fact",
+        "reference",
+    )
 
 
 def chunks_frame(cfg: RunConfig) -> pl.DataFrame:
@@ -116,10 +134,14 @@ def chunks_frame(cfg: RunConfig) -> pl.DataFrame:
 def _licence(cfg: RunConfig) -> tuple[str, str]:
     """(Hugging Face licence id, sentence) of the released texts: the wiki's for a crawled corpus."""
     if cfg.corpus.source == "dump" and cfg.corpus.dump.startswith(("data/miniwiki/", "tests/data/")):
-        return "apache-2.0", ("The mini wiki's pages are the project's own text (data/miniwiki/), released with the "
-                              "code under the Apache License 2.0.")  # fmt: skip
-    return "cc-by-nc-sa-3.0", ("The texts come from the Minecraft Wiki (minecraft.wiki), whose content is licensed "
-                               "CC BY-NC-SA 3.0; the questions are derived from it under the same licence.")  # fmt: skip
+        return "apache-2.0", (
+            "The mini wiki's pages are the project's own text (data/miniwiki/), released with the "
+            "code under the Apache License 2.0."
+        )
+    return "cc-by-nc-sa-3.0", (
+        "The texts come from the Minecraft Wiki (minecraft.wiki), whose content is licensed "
+        "CC BY-NC-SA 3.0; the questions are derived from it under the same licence."
+    )
 
 
 def card(cfg: RunConfig, questions: pl.DataFrame, chunks: pl.DataFrame) -> str:
@@ -127,13 +149,24 @@ def card(cfg: RunConfig, questions: pl.DataFrame, chunks: pl.DataFrame) -> str:
     licence, licence_text = _licence(cfg)
     answerable = int(questions["answerable"].sum())
     return TEMPLATES.get_template("dataset_card.md").render(
-        run=cfg.run, licence=licence, licence_text=licence_text, cutoff=cfg.corpus.cutoff,
-        snapshot=cfg.corpus.snapshot, n=questions.height, answerable=answerable,
-        unanswerable=questions.height - answerable, chunks=chunks.height, configs=CONFIGS,
-        references=int(questions["reference"].is_not_null().sum()), generator=cfg.generate.generator,
-        verifier=cfg.verify.verifier, source=cfg.corpus.dump if cfg.corpus.source == "dump" else cfg.corpus.api_url,
-        question_fields=QUESTION_FIELDS, chunk_fields=CHUNK_FIELDS, seed=cfg.seed,
-    )  # fmt: skip
+        run=cfg.run,
+        licence=licence,
+        licence_text=licence_text,
+        cutoff=cfg.corpus.cutoff,
+        snapshot=cfg.corpus.snapshot,
+        n=questions.height,
+        answerable=answerable,
+        unanswerable=questions.height - answerable,
+        chunks=chunks.height,
+        configs=CONFIGS,
+        references=int(questions["reference"].is_not_null().sum()),
+        generator=cfg.generate.generator,
+        verifier=cfg.verify.verifier,
+        source=cfg.corpus.dump if cfg.corpus.source == "dump" else cfg.corpus.api_url,
+        question_fields=QUESTION_FIELDS,
+        chunk_fields=CHUNK_FIELDS,
+        seed=cfg.seed,
+    )
 
 
 def _write_parquet(frame: pl.DataFrame, target: Path) -> Path:
@@ -157,10 +190,19 @@ def write(cfg: RunConfig, target: Path | None = None, *, published: date | None 
     paths.write_text_atomic(folder / "README.md", card(cfg, questions, chunks))
     licence, _ = _licence(cfg)
     document = croissant.describe(
-        cfg, folder, files, {"questions": QUESTION_FIELDS, "c_pre": CHUNK_FIELDS},
-        {"questions": questions.schema, "c_pre": chunks.schema}, licence=licence, published=published or date.today(),
-        counts={"questions": questions.height, "answerable": int(questions["answerable"].sum()), "chunks": chunks.height},
-    )  # fmt: skip
+        cfg,
+        folder,
+        files,
+        {"questions": QUESTION_FIELDS, "c_pre": CHUNK_FIELDS},
+        {"questions": questions.schema, "c_pre": chunks.schema},
+        licence=licence,
+        published=published or date.today(),
+        counts={
+            "questions": questions.height,
+            "answerable": int(questions["answerable"].sum()),
+            "chunks": chunks.height,
+        },
+    )
     croissant.write(document, folder / croissant.FILE_NAME)
     return Release(folder, questions.height, int(questions["answerable"].sum()), chunks.height)
 

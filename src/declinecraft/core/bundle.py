@@ -102,8 +102,12 @@ def _copy_rows(source: Path, target: Path, kind: replay.Kind, keys: set[tuple[st
         )
         if kind == "llm":
             db.execute("INSERT INTO main.meta SELECT * FROM src.meta")
-            db.execute("INSERT INTO main.call_environment SELECT e.* FROM src.call_environment e JOIN want w ON e.key = w.key ORDER BY e.key")
-            db.execute("INSERT INTO main.environments SELECT * FROM src.environments WHERE id IN (SELECT environment FROM main.call_environment) ORDER BY id")
+            db.execute(
+                "INSERT INTO main.call_environment SELECT e.* FROM src.call_environment e JOIN want w ON e.key = w.key ORDER BY e.key"
+            )
+            db.execute(
+                "INSERT INTO main.environments SELECT * FROM src.environments WHERE id IN (SELECT environment FROM main.call_environment) ORDER BY id"
+            )
         (copied,) = db.execute(f"SELECT COUNT(*) FROM main.{table}").fetchone()
         db.commit()
     finally:
@@ -143,13 +147,20 @@ def write(cfg: RunConfig, target: Path | None = None) -> Path:
         counts = {}
         for kind, (member, store, _, _) in STORES.items():
             counts[kind] = _copy_rows(cfg.cache_dir / store, staging / member, kind, used[kind])
-        (staging / PARAMS).write_text(yaml.safe_dump(cfg.to_dict(), sort_keys=True, allow_unicode=True), encoding="utf-8")
+        (staging / PARAMS).write_text(
+            yaml.safe_dump(cfg.to_dict(), sort_keys=True, allow_unicode=True), encoding="utf-8"
+        )
         shutil.copyfile(environment, staging / ENVIRONMENT)
         files = sorted(p.name for p in staging.iterdir())
         manifest = {
-            "format": FORMAT, "version": VERSION, "run": cfg.run, "counts": counts,
-            "files": {name: {"sha256": sha256(staging / name), "bytes": (staging / name).stat().st_size} for name in files},
-        }  # fmt: skip
+            "format": FORMAT,
+            "version": VERSION,
+            "run": cfg.run,
+            "counts": counts,
+            "files": {
+                name: {"sha256": sha256(staging / name), "bytes": (staging / name).stat().st_size} for name in files
+            },
+        }
         (staging / MANIFEST).write_text(json.dumps(manifest, indent=2, sort_keys=True) + "\n", encoding="utf-8")
         with paths.atomic_path(target) as tmp, zipfile.ZipFile(tmp, "w", zipfile.ZIP_DEFLATED) as archive:
             for name in [MANIFEST, *files]:
@@ -193,7 +204,9 @@ def unpack(bundle: Path, cfg: RunConfig, target: Path | None = None) -> Path:
             raise BundleError(f"{bundle}: no {MANIFEST}; not a replay bundle")
         manifest = json.loads(archive.read(MANIFEST))
         if manifest.get("format") != FORMAT or manifest.get("version") != VERSION:
-            raise BundleError(f"{bundle}: format {manifest.get('format')!r} v{manifest.get('version')}, this code reads {FORMAT} v{VERSION}")
+            raise BundleError(
+                f"{bundle}: format {manifest.get('format')!r} v{manifest.get('version')}, this code reads {FORMAT} v{VERSION}"
+            )
         listed = manifest.get("files", {})
         if extra := sorted(names - set(listed) - {MANIFEST}):
             raise BundleError(f"{bundle}: {extra[0]} is not in the manifest")

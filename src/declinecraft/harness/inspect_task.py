@@ -65,15 +65,25 @@ def declinecraft(
     """
     benchmark = str(paths.find_root(Path(__file__)) / benchmark)  # inspect runs tasks from their own folder
     questions = samples.read_questions(benchmark, ids=[i for i in ids.split(",") if i], limit=limit)
-    dataset = MemoryDataset([
-        Sample(id=q.id, input=q.query, target="ABSTAIN" if not q.answerable else "ATTEMPT",
-               metadata={"answerable": q.answerable, "query": q.query})
-        for q in questions
-    ])  # fmt: skip
+    dataset = MemoryDataset(
+        [
+            Sample(
+                id=q.id,
+                input=q.query,
+                target="ABSTAIN" if not q.answerable else "ATTEMPT",
+                metadata={"answerable": q.answerable, "query": q.query},
+            )
+            for q in questions
+        ]
+    )
     steps = [answer_prompt(condition, benchmark, pipeline=pipeline, k=k, context_chars=context_chars), generate()]
     scorers = [rule_labels()] + ([response_judge(judge, judge_base_url)] if judge else [])
-    return Task(dataset=dataset, solver=steps, scorer=scorers,
-                config=GenerateConfig(temperature=TEMPERATURE, max_tokens=max_tokens))  # fmt: skip
+    return Task(
+        dataset=dataset,
+        solver=steps,
+        scorer=scorers,
+        config=GenerateConfig(temperature=TEMPERATURE, max_tokens=max_tokens),
+    )
 
 
 @solver
@@ -147,9 +157,17 @@ def answer_accuracy() -> Metric:
 
 def _score(o: scoring.Outcome, source: str, raw: str | None = None) -> Score:
     right = (o.label == "ABSTAIN") if not o.answerable else (o.label in ("ANSWER", "DENY"))
-    return Score(value=1.0 if right else 0.0, answer=o.label or "", explanation=raw,
-                 metadata={"label": o.label, "answerable": o.answerable, "budget_exhausted": o.budget_exhausted,
-                           "source": source})  # fmt: skip
+    return Score(
+        value=1.0 if right else 0.0,
+        answer=o.label or "",
+        explanation=raw,
+        metadata={
+            "label": o.label,
+            "answerable": o.answerable,
+            "budget_exhausted": o.budget_exhausted,
+            "source": source,
+        },
+    )
 
 
 # --- scorers -------------------------------------------------------------------------------------
@@ -185,7 +203,9 @@ def response_judge(model: str, base_url: str = "") -> Scorer:
         if not o.answer.strip():
             return _score(scoring.Outcome(answerable, "ANSWER", False, ""), "empty")
         judge = get_model(model, base_url=base_url or None)
-        asked = [ChatMessageUser(content=template.render(**scoring.judge_fields(str(state.metadata["query"]), o.answer)))]
+        asked = [
+            ChatMessageUser(content=template.render(**scoring.judge_fields(str(state.metadata["query"]), o.answer)))
+        ]
         raw = (await judge.generate(asked, config=config)).completion
         label = scoring.judge_label(raw)
         if label is None:

@@ -58,8 +58,9 @@ def read_questions(source: str | Path, *, ids: Sequence[str] = (), limit: int = 
         rows = [_full(r) if release.schema == "minimal" else r for _, r in release.rows]
     else:
         raise ValueError(f"{path}: a benchmark is a run folder, a .jsonl release or a .parquet file")
-    questions = sorted((Question(str(r["id"]), bool(r["answerable"]), query_of(r, True)) for r in rows),
-                       key=lambda q: q.id)  # fmt: skip
+    questions = sorted(
+        (Question(str(r["id"]), bool(r["answerable"]), query_of(r, True)) for r in rows), key=lambda q: q.id
+    )
     if ids:
         known = {q.id for q in questions}
         if missing := [i for i in ids if i not in known]:

@@ -63,8 +63,24 @@ def rates(outcomes: Iterable[Outcome]) -> dict[str, metrics.Rate]:
     after its re-ask), as stage 07 leaves out responses without a label.
     """
     outcomes = [o for o in outcomes if o.label is not None or o.budget_exhausted]
-    rows = [{"question_id": str(i), "answerable": o.answerable, "label": o.label,
-             "budget_exhausted": o.budget_exhausted, "accuracy": None} for i, o in enumerate(outcomes)]  # fmt: skip
-    frame = pl.DataFrame(rows, schema={"question_id": pl.String, "answerable": pl.Boolean, "label": pl.String,
-                                       "budget_exhausted": pl.Boolean, "accuracy": pl.Float64})  # fmt: skip
+    rows = [
+        {
+            "question_id": str(i),
+            "answerable": o.answerable,
+            "label": o.label,
+            "budget_exhausted": o.budget_exhausted,
+            "accuracy": None,
+        }
+        for i, o in enumerate(outcomes)
+    ]
+    frame = pl.DataFrame(
+        rows,
+        schema={
+            "question_id": pl.String,
+            "answerable": pl.Boolean,
+            "label": pl.String,
+            "budget_exhausted": pl.Boolean,
+            "accuracy": pl.Float64,
+        },
+    )
     return {"car": metrics.correct_abstention_rate(frame), "attempt_rate": metrics.attempt_rate(frame)}

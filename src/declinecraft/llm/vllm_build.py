@@ -50,11 +50,19 @@ def install(cache_dir: Path, device: str = "auto") -> vllm_engine.Engine:
     package = requirements[0].split("==")[0]
     version = subprocess.run(
         [python, "-c", f"from importlib import metadata; print(metadata.version({package!r}))"],
-        capture_output=True, text=True, check=True,
-    ).stdout.strip()  # fmt: skip
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout.strip()
     frozen = subprocess.run([*pip, "freeze"], capture_output=True, text=True, check=True).stdout.split()
-    info = {"python": python, "package": package, "version": version, "device": device,
-            "requirements": list(requirements), "installed": frozen}  # fmt: skip
+    info = {
+        "python": python,
+        "package": package,
+        "version": version,
+        "device": device,
+        "requirements": list(requirements),
+        "installed": frozen,
+    }
     paths.write_text_atomic(stamp, json.dumps(info, indent=1) + "\n")
     return vllm_engine.require(cache_dir)
 
@@ -80,8 +88,10 @@ def _main(argv: list[str]) -> int:
     if argv[:1] == ["hash"] and len(argv) == 2:
         print(vllm_engine.folder_sha256(Path(argv[1])))
         return 0
-    print("usage: python -m declinecraft.llm.vllm_build install [cpu|gpu|auto] | convert MODELS_FILE | hash FOLDER",
-          file=sys.stderr)  # fmt: skip
+    print(
+        "usage: python -m declinecraft.llm.vllm_build install [cpu|gpu|auto] | convert MODELS_FILE | hash FOLDER",
+        file=sys.stderr,
+    )
     return 2
 
 

@@ -148,9 +148,12 @@ def convert(spec: ModelSpec, gguf: Path, cache_dir: Path, engine: Engine) -> Pat
     tmp.parent.mkdir(parents=True, exist_ok=True)
     script = Path(__file__).with_name("hf_convert.py")
     done = subprocess.run(
-        [engine.python, str(script), str(gguf), str(tmp)], capture_output=True, text=True,
-        env=environment(cache_dir, engine, spec), check=False,
-    )  # fmt: skip
+        [engine.python, str(script), str(gguf), str(tmp)],
+        capture_output=True,
+        text=True,
+        env=environment(cache_dir, engine, spec),
+        check=False,
+    )
     if done.returncode != 0:
         shutil.rmtree(tmp, ignore_errors=True)
         raise EngineError(f"model {spec.id!r}: converting {gguf} failed:\n{done.stderr[-2000:]}")
@@ -174,9 +177,22 @@ def command(spec: ModelSpec, model: str, host: str, port: int, engine: Engine) -
     repetition penalty there would change answers that the request body does not name).
     """
     args = [
-        engine.python, "-m", ENTRY_MODULE, "--model", model, "--served-model-name", spec.served_name,
-        "--host", host, "--port", str(port), "--seed", "0", "--generation-config", "vllm",
-    ]  # fmt: skip
+        engine.python,
+        "-m",
+        ENTRY_MODULE,
+        "--model",
+        model,
+        "--served-model-name",
+        spec.served_name,
+        "--host",
+        host,
+        "--port",
+        str(port),
+        "--seed",
+        "0",
+        "--generation-config",
+        "vllm",
+    ]
     if spec.extra.get("max_model_len"):
         args += ["--max-model-len", str(int(spec.extra["max_model_len"]))]
     if spec.extra.get("reasoning_parser"):
@@ -196,11 +212,17 @@ def environment(cache_dir: Path, engine: Engine, spec: ModelSpec, base: dict[str
     scratch = engine_dir(cache_dir) / "tmp"
     for sub in ("vllm", "inductor", "tmp"):
         (scratch / sub).mkdir(parents=True, exist_ok=True)
-    env.update({
-        "HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1", "VLLM_NO_USAGE_STATS": "1", "DO_NOT_TRACK": "1",
-        "VLLM_CACHE_ROOT": str(scratch / "vllm"), "TORCHINDUCTOR_CACHE_DIR": str(scratch / "inductor"),
-        "TMPDIR": str(scratch / "tmp"),
-    })  # fmt: skip
+    env.update(
+        {
+            "HF_HUB_OFFLINE": "1",
+            "TRANSFORMERS_OFFLINE": "1",
+            "VLLM_NO_USAGE_STATS": "1",
+            "DO_NOT_TRACK": "1",
+            "VLLM_CACHE_ROOT": str(scratch / "vllm"),
+            "TORCHINDUCTOR_CACHE_DIR": str(scratch / "inductor"),
+            "TMPDIR": str(scratch / "tmp"),
+        }
+    )
     if engine.device == "cpu":
         env["VLLM_CPU_KVCACHE_SPACE"] = str(spec.extra.get("kv_cache_gib", CPU_KV_CACHE_GIB))
         env["VLLM_CPU_OMP_THREADS_BIND"] = "auto"
@@ -217,4 +239,3 @@ def identity(spec: ModelSpec, cache_dir: Path | None) -> dict[str, str]:
     if spec.extra.get("hf_folder_sha256"):
         fields["folder"] = str(spec.extra["hf_folder_sha256"])
     return fields
-

@@ -20,9 +20,12 @@ from matplotlib.figure import Figure
 
 #: Abbreviations of the paper, expanded in captions before matching.
 ABBREVIATIONS = {
-    "car": "correct abstention rate", "ece": "expected calibration error",
-    "b-ece": "expected calibration error", "rag": "retrieval", "r_λ": "reliability",
-}  # fmt: skip
+    "car": "correct abstention rate",
+    "ece": "expected calibration error",
+    "b-ece": "expected calibration error",
+    "rag": "retrieval",
+    "r_λ": "reliability",
+}
 #: Words that name no quantity on their own.
 GENERIC = frozenset(
     "the of and per with from for each all on in at by to a an or vs share rate number count mean value values "

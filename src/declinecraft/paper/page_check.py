@@ -69,7 +69,9 @@ def pages(pdf: Path) -> list[Page]:
     exe = shutil.which("pdftotext")
     if exe is None:
         raise PageCheckError("pdftotext missing (Debian package poppler-utils; make setup installs it)")
-    proc = subprocess.run([exe, "-bbox-layout", str(pdf), "-"], capture_output=True, text=True, errors="replace", check=False)
+    proc = subprocess.run(
+        [exe, "-bbox-layout", str(pdf), "-"], capture_output=True, text=True, errors="replace", check=False
+    )
     if proc.returncode != 0:
         raise PageCheckError(f"pdftotext failed on {pdf}: {proc.stderr.strip()[:300]}")
     return _parse(proc.stdout)
@@ -100,7 +102,9 @@ def _over(a: Word, b: Word) -> bool:
     height = min(a.y1, b.y1) - max(a.y0, b.y0)
     if width <= 0 or height <= 0:
         return False
-    return height > OVERLAP_HEIGHT * min(a.y1 - a.y0, b.y1 - b.y0) and width > OVERLAP_WIDTH * min(a.x1 - a.x0, b.x1 - b.x0)
+    return height > OVERLAP_HEIGHT * min(a.y1 - a.y0, b.y1 - b.y0) and width > OVERLAP_WIDTH * min(
+        a.x1 - a.x0, b.x1 - b.x0
+    )
 
 
 def page_problems(page: Page) -> list[str]:
@@ -113,8 +117,11 @@ def page_problems(page: Page) -> list[str]:
             out.append(f"page {page.number}: '{w.text}' runs into the side margin")
         elif w.y0 < EDGE_PT or w.y1 > page.height - EDGE_PT:
             out.append(f"page {page.number}: '{w.text}' is at the page's top or bottom edge")
-    out += [f"page {page.number}: '{a.text}' and '{b.text}' are printed over each other"
-            for a, b in combinations(page.words, 2) if _over(a, b)]  # fmt: skip
+    out += [
+        f"page {page.number}: '{a.text}' and '{b.text}' are printed over each other"
+        for a, b in combinations(page.words, 2)
+        if _over(a, b)
+    ]
     return out
 
 

@@ -22,8 +22,10 @@ def load_questions(benchmark: str = DEFAULT_BENCHMARK, ids: str = "", limit: int
     """The benchmark's questions as a ``test`` split (``custom_dataset``; ``--metadata`` fills the arguments)."""
     import datasets  # lm-eval's own dependency, only present with the harness extra
 
-    rows = [{"id": q.id, "answerable": q.answerable, "query": q.query}
-            for q in samples.read_questions(benchmark, ids=[i for i in ids.split(",") if i], limit=int(limit))]  # fmt: skip
+    rows = [
+        {"id": q.id, "answerable": q.answerable, "query": q.query}
+        for q in samples.read_questions(benchmark, ids=[i for i in ids.split(",") if i], limit=int(limit))
+    ]
     return {"test": datasets.Dataset.from_list(rows)}
 
 

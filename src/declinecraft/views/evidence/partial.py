@@ -24,9 +24,37 @@ from declinecraft.views.evidence import values
 
 _SENTENCE_END = re.compile(r"(?<=[.!?])\s+|\n+")
 _WORD = re.compile(r"[A-Za-z][A-Za-z'-]{2,}")
-_STOP = frozenset({"the", "and", "its", "their", "with", "for", "from", "that", "this", "are", "was", "were", "has",
-                   "have", "can", "will", "into", "onto", "when", "which", "also", "than", "they", "them", "each",
-                   "every", "not"})  # fmt: skip
+_STOP = frozenset(
+    {
+        "the",
+        "and",
+        "its",
+        "their",
+        "with",
+        "for",
+        "from",
+        "that",
+        "this",
+        "are",
+        "was",
+        "were",
+        "has",
+        "have",
+        "can",
+        "will",
+        "into",
+        "onto",
+        "when",
+        "which",
+        "also",
+        "than",
+        "they",
+        "them",
+        "each",
+        "every",
+        "not",
+    }
+)
 #: Share of the fact's content words a sentence must hold to state it (rule 2, no answer string).
 MIN_OVERLAP = 0.5
 

@@ -22,12 +22,26 @@ from declinecraft.views.evidence.calibration import LEVELS
 
 #: ESB §7.7: 40 per level.
 PER_LEVEL = 40
-COLUMNS = ("item_id", "level", "order", "model", "prompt", "question_id", "query", "context", "response",
-           "esb_judge", "l5_type", "level_valid", "human_class")  # fmt: skip
+COLUMNS = (
+    "item_id",
+    "level",
+    "order",
+    "model",
+    "prompt",
+    "question_id",
+    "query",
+    "context",
+    "response",
+    "esb_judge",
+    "l5_type",
+    "level_valid",
+    "human_class",
+)
 
 
-def validation_sample(judged: pl.DataFrame, instances: pl.DataFrame, *, per_level: int = PER_LEVEL,
-                      seed: int = 0) -> pl.DataFrame:  # fmt: skip
+def validation_sample(
+    judged: pl.DataFrame, instances: pl.DataFrame, *, per_level: int = PER_LEVEL, seed: int = 0
+) -> pl.DataFrame:
     """Up to ``per_level`` classified responses of each level (seeded, without replacement), with
     their contexts and the annotator's empty columns (:data:`COLUMNS`), levels in order."""
     schema = {c: pl.String for c in COLUMNS}
@@ -46,7 +60,17 @@ def validation_sample(judged: pl.DataFrame, instances: pl.DataFrame, *, per_leve
         return pl.DataFrame(schema=schema)
     sample = pl.concat(parts, how="diagonal_relaxed")
     return sample.select(
-        pl.col("response_id").alias("item_id"), "level", "order", "model", "prompt", "question_id", "query",
-        pl.col("context").fill_null(""), "response", "esb_judge", pl.col("l5_type").cast(pl.String),
-        level_valid=pl.lit("", pl.String), human_class=pl.lit("", pl.String),
+        pl.col("response_id").alias("item_id"),
+        "level",
+        "order",
+        "model",
+        "prompt",
+        "question_id",
+        "query",
+        pl.col("context").fill_null(""),
+        "response",
+        "esb_judge",
+        pl.col("l5_type").cast(pl.String),
+        level_valid=pl.lit("", pl.String),
+        human_class=pl.lit("", pl.String),
     ).cast(schema)  # type: ignore[arg-type]
