@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import polars as pl
 
+from declinecraft.analysis import run_health
 from declinecraft.core.small_n import counted, is_finding
 
 #: The largest share of failed answer calls or unparsable labels/scores a claim is tested on.
@@ -34,17 +35,10 @@ ITERATIVE_CLAIMS = frozenset({"iter_lowers_car", "iter_lowers_car_sig"})
 ACCURACY_CLAIMS = frozenset({"accuracy_total_params", "car_accuracy"})
 
 
-def _sum(health: pl.DataFrame, measure: str, stage: str | None = None) -> tuple[int, int]:
-    part = health.filter(pl.col("measure") == measure)
-    if stage:
-        part = part.filter(pl.col("stage") == stage)
-    return int(part["numerator"].sum()), int(part["denominator"].sum())
-
-
 def _too_many(health: pl.DataFrame, measure: str, stage: str, share: float, what: str) -> str:
     """ "k of n <what> (x%)" when more than ``share`` of them are bad, else ''; ``what`` holds
     ``{n}`` where the total goes."""
-    bad, total = _sum(health, measure, stage)
+    bad, total = run_health.total(health, measure, stage)
     if total and bad / total > share:
         return f"{bad} of {what.format(n=total)} ({100 * bad / total:.0f}%)"
     return ""

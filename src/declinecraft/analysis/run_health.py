@@ -58,6 +58,14 @@ SCHEMA: dict[str, type[pl.DataType]] = {
 UNUSABLE_REFLECTION = ("lost_to_format", "budget_exhausted", "error")
 
 
+def total(frame: pl.DataFrame, measure: str, stage: str | None = None) -> tuple[int, int]:
+    """Summed (numerator, denominator) of one measure of a run-health table, in one stage or all."""
+    part = frame.filter(pl.col("measure") == measure)
+    if stage:
+        part = part.filter(pl.col("stage") == stage)
+    return int(part["numerator"].sum()), int(part["denominator"].sum())
+
+
 def empty() -> pl.DataFrame:
     """A run-health table without rows."""
     return pl.DataFrame(schema=SCHEMA)

@@ -105,13 +105,8 @@ def health_tex(frame: pl.DataFrame, min_n: int, source: str = "notebooks/08_pape
     return "\n".join(lines)
 
 
-def _sum(frame: pl.DataFrame, measure: str, stage: str | None = None) -> tuple[int, int]:
-    part = frame.filter((pl.col("measure") == measure) & ((pl.col("stage") == stage) if stage else pl.lit(True)))
-    return int(part["numerator"].sum()), int(part["denominator"].sum())
-
-
 def _calls_sentence(frame: pl.DataFrame) -> str:
-    failed, calls = _sum(frame, "failed_calls")
+    failed, calls = run_health.total(frame, "failed_calls")
     if calls == 0:
         return "The run recorded no model calls."
     head = f"The run's outputs record {small_n.counted(calls, 'model calls')}"
@@ -123,7 +118,7 @@ def _calls_sentence(frame: pl.DataFrame) -> str:
 
 
 def _truncation_sentence(frame: pl.DataFrame) -> str:
-    cut, answers = _sum(frame, "truncated", "05_answer")
+    cut, answers = run_health.total(frame, "truncated", "05_answer")
     if answers == 0:
         return ""
     if cut == 0:
@@ -136,7 +131,7 @@ def _truncation_sentence(frame: pl.DataFrame) -> str:
 
 def _truncation_note(frame: pl.DataFrame) -> str:
     """The reproduction notes' clause on answers cut mid-answer (the paper's budget left none cut)."""
-    cut, answers = _sum(frame, "truncated", "05_answer")
+    cut, answers = run_health.total(frame, "truncated", "05_answer")
     if answers == 0:
         return ""
     if cut == 0:
