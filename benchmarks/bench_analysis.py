@@ -28,6 +28,7 @@ import tempfile  # noqa: E402
 import time  # noqa: E402
 
 import matplotlib.pyplot as plt  # noqa: E402
+from tests.support import synthetic  # noqa: E402
 
 from declinecraft.analysis import analyze as analysis  # noqa: E402
 from declinecraft.analysis import paper_tables  # noqa: E402
@@ -35,7 +36,6 @@ from declinecraft.analysis import results as analysis_results  # noqa: E402
 from declinecraft.core import paths  # noqa: E402
 from declinecraft.paper import figures  # noqa: E402
 from declinecraft.paper import tables as report_tables  # noqa: E402
-from tests.support import synthetic  # noqa: E402
 
 #: Sizes of the full benchmark (the paper's) and of ``--quick``.
 FULL = {"configs": 40, "questions": 1000, "resamples": 1000}
@@ -81,7 +81,9 @@ def main(argv: list[str] | None = None) -> dict[str, object]:
         rows = figures.write_figures(results, Path(tmp), formats=("pdf", "png"), dpi=200)
         drawn = sum(not r["reason"] for r in rows)
         plt.close("all")
-        latex = {n: report_tables.to_latex(n, t) for n, t in paper_tables.build(results).items() if not isinstance(t, str)}
+        latex = {
+            n: report_tables.to_latex(n, t) for n, t in paper_tables.build(results).items() if not isinstance(t, str)
+        }
         paper_seconds = time.perf_counter() - start
 
     out: dict[str, object] = {

@@ -21,15 +21,17 @@ import time
 from pathlib import Path
 from xml.sax.saxutils import escape, quoteattr
 
-from declinecraft.corpus import corpora as corpus
 from declinecraft.core import paths
+from declinecraft.corpus import corpora as corpus
 from declinecraft.corpus import wiki
 
 ROOT = Path(__file__).resolve().parents[1]
 SOURCES = (ROOT / "data" / "miniwiki" / "miniwiki.xml", ROOT / "tests" / "data" / "tiny.xml")
-HEADER = ('<mediawiki xmlns="http://www.mediawiki.org/xml/export-0.11/" version="0.11" xml:lang="en">\n'
-          '<siteinfo><sitename>Bench</sitename><namespaces><namespace key="0" case="first-letter" />'
-          "</namespaces></siteinfo>\n")
+HEADER = (
+    '<mediawiki xmlns="http://www.mediawiki.org/xml/export-0.11/" version="0.11" xml:lang="en">\n'
+    '<siteinfo><sitename>Bench</sitename><namespaces><namespace key="0" case="first-letter" />'
+    "</namespaces></siteinfo>\n"
+)
 
 
 def source_texts(source: Path) -> list[str]:
@@ -48,9 +50,11 @@ def write_export(path: Path, texts: list[str], pages: int, merge: int) -> None:
         out.write(HEADER)
         for i in range(pages):
             body = "\n\n".join(texts[(i + k) % len(texts)] for k in range(merge)) + f"\n\nBench page {i}."
-            out.write(f"<page><title>{escape(f'Bench page {i:04d}')}</title><ns>0</ns><id>{i + 1}</id>"
-                      f"<revision><id>{i + 1}</id><timestamp>2024-{i % 12 + 1:02d}-15T12:00:00Z</timestamp>"
-                      f"<text xml:space={quoteattr('preserve')}>{escape(body)}</text></revision></page>\n")
+            out.write(
+                f"<page><title>{escape(f'Bench page {i:04d}')}</title><ns>0</ns><id>{i + 1}</id>"
+                f"<revision><id>{i + 1}</id><timestamp>2024-{i % 12 + 1:02d}-15T12:00:00Z</timestamp>"
+                f"<text xml:space={quoteattr('preserve')}>{escape(body)}</text></revision></page>\n"
+            )
         out.write("</mediawiki>\n")
 
 

@@ -111,7 +111,9 @@ def query_sets(chunks: pl.DataFrame, seed: int) -> dict[str, tuple[list[str], li
     sentences, no_title, targets = [], [], []
     for cid, title, text in zip(chunks["chunk_id"], chunks["title"], chunks["text"]):
         body = text.split("\n", 1)[-1]
-        candidates = [s.strip() for s in re.split(r"(?<=[.!?])\s+", body) if 40 <= len(s.strip()) <= 300 and "|" not in s]
+        candidates = [
+            s.strip() for s in re.split(r"(?<=[.!?])\s+", body) if 40 <= len(s.strip()) <= 300 and "|" not in s
+        ]
         if not candidates:
             continue
         sentence = candidates[int(rng.integers(len(candidates)))]
@@ -159,9 +161,8 @@ class _Fixed:
 
 def evaluate_hybrid(chunks: pl.DataFrame, fixed: _Fixed, sets: dict, folder: Path) -> dict:
     """Hit@5 of the default hybrid pipeline (Tantivy BM25 + this embedder, RRF) over C_pre."""
-    from declinecraft.retrieval import index
-    from declinecraft.retrieval import retrieve
     from declinecraft.core.config import IndexParams
+    from declinecraft.retrieval import index, retrieve
 
     pre = chunks.filter(pl.col("corpus") == "pre")
     mask = (chunks["corpus"] == "pre").to_numpy()
@@ -195,7 +196,10 @@ def main() -> int:
         chunks = chunks.head(args.max_chunks)
     ids, texts = chunks["chunk_id"].to_list(), chunks["text"].to_list()
     sets = query_sets(chunks, args.seed)
-    print(f"{chunks.height} chunks ({chunks['title'].n_unique()} pages); queries: " + ", ".join(f"{k} {len(v[0])}" for k, v in sets.items()))
+    print(
+        f"{chunks.height} chunks ({chunks['title'].n_unique()} pages); queries: "
+        + ", ".join(f"{k} {len(v[0])}" for k, v in sets.items())
+    )
 
     variants = [
         ("bge-small-en-v1.5", "bge-small-en-v1.5", ""),
@@ -203,7 +207,12 @@ def main() -> int:
         ("all-minilm-l6-v2", "all-minilm-l6-v2", ""),
         ("hash-384", "hash-384", ""),
     ]
-    report: dict = {"chunks": chunks.height, "pages": chunks["title"].n_unique(), "source": "data/miniwiki", "results": {}}
+    report: dict = {
+        "chunks": chunks.height,
+        "pages": chunks["title"].n_unique(),
+        "source": "data/miniwiki",
+        "results": {},
+    }
     loaded: dict[str, tuple[object, np.ndarray, float]] = {}
     for label, name, prefix in variants:
         if name not in loaded:
@@ -225,8 +234,12 @@ def main() -> int:
         result["hybrid_mean_hit_at_5"] = float(np.mean([v["hit_at_5"] for v in result["hybrid_c_pre"].values()]))
         report["results"][label] = result
         print(label, {s: round(result[s]["hit_at_5"], 3) for s in sets}, "mean", round(result["mean_hit_at_5"], 3))
-        print("  hybrid", {s: round(v["hit_at_5"], 3) for s, v in result["hybrid_c_pre"].items()},
-              "mean", round(result["hybrid_mean_hit_at_5"], 3))
+        print(
+            "  hybrid",
+            {s: round(v["hit_at_5"], 3) for s, v in result["hybrid_c_pre"].items()},
+            "mean",
+            round(result["hybrid_mean_hit_at_5"], 3),
+        )
     args.out.parent.mkdir(parents=True, exist_ok=True)
     args.out.write_text(json.dumps(report, indent=2) + "\n")
     print(f"wrote {args.out}")

@@ -38,8 +38,16 @@ sys.path.insert(0, str(ROOT))  # the synthetic tables live with the tests (tests
 from tests.support import synthetic  # noqa: E402
 
 CHROMIUM = Path("/usr/bin/chromium")
-FLAGS = ("--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-         "--disable-background-networking", "--disable-component-update", "--disable-sync")  # fmt: skip
+FLAGS = (
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+)
 
 
 def synthetic_run(folder: Path, n_configs: int, n_questions: int) -> config.RunConfig:
@@ -52,28 +60,61 @@ def synthetic_run(folder: Path, n_configs: int, n_questions: int) -> config.RunC
     n_ans = int(judged.filter("answerable")["question_id"].n_unique())
     ids = [f"q{i:04d}" for i in range(n_questions)]
     chunk = pl.format("Page_{}#{}", pl.col("n") % 500, pl.col("n") % 7)
-    bench = pl.DataFrame({"id": ids, "answerable": [i < n_ans for i in range(n_questions)]}).with_row_index("n").with_columns(
-        scenario=pl.format("I am exploring biome {} with a copper pickaxe while it rains.", "n"),
-        asked_question=pl.format("What does feature {} drop when mined?", "n"),
-        fact=pl.format("Feature {} drops two items.", "n"),
-        target_chunk_id=chunk, target_title=pl.format("Page {}", pl.col("n") % 500),
-        target_url=pl.format("https://wiki.test/Page_{}", pl.col("n") % 500),
-        scenario_chunk_ids=pl.concat_list(pl.format("Page_{}#0", (pl.col("n") * 7) % 500),
-                                          pl.format("Page_{}#1", (pl.col("n") * 11) % 500)),
-    ).with_columns(question=pl.concat_str("scenario", "asked_question", separator=" ")).drop("n")  # fmt: skip
-    rows = judged.with_row_index("n").with_columns(
-        response_id=pl.col("n").cast(pl.String),
-        response=pl.format("Response {}: ", "n") + pl.lit("the answer is probably a block of something. " * 6),
-        thinking_trace=pl.when(pl.col("thinking") == "on").then(pl.lit("Let me think about this step. " * 30)),
-        rule_label=pl.col("label"), finish_reason=pl.lit("stop"), error=pl.lit(None, pl.String),
-        retrieved_chunk_ids=pl.when(pl.col("condition") != "no_rag").then(pl.concat_list(
-            [pl.format("Page_{}#0", (pl.col("n") + i) % 500) for i in range(5)])),
-        component_ranks=pl.when(pl.col("condition") != "no_rag").then(pl.lit(json.dumps(
-            [{"bm25": i + 1, "dense": 5 - i} for i in range(5)]))),
-        rounds=pl.when(pl.col("condition") == "iterative").then(pl.lit(json.dumps(
-            [{"index": 0, "queries": ["q"], "chunk_ids": ["Page_1#0"], "stop": "sufficient",
-              "reflection": {"status": "sufficient", "assessment": "Sufficient", "missing_info": "", "follow_ups": []}}]))),
-    ).drop("n")  # fmt: skip
+    bench = (
+        pl.DataFrame({"id": ids, "answerable": [i < n_ans for i in range(n_questions)]})
+        .with_row_index("n")
+        .with_columns(
+            scenario=pl.format("I am exploring biome {} with a copper pickaxe while it rains.", "n"),
+            asked_question=pl.format("What does feature {} drop when mined?", "n"),
+            fact=pl.format("Feature {} drops two items.", "n"),
+            target_chunk_id=chunk,
+            target_title=pl.format("Page {}", pl.col("n") % 500),
+            target_url=pl.format("https://wiki.test/Page_{}", pl.col("n") % 500),
+            scenario_chunk_ids=pl.concat_list(
+                pl.format("Page_{}#0", (pl.col("n") * 7) % 500), pl.format("Page_{}#1", (pl.col("n") * 11) % 500)
+            ),
+        )
+        .with_columns(question=pl.concat_str("scenario", "asked_question", separator=" "))
+        .drop("n")
+    )
+    rows = (
+        judged.with_row_index("n")
+        .with_columns(
+            response_id=pl.col("n").cast(pl.String),
+            response=pl.format("Response {}: ", "n") + pl.lit("the answer is probably a block of something. " * 6),
+            thinking_trace=pl.when(pl.col("thinking") == "on").then(pl.lit("Let me think about this step. " * 30)),
+            rule_label=pl.col("label"),
+            finish_reason=pl.lit("stop"),
+            error=pl.lit(None, pl.String),
+            retrieved_chunk_ids=pl.when(pl.col("condition") != "no_rag").then(
+                pl.concat_list([pl.format("Page_{}#0", (pl.col("n") + i) % 500) for i in range(5)])
+            ),
+            component_ranks=pl.when(pl.col("condition") != "no_rag").then(
+                pl.lit(json.dumps([{"bm25": i + 1, "dense": 5 - i} for i in range(5)]))
+            ),
+            rounds=pl.when(pl.col("condition") == "iterative").then(
+                pl.lit(
+                    json.dumps(
+                        [
+                            {
+                                "index": 0,
+                                "queries": ["q"],
+                                "chunk_ids": ["Page_1#0"],
+                                "stop": "sufficient",
+                                "reflection": {
+                                    "status": "sufficient",
+                                    "assessment": "Sufficient",
+                                    "missing_info": "",
+                                    "follow_ups": [],
+                                },
+                            }
+                        ]
+                    )
+                )
+            ),
+        )
+        .drop("n")
+    )
     for stage, name, frame in (("verify", "benchmark", bench), ("judge", "judged", rows)):
         cfg.stage_dir(stage).mkdir(parents=True, exist_ok=True)
         frame.write_parquet(cfg.stage_dir(stage) / f"{name}.parquet")
@@ -81,9 +122,11 @@ def synthetic_run(folder: Path, n_configs: int, n_questions: int) -> config.RunC
     titles = pl.DataFrame({"p": list(range(500))})
     for corpus in ("pre", "post"):
         chunks = titles.join(pl.DataFrame({"j": list(range(7))}), how="cross").select(
-            chunk_id=pl.format("Page_{}#{}", "p", "j"), title=pl.format("Page {}", "p"),
-            url=pl.format("https://wiki.test/Page_{}", "p"), text=pl.format("[Page: Page {}] chunk {} text.", "p", "j"),
-        )  # fmt: skip
+            chunk_id=pl.format("Page_{}#{}", "p", "j"),
+            title=pl.format("Page {}", "p"),
+            url=pl.format("https://wiki.test/Page_{}", "p"),
+            text=pl.format("[Page: Page {}] chunk {} text.", "p", "j"),
+        )
         (chunks if corpus == "pre" else chunks.head(0)).write_parquet(
             cfg.stage_dir("corpus") / f"chunks_{corpus}.parquet"
         )
@@ -94,8 +137,13 @@ def open_seconds(page: Path, work: Path) -> dict[str, float]:
     """Chromium --dump-dom of the page: wall seconds (browser start included) and the page's own
     time from navigation start to its first render."""
     start = time.monotonic()
-    done = subprocess.run([str(CHROMIUM), *FLAGS, f"--user-data-dir={work / 'profile'}", "--dump-dom", page.as_uri()],
-                          check=False, capture_output=True, text=True, timeout=120)  # fmt: skip
+    done = subprocess.run(
+        [str(CHROMIUM), *FLAGS, f"--user-data-dir={work / 'profile'}", "--dump-dom", page.as_uri()],
+        check=False,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     wall = time.monotonic() - start
     ready = re.search(r'data-ready-ms="([0-9.]+)"', done.stdout)
     return {
@@ -115,14 +163,22 @@ def main() -> None:
     n_questions = args.questions if args.questions is not None else (100 if args.quick else 1000)
     if hasattr(os, "sched_setaffinity") and len(os.sched_getaffinity(0)) > 2:
         os.sched_setaffinity(0, sorted(os.sched_getaffinity(0))[:2])
-    out: dict[str, object] = {"cpus": 2, "python": platform.python_version(), "polars": pl.__version__,
-                              "quick": args.quick}  # fmt: skip
+    out: dict[str, object] = {
+        "cpus": 2,
+        "python": platform.python_version(),
+        "polars": pl.__version__,
+        "quick": args.quick,
+    }
     with tempfile.TemporaryDirectory() as tmp:
         cfg = synthetic_run(Path(tmp) / "paper", n_configs, n_questions)
         start = time.perf_counter()
         frame = explore.load(cfg)
-        out.update(rows=frame.height, questions=n_questions, configurations=n_configs,
-                   load_seconds=round(time.perf_counter() - start, 3))  # fmt: skip
+        out.update(
+            rows=frame.height,
+            questions=n_questions,
+            configurations=n_configs,
+            load_seconds=round(time.perf_counter() - start, 3),
+        )
         start = time.perf_counter()
         counts = {name: fn(frame).height for name, (_, fn) in explore.FLAGS.items()}
         counts["transitions"] = explore.transitions(frame).height
@@ -141,8 +197,9 @@ def main() -> None:
             )
         start = time.perf_counter()
         page = explore.write_report(run, out=Path(tmp) / "index.html")
-        out.update(html_source=source, html_write_seconds=round(time.perf_counter() - start, 3),
-                   html_bytes=page.stat().st_size)  # fmt: skip
+        out.update(
+            html_source=source, html_write_seconds=round(time.perf_counter() - start, 3), html_bytes=page.stat().st_size
+        )
         if CHROMIUM.exists():
             opened = open_seconds(page, Path(tmp))
             out.update(html_open_seconds=opened["ready_seconds"], html_open_wall_seconds=opened["wall_seconds"])

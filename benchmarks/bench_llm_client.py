@@ -37,7 +37,6 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "tests"))
 
 import fake_openai
-
 from declinecraft.core import paths, registry
 from declinecraft.llm import cache
 from declinecraft.llm import client as llm
@@ -134,9 +133,12 @@ def main() -> int:
         "command": " ".join(["python benchmarks/bench_llm_client.py", *sys.argv[1:]]),
     }
     report["meets_targets"] = bool(
-        report["efficiency"] >= TARGET_EFFICIENCY and n / cached_s >= TARGET_CACHED_PER_S
-        and stats["requests"] == n and report["failed"] == 0 and report["all_cached_on_rerun"]
-    )  # fmt: skip
+        report["efficiency"] >= TARGET_EFFICIENCY
+        and n / cached_s >= TARGET_CACHED_PER_S
+        and stats["requests"] == n
+        and report["failed"] == 0
+        and report["all_cached_on_rerun"]
+    )
     paths.write_text_atomic(args.out, json.dumps(report, indent=2) + "\n")
     print(json.dumps(report, indent=2))
     if not report["meets_targets"]:

@@ -42,8 +42,14 @@ K = 5
 DEPTH = 50  # what each component contributes to RRF (IndexParams.fusion_depth)
 RRF_K = 60
 STEMS = (
-    "How does", "What happens when", "Why does", "Can I use", "Where can I find", "Is it true that",
-    "What is needed for", "How many",
+    "How does",
+    "What happens when",
+    "Why does",
+    "Can I use",
+    "Where can I find",
+    "Is it true that",
+    "What is needed for",
+    "How many",
 )
 
 
@@ -108,7 +114,7 @@ def self_queries(chunks: pl.DataFrame, m: int, seed: int) -> tuple[list[str], li
         words = chunks["text"][int(i)].split("] ", 1)[-1].split()
         size = int(rng.integers(12, 41))
         start = int(rng.integers(0, max(1, len(words) - size)))
-        queries.append(f"{STEMS[int(rng.integers(len(STEMS)))]} {' '.join(words[start:start + size])}?")
+        queries.append(f"{STEMS[int(rng.integers(len(STEMS)))]} {' '.join(words[start : start + size])}?")
         targets.append(chunks["chunk_id"][int(i)])
     return queries, targets
 
@@ -142,9 +148,8 @@ def _rrf(bm25_ids: list[str], dense_ids: list[str], k: int) -> list[str]:
 
 
 def run_ours(work: Path) -> dict:
-    from declinecraft.retrieval import index
-    from declinecraft.retrieval import retrieve
     from declinecraft.core.config import IndexParams
+    from declinecraft.retrieval import index, retrieve
 
     chunks = pl.read_parquet(work / "chunks.parquet")
     queries = json.loads((work / "queries.json").read_text())
@@ -251,7 +256,14 @@ def run_baseline(work: Path) -> dict:
 
 
 def okapi_top(
-    docs: list[list[str]], queries: list[list[str]], k1: float, b: float, k: int, *, idf_kind: str = "okapi", epsilon: float = 0.25
+    docs: list[list[str]],
+    queries: list[list[str]],
+    k1: float,
+    b: float,
+    k: int,
+    *,
+    idf_kind: str = "okapi",
+    epsilon: float = 0.25,
 ) -> list[list[int]]:
     """Exact BM25 top-k, vectorised with a sparse matrix. ``idf_kind="okapi"``: rank_bm25.BM25Okapi
     (idf log((N-n+.5)/(n+.5)), negatives floored to epsilon x mean idf); ``"lucene"``: Tantivy's
@@ -356,18 +368,29 @@ def main() -> int:
 
     ours, base = results["ours"], results["baseline"]
     report = {
-        "corpus": {"chunks": chunks.height, "queries": len(queries), "kind": corpus, "seed": args.seed,
-                   "mean_chunk_chars": round(float(chunks["text"].str.len_chars().mean()), 1)},
+        "corpus": {
+            "chunks": chunks.height,
+            "queries": len(queries),
+            "kind": corpus,
+            "seed": args.seed,
+            "mean_chunk_chars": round(float(chunks["text"].str.len_chars().mean()), 1),
+        },
         "embeddings": "hash-384 computed once, same vectors for both stacks; query embedding not timed",
         "cpu_count": os.cpu_count(),
         "load_average_at_end": list(os.getloadavg()),
         "k": K,
         "fusion_depth": DEPTH,
         "rrf_k": RRF_K,
-        "ours": {"bm25": "tantivy k1=1.2 b=0.75", "dense": "LanceDB flat (exact) search, one multi-vector query per 256 queries",
-                 "calls": "batched Retriever.search_many"},
-        "baseline": {"bm25": "rank_bm25 BM25Okapi k1=1.5 b=0.75", "dense": "chromadb HNSW cosine ef_construction=200 ef_search=200 M=32",
-                     "calls": "one call per query"},
+        "ours": {
+            "bm25": "tantivy k1=1.2 b=0.75",
+            "dense": "LanceDB flat (exact) search, one multi-vector query per 256 queries",
+            "calls": "batched Retriever.search_many",
+        },
+        "baseline": {
+            "bm25": "rank_bm25 BM25Okapi k1=1.5 b=0.75",
+            "dense": "chromadb HNSW cosine ef_construction=200 ef_search=200 M=32",
+            "calls": "one call per query",
+        },
         "bm25_qps": ours["qps"]["bm25"],
         "dense_qps": ours["qps"]["dense"],
         "hybrid_qps": ours["qps"]["hybrid"],

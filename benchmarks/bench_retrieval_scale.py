@@ -81,8 +81,12 @@ def synthetic_chunks(n: int, seed: int) -> pl.DataFrame:
     bounds = np.concatenate([[0], np.cumsum(lengths)])
     texts = [f"[Page: {titles[i // 4]}] " + " ".join(tokens[bounds[i] : bounds[i + 1]]) + "." for i in range(n)]
     return pl.DataFrame(
-        {"chunk_id": [f"syn-{i:07d}" for i in range(n)], "title": [titles[i // 4] for i in range(n)], "text": texts,
-         "corpus": ["pre"] * n}
+        {
+            "chunk_id": [f"syn-{i:07d}" for i in range(n)],
+            "title": [titles[i // 4] for i in range(n)],
+            "text": texts,
+            "corpus": ["pre"] * n,
+        }
     )
 
 
@@ -100,7 +104,9 @@ def clustered_vectors(n: int, seed: int, *, spread: float = 0.6) -> np.ndarray:
     return out
 
 
-def self_queries(chunks: pl.DataFrame, vectors: np.ndarray, m: int, seed: int) -> tuple[list[str], np.ndarray, list[int]]:
+def self_queries(
+    chunks: pl.DataFrame, vectors: np.ndarray, m: int, seed: int
+) -> tuple[list[str], np.ndarray, list[int]]:
     """Return (query texts, query vectors, target rows)."""
     rng = np.random.default_rng(seed + 1)
     targets = rng.integers(0, chunks.height, size=m)
@@ -109,7 +115,7 @@ def self_queries(chunks: pl.DataFrame, vectors: np.ndarray, m: int, seed: int) -
         words = chunks["text"][int(i)].split("] ", 1)[-1].rstrip(".").split()
         size = int(rng.integers(12, 31))
         start = int(rng.integers(0, max(1, len(words) - size)))
-        texts.append(f"{STEMS[int(rng.integers(len(STEMS)))]} {' '.join(words[start:start + size])}?")
+        texts.append(f"{STEMS[int(rng.integers(len(STEMS)))]} {' '.join(words[start : start + size])}?")
     qv = vectors[targets] + (0.5 / np.sqrt(DIM)) * rng.standard_normal((m, DIM)).astype(np.float32)
     return texts, qv / np.linalg.norm(qv, axis=1, keepdims=True), [int(t) for t in targets]
 
@@ -157,8 +163,11 @@ def child_data(args: argparse.Namespace) -> dict:
     np.save(args.work / "vectors.npy", vectors)
     np.save(args.work / "queries.npy", qvecs)
     (args.work / "queries.json").write_text(json.dumps({"texts": texts, "targets": targets}))
-    return {"data_seconds": time.perf_counter() - started, "mean_chunk_chars": float(chunks["text"].str.len_chars().mean()),
-            "peak_rss_mb": _peak_rss_mb()}
+    return {
+        "data_seconds": time.perf_counter() - started,
+        "mean_chunk_chars": float(chunks["text"].str.len_chars().mean()),
+        "peak_rss_mb": _peak_rss_mb(),
+    }
 
 
 def child_build(args: argparse.Namespace) -> dict:
@@ -175,7 +184,11 @@ def child_build(args: argparse.Namespace) -> dict:
         "build_cpu_seconds": time.process_time() - cpu,
         "timing": manifest["timing"],
         "dense": manifest["dense"]["tables"]["pre"],
-        "params": {k: v for k, v in manifest["params"].items() if k.startswith(("dense_", "bm25_")) or k in ("fusion_depth", "rrf_k")},
+        "params": {
+            k: v
+            for k, v in manifest["params"].items()
+            if k.startswith(("dense_", "bm25_")) or k in ("fusion_depth", "rrf_k")
+        },
         "bm25_frequent_terms": len(manifest["bm25"]["frequent"]["terms"]),
         "rss_after_inputs_mb": rss_inputs,
         "peak_rss_mb": _peak_rss_mb(),
@@ -190,8 +203,18 @@ def child_exact(args: argparse.Namespace) -> dict:
     best = np.zeros((len(qvecs), 0), dtype=np.float32)
     for start in range(0, n, 50_000):  # one pass over the vectors, a running top-DEPTH per query
         scores = np.concatenate([best, qvecs @ np.asarray(vectors[start : start + 50_000]).T], axis=1)
-        rows = np.concatenate([best_rows, np.broadcast_to(np.arange(start, min(n, start + 50_000)), (len(qvecs), min(n, start + 50_000) - start))], axis=1)
-        keep = np.argpartition(-scores, min(DEPTH, scores.shape[1] - 1), axis=1)[:, :DEPTH] if scores.shape[1] > DEPTH else np.argsort(-scores, axis=1)
+        rows = np.concatenate(
+            [
+                best_rows,
+                np.broadcast_to(np.arange(start, min(n, start + 50_000)), (len(qvecs), min(n, start + 50_000) - start)),
+            ],
+            axis=1,
+        )
+        keep = (
+            np.argpartition(-scores, min(DEPTH, scores.shape[1] - 1), axis=1)[:, :DEPTH]
+            if scores.shape[1] > DEPTH
+            else np.argsort(-scores, axis=1)
+        )
         best, best_rows = np.take_along_axis(scores, keep, 1), np.take_along_axis(rows, keep, 1)
     out = [r[np.lexsort((r, -s))] for s, r in zip(best, best_rows)]
     np.save(args.work / "exact.npy", np.array(out, dtype=np.int64))
@@ -237,7 +260,9 @@ def child_query(args: argparse.Namespace) -> dict:
     out["bm25_full_qps"], bm25_full = timed(lambda: retriever.search_many(texts, "bm25", DEPTH), len(texts))
     # Tantivy's block-max WAND would make a shallow search cheaper than a deep one; the binding's
     # search never reaches it, so the depth barely changes the time of the search over every term.
-    out["bm25_qps_by_depth"] = {str(d): timed(lambda: retriever.bm25_rows(texts[:SINGLE], d), SINGLE)[0] for d in (1, 1000)}
+    out["bm25_qps_by_depth"] = {
+        str(d): timed(lambda: retriever.bm25_rows(texts[:SINGLE], d), SINGLE)[0] for d in (1, 1000)
+    }
     retriever.params = default
 
     ids = retriever.ids("pre")
@@ -249,8 +274,7 @@ def child_query(args: argparse.Namespace) -> dict:
     out["bm25_top5_overlap_vs_exact"] = _overlap(got_bm25, lexical, K)
     out["bm25_top50_overlap_vs_exact"] = _overlap(got_bm25, lexical, DEPTH)
     exact_hybrid = [
-        [h.chunk_id for h in rrf({"bm25": b, "dense": e}, k=default.rrf_k, limit=K)]
-        for b, e in zip(lexical, exact_ids)
+        [h.chunk_id for h in rrf({"bm25": b, "dense": e}, k=default.rrf_k, limit=K)] for b, e in zip(lexical, exact_ids)
     ]
     got = [[h.chunk_id for h in hits] for hits in hybrid]
     out["hybrid_top5_overlap_vs_exact"] = _overlap(got, exact_hybrid, K)
@@ -268,14 +292,18 @@ def child_query(args: argparse.Namespace) -> dict:
         bm25_qps, bm25_hits = timed(lambda: retriever.search_many(texts, "bm25", DEPTH), len(texts))
         hybrid_qps, hybrid_hits = timed(lambda: retriever.search_many(texts, "hybrid", K), len(texts))
         pooled = [[h.chunk_id for h in hits] for hits in bm25_hits]
-        out["bm25_two_pass"].append({
-            "bm25_candidates": pool,
-            "bm25_qps": bm25_qps,
-            "hybrid_qps": hybrid_qps,
-            "bm25_top5_overlap_vs_exact": _overlap(pooled, lexical, K),
-            "bm25_top50_overlap_vs_exact": _overlap(pooled, lexical, DEPTH),
-            "hybrid_top5_overlap_vs_exact": _overlap([[h.chunk_id for h in hits] for hits in hybrid_hits], exact_hybrid, K),
-        })
+        out["bm25_two_pass"].append(
+            {
+                "bm25_candidates": pool,
+                "bm25_qps": bm25_qps,
+                "hybrid_qps": hybrid_qps,
+                "bm25_top5_overlap_vs_exact": _overlap(pooled, lexical, K),
+                "bm25_top50_overlap_vs_exact": _overlap(pooled, lexical, DEPTH),
+                "hybrid_top5_overlap_vs_exact": _overlap(
+                    [[h.chunk_id for h in hits] for hits in hybrid_hits], exact_hybrid, K
+                ),
+            }
+        )
     retriever.params = default
     return out
 
@@ -289,22 +317,36 @@ def main() -> int:
     parser.add_argument("--chunks", type=int, default=0)
     parser.add_argument("--queries", type=int, default=1000)
     parser.add_argument("--seed", type=int, default=0)
-    parser.add_argument("--set", action="append", default=[], metavar="FIELD=VALUE",
-                        help="an index param to measure instead of its default (repeatable), e.g. dense_index=ivf_pq")
+    parser.add_argument(
+        "--set",
+        action="append",
+        default=[],
+        metavar="FIELD=VALUE",
+        help="an index param to measure instead of its default (repeatable), e.g. dense_index=ivf_pq",
+    )
     parser.add_argument("--out", type=Path, default=ROOT / "outputs" / "bench" / "retrieval_scale.json")
     parser.add_argument("--child", choices=["data", "build", "exact", "query"], help=argparse.SUPPRESS)
     parser.add_argument("--work", type=Path, help=argparse.SUPPRESS)
     args = parser.parse_args()
     args.chunks = args.chunks or (50_000 if args.quick else 1_000_000)
     if args.child:
-        result = {"data": child_data, "build": child_build, "exact": child_exact, "query": child_query}[args.child](args)
+        result = {"data": child_data, "build": child_build, "exact": child_exact, "query": child_query}[args.child](
+            args
+        )
         (args.work / f"{args.child}.json").write_text(json.dumps(result))
         return 0
 
     results = {}
     with tempfile.TemporaryDirectory(prefix="bench-retrieval-scale-") as tmp:
-        forwarded = ["--chunks", str(args.chunks), "--queries", str(args.queries), "--seed", str(args.seed),
-                     *(f"--set={item}" for item in args.set)]
+        forwarded = [
+            "--chunks",
+            str(args.chunks),
+            "--queries",
+            str(args.queries),
+            "--seed",
+            str(args.seed),
+            *(f"--set={item}" for item in args.set),
+        ]
         for child in ("data", "build", "exact", "query"):
             started = time.perf_counter()
             subprocess.run([sys.executable, __file__, "--child", child, "--work", tmp, *forwarded], check=True)
@@ -313,9 +355,15 @@ def main() -> int:
 
     build, query = results["build"], results["query"]
     report = {
-        "corpus": {"chunks": args.chunks, "queries": args.queries, "seed": args.seed, "dim": DIM,
-                   "text": "synthetic Zipf pseudo-words, 40-80 a chunk", "vectors": "clustered unit vectors, 1,000 a cluster",
-                   "mean_chunk_chars": round(results["data"]["mean_chunk_chars"], 1)},
+        "corpus": {
+            "chunks": args.chunks,
+            "queries": args.queries,
+            "seed": args.seed,
+            "dim": DIM,
+            "text": "synthetic Zipf pseudo-words, 40-80 a chunk",
+            "vectors": "clustered unit vectors, 1,000 a cluster",
+            "mean_chunk_chars": round(results["data"]["mean_chunk_chars"], 1),
+        },
         "cpu_count": os.cpu_count(),
         "load_average_at_end": list(os.getloadavg()),
         "k": K,
@@ -330,11 +378,28 @@ def main() -> int:
         "build_peak_rss_mb": build["peak_rss_mb"],
         "query_peak_rss_mb": query["peak_rss_mb"],
         "exact_reference_peak_rss_mb": results["exact"]["peak_rss_mb"],
-        **{key: query[key] for key in (
-            "dense_qps", "dense_qps_cold", "bm25_qps", "bm25_full_qps", "bm25_qps_by_depth", "hybrid_qps",
-            "dense_qps_single", "hybrid_qps_single", "recall_at_5", "recall_at_50", "bm25_top5_overlap_vs_exact",
-            "bm25_top50_overlap_vs_exact", "hybrid_top5_overlap_vs_exact", "hit_at_5", "open_seconds",
-            "first_query_seconds", "bm25_two_pass")},
+        **{
+            key: query[key]
+            for key in (
+                "dense_qps",
+                "dense_qps_cold",
+                "bm25_qps",
+                "bm25_full_qps",
+                "bm25_qps_by_depth",
+                "hybrid_qps",
+                "dense_qps_single",
+                "hybrid_qps_single",
+                "recall_at_5",
+                "recall_at_50",
+                "bm25_top5_overlap_vs_exact",
+                "bm25_top50_overlap_vs_exact",
+                "hybrid_top5_overlap_vs_exact",
+                "hit_at_5",
+                "open_seconds",
+                "first_query_seconds",
+                "bm25_two_pass",
+            )
+        },
         "goals": GOALS,
         "command": "python benchmarks/bench_retrieval_scale.py " + " ".join(sys.argv[1:]),
     }
@@ -346,7 +411,11 @@ def main() -> int:
     }
     args.out.parent.mkdir(parents=True, exist_ok=True)
     args.out.write_text(json.dumps(report, indent=2) + "\n")
-    print(json.dumps({k: v for k, v in report.items() if not isinstance(v, dict) or k in ("goals_met", "hit_at_5")}, indent=2))
+    print(
+        json.dumps(
+            {k: v for k, v in report.items() if not isinstance(v, dict) or k in ("goals_met", "hit_at_5")}, indent=2
+        )
+    )
     print(f"wrote {args.out}")
     return 0
 

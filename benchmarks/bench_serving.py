@@ -87,10 +87,15 @@ def measure(
     (a, seconds_a), (b, seconds_b) = passes
     differ = sorted(i for i in range(n) if a[i] != b[i])
     return {
-        "flavour": flavour, "prompt_batch": batch, "calls": n, "seconds_a": round(seconds_a, 2),
-        "seconds_b": round(seconds_b, 2), "deterministic": not differ, "differing_calls": len(differ),
+        "flavour": flavour,
+        "prompt_batch": batch,
+        "calls": n,
+        "seconds_a": round(seconds_a, 2),
+        "seconds_b": round(seconds_b, 2),
+        "deterministic": not differ,
+        "differing_calls": len(differ),
         "build": str(build) if build else "installed",
-    }  # fmt: skip
+    }
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -98,11 +103,18 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--quick", action="store_true")
     parser.add_argument("--model", default="qwen2.5-coder-0.5b")
     parser.add_argument("--calls", type=int, default=16)
-    parser.add_argument("--servers", default=f"plain:512,aligned:512,aligned:{serve.PROMPT_BATCH},"
-                        f"llama-server:512,llama-server:{serve.PROMPT_BATCH}",
-                        help="flavour:prompt_batch pairs, comma-separated")  # fmt: skip
-    parser.add_argument("--other-build", type=Path, default=None,
-                        help="a folder holding another llama-cpp-python build, measured after each row")  # fmt: skip
+    parser.add_argument(
+        "--servers",
+        default=f"plain:512,aligned:512,aligned:{serve.PROMPT_BATCH},"
+        f"llama-server:512,llama-server:{serve.PROMPT_BATCH}",
+        help="flavour:prompt_batch pairs, comma-separated",
+    )
+    parser.add_argument(
+        "--other-build",
+        type=Path,
+        default=None,
+        help="a folder holding another llama-cpp-python build, measured after each row",
+    )
     args = parser.parse_args(argv)
     if args.quick:
         args.calls, args.servers = 4, f"{serve.LLAMACPP_FLAVOUR}:{serve.PROMPT_BATCH}"
@@ -111,8 +123,10 @@ def main(argv: list[str] | None = None) -> int:
     spec = registry.get_model(root / "params" / "models.yaml", args.model)
     bodies = stored_requests(cache_dir, spec, args.calls)
     if not bodies:
-        print(f"bench_serving: no stored calls of {spec.id} in {cache.cache_path(cache_dir)}: run `make all` first",
-              file=sys.stderr)  # fmt: skip
+        print(
+            f"bench_serving: no stored calls of {spec.id} in {cache.cache_path(cache_dir)}: run `make all` first",
+            file=sys.stderr,
+        )
         return 1
     rows = []
     for flavour, batch in (s.split(":") for s in args.servers.split(",")):
@@ -127,7 +141,11 @@ def main(argv: list[str] | None = None) -> int:
             other["ratio_vs_installed"] = round(other["seconds_a"] / row["seconds_a"], 3)
             print(json.dumps(other), flush=True)
             rows.append(other)
-    plain = [r["seconds_a"] for r in rows if r["flavour"] == "plain" and r["prompt_batch"] == 512 and r["build"] == "installed"]
+    plain = [
+        r["seconds_a"]
+        for r in rows
+        if r["flavour"] == "plain" and r["prompt_batch"] == 512 and r["build"] == "installed"
+    ]
     for row in rows:
         row["ratio_vs_plain"] = round(row["seconds_a"] / plain[0], 3) if plain else None
     out = root / "outputs" / "bench" / "serving.json"

@@ -33,10 +33,9 @@ TARGET_SECONDS = 10.0
 
 def know2guess_rerun(tmp: Path) -> float:
     """Seconds of the Know2Guess view's model-call steps on a cached rerun."""
-    from test_know2guess_slow import tiny_project
-
     from declinecraft.evaluation import answer_stage, judge_stage
     from declinecraft.views.know2guess import stage
+    from test_know2guess_slow import tiny_project
 
     cfg = tiny_project(tmp, ROOT)
     answer_stage.run(cfg)
@@ -48,10 +47,10 @@ def know2guess_rerun(tmp: Path) -> float:
 
 def evidence_rerun(tmp: Path) -> float:
     """Seconds of the evidence view's answer step on a cached rerun."""
-    from test_evidence_stage import FakeSearch, make_run
+    from tests.support.projects import copy_project
 
     from declinecraft.views.evidence import stage
-    from tests.support.projects import copy_project
+    from test_evidence_stage import FakeSearch, make_run
 
     root = copy_project(tmp / "project")
     small = {"max_tokens": "24", "conflict_max_tokens": "24", "prompts": "[P1, P2]"}

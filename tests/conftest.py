@@ -7,8 +7,9 @@ import shutil
 from collections.abc import Iterator
 from pathlib import Path
 
-import fake_openai
 import pytest
+
+import fake_openai
 
 ROOT = Path(__file__).resolve().parents[1]
 

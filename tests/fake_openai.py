@@ -45,8 +45,15 @@ from typing import Any
 from urllib.request import Request, urlopen
 
 DIRECTIVE = re.compile(r"\[\[fake (\{.*?\})\]\]", re.S)
-REASONS = {200: "OK", 400: "Bad Request", 404: "Not Found", 429: "Too Many Requests", 500: "Internal Server Error",
-           502: "Bad Gateway", 503: "Service Unavailable"}  # fmt: skip
+REASONS = {
+    200: "OK",
+    400: "Bad Request",
+    404: "Not Found",
+    429: "Too Many Requests",
+    500: "Internal Server Error",
+    502: "Bad Gateway",
+    503: "Service Unavailable",
+}
 #: A scripted model (``--respond``): request body -> message content.
 RESPOND: Any = None
 #: When set, a request whose max_tokens exceeds it is refused with vLLM's HTTP 400 and message.
@@ -123,8 +130,10 @@ async def _chat(state: _State, raw: bytes) -> bytes | None:
     seen = state.by_text[text]
     limit, asked = MAX_MODEL_LEN, request.get("max_tokens") or 0
     if limit and asked > limit:
-        message = (f"max_tokens={asked} cannot be greater than max_model_len={limit}. Please request fewer "
-                   f"output tokens. (parameter=max_tokens, value={asked})")  # vLLM 0.32's words
+        message = (
+            f"max_tokens={asked} cannot be greater than max_model_len={limit}. Please request fewer "
+            f"output tokens. (parameter=max_tokens, value={asked})"
+        )  # vLLM 0.32's words
         error = {"message": message, "type": "BadRequestError", "param": "max_tokens", "code": 400}
         return _response(400, json.dumps({"error": error}).encode())
     statuses = script.get("statuses") or ([script["status"]] if "status" in script else [])
@@ -209,19 +218,34 @@ class FakeServer:
     """A fake server in a child process (so it never competes with the client for the GIL)."""
 
     def __init__(
-        self, latency: float = 0.0, latency_max: float | None = None, seed: int = 0, respond: str | None = None,
+        self,
+        latency: float = 0.0,
+        latency_max: float | None = None,
+        seed: int = 0,
+        respond: str | None = None,
         port: int = 0,
-    ) -> None:  # fmt: skip
-        command = [sys.executable, os.path.abspath(__file__), "--latency", str(latency), "--seed", str(seed),
-                   "--port", str(port)]  # fmt: skip
+    ) -> None:
+        command = [
+            sys.executable,
+            os.path.abspath(__file__),
+            "--latency",
+            str(latency),
+            "--seed",
+            str(seed),
+            "--port",
+            str(port),
+        ]
         if latency_max is not None:
             command += ["--latency-max", str(latency_max)]
         if respond is not None:
             command += ["--respond", respond]
         # stdin stays an open pipe: when this process dies, the server sees EOF and exits too.
         self.process = subprocess.Popen(
-            [*command, "--exit-with-parent"], stdout=subprocess.PIPE, stdin=subprocess.PIPE, text=True,
-        )  # fmt: skip
+            [*command, "--exit-with-parent"],
+            stdout=subprocess.PIPE,
+            stdin=subprocess.PIPE,
+            text=True,
+        )
         line = self.process.stdout.readline() if self.process.stdout else ""
         if not line.startswith("PORT "):
             self.process.kill()

@@ -10,9 +10,9 @@ from __future__ import annotations
 import argparse
 import json
 
+from declinecraft.core import registry
 from declinecraft.llm import cache
 from declinecraft.llm import client as llm
-from declinecraft.core import registry
 
 
 def worker_spec(concurrency: int = 16) -> registry.ModelSpec:

@@ -43,8 +43,9 @@ class MockWiki:
             if failure == "timeout":
                 raise httpx.ReadTimeout("mock timeout", request=request)
             if failure == "maxlag":
-                return httpx.Response(200, headers={"Retry-After": "5"},
-                                      json={"error": {"code": "maxlag", "info": "Waiting", "lag": 7}})
+                return httpx.Response(
+                    200, headers={"Retry-After": "5"}, json={"error": {"code": "maxlag", "info": "Waiting", "lag": 7}}
+                )
             if failure == "garbage":
                 return httpx.Response(200, text="<html>oops</html>")
             status, retry_after = failure if isinstance(failure, tuple) else (failure, None)
@@ -84,7 +85,9 @@ class MockWiki:
                 main = {"texthidden": True} if rev.text is None else {"content": rev.text}
                 item["slots"] = {"main": {"contentmodel": "wikitext", **main}}
             out.append(item)
-        answer: dict[str, object] = {"query": {"pages": [{"ns": page.namespace, "title": page.title, "revisions": out}]}}
+        answer: dict[str, object] = {
+            "query": {"pages": [{"ns": page.namespace, "title": page.title, "revisions": out}]}
+        }
         if len(revs) > 1:
             answer["continue"] = {"rvcontinue": "more", "continue": "||"}  # never to be followed
         return answer
@@ -97,8 +100,11 @@ class MockWiki:
         targets = sorted({wiki.normalize_title(t) for t in LINK_RE.findall(latest.text or "")} if latest else set())
         offset = int(params.get("plcontinue", "0"))
         batch = targets[offset : offset + PAGE_SIZE]
-        answer: dict[str, object] = {"query": {"pages": [{"ns": page.namespace, "title": page.title,
-                                                          "links": [{"ns": 0, "title": t} for t in batch]}]}}
+        answer: dict[str, object] = {
+            "query": {
+                "pages": [{"ns": page.namespace, "title": page.title, "links": [{"ns": 0, "title": t} for t in batch]}]
+            }
+        }
         if offset + PAGE_SIZE < len(targets):
             answer["continue"] = {"plcontinue": str(offset + PAGE_SIZE), "continue": "||"}
         return answer
@@ -107,8 +113,9 @@ class MockWiki:
         namespace = int(params.get("apnamespace", "0"))
         titles = sorted(t for t, p in self.pages.items() if p.namespace == namespace)
         offset = int(params.get("apcontinue", "0"))
-        answer: dict[str, object] = {"query": {"allpages": [{"ns": namespace, "title": t}
-                                                             for t in titles[offset : offset + PAGE_SIZE]]}}
+        answer: dict[str, object] = {
+            "query": {"allpages": [{"ns": namespace, "title": t} for t in titles[offset : offset + PAGE_SIZE]]}
+        }
         if offset + PAGE_SIZE < len(titles):
             answer["continue"] = {"apcontinue": str(offset + PAGE_SIZE), "continue": "-||"}
         return answer

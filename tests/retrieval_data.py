@@ -8,19 +8,39 @@ from pathlib import Path
 import numpy as np
 import polars as pl
 
-from declinecraft.retrieval import index
 from declinecraft.core.config import IndexParams
+from declinecraft.retrieval import index
 from declinecraft.retrieval.hashing import HashEmbedder
 
 #: (chunk_id, title, body, corpus). "quokkaberry" occurs in pre-4 only; the post chunks are the
 #: only ones about copper horse armor and the harness.
 CHUNKS: tuple[tuple[str, str, str, str], ...] = (
     ("Horse#0", "Horse", "A horse is a passive mob that players can tame and ride with a saddle.", "pre"),
-    ("Horse_Armor#0", "Horse Armor", "Horse armor protects a horse: iron gives 5 armor points, gold 7, diamond 11.", "pre"),
-    ("Copper_Ingot#0", "Copper Ingot", "Copper ingots are smelted from raw copper in a furnace or a blast furnace.", "pre"),
-    ("Oxidation#0", "Oxidation", "Copper blocks oxidize over time and turn green unless they are waxed with honeycomb.", "pre"),
+    (
+        "Horse_Armor#0",
+        "Horse Armor",
+        "Horse armor protects a horse: iron gives 5 armor points, gold 7, diamond 11.",
+        "pre",
+    ),
+    (
+        "Copper_Ingot#0",
+        "Copper Ingot",
+        "Copper ingots are smelted from raw copper in a furnace or a blast furnace.",
+        "pre",
+    ),
+    (
+        "Oxidation#0",
+        "Oxidation",
+        "Copper blocks oxidize over time and turn green unless they are waxed with honeycomb.",
+        "pre",
+    ),
     ("Quokkaberry#0", "Quokkaberry", "The quokkaberry is a rare fruit that grows on a small shrub.", "pre"),
-    ("Skeleton#0", "Skeleton", "Skeletons shoot arrows with a bow and burn in daylight unless they wear a helmet.", "pre"),
+    (
+        "Skeleton#0",
+        "Skeleton",
+        "Skeletons shoot arrows with a bow and burn in daylight unless they wear a helmet.",
+        "pre",
+    ),
     ("Saddle#0", "Saddle", "A saddle lets a player control a horse, a pig or a strider.", "pre"),
     ("Furnace#0", "Furnace", "A furnace smelts ores and cooks food using fuel such as coal.", "pre"),
     ("Copper_Horse_Armor#0", "Copper Horse Armor", "Copper horse armor gives a horse 4 armor points.", "post"),
@@ -77,5 +97,7 @@ class CountingEmbedder:
 
 def build_index(folder: Path, chunks: pl.DataFrame | None = None, **params: object) -> Path:
     """Build the synthetic index into ``folder`` with the hash embedder; return the folder."""
-    index.build(make_chunks() if chunks is None else chunks, folder, embedder=HashEmbedder(DIM), params=make_params(**params))
+    index.build(
+        make_chunks() if chunks is None else chunks, folder, embedder=HashEmbedder(DIM), params=make_params(**params)
+    )
     return folder

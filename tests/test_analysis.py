@@ -12,6 +12,7 @@ from pathlib import Path
 import numpy as np
 import polars as pl
 import pytest
+from tests.support import synthetic
 
 from declinecraft.analysis import analyze as analysis
 from declinecraft.analysis import annotation as analysis_annotation
@@ -25,15 +26,18 @@ from declinecraft.analysis import results as analysis_results
 from declinecraft.analysis import stage as analysis_stage
 from declinecraft.core import config, stats
 from declinecraft.evaluation import metrics
-from tests.support import synthetic
 
 ROOT = Path(__file__).resolve().parents[1]
 
 
 def responses(rows: list[tuple]) -> pl.DataFrame:
     """A judged frame from (model, thinking, condition, question_id, answerable, label, accuracy) rows."""
-    frame = pl.DataFrame(rows, schema=["model", "thinking", "condition", "question_id", "answerable", "label", "accuracy"],
-                         orient="row", schema_overrides={"label": pl.String, "accuracy": pl.Float64})  # fmt: skip
+    frame = pl.DataFrame(
+        rows,
+        schema=["model", "thinking", "condition", "question_id", "answerable", "label", "accuracy"],
+        orient="row",
+        schema_overrides={"label": pl.String, "accuracy": pl.Float64},
+    )
     return analysis.prepare(frame.with_columns(budget_exhausted=pl.col("label").is_null()))
 
 
@@ -41,7 +45,9 @@ def unanswerable(model: str, condition: str, labels: list[str | None], thinking:
     return [(model, thinking, condition, f"u{i}", False, lab, None) for i, lab in enumerate(labels)]
 
 
-def answerable(model: str, condition: str, n: int, thinking: str = "off", label: str = "ANSWER", acc: float = 1.0) -> list[tuple]:
+def answerable(
+    model: str, condition: str, n: int, thinking: str = "off", label: str = "ANSWER", acc: float = 1.0
+) -> list[tuple]:
     return [(model, thinking, condition, f"a{i}", True, label, acc) for i in range(n)]
 
 
@@ -85,7 +91,9 @@ class TestSyntheticJudged:
 
     def test_directions(self) -> None:
         """Retrieval raises abstention and iterative retrieval lowers it, as built in."""
-        car = analysis.analyze(synthetic.synthetic_judged(9, 400), design=analysis.Design(n_resamples=10))["condition_means"]
+        car = analysis.analyze(synthetic.synthetic_judged(9, 400), design=analysis.Design(n_resamples=10))[
+            "condition_means"
+        ]
         mean = {r["condition"]: r["mean"] for r in car.filter(pl.col("metric") == "car").iter_rows(named=True)}
         assert mean["single"] > mean["iterative"] > mean["no_rag"]
 
@@ -120,16 +128,32 @@ class TestModelFacts:
         specs = registry.load_models(ROOT / "params" / "models.yaml")
         facts = analysis.model_facts(specs, ["qwen3-4b", "nope"], {"qwen3-4b": "G"})
         row = facts.row(0, named=True)
-        assert (row["family"], row["params_total_b"], row["release_month"], row["open_weight"], row["roles"]) == ("Qwen3", 4, 303.0, True, "G")
+        assert (row["family"], row["params_total_b"], row["release_month"], row["open_weight"], row["roles"]) == (
+            "Qwen3",
+            4,
+            303.0,
+            True,
+            "G",
+        )
         assert facts.row(1, named=True)["family"] == "nope" and not facts.row(1, named=True)["in_registry"]
 
 
 class TestPrepare:
     def test_fills_design_columns(self) -> None:
         """Missing optional columns get the main grid's values; no RAG gets pipeline 'none'."""
-        frame = analysis.prepare(pl.DataFrame({"question_id": ["q"] * 2, "answerable": [True] * 2, "model": ["m"] * 2,
-                                               "condition": ["no_rag", "single"], "label": ["ANSWER"] * 2,
-                                               "budget_exhausted": [False] * 2, "accuracy": [1.0] * 2}))  # fmt: skip
+        frame = analysis.prepare(
+            pl.DataFrame(
+                {
+                    "question_id": ["q"] * 2,
+                    "answerable": [True] * 2,
+                    "model": ["m"] * 2,
+                    "condition": ["no_rag", "single"],
+                    "label": ["ANSWER"] * 2,
+                    "budget_exhausted": [False] * 2,
+                    "accuracy": [1.0] * 2,
+                }
+            )
+        )
         assert frame["pipeline"].to_list() == ["none", "hybrid"] and frame["k"].to_list() == [0, 5]
         assert frame["thinking"].to_list() == ["off", "off"]
 
@@ -222,10 +246,16 @@ class TestStageRun:
         out = cfg.run_dir() / "07_analysis"
         status = json.loads((out / "status.json").read_text())
         assert status["status"] == "ok" and result.ok and result.folder == out and result.reason == ""
-        assert (out / "main_grid.csv").is_file() and (out / "table02.csv").is_file() and (out / "annotation_sample.html").is_file()
+        assert (
+            (out / "main_grid.csv").is_file()
+            and (out / "table02.csv").is_file()
+            and (out / "annotation_sample.html").is_file()
+        )
         assert status["tables"] == sorted(result.tables) and result.rows == status["rows"] == 6 * 3 * 60
         assert {f"{name}.csv" for name in result.tables} <= set(result.files())
-        assert isinstance(result.paper_tables["table02"], pl.DataFrame) and isinstance(result.paper_tables["table10"], str)
+        assert isinstance(result.paper_tables["table02"], pl.DataFrame) and isinstance(
+            result.paper_tables["table10"], str
+        )
         assert result.annotators == () and result.tables["annotation_sample"].height > 0
         means, counts, assoc = result.headline()
         assert set(means["metric"]) == {"car", "attempt", "accuracy"} and counts.height and assoc.height
@@ -257,8 +287,12 @@ class TestStageRun:
         folder = analysis_annotation.annotation_dir(cfg)
         folder.mkdir(parents=True)
         for name, flip in (("ann1", False), ("ann2", True)):
-            rows = [f"{item},{'DENY' if flip else (label or '')},{score if score is not None else ''}"
-                    for item, label, score in zip(sample["item_id"], sample["judge_label"], sample["judge_score"], strict=True)]  # fmt: skip
+            rows = [
+                f"{item},{'DENY' if flip else (label or '')},{score if score is not None else ''}"
+                for item, label, score in zip(
+                    sample["item_id"], sample["judge_label"], sample["judge_score"], strict=True
+                )
+            ]
             (folder / f"{name}.csv").write_text("item_id,label,score\n" + "\n".join(rows) + "\n")
         result = analysis_stage.run(cfg)
         assert result.annotators == ("ann1", "ann2") and result.tables["human_agreement"].height
@@ -268,10 +302,28 @@ class TestStageRun:
 def diagnostics_frame() -> pl.DataFrame:
     """``05_answer/retrieval.parquet`` of a run with a k sweep (hybrid) and a second pipeline."""
     rows = []
-    for pipeline, k, target, scen in (("hybrid", 1, 0.3, 0.2), ("hybrid", 5, 0.8, 0.6), ("hybrid", 10, 0.9, 0.7), ("bm25", 5, 0.7, 0.4)):
+    for pipeline, k, target, scen in (
+        ("hybrid", 1, 0.3, 0.2),
+        ("hybrid", 5, 0.8, 0.6),
+        ("hybrid", 10, 0.9, 0.7),
+        ("bm25", 5, 0.7, 0.4),
+    ):
         for metric, rate in (("hit_at_k", target), ("scenario_overlap", scen)):
-            rows.append(dict(metric=metric, pipeline=pipeline, k=k, depth=k, scenario=True, n=10, hits=round(10 * rate), rate=rate))
-    rows.append(dict(metric="scenario_overlap", pipeline="hybrid", k=5, depth=5, scenario=False, n=10, hits=1, rate=0.1))
+            rows.append(
+                dict(
+                    metric=metric,
+                    pipeline=pipeline,
+                    k=k,
+                    depth=k,
+                    scenario=True,
+                    n=10,
+                    hits=round(10 * rate),
+                    rate=rate,
+                )
+            )
+    rows.append(
+        dict(metric="scenario_overlap", pipeline="hybrid", k=5, depth=5, scenario=False, n=10, hits=1, rate=0.1)
+    )
     return pl.DataFrame(rows)
 
 
@@ -281,7 +333,11 @@ class TestRetrievalTables:
         main k (Figure 24), questions with their scenario only."""
         found = analysis_inputs.retrieval_tables(diagnostics_frame(), pipeline="hybrid", k=5)
         by_k = found["retrieval_k"]
-        assert by_k.select("k", "depth", "target_hit", "scenario_hit").rows() == [(1, 1, 0.3, 0.2), (5, 5, 0.8, 0.6), (10, 10, 0.9, 0.7)]
+        assert by_k.select("k", "depth", "target_hit", "scenario_hit").rows() == [
+            (1, 1, 0.3, 0.2),
+            (5, 5, 0.8, 0.6),
+            (10, 10, 0.9, 0.7),
+        ]
         assert found["scenario_overlap"].select("pipeline", "share").rows() == [("bm25", 0.4), ("hybrid", 0.6)]
 
     def test_read_from_answer_stage(self, tmp_path: Path) -> None:
@@ -297,9 +353,13 @@ class TestWithFormatLosses:
     def test_split(self) -> None:
         """Drafts lost at the facts or question step are "lost to format"; scenario losses apart."""
         audit = pl.DataFrame({"generator": ["g1", "g2"], "lost_to_format": [3, 0]})
-        drafts = pl.DataFrame({"generator": ["g1", "g1", "g1", "g1", "g2"],
-                               "status": ["lost_to_format", "lost_to_format", "lost_to_format", "drafted", "no_target"],
-                               "step": ["scenario", "facts", "question", "", "target"]})  # fmt: skip
+        drafts = pl.DataFrame(
+            {
+                "generator": ["g1", "g1", "g1", "g1", "g2"],
+                "status": ["lost_to_format", "lost_to_format", "lost_to_format", "drafted", "no_target"],
+                "step": ["scenario", "facts", "question", "", "target"],
+            }
+        )
         out = analysis_inputs.with_format_losses(audit, drafts)
         assert out.select("generator", "lost_to_format", "lost_at_scenario").rows() == [("g1", 2, 1), ("g2", 0, 0)]
 
@@ -325,8 +385,12 @@ class TestReadTables:
 class TestPairedAbstention:
     def test_mcnemar_counts(self) -> None:
         """12 abstentions lost and none gained: p = 2 * 0.5**12."""
-        rows = unanswerable("m", "single", ["ABSTAIN"] * 12 + ["ANSWER"] * 3) + unanswerable("m", "iterative", ["DENY"] * 12 + ["ANSWER"] * 3)
-        out = analysis_paired.paired_abstention(responses(rows), group=["model"], column="condition", base="single", other="iterative")
+        rows = unanswerable("m", "single", ["ABSTAIN"] * 12 + ["ANSWER"] * 3) + unanswerable(
+            "m", "iterative", ["DENY"] * 12 + ["ANSWER"] * 3
+        )
+        out = analysis_paired.paired_abstention(
+            responses(rows), group=["model"], column="condition", base="single", other="iterative"
+        )
         row = out.row(0, named=True)
         assert (row["lost"], row["gained"], row["n_pairs"]) == (12, 0, 15)
         assert row["p"] == pytest.approx(2 * 0.5**12) and row["direction"] == "decrease"
@@ -334,13 +398,19 @@ class TestPairedAbstention:
     def test_lenient(self) -> None:
         """Under the lenient rule DENY counts as abstaining, so nothing is lost."""
         rows = unanswerable("m", "single", ["ABSTAIN"] * 5) + unanswerable("m", "iterative", ["DENY"] * 5)
-        out = analysis_paired.paired_abstention(responses(rows), group=["model"], column="condition", base="single", other="iterative", lenient=True)
+        out = analysis_paired.paired_abstention(
+            responses(rows), group=["model"], column="condition", base="single", other="iterative", lenient=True
+        )
         assert out["p"][0] == 1.0 and out["note"][0] == "no discordant pairs"
 
     def test_budget_pairs_left_out(self) -> None:
         """A budget-exhausted response on either side drops the pair."""
-        rows = unanswerable("m", "single", ["ABSTAIN", None, "ABSTAIN"]) + unanswerable("m", "iterative", ["ANSWER", "ANSWER", None])
-        out = analysis_paired.paired_abstention(responses(rows), group=["model"], column="condition", base="single", other="iterative")
+        rows = unanswerable("m", "single", ["ABSTAIN", None, "ABSTAIN"]) + unanswerable(
+            "m", "iterative", ["ANSWER", "ANSWER", None]
+        )
+        out = analysis_paired.paired_abstention(
+            responses(rows), group=["model"], column="condition", base="single", other="iterative"
+        )
         assert out["n_pairs"][0] == 1 and out["lost"][0] == 1
 
 
@@ -397,8 +467,15 @@ class TestThinkingTransitionsTable:
 class TestSignificanceCounts:
     def test_counts(self) -> None:
         """Significant increases and decreases are counted per comparison."""
-        table = pl.DataFrame({"family": ["f"] * 3, "comparison": ["c"] * 3, "p": [0.01, 0.01, 0.5],
-                              "significant": [True, True, False], "direction": ["increase", "decrease", "increase"]})  # fmt: skip
+        table = pl.DataFrame(
+            {
+                "family": ["f"] * 3,
+                "comparison": ["c"] * 3,
+                "p": [0.01, 0.01, 0.5],
+                "significant": [True, True, False],
+                "direction": ["increase", "decrease", "increase"],
+            }
+        )
         row = analysis_paired.significance_counts(table).row(0, named=True)
         assert (row["n_tests"], row["n_increase"], row["n_decrease"]) == (3, 1, 1)
 
@@ -409,7 +486,9 @@ class TestSignificanceCounts:
 class TestConditionMeans:
     def test_t_interval(self) -> None:
         """Means over configurations carry stats.t_interval."""
-        grid_ = pl.DataFrame({"condition": ["single"] * 3, **{m: [0.2, 0.4, 0.6] for m in analysis_models.MEAN_METRICS}})
+        grid_ = pl.DataFrame(
+            {"condition": ["single"] * 3, **{m: [0.2, 0.4, 0.6] for m in analysis_models.MEAN_METRICS}}
+        )
         row = analysis_models.condition_means(grid_).filter(pl.col("metric") == "car").row(0, named=True)
         assert (row["mean"], row["low"], row["high"]) == pytest.approx(stats.t_interval([0.2, 0.4, 0.6]))
 
@@ -417,18 +496,36 @@ class TestConditionMeans:
 class TestModelDifferences:
     def test_one_model(self) -> None:
         """One thinking pair: the mean is defined, the test is not, and a note says why."""
-        grid_ = pl.DataFrame({"model": ["m", "m"], "thinking": ["off", "on"], "condition": ["no_rag"] * 2,
-                              "car": [0.5, 0.3], "car_lenient": [0.6, 0.6], "accuracy": [0.1, 0.2], "attempt": [0.9, 0.9]})  # fmt: skip
+        grid_ = pl.DataFrame(
+            {
+                "model": ["m", "m"],
+                "thinking": ["off", "on"],
+                "condition": ["no_rag"] * 2,
+                "car": [0.5, 0.3],
+                "car_lenient": [0.6, 0.6],
+                "accuracy": [0.1, 0.2],
+                "attempt": [0.9, 0.9],
+            }
+        )
         out = analysis_models.model_differences(grid_, pl.DataFrame())
         row = out.filter(pl.col("quantity") == "thinking_car").row(0, named=True)
-        assert row["mean"] == pytest.approx(-0.2) and math.isnan(row["wilcoxon_p"]) and "needs at least 2" in row["note"]
+        assert (
+            row["mean"] == pytest.approx(-0.2) and math.isnan(row["wilcoxon_p"]) and "needs at least 2" in row["note"]
+        )
 
 
 class TestThinkingByFamily:
     def test_mean(self) -> None:
         """The family mean of on-minus-off CAR differences."""
-        grid_ = pl.DataFrame({"model": ["a", "a", "b", "b"], "family": ["F"] * 4, "thinking": ["off", "on"] * 2,
-                              "condition": ["single"] * 4, "car": [0.5, 0.7, 0.5, 0.5]})  # fmt: skip
+        grid_ = pl.DataFrame(
+            {
+                "model": ["a", "a", "b", "b"],
+                "family": ["F"] * 4,
+                "thinking": ["off", "on"] * 2,
+                "condition": ["single"] * 4,
+                "car": [0.5, 0.7, 0.5, 0.5],
+            }
+        )
         out = analysis_models.thinking_by_family(grid_)
         assert out["car_change"][0] == pytest.approx(0.1)
 
@@ -436,7 +533,14 @@ class TestThinkingByFamily:
 class TestModelPoints:
     def test_prefers_thinking(self) -> None:
         """A model with both settings contributes its thinking-enabled configuration."""
-        grid_ = pl.DataFrame({"model": ["a", "a", "b"], "thinking": ["off", "on", "off"], "condition": ["single"] * 3, "car": [1.0, 2.0, 3.0]})
+        grid_ = pl.DataFrame(
+            {
+                "model": ["a", "a", "b"],
+                "thinking": ["off", "on", "off"],
+                "condition": ["single"] * 3,
+                "car": [1.0, 2.0, 3.0],
+            }
+        )
         assert analysis_models.model_points(grid_)["car"].to_list() == [2.0, 3.0]
 
 
@@ -444,12 +548,22 @@ class TestAssociations:
     def test_perfect_and_missing(self) -> None:
         """Monotone size gives rho = 1; a model without release month is left out with a note."""
         n = 6
-        grid_ = pl.DataFrame({"model": [f"m{i}" for i in range(n)], "thinking": ["off"] * n, "condition": ["single"] * n,
-                              "family": [f"f{i}" for i in range(n)], "car": np.linspace(0.1, 0.6, n),
-                              "accuracy": np.linspace(0.6, 0.1, n), "accuracy_when_attempted": np.linspace(0.6, 0.2, n),
-                              "car_lenient": np.linspace(0.3, 0.8, n), "params_total_b": np.arange(1.0, n + 1),
-                              "params_active_b": np.arange(1.0, n + 1), "open_weight": [True] * n,
-                              "release_month": [1.0, 2, 3, 4, 5, float("nan")]})  # fmt: skip
+        grid_ = pl.DataFrame(
+            {
+                "model": [f"m{i}" for i in range(n)],
+                "thinking": ["off"] * n,
+                "condition": ["single"] * n,
+                "family": [f"f{i}" for i in range(n)],
+                "car": np.linspace(0.1, 0.6, n),
+                "accuracy": np.linspace(0.6, 0.1, n),
+                "accuracy_when_attempted": np.linspace(0.6, 0.2, n),
+                "car_lenient": np.linspace(0.3, 0.8, n),
+                "params_total_b": np.arange(1.0, n + 1),
+                "params_active_b": np.arange(1.0, n + 1),
+                "open_weight": [True] * n,
+                "release_month": [1.0, 2, 3, 4, 5, float("nan")],
+            }
+        )
         out = analysis_models.associations(grid_)
         assert out.filter(pl.col("name") == "car_total_params")["rho"][0] == pytest.approx(1.0)
         release = out.filter(pl.col("name") == "car_release_month").row(0, named=True)
@@ -459,8 +573,15 @@ class TestAssociations:
 class TestFrontierTable:
     def test_hand(self) -> None:
         """On-frontier flags and the best CAR at attempt >= 0.95."""
-        grid_ = pl.DataFrame({"model": list("abc"), "thinking": ["off"] * 3, "condition": ["single"] * 3,
-                              "attempt": [0.99, 0.96, 0.80], "car": [0.2, 0.5, 0.4]})  # fmt: skip
+        grid_ = pl.DataFrame(
+            {
+                "model": list("abc"),
+                "thinking": ["off"] * 3,
+                "condition": ["single"] * 3,
+                "attempt": [0.99, 0.96, 0.80],
+                "car": [0.2, 0.5, 0.4],
+            }
+        )
         out = analysis_models.frontier_table(grid_)
         assert out["on_frontier"].to_list() == [True, True, False]
         assert out["best_at_min_attempt"].to_list() == [False, True, False]
@@ -469,8 +590,15 @@ class TestFrontierTable:
 class TestDirectionCounts:
     def test_hand(self) -> None:
         """Directions of CAR and attempt changes from no RAG to single-shot RAG."""
-        grid_ = pl.DataFrame({"model": ["a", "a", "b", "b"], "thinking": ["off"] * 4, "condition": ["no_rag", "single"] * 2,
-                              "car": [0.1, 0.5, 0.1, 0.5], "attempt": [0.9, 0.95, 0.9, 0.8]})  # fmt: skip
+        grid_ = pl.DataFrame(
+            {
+                "model": ["a", "a", "b", "b"],
+                "thinking": ["off"] * 4,
+                "condition": ["no_rag", "single"] * 2,
+                "car": [0.1, 0.5, 0.1, 0.5],
+                "attempt": [0.9, 0.95, 0.9, 0.8],
+            }
+        )
         out = analysis_models.direction_counts(grid_)
         assert (out["both_higher"], out["car_higher_attempt_lower"]) == (1, 1)
 
@@ -478,14 +606,25 @@ class TestDirectionCounts:
 class TestFamilyLabelShares:
     def test_deny_gt_abstain(self) -> None:
         """A family denying more often than abstaining is flagged."""
-        grid_ = pl.DataFrame({"family": ["F"], "condition": ["no_rag"], "share_abstain": [0.1], "share_deny": [0.5], "share_answer": [0.4]})
+        grid_ = pl.DataFrame(
+            {
+                "family": ["F"],
+                "condition": ["no_rag"],
+                "share_abstain": [0.1],
+                "share_deny": [0.5],
+                "share_answer": [0.4],
+            }
+        )
         assert analysis_models.family_label_shares(grid_)["deny_gt_abstain"].to_list() == [True]
 
 
 class TestLeakage:
     def test_deny_scores_zero(self) -> None:
         """Premise denials count as not attempted and score 0 on the unanswerable questions."""
-        rows = [("m", "off", "no_rag", f"u{i}", False, lab, acc) for i, (lab, acc) in enumerate([("ANSWER", 1.0), ("DENY", 1.0), ("ABSTAIN", 0.0), ("ANSWER", 0.0)])]
+        rows = [
+            ("m", "off", "no_rag", f"u{i}", False, lab, acc)
+            for i, (lab, acc) in enumerate([("ANSWER", 1.0), ("DENY", 1.0), ("ABSTAIN", 0.0), ("ANSWER", 0.0)])
+        ]
         facts = pl.DataFrame({"model": ["m"], "family": ["F"]})
         row = analysis_models.leakage(responses(rows), facts, by=("family",), n_resamples=20).row(0, named=True)
         assert row["accuracy"] == pytest.approx(0.25) and row["attempt"] == pytest.approx(0.5) and row["runs"] == 1
@@ -496,7 +635,9 @@ class TestLeakage:
         labels = [("ANSWER", 1.0), ("ANSWER", None), ("ANSWER", 0.0), ("DENY", None), ("ABSTAIN", None)]
         rows = [("m", "off", "no_rag", f"u{i}", False, lab, acc) for i, (lab, acc) in enumerate(labels)]
         facts = pl.DataFrame({"model": ["m"], "family": ["F"]})
-        row = analysis_models.leakage(responses(rows), facts, by=("model", "thinking"), n_resamples=20).row(0, named=True)
+        row = analysis_models.leakage(responses(rows), facts, by=("model", "thinking"), n_resamples=20).row(
+            0, named=True
+        )
         assert (row["n"], row["dropped"]) == (5, 1) and row["accuracy"] == pytest.approx(0.25)
 
 
@@ -505,7 +646,9 @@ class TestLeakage:
 
 def scored(a: list[float], b: list[float], c: list[float] | None = None) -> pl.DataFrame:
     rows = answerable("m", "single", len(a))
-    frame = responses(rows).with_columns(pl.Series("score_a", a, dtype=pl.Float64), pl.Series("score_b", b, dtype=pl.Float64))
+    frame = responses(rows).with_columns(
+        pl.Series("score_a", a, dtype=pl.Float64), pl.Series("score_b", b, dtype=pl.Float64)
+    )
     return frame.with_columns(pl.Series("score_c", c, dtype=pl.Float64)) if c is not None else frame
 
 
@@ -528,13 +671,15 @@ class TestJudgeAgreement:
         frame = scored([1.0, 0.5, 0.0, 0.0, 0.0], [1.0, 0.0, 0.0, 0.0, 0.0]).with_columns(
             label=pl.Series(["ANSWER", "ANSWER", "DENY", "ANSWER", "ANSWER"]),
             label_source=pl.Series(["llm", "llm", "llm", "empty", "llm"]),
-        )  # fmt: skip
+        )
         pair = analysis_judges.judge_agreement(frame, ["score_a", "score_b"]).row(0, named=True)
         assert (pair["rows"], pair["excluded"]) == (3, 2) and pair["exact"] == pytest.approx(2 / 3)
 
     def test_single_score(self) -> None:
         """All-identical scores: kappa undefined (NaN) with a note, not an error."""
-        out = analysis_judges.judge_agreement(scored([1.0] * 4, [1.0] * 4, [1.0] * 4), ["score_a", "score_b", "score_c"])
+        out = analysis_judges.judge_agreement(
+            scored([1.0] * 4, [1.0] * 4, [1.0] * 4), ["score_a", "score_b", "score_c"]
+        )
         assert out["kappa"].is_nan().all() and out["note"].str.contains("undefined").all()
 
 
@@ -542,7 +687,9 @@ class TestJudgeRunAccuracy:
     def test_per_judge(self) -> None:
         """Each judge's accuracy per run, abstentions scoring 0."""
         out = analysis_judges.judge_run_accuracy(scored([1, 0, 1, 1], [0, 0, 1, 1]), ["score_a", "score_b"], ["model"])
-        assert out.row(0, named=True)["score_a"] == pytest.approx(0.75) and out.row(0, named=True)["score_b"] == pytest.approx(0.5)
+        assert out.row(0, named=True)["score_a"] == pytest.approx(0.75) and out.row(0, named=True)[
+            "score_b"
+        ] == pytest.approx(0.5)
 
 
 class TestJudgeLeniency:
@@ -558,8 +705,9 @@ class TestSelfPreferenceTable:
         rows = answerable("own", "single", 4) + answerable("other", "single", 4)
         frame = responses(rows).with_columns(
             family=pl.when(pl.col("model") == "own").then(pl.lit("F")).otherwise(pl.lit("G")),
-            score_a=pl.Series([1.0, 1, 1, 1, 0, 0, 0, 0]), score_b=pl.Series([0.0, 0, 0, 0, 0, 0, 0, 0]),
-        )  # fmt: skip
+            score_a=pl.Series([1.0, 1, 1, 1, 0, 0, 0, 0]),
+            score_b=pl.Series([0.0, 0, 0, 0, 0, 0, 0, 0]),
+        )
         out = analysis_judges.self_preference_table(frame, {"score_a": "F", "score_b": None}, n_resamples=50)
         assert out.row(0, named=True)["estimate"] == pytest.approx(1.0)
         assert "no evaluated model" in out.row(1, named=True)["note"]
@@ -584,16 +732,34 @@ class TestAnnotationSample:
 class TestHumanAgreement:
     def test_perfect(self) -> None:
         """Annotators agreeing with each other and the judge give kappa 1 everywhere."""
-        sample = pl.DataFrame({"item_id": ["P1-1", "P1-2", "P1-3", "P2-1", "P2-2"], "part": [1, 1, 1, 2, 2],
-                               "judge_label": ["ABSTAIN", "DENY", "ANSWER", "ANSWER", "ANSWER"],
-                               "judge_score": [None, None, None, 0.0, 1.0]})  # fmt: skip
-        ann = pl.DataFrame({"item_id": sample["item_id"], "label": ["ABSTAIN", "DENY", "ANSWER", None, None], "score": [None, None, None, 0.0, 1.0]})
+        sample = pl.DataFrame(
+            {
+                "item_id": ["P1-1", "P1-2", "P1-3", "P2-1", "P2-2"],
+                "part": [1, 1, 1, 2, 2],
+                "judge_label": ["ABSTAIN", "DENY", "ANSWER", "ANSWER", "ANSWER"],
+                "judge_score": [None, None, None, 0.0, 1.0],
+            }
+        )
+        ann = pl.DataFrame(
+            {
+                "item_id": sample["item_id"],
+                "label": ["ABSTAIN", "DENY", "ANSWER", None, None],
+                "score": [None, None, None, 0.0, 1.0],
+            }
+        )
         out = analysis_judges.human_agreement(sample, {"x": ann, "y": ann}, n_resamples=20)
         assert out.filter(pl.col("measure") == "judge_human")["kappa"].to_list() == [1.0, 1.0]
 
     def test_one_annotator(self) -> None:
         """A single annotator: human-human is NaN with a note."""
-        sample = pl.DataFrame({"item_id": ["P1-1", "P1-2"], "part": [1, 1], "judge_label": ["ABSTAIN", "DENY"], "judge_score": [None, None]})
+        sample = pl.DataFrame(
+            {
+                "item_id": ["P1-1", "P1-2"],
+                "part": [1, 1],
+                "judge_label": ["ABSTAIN", "DENY"],
+                "judge_score": [None, None],
+            }
+        )
         ann = pl.DataFrame({"item_id": ["P1-1", "P1-2"], "label": ["ABSTAIN", "DENY"]})
         out = analysis_judges.human_agreement(sample, {"x": ann}, n_resamples=10)
         row = out.filter((pl.col("part") == 1) & (pl.col("measure") == "human_human")).row(0, named=True)
@@ -606,8 +772,17 @@ class TestHumanAgreement:
 class TestSampleHtml:
     def test_hides_judge(self) -> None:
         """The annotators' page shows texts but neither model nor judge label."""
-        sample = pl.DataFrame({"item_id": ["P1-001"], "part": [1], "question": ["Q?"], "response": ["R <b>"], "reference": [None],
-                               "model": ["secret-model"], "judge_label": ["DENY"]})  # fmt: skip
+        sample = pl.DataFrame(
+            {
+                "item_id": ["P1-001"],
+                "part": [1],
+                "question": ["Q?"],
+                "response": ["R <b>"],
+                "reference": [None],
+                "model": ["secret-model"],
+                "judge_label": ["DENY"],
+            }
+        )
         page = analysis_annotation.sample_html(sample, "default")
         assert "R &lt;b&gt;" in page and "secret-model" not in page and "Download CSV" in page
 
@@ -643,7 +818,9 @@ class TestLoadJudgedExtra:
     def test_extra_single_only(self, tmp_path: Path) -> None:
         """An extra run adds only its single-shot rows the run lacks (no double-counted no RAG)."""
         cfg = project(tmp_path, synthetic.synthetic_judged(3, 10))
-        other = synthetic.synthetic_judged(3, 10).with_columns(pl.when(pl.col("condition") == "no_rag").then(None).otherwise(10).alias("k"))
+        other = synthetic.synthetic_judged(3, 10).with_columns(
+            pl.when(pl.col("condition") == "no_rag").then(None).otherwise(10).alias("k")
+        )
         (cfg.run_dir("k10") / "06_judge").mkdir(parents=True)
         other.write_parquet(cfg.run_dir("k10") / "06_judge" / "judged.parquet")
         params = cfg.params_file.read_text() + "\n"
@@ -657,7 +834,9 @@ class TestAnalyzeErrors:
         """Responses without a label that kept their budget (errors) are left out and counted."""
         frame = synthetic.synthetic_judged(3, 20).with_columns(
             label=pl.when(pl.col("question_id") == "q0000").then(None).otherwise(pl.col("label")),
-            budget_exhausted=pl.when(pl.col("question_id") == "q0000").then(False).otherwise(pl.col("budget_exhausted")),
+            budget_exhausted=pl.when(pl.col("question_id") == "q0000")
+            .then(False)
+            .otherwise(pl.col("budget_exhausted")),
         )
         notes = analysis.analyze(frame, design=analysis.Design(n_resamples=10))["notes"]
         assert notes.filter(pl.col("table") == "judged")["reason"][0].startswith("9 responses")
@@ -671,8 +850,13 @@ def published_row() -> pl.DataFrame:
     q = [(f"a{i}", True, "ANSWER" if i < 668 else "ABSTAIN") for i in range(700)]
     q += [(f"u{i}", False, "ABSTAIN" if i < 242 else "DENY") for i in range(300)]
     frame = pl.DataFrame(q, schema=["question_id", "answerable", "label"], orient="row")
-    return frame.with_columns(model=pl.lit("gemma-4-26b-a4b"), thinking=pl.lit("off"), condition=pl.lit("single"),
-                              budget_exhausted=pl.lit(False), accuracy=pl.lit(0.7))  # fmt: skip
+    return frame.with_columns(
+        model=pl.lit("gemma-4-26b-a4b"),
+        thinking=pl.lit("off"),
+        condition=pl.lit("single"),
+        budget_exhausted=pl.lit(False),
+        accuracy=pl.lit(0.7),
+    )
 
 
 class TestOtherFamilyRerank:
@@ -687,7 +871,9 @@ class TestOtherFamilyRerank:
 
     def test_rerank(self) -> None:
         """Answers from F are rescored by b alone; the ranking of the three changes (rho 0.5)."""
-        out = analysis_judges.other_family_rerank(self.rows(), {"score_a": "F", "score_b": "Other"}, ["model", "thinking"])
+        out = analysis_judges.other_family_rerank(
+            self.rows(), {"score_a": "F", "score_b": "Other"}, ["model", "thinking"]
+        )
         row = out.row(0, named=True)
         # full panel: f1 0.6, g1 0.55, h1 0.75; other families only: f1 0.2, g1 0.55, h1 0.75
         assert (row["n"], row["n_reduced"]) == (3, 1) and row["rho"] == pytest.approx(0.5)
@@ -711,35 +897,64 @@ class TestExampleRows:
     def frame(self, labels: dict[str, list[str]]) -> pl.DataFrame:
         rows = []
         for qid, labs in labels.items():
-            for (model, condition), lab in zip([("m1", "single"), ("m1", "no_rag"), ("m2", "single")], labs, strict=False):
+            for (model, condition), lab in zip(
+                [("m1", "single"), ("m1", "no_rag"), ("m2", "single")], labs, strict=False
+            ):
                 rows.append((model, "off", condition, qid, False, lab, None))
         rows.append(("m1", "off", "single", "a0", True, "ANSWER", 1.0))
         frame = responses(rows)
-        return frame.with_columns(question=pl.lit("Q ") + pl.col("question_id"), reference=pl.lit("ref"),
-                                  response=pl.col("model") + pl.lit(" ") + pl.col("condition") + pl.lit(" ") + pl.col("label"))  # fmt: skip
+        return frame.with_columns(
+            question=pl.lit("Q ") + pl.col("question_id"),
+            reference=pl.lit("ref"),
+            response=pl.col("model") + pl.lit(" ") + pl.col("condition") + pl.lit(" ") + pl.col("label"),
+        )
 
     def test_three_labels(self) -> None:
         """The question whose responses carry all three labels is chosen, single-shot first."""
         frame = self.frame({"u0": ["ABSTAIN", "ABSTAIN", "ANSWER"], "u1": ["DENY", "ABSTAIN", "ANSWER"]})
         out = analysis_examples.example_rows(frame, seed=3)
-        assert out["part"].to_list() == ["Answerable", "", "Unanswerable", "Abstention", "Premise denial", "Confabulation"]
+        assert out["part"].to_list() == [
+            "Answerable",
+            "",
+            "Unanswerable",
+            "Abstention",
+            "Premise denial",
+            "Confabulation",
+        ]
         assert out["text"].to_list()[2:] == ["Q u1", "m1 no_rag ABSTAIN", "m1 single DENY", "m2 single ANSWER"]
 
     def test_missing_label(self) -> None:
         """Without a premise denial the table says so and counts the run's denials; seeded choice."""
         frame = self.frame({"u0": ["ABSTAIN", "ANSWER"], "u1": ["ANSWER", "ABSTAIN"]})
         a, b = (analysis_examples.example_rows(frame, seed=s)["question_id"][-1] for s in (0, 0))
-        deny = analysis_examples.example_rows(frame, seed=0).filter(pl.col("part") == "Premise denial").row(0, named=True)
+        deny = (
+            analysis_examples.example_rows(frame, seed=0).filter(pl.col("part") == "Premise denial").row(0, named=True)
+        )
         assert a == b and deny["source"] == "(missing)" and "0 of its 4 labelled" in deny["text"]
 
 
 class TestTable09:
     def test_car_and_losses(self) -> None:
         """The main generator's row carries the CAR of the verifier's single-shot run; others none."""
-        audit = pl.DataFrame({"generator": ["g1", "g2"], "accepted_answerable": [3, 2], "lost_to_format": [1, 2],
-                              "lost_at_scenario": [4, 0], "main_generator": [True, False]})  # fmt: skip
-        grid = pl.DataFrame({"model": ["x", "v"], "thinking": ["off", "off"], "condition": ["single", "single"],
-                             "car": [0.2, 0.5], "config_label": ["X", "V"], "roles": ["", "V"]})  # fmt: skip
+        audit = pl.DataFrame(
+            {
+                "generator": ["g1", "g2"],
+                "accepted_answerable": [3, 2],
+                "lost_to_format": [1, 2],
+                "lost_at_scenario": [4, 0],
+                "main_generator": [True, False],
+            }
+        )
+        grid = pl.DataFrame(
+            {
+                "model": ["x", "v"],
+                "thinking": ["off", "off"],
+                "condition": ["single", "single"],
+                "car": [0.2, 0.5],
+                "config_label": ["X", "V"],
+                "roles": ["", "V"],
+            }
+        )
         out = paper_tables.table09({"generator_audit": audit, "main_grid": grid})
         assert out["car"].to_list() == [50.0, None] and out["car_model"].to_list() == ["V", None]
         assert out["lost_at_scenario"].to_list() == [4.0, 0.0]
@@ -747,10 +962,26 @@ class TestTable09:
     def test_car_per_generator(self) -> None:
         """With the comparison answered, every generator's row has its own CAR, in percent, with
         the model's display name (the main results are not used)."""
-        audit = pl.DataFrame({"generator": ["g1", "g2"], "main_generator": [True, False], "car_model": ["m", "m"],
-                              "car": [0.25, 0.0], "car_k": [1, 0], "car_n": [4, 3]})  # fmt: skip
-        grid = pl.DataFrame({"model": ["m"], "thinking": ["off"], "condition": ["single"], "car": [0.9],
-                             "config_label": ["M"], "roles": [""]})  # fmt: skip
+        audit = pl.DataFrame(
+            {
+                "generator": ["g1", "g2"],
+                "main_generator": [True, False],
+                "car_model": ["m", "m"],
+                "car": [0.25, 0.0],
+                "car_k": [1, 0],
+                "car_n": [4, 3],
+            }
+        )
+        grid = pl.DataFrame(
+            {
+                "model": ["m"],
+                "thinking": ["off"],
+                "condition": ["single"],
+                "car": [0.9],
+                "config_label": ["M"],
+                "roles": [""],
+            }
+        )
         facts = pl.DataFrame({"model": ["m"], "display_name": ["Model M"]})
         out = paper_tables.table09({"generator_audit": audit, "main_grid": grid, "facts": facts})
         assert out["car"].to_list() == [25.0, 0.0] and out["car_model"].to_list() == ["Model M"] * 2
@@ -759,8 +990,18 @@ class TestTable09:
 class TestSelfPref:
     def test_rows(self) -> None:
         """One row per judge in points, then the other-family re-ranking."""
-        sp = pl.DataFrame({"judge": ["score_a"], "family": ["F"], "estimate": [0.012], "low": [0.005], "high": [0.02],
-                           "n_own": [10], "n_other": [20], "note": [""]})  # fmt: skip
+        sp = pl.DataFrame(
+            {
+                "judge": ["score_a"],
+                "family": ["F"],
+                "estimate": [0.012],
+                "low": [0.005],
+                "high": [0.02],
+                "n_own": [10],
+                "n_other": [20],
+                "note": [""],
+            }
+        )
         rerank = pl.DataFrame({"n": [12], "n_reduced": [4], "rho": [0.84], "p": [0.001], "note": [""]})
         out = paper_tables.selfpref({"self_preference": sp, "judge_rerank": rerank})
         assert out["judge"].to_list() == ["a", "other-family judges only"] and out["estimate"][0] == pytest.approx(1.2)
@@ -772,7 +1013,9 @@ class TestPaperTablesBuild:
         """Table 2's published row: attempt 95.4 [93.6, 96.7], CAR 80.7 [75.8, 84.7], Bal. F1 88.9."""
         results = analysis.analyze(published_row(), design=analysis.Design(n_resamples=20))
         row = paper_tables.build(results)["table02"].row(0, named=True)
-        got = [round(row[c], 1) for c in ("attempt", "attempt_low", "attempt_high", "car", "car_low", "car_high", "bal_f1")]
+        got = [
+            round(row[c], 1) for c in ("attempt", "attempt_low", "attempt_high", "car", "car_low", "car_high", "bal_f1")
+        ]
         assert got == [95.4, 93.6, 96.7, 80.7, 75.8, 84.7, 88.9]
         assert metrics.balanced_f1(0.954, 0.807) == pytest.approx(0.889, abs=5e-4)
 

@@ -8,15 +8,16 @@ from collections.abc import Sequence
 import polars as pl
 import pytest
 
-from declinecraft.evaluation import answer_stage, context
-from declinecraft.evaluation import answer
+from declinecraft.core.config import AnswerParams
+from declinecraft.evaluation import answer, answer_stage, context
 from declinecraft.evaluation.answer import Setting
 from declinecraft.evaluation.context import Chunk
 from declinecraft.llm.calls import Call, Reply
 from declinecraft.retrieval.fusion import Hit
-from declinecraft.core.config import AnswerParams
 
-CHUNKS = {f"c{i}": Chunk(f"c{i}", f"Page {i}", f"https://wiki/Page_{i}", f"[Page: Page {i}]\ntext {i}") for i in range(1, 10)}
+CHUNKS = {
+    f"c{i}": Chunk(f"c{i}", f"Page {i}", f"https://wiki/Page_{i}", f"[Page: Page {i}]\ntext {i}") for i in range(1, 10)
+}
 
 
 def benchmark(n_ans: int = 2, n_unans: int = 2) -> pl.DataFrame:
@@ -25,21 +26,34 @@ def benchmark(n_ans: int = 2, n_unans: int = 2) -> pl.DataFrame:
     for half, n, prefix in ((True, n_ans, "a"), (False, n_unans, "u")):
         for i in range(n):
             qid = f"{prefix}{i}"
-            rows.append({"id": qid, "answerable": half, "scenario": f"I am in a cave ({qid}).",
-                         "asked_question": f"What is {qid}?", "question": f"I am in a cave ({qid}). What is {qid}?",
-                         "target_chunk_id": "c1" if half else "post1", "scenario_chunk_ids": ["c2", "c3"]})  # fmt: skip
+            rows.append(
+                {
+                    "id": qid,
+                    "answerable": half,
+                    "scenario": f"I am in a cave ({qid}).",
+                    "asked_question": f"What is {qid}?",
+                    "question": f"I am in a cave ({qid}). What is {qid}?",
+                    "target_chunk_id": "c1" if half else "post1",
+                    "scenario_chunk_ids": ["c2", "c3"],
+                }
+            )
     return pl.DataFrame(rows)
 
 
 class FakeSearch:
     """Ranked lists by query prefix; every chunk gets bm25 rank = position."""
 
-    def __init__(self, table: dict[str, list[str]] | None = None, default: Sequence[str] = ("c1", "c2", "c3", "c4")) -> None:
+    def __init__(
+        self, table: dict[str, list[str]] | None = None, default: Sequence[str] = ("c1", "c2", "c3", "c4")
+    ) -> None:
         self.table, self.default, self.calls = table or {}, list(default), []
 
     def __call__(self, queries: Sequence[str], pipeline: str, k: int) -> list[list[Hit]]:
         self.calls.append((list(queries), pipeline, k))
-        return [[Hit(c, ranks={"bm25": i}) for i, c in enumerate(self.table.get(q, self.default)[:k], start=1)] for q in queries]
+        return [
+            [Hit(c, ranks={"bm25": i}) for i, c in enumerate(self.table.get(q, self.default)[:k], start=1)]
+            for q in queries
+        ]
 
 
 def lookup(ids: Sequence[str]) -> list[Chunk]:
@@ -60,8 +74,10 @@ class FakeAsk:
 
     def __call__(self, calls: Sequence[Call]) -> list[Reply]:
         self.calls.extend(calls)
-        return [Reply(self.reflect if c.prompt == "reflect" else f"answer via {c.prompt}", cache_key=f"k{i}")
-                for i, c in enumerate(calls)]  # fmt: skip
+        return [
+            Reply(self.reflect if c.prompt == "reflect" else f"answer via {c.prompt}", cache_key=f"k{i}")
+            for i, c in enumerate(calls)
+        ]
 
 
 class TestSettings:
@@ -72,15 +88,26 @@ class TestSettings:
 
     def test_ablations_deduplicated(self) -> None:
         """The k sweep's k=5 and the pipelines' hybrid are the main single-shot run, answered once."""
-        params = AnswerParams(conditions=("single",), k=5, k_sweep=(1, 5), pipelines=("bm25", "hybrid"),
-                              no_scenario=True, temporal_prompt=True)  # fmt: skip
+        params = AnswerParams(
+            conditions=("single",),
+            k=5,
+            k_sweep=(1, 5),
+            pipelines=("bm25", "hybrid"),
+            no_scenario=True,
+            temporal_prompt=True,
+        )
         assert answer.settings(params) == [
-            Setting("single", "hybrid", 5), Setting("single", "hybrid", 1), Setting("single", "bm25", 5),
-            Setting("single", "hybrid", 5, scenario=False), Setting("single", "hybrid", 5, prompt_variant="temporal"),
-        ]  # fmt: skip
+            Setting("single", "hybrid", 5),
+            Setting("single", "hybrid", 1),
+            Setting("single", "bm25", 5),
+            Setting("single", "hybrid", 5, scenario=False),
+            Setting("single", "hybrid", 5, prompt_variant="temporal"),
+        ]
 
-    @pytest.mark.parametrize("params", [AnswerParams(conditions=("rag",)), AnswerParams(conditions=()),
-                                        AnswerParams(k=0), AnswerParams(k_sweep=(0,))])
+    @pytest.mark.parametrize(
+        "params",
+        [AnswerParams(conditions=("rag",)), AnswerParams(conditions=()), AnswerParams(k=0), AnswerParams(k_sweep=(0,))],
+    )
     def test_invalid(self, params: AnswerParams) -> None:
         """Unknown or empty conditions and k below 1 are errors naming the params."""
         with pytest.raises(ValueError, match="answer\\."):
@@ -88,10 +115,16 @@ class TestSettings:
 
 
 class TestThinkingModes:
-    @pytest.mark.parametrize(("requested", "switch", "want"), [
-        (("off",), "none", ["off"]), (("off",), "always", ["on"]), (("off", "on"), "switchable", ["off", "on"]),
-        (("on",), "switchable", ["on"]), (("off", "on"), "none", ["off"]),
-    ])  # fmt: skip
+    @pytest.mark.parametrize(
+        ("requested", "switch", "want"),
+        [
+            (("off",), "none", ["off"]),
+            (("off",), "always", ["on"]),
+            (("off", "on"), "switchable", ["off", "on"]),
+            (("on",), "switchable", ["on"]),
+            (("off", "on"), "none", ["off"]),
+        ],
+    )
     def test_modes(self, requested: tuple[str, ...], switch: str, want: list[str]) -> None:
         """Models without a switch run their only mode; switchable models run what was asked."""
         assert answer.thinking_modes(requested, switch) == want
@@ -101,11 +134,16 @@ class TestThinkingModes:
         with pytest.raises(ValueError, match="off"):
             answer.thinking_modes(("yes",), "switchable")
 
-    @pytest.mark.parametrize(("requested", "switch", "want"), [
-        (("off", "prompted"), "none", ["off", "prompt"]), (("prompted",), "none", ["off", "prompt"]),
-        (("off", "prompted"), "switchable", ["off", "on"]), (("on", "prompted"), "switchable", ["on"]),
-        (("off", "prompted"), "always", ["on"]),
-    ])  # fmt: skip
+    @pytest.mark.parametrize(
+        ("requested", "switch", "want"),
+        [
+            (("off", "prompted"), "none", ["off", "prompt"]),
+            (("prompted",), "none", ["off", "prompt"]),
+            (("off", "prompted"), "switchable", ["off", "on"]),
+            (("on", "prompted"), "switchable", ["on"]),
+            (("off", "prompted"), "always", ["on"]),
+        ],
+    )
     def test_prompted(self, requested: tuple[str, ...], switch: str, want: list[str]) -> None:
         """'prompted' asks the stand-in only of models without native thinking; others think natively."""
         assert answer.thinking_modes(requested, switch) == want
@@ -151,7 +189,10 @@ class TestQueryOf:
     def test_scenario(self) -> None:
         """With the scenario the query is scenario + question; without, the asked question alone."""
         row = benchmark(1, 0).row(0, named=True)
-        assert (answer.query_of(row, True), answer.query_of(row, False)) == ("I am in a cave (a0). What is a0?", "What is a0?")
+        assert (answer.query_of(row, True), answer.query_of(row, False)) == (
+            "I am in a cave (a0). What is a0?",
+            "What is a0?",
+        )
 
     def test_empty(self) -> None:
         """An empty question is an error naming the question."""
@@ -172,7 +213,10 @@ class TestFormatContext:
     def test_title_and_url(self) -> None:
         """Each chunk is numbered with its page title and URL, then its text."""
         text = context.format_context([CHUNKS["c1"], CHUNKS["c2"]])
-        assert text == "[1] Page 1 (https://wiki/Page_1)\n[Page: Page 1]\ntext 1\n\n[2] Page 2 (https://wiki/Page_2)\n[Page: Page 2]\ntext 2"
+        assert (
+            text
+            == "[1] Page 1 (https://wiki/Page_1)\n[Page: Page 1]\ntext 1\n\n[2] Page 2 (https://wiki/Page_2)\n[Page: Page 2]\ntext 2"
+        )
 
 
 class TestContextOf:
@@ -188,7 +232,10 @@ class TestAnswerCall:
         assert answer.answer_call(Setting("no_rag"), "Q?", None) == Call("answer_no_context", {"question": "Q?"})
         assert answer.answer_call(Setting("single", "hybrid", 5), "Q?", "C").prompt == "answer_with_context"
         temporal = answer.answer_call(Setting("single", "hybrid", 5, prompt_variant="temporal"), "Q?", "C")
-        assert (temporal.prompt, dict(temporal.fields)) == ("answer_with_context_temporal", {"context": "C", "question": "Q?"})
+        assert (temporal.prompt, dict(temporal.fields)) == (
+            "answer_with_context_temporal",
+            {"context": "C", "question": "Q?"},
+        )
 
     def test_needs_context(self) -> None:
         """A retrieval setting without a context is an error."""
@@ -219,8 +266,9 @@ class TestAnswerSetting:
         question = "I am in a cave (a0). What is a0?"
         search = FakeSearch({question: ["c1", "c2"], "more?": ["c1", "c5", "c6"]})
         ask = FakeAsk('{"assessment": "Insufficient", "follow_up_questions": ["more?"]}')
-        (out,) = answer.answer_setting(benchmark(1, 0), Setting("iterative", "hybrid", 2), ask=ask, search=search,
-                                       lookup=lookup, max_rounds=1)  # fmt: skip
+        (out,) = answer.answer_setting(
+            benchmark(1, 0), Setting("iterative", "hybrid", 2), ask=ask, search=search, lookup=lookup, max_rounds=1
+        )
         assert [c.prompt for c in ask.calls] == ["reflect", "answer_with_context"]
         assert [h.chunk_id for h in out.hits] == ["c1", "c2", "c5", "c6"]
         assert out.hits[0].ranks == {"bm25": 1} and out.hits[2].ranks == {}
@@ -229,16 +277,27 @@ class TestAnswerSetting:
     def test_missing_chunk(self) -> None:
         """A retrieved chunk missing from the index stops the setting with the question named."""
         with pytest.raises(ValueError, match="question 'a0'"):
-            answer.answer_setting(benchmark(1, 0), Setting("single", "hybrid", 2), ask=FakeAsk(),
-                                  search=FakeSearch(default=["ghost"]), lookup=lookup)  # fmt: skip
+            answer.answer_setting(
+                benchmark(1, 0),
+                Setting("single", "hybrid", 2),
+                ask=FakeAsk(),
+                search=FakeSearch(default=["ghost"]),
+                lookup=lookup,
+            )
 
 
 class TestRowsOf:
     def test_row(self) -> None:
         """A reply becomes one row with its key, flags and chunk ranks."""
-        a = answer.Answered("a0", "Q?", Reply("", thinking="hm", finish_reason="length", budget_exhausted=True,
-                                               cache_key="k"), [Hit("c1", ranks={"bm25": 1})])  # fmt: skip
-        (row,) = answer.rows_of([a], model="m", thinking="on", setting=Setting("single", "hybrid", 5), answerable={"a0": True})
+        a = answer.Answered(
+            "a0",
+            "Q?",
+            Reply("", thinking="hm", finish_reason="length", budget_exhausted=True, cache_key="k"),
+            [Hit("c1", ranks={"bm25": 1})],
+        )
+        (row,) = answer.rows_of(
+            [a], model="m", thinking="on", setting=Setting("single", "hybrid", 5), answerable={"a0": True}
+        )
         assert (row["budget_exhausted"], row["thinking_trace"], row["retrieved_chunk_ids"]) == (True, "hm", ["c1"])
         assert json.loads(row["component_ranks"]) == [{"bm25": 1}] and row["response"] == ""
 
@@ -286,8 +345,9 @@ def write_run(project, answer_block: str):  # noqa: ANN001, ANN201
 class TestRunStage:
     def test_writes_outputs(self, project) -> None:  # noqa: ANN001
         """Every model x thinking x setting answers every question; outputs are written and complete."""
-        cfg = write_run(project, "  models: [m1, think]\n  thinking: ['off', 'on']\n  k: 2\n  max_rounds: 1\n"
-                                 "  no_scenario: true\n")  # fmt: skip
+        cfg = write_run(
+            project, "  models: [m1, think]\n  thinking: ['off', 'on']\n  k: 2\n  max_rounds: 1\n  no_scenario: true\n"
+        )
         models = FakeModels()
         out = answer_stage.run(cfg, models=models, search=FakeSearch(), lookup=lookup)
         frame = pl.read_parquet(cfg.stage_dir("answer") / "responses.parquet")
@@ -326,19 +386,29 @@ class TestRunStage:
     def test_generator_comparison(self, project) -> None:  # noqa: ANN001
         """A run comparing generators also answers every generator's accepted unanswerable
         questions once (first model, single-shot, main pipeline and k), ids <generator>/<id>."""
-        cfg = write_run(project, "  models: [m1, m2]\n  conditions: [no_rag]\n  k: 2\n"
-                                 "generate:\n  generators: [smollm2-135m]\n")  # fmt: skip
+        cfg = write_run(
+            project, "  models: [m1, m2]\n  conditions: [no_rag]\n  k: 2\ngenerate:\n  generators: [smollm2-135m]\n"
+        )
         rows = benchmark(1, 2).with_columns(fate=pl.lit("kept"), index=pl.int_range(3))
-        candidates = pl.concat([rows.with_columns(generator=pl.lit("qwen2.5-coder-1.5b")),
-                                rows.with_columns(generator=pl.lit("smollm2-135m"),
-                                                  fate=pl.Series(["kept", "kept", "rejected"]))])  # fmt: skip
+        candidates = pl.concat(
+            [
+                rows.with_columns(generator=pl.lit("qwen2.5-coder-1.5b")),
+                rows.with_columns(generator=pl.lit("smollm2-135m"), fate=pl.Series(["kept", "kept", "rejected"])),
+            ]
+        )
         candidates.write_parquet(cfg.stage_dir("verify") / "comparison_candidates.parquet")
         models = FakeModels()
         out = answer_stage.run(cfg, models=models, search=FakeSearch(), lookup=lookup)
         compared = pl.read_parquet(cfg.stage_dir("answer") / "comparison_responses.parquet")
-        assert compared["question_id"].to_list() == ["qwen2.5-coder-1.5b/u0", "qwen2.5-coder-1.5b/u1", "smollm2-135m/u0"]
+        assert compared["question_id"].to_list() == [
+            "qwen2.5-coder-1.5b/u0",
+            "qwen2.5-coder-1.5b/u1",
+            "smollm2-135m/u0",
+        ]
         assert set(compared["model"]) == {"m1"} and set(compared["condition"]) == {"single"}
-        assert set(compared["pipeline"]) == {"hybrid"} and set(compared["k"]) == {2} and not compared["answerable"].any()
+        assert (
+            set(compared["pipeline"]) == {"hybrid"} and set(compared["k"]) == {2} and not compared["answerable"].any()
+        )
         assert out.manifest["comparison_responses"] == 3 and set(out.responses["condition"]) == {"no_rag"}
 
     def test_limit_questions(self, project) -> None:  # noqa: ANN001
@@ -351,6 +421,7 @@ class TestRunStage:
         """A benchmark chunk missing from the index stops the stage before any model call."""
         cfg = write_run(project, "  models: [m1]\n")
         models = FakeModels()
+
         def partial(ids: Sequence[str]) -> list[Chunk]:
             return lookup([i for i in ids if i != "c1"] + (["gone"] if "c1" in ids else []))
 

@@ -51,8 +51,12 @@ class TestPrefetch:
         """Each retrieval setting's queries are searched once; no retrieval searches nothing."""
         inner = FakeSearch()
         memo = answer_stage.MemoSearch(inner)
-        settings = [Setting("no_rag"), Setting("single", "hybrid", 5), Setting("iterative", "hybrid", 5),
-                    Setting("single", "hybrid", 5, scenario=False)]  # fmt: skip
+        settings = [
+            Setting("no_rag"),
+            Setting("single", "hybrid", 5),
+            Setting("iterative", "hybrid", 5),
+            Setting("single", "hybrid", 5, scenario=False),
+        ]
         answer_stage.prefetch(benchmark(1, 1), settings, memo)
         assert [(len(q), p, k) for q, p, k in inner.calls] == [(2, "hybrid", 5), (2, "hybrid", 5)]
 
@@ -70,23 +74,38 @@ class TestRetrievedFrame:
 class TestRetrievalDiagnostics:
     def test_rates(self) -> None:
         """Hit@k on answerable and scenario overlap on unanswerable questions, per pipeline."""
-        frame = pl.DataFrame({
-            "question_id": ["a0", "a1", "u0", "u1"], "answerable": [True, True, False, False],
-            "pipeline": ["hybrid"] * 4, "k": [5] * 4, "scenario": [True] * 4,
-            "target_chunk_id": ["c1", "c9", "p1", "p2"], "scenario_chunk_ids": [["c2"], ["c2"], ["c2"], ["c7"]],
-            "retrieved_ids": [["c1", "c2"], ["c2"], ["c3", "c2"], ["c1"]],
-        })  # fmt: skip
-        got = {r["metric"]: (r["hits"], r["n"]) for r in answer_stage.retrieval_diagnostics(frame).iter_rows(named=True)}
+        frame = pl.DataFrame(
+            {
+                "question_id": ["a0", "a1", "u0", "u1"],
+                "answerable": [True, True, False, False],
+                "pipeline": ["hybrid"] * 4,
+                "k": [5] * 4,
+                "scenario": [True] * 4,
+                "target_chunk_id": ["c1", "c9", "p1", "p2"],
+                "scenario_chunk_ids": [["c2"], ["c2"], ["c2"], ["c7"]],
+                "retrieved_ids": [["c1", "c2"], ["c2"], ["c3", "c2"], ["c1"]],
+            }
+        )
+        got = {
+            r["metric"]: (r["hits"], r["n"]) for r in answer_stage.retrieval_diagnostics(frame).iter_rows(named=True)
+        }
         assert got == {"hit_at_k": (1, 2), "scenario_overlap": (1, 2)}
 
     def test_depth_per_k(self) -> None:
         """Each k is scored at its own depth: a target at rank 7 counts at k=10, not at k=5."""
         ranked = [f"c{i}" for i in range(10)]
-        frame = pl.DataFrame({
-            "question_id": ["a0", "a0"], "answerable": [True, True], "pipeline": ["hybrid"] * 2, "k": [5, 10],
-            "scenario": [True] * 2, "target_chunk_id": ["c6", "c6"], "scenario_chunk_ids": [["x"], ["x"]],
-            "retrieved_ids": [ranked[:5], ranked],
-        })  # fmt: skip
+        frame = pl.DataFrame(
+            {
+                "question_id": ["a0", "a0"],
+                "answerable": [True, True],
+                "pipeline": ["hybrid"] * 2,
+                "k": [5, 10],
+                "scenario": [True] * 2,
+                "target_chunk_id": ["c6", "c6"],
+                "scenario_chunk_ids": [["x"], ["x"]],
+                "retrieved_ids": [ranked[:5], ranked],
+            }
+        )
         hits = answer_stage.retrieval_diagnostics(frame).filter(pl.col("metric") == "hit_at_k").sort("k")
         assert hits.select("k", "depth", "hits").rows() == [(5, 5, 0), (10, 10, 1)]
 
@@ -107,8 +126,11 @@ class TestAnswerAll:
         from test_answer import FakeModels
 
         models = FakeModels()
-        frame, timings = answer_stage.answer_all(benchmark(1, 1), AnswerParams(models=("m1", "m2"), conditions=("no_rag",)),
-                                                 models=models, search=FakeSearch(), lookup=lookup)  # fmt: skip
+        frame, timings = answer_stage.answer_all(
+            benchmark(1, 1),
+            AnswerParams(models=("m1", "m2"), conditions=("no_rag",)),
+            models=models,
+            search=FakeSearch(),
+            lookup=lookup,
+        )
         assert (frame.height, models.released, len(timings)) == (4, 2, 2)
-
-

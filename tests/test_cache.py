@@ -24,11 +24,22 @@ from declinecraft.llm.cache import Cache, CallRecord
 def record(key: str, status: cache.Status = "ok", text: str | None = "answer", **changes: object) -> CallRecord:
     """A complete record with known values."""
     base = CallRecord(
-        key=key, status=status, endpoint="vllm:m", revision="r1", prompt_version="p1", request="{}",
-        text=text, reasoning=None, finish_reason="stop", prompt_tokens=3, completion_tokens=2,
-        latency_s=0.5, error=None if status == "ok" else "HTTP 500: boom", attempts=1,
+        key=key,
+        status=status,
+        endpoint="vllm:m",
+        revision="r1",
+        prompt_version="p1",
+        request="{}",
+        text=text,
+        reasoning=None,
+        finish_reason="stop",
+        prompt_tokens=3,
+        completion_tokens=2,
+        latency_s=0.5,
+        error=None if status == "ok" else "HTTP 500: boom",
+        attempts=1,
         created_at="2026-01-01T00:00:00.000+00:00",
-    )  # fmt: skip
+    )
     return replace(base, **changes)  # type: ignore[arg-type]
 
 
@@ -160,8 +171,10 @@ class TestCache:
                     db.store([record(f"k{{j}}") for j in range(i, i + 3)])
             """
         )
-        procs = [subprocess.Popen([sys.executable, "-c", script, str(s)], stderr=subprocess.PIPE, text=True)
-                 for s in (0, 500)]  # fmt: skip
+        procs = [
+            subprocess.Popen([sys.executable, "-c", script, str(s)], stderr=subprocess.PIPE, text=True)
+            for s in (0, 500)
+        ]
         errors = [p.communicate(timeout=120)[1] for p in procs]
         assert [p.returncode for p in procs] == [0, 0], errors
         assert not any("locked" in e for e in errors)

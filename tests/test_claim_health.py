@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import polars as pl
 import pytest
+from tests.support import synthetic
 
 from declinecraft.analysis import analyze as analysis
 from declinecraft.analysis import claim_health, claims
 from declinecraft.analysis.run_health import SCHEMA
-from tests.support import synthetic
 
 
 def health(*rows: tuple[str, str, str, int, int]) -> pl.DataFrame:

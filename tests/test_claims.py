@@ -8,11 +8,11 @@ from pathlib import Path
 
 import polars as pl
 import pytest
+from tests.support import synthetic
 
 from declinecraft.analysis import analyze as analysis
 from declinecraft.analysis import claim_evidence as evidence
 from declinecraft.analysis import claims
-from tests.support import synthetic
 
 ROOT = Path(__file__).resolve().parents[1]
 NATIVE = claims.Context(alpha=0.05, thinking=("off", "on"))
@@ -56,7 +56,15 @@ class TestVerdict:
         verdict, reason = claims.verdict(claims.Evidence("x", holds=holds, n=5, min_n=6, unit="configurations"))
         assert verdict == "not testable" and reason == "n too small: 5 configurations; the test needs 6"
 
-    @pytest.mark.parametrize(("n", "unit", "text"), [(1, "families", "1 family"), (1, "paired questions (most per test)", "1 paired questions (most per test)"), (1, "models", "1 model"), (3, "models", "3 models")])
+    @pytest.mark.parametrize(
+        ("n", "unit", "text"),
+        [
+            (1, "families", "1 family"),
+            (1, "paired questions (most per test)", "1 paired questions (most per test)"),
+            (1, "models", "1 model"),
+            (3, "models", "3 models"),
+        ],
+    )
     def test_counted(self, n: int, unit: str, text: str) -> None:
         """The reason's count reads in the singular for one item."""
         assert claims.counted(n, unit) == text
@@ -71,7 +79,9 @@ class TestVerdict:
         ev = claims.Evidence("x", holds=True, n=10, min_n=6, unit="configurations")
         assert claims.verdict(ev, claims.Context(min_n=0)) == ("supported", "")
         assert claims.verdict(ev, claims.Context(min_n=20)) == (
-            "not testable", "n too small: 10 configurations; the test needs 20")
+            "not testable",
+            "n too small: 10 configurations; the test needs 20",
+        )
         assert claims.verdict(ev, claims.Context(min_n=3)) == ("supported", "")
 
 
@@ -93,7 +103,10 @@ class TestThinking:
         table = by_id(claims.check(synth, claims.Context(thinking=("off", "prompted")), {}))
         thinking = [row for cid, row in table.items() if cid.startswith("thinking") or cid == "lost_to_denial"]
         assert len(thinking) == 5
-        assert all(row["verdict"] == "not testable" and "prompted reasoning, not a native thinking switch" in row["reason"] for row in thinking)
+        assert all(
+            row["verdict"] == "not testable" and "prompted reasoning, not a native thinking switch" in row["reason"]
+            for row in thinking
+        )
 
     def test_one_way(self, synth: dict[str, pl.DataFrame]) -> None:
         """A run with thinking off only has no model with switchable thinking."""
@@ -129,18 +142,25 @@ class TestCheck:
     def test_contradicted_direction(self, synth: dict[str, pl.DataFrame]) -> None:
         """The same claim on a run whose mean change is negative is contradicted."""
         diffs = synth["model_differences"].with_columns(
-            mean=pl.when(pl.col("quantity") == "single_minus_no_rag_car").then(-pl.col("mean")).otherwise(pl.col("mean"))
+            mean=pl.when(pl.col("quantity") == "single_minus_no_rag_car")
+            .then(-pl.col("mean"))
+            .otherwise(pl.col("mean"))
         )
         row = by_id(claims.check({**synth, "model_differences": diffs}, NATIVE, {}))["rag_raises_car"]
         assert row["verdict"] == "contradicted" and "-37" in row["run_value"]
 
     def test_all_models(self, synth: dict[str, pl.DataFrame]) -> None:
-        """"Lowers CAR for every model" holds exactly when every paired difference is negative."""
+        """ "Lowers CAR for every model" holds exactly when every paired difference is negative."""
         tests = synth["paired_tests"]
         mask = (pl.col("family") == "pipeline_ablation") & (pl.col("comparison") == "hybrid+rewrite+rerank_vs_hybrid")
         lower = tests.with_columns(diff=pl.when(mask).then(-pl.col("diff").abs() - 0.01).otherwise(pl.col("diff")))
-        assert by_id(claims.check({**synth, "paired_tests": lower}, NATIVE, {}))["rewrite_rerank_lowers_car"]["verdict"] == "supported"
-        one_up = lower.with_columns(diff=pl.when(mask & (pl.col("model") == "syn-00")).then(0.1).otherwise(pl.col("diff")))
+        assert (
+            by_id(claims.check({**synth, "paired_tests": lower}, NATIVE, {}))["rewrite_rerank_lowers_car"]["verdict"]
+            == "supported"
+        )
+        one_up = lower.with_columns(
+            diff=pl.when(mask & (pl.col("model") == "syn-00")).then(0.1).otherwise(pl.col("diff"))
+        )
         row = by_id(claims.check({**synth, "paired_tests": one_up}, NATIVE, {}))["rewrite_rerank_lowers_car"]
         assert row["verdict"] == "contradicted" and row["run_value"].startswith("9 of 10")
 

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from declinecraft.corpus import clean
 from declinecraft.core import config
+from declinecraft.corpus import clean
 
 CASES = {
     # Appendix D rules
@@ -36,7 +36,10 @@ CASES = {
     "includeonly": ("A<includeonly>hidden</includeonly><noinclude>B</noinclude>", "AB"),
     "lists_kept": ("* one\n* two [[x]]\n# three", "* one\n* two x\n# three"),
     "entities": ("5&nbsp;blocks &amp; more", "5 blocks & more"),
-    "external_link": ("[https://minecraft.net Minecraft site] and https://example.org", "Minecraft site and https://example.org"),
+    "external_link": (
+        "[https://minecraft.net Minecraft site] and https://example.org",
+        "Minecraft site and https://example.org",
+    ),
     "argument_default": ("{{{1|default}}}{{{2}}}", "default"),
     "magic_word": ("__NOTOC__Text", "Text"),
     "blank_lines": ("A\n\n\n\n  \nB   \n", "A\n\nB"),

@@ -72,8 +72,10 @@ class TestLoad:
         same = {"generate": {"generator": "m1"}, "verify": {"verifier": "m1", "self_verification": False}}
         with pytest.raises(config.ConfigError, match=r"x\.yaml: verify\.verifier 'm1' is also the generator"):
             config.load(write(project, "x", same))
-        compare = {"generate": {"generator": "m1", "generators": ["m2"]},
-                   "verify": {"verifier": "m2", "self_verification": False}}  # fmt: skip
+        compare = {
+            "generate": {"generator": "m1", "generators": ["m2"]},
+            "verify": {"verifier": "m2", "self_verification": False},
+        }
         with pytest.raises(config.ConfigError, match="verify.comparison_verifier 'm2' is also one of the compared"):
             config.load(write(project, "y", compare))
         compare["verify"]["comparison_verifier"] = "m3"  # the paper's arrangement (params/paper.yaml)
@@ -83,7 +85,9 @@ class TestLoad:
 
     def test_missing_base(self, project: Path) -> None:
         """A missing base names the missing file and the file whose `base:` named it."""
-        with pytest.raises(config.ConfigError, match=r"x\.yaml: base: 'nope' names .*params/nope\.yaml, which does not exist"):
+        with pytest.raises(
+            config.ConfigError, match=r"x\.yaml: base: 'nope' names .*params/nope\.yaml, which does not exist"
+        ):
             config.load(write(project, "x", {"base": "nope"}))
 
 

@@ -4,16 +4,16 @@ from __future__ import annotations
 
 import dataclasses
 import json
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 
 import polars as pl
 import pytest
 import yaml
 
-from declinecraft.corpus import stage as corpus_stage
 from declinecraft.core import config
 from declinecraft.corpus import corpora as corpus
+from declinecraft.corpus import stage as corpus_stage
 from declinecraft.corpus import wiki
 
 TINY = Path(__file__).parent / "data" / "tiny.xml"
@@ -21,7 +21,7 @@ LONG = "Copper golems sort items from copper chests into matching chests nearby.
 
 
 def utc(*args: int) -> datetime:
-    return datetime(*args, tzinfo=timezone.utc)
+    return datetime(*args, tzinfo=UTC)
 
 
 def page(title: str, *revisions: tuple[datetime, str | None], namespace: int = 0) -> wiki.Page:
@@ -48,7 +48,11 @@ class TestBuild:
 
     def test_post_pages(self, tiny: corpus.Corpus) -> None:
         """C_post holds pages created after the cut-off at their latest revision up to the snapshot."""
-        assert tiny.post.select("title", "revision_id").rows() == [("Camel Husk", 1301), ("Copper Sword", 302), ("Harness", 1401)]
+        assert tiny.post.select("title", "revision_id").rows() == [
+            ("Camel Husk", 1301),
+            ("Copper Sword", 302),
+            ("Harness", 1401),
+        ]
 
     def test_existing_page_never_post(self, tiny: corpus.Corpus) -> None:
         """A page edited after the cut-off but created before it is only in C_pre, at its old text."""
@@ -130,11 +134,19 @@ class TestBuild:
     @pytest.mark.parametrize(
         ("title", "side"),
         [
-            ("Java Edition 1.21.6", "post"), ("Bedrock Edition 1.21.80", "pre"), ("Minecraft Live 2025", "post"),
-            ("MINECON Earth 2017", "pre"), ("A Minecraft Movie", "post"), ("Mob Vote 2025 proposals", "post"),
-            ("Minecraft Dungeons 2", "post"), ("Tutorial:Happy ghast taxi", "post"), ("Mentioned features", "pre"),
-            ("Minecraft: The Official Soundtrack Vol. 2", "post"), ("Java Edition", "post"),
-            ("Java Edition version history", "pre"), ("Festive skin pack", "pre"),
+            ("Java Edition 1.21.6", "post"),
+            ("Bedrock Edition 1.21.80", "pre"),
+            ("Minecraft Live 2025", "post"),
+            ("MINECON Earth 2017", "pre"),
+            ("A Minecraft Movie", "post"),
+            ("Mob Vote 2025 proposals", "post"),
+            ("Minecraft Dungeons 2", "post"),
+            ("Tutorial:Happy ghast taxi", "post"),
+            ("Mentioned features", "pre"),
+            ("Minecraft: The Official Soundtrack Vol. 2", "post"),
+            ("Java Edition", "post"),
+            ("Java Edition version history", "pre"),
+            ("Festive skin pack", "pre"),
         ],
     )
     def test_title_exclusions(self, title: str, side: str) -> None:
@@ -245,7 +257,9 @@ class TestChunk:
 class TestPageUrl:
     def test_values(self) -> None:
         """Spaces become underscores and unsafe characters are percent-encoded."""
-        assert corpus.page_url("https://minecraft.wiki/w/{title}", "Happy Ghast") == "https://minecraft.wiki/w/Happy_Ghast"
+        assert (
+            corpus.page_url("https://minecraft.wiki/w/{title}", "Happy Ghast") == "https://minecraft.wiki/w/Happy_Ghast"
+        )
         assert corpus.page_url("http://x/{title}", "Tutorial:A?b") == "http://x/Tutorial:A%3Fb"
 
 
@@ -255,8 +269,10 @@ class TestStatsTable:
         built = corpus.Corpus(
             pre=corpus.build([page("A", (utc(2024, 1, 2), LONG)), page("B", (utc(2024, 3, 4), LONG * 3))]).pre,
             post=pl.DataFrame(schema=corpus.PAGE_SCHEMA),
-            dropped=pl.DataFrame([("X", "pre", "too short", ""), ("Y", "post", "redirect", "")],
-                                 schema=corpus.DROP_SCHEMA, orient="row"))
+            dropped=pl.DataFrame(
+                [("X", "pre", "too short", ""), ("Y", "post", "redirect", "")], schema=corpus.DROP_SCHEMA, orient="row"
+            ),
+        )
         chunks = {"pre": corpus.chunk(built.pre, 500, 50), "post": corpus.chunk(built.post)}
         table = {row["corpus"]: row for row in corpus.stats_table(built, chunks, built.dropped).iter_rows(named=True)}
         assert (table["pre"]["pages"], table["pre"]["chunks"]) == (2, 3)
@@ -283,8 +299,15 @@ class TestRunStage:
         folder = project / "outputs" / "unit" / "01_corpus"
         assert out.folder == folder
         names = sorted(p.name for p in folder.iterdir())
-        assert names == ["chunks_post.parquet", "chunks_pre.parquet", "dropped.parquet", "manifest.json",
-                         "pages_post.parquet", "pages_pre.parquet", "stats.csv"]
+        assert names == [
+            "chunks_post.parquet",
+            "chunks_pre.parquet",
+            "dropped.parquet",
+            "manifest.json",
+            "pages_post.parquet",
+            "pages_pre.parquet",
+            "stats.csv",
+        ]
         for name in ("pre", "post"):
             chunks = pl.read_parquet(folder / f"chunks_{name}.parquet")
             assert tuple(chunks.columns) == corpus.CHUNK_COLUMNS
@@ -298,7 +321,10 @@ class TestRunStage:
         """stats.csv counts pages, chunks, date ranges and every drop reason per corpus."""
         monkeypatch.setenv("DECLINECRAFT_CACHE", str(project / ".cache"))
         corpus_stage.run(config.load(params_file(project)))
-        stats = {row["corpus"]: row for row in pl.read_csv(project / "outputs/unit/01_corpus/stats.csv").iter_rows(named=True)}
+        stats = {
+            row["corpus"]: row
+            for row in pl.read_csv(project / "outputs/unit/01_corpus/stats.csv").iter_rows(named=True)
+        }
         assert (stats["pre"]["pages"], stats["post"]["pages"]) == (2, 3)
         assert (stats["pre"]["chunks"], stats["post"]["chunks"]) == (2, 3)
         assert (stats["pre"]["revision_from"], stats["pre"]["revision_to"]) == ("2023-01-10", "2025-03-31")
@@ -309,16 +335,24 @@ class TestRunStage:
 
     def test_api_source(self, project: Path, monkeypatch: pytest.MonkeyPatch) -> None:
         """With source 'api' the stage crawls (here a mock wiki) and gets the export's corpora."""
-        from mock_mediawiki import MockWiki
-
         from declinecraft.corpus import crawl
+        from mock_mediawiki import MockWiki
 
         mock = MockWiki(wiki.read_dump(TINY))
         real = crawl.crawl_corpus
         monkeypatch.setattr(crawl, "crawl_corpus", lambda p, d: real(p, d, transport=mock.transport()))
         monkeypatch.setenv("DECLINECRAFT_CACHE", str(project / ".cache"))
-        out = corpus_stage.run(config.load(params_file(project, source="api", api_url="http://mock/api.php",
-                                                       seed_source="allpages", requests_per_second=1000.0)))
+        out = corpus_stage.run(
+            config.load(
+                params_file(
+                    project,
+                    source="api",
+                    api_url="http://mock/api.php",
+                    seed_source="allpages",
+                    requests_per_second=1000.0,
+                )
+            )
+        )
         assert out.pages_pre["title"].to_list() == ["Apple", "Bread"]
         assert out.pages_post["title"].to_list() == ["Camel Husk", "Copper Sword", "Harness"]
         assert (project / ".cache" / "crawl" / "crawl.sqlite").is_file()

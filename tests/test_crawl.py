@@ -16,12 +16,11 @@ import httpx
 import polars as pl
 import psutil
 import pytest
-from mock_mediawiki import MockWiki
 
 from declinecraft.core import config
 from declinecraft.corpus import corpora as corpus
-from declinecraft.corpus import crawl
-from declinecraft.corpus import wiki
+from declinecraft.corpus import crawl, wiki
+from mock_mediawiki import MockWiki
 
 TINY = Path(__file__).parent / "data" / "tiny.xml"
 MINIWIKI = Path(__file__).resolve().parents[1] / "data" / "miniwiki" / "miniwiki.xml"
@@ -47,8 +46,9 @@ def params(**overrides: object) -> config.CorpusParams:
 
 def comparable(result: corpus.Corpus) -> dict[str, list[tuple[object, ...]]]:
     """The parts of both corpora two sources must agree on: title, timestamps, cleaned text."""
-    return {name: getattr(result, name).select("title", "timestamp", "created", "text").rows()
-            for name in ("pre", "post")}
+    return {
+        name: getattr(result, name).select("title", "timestamp", "created", "text").rows() for name in ("pre", "post")
+    }
 
 
 class TestApiClient:
@@ -59,7 +59,10 @@ class TestApiClient:
             api.get({"action": "query", "list": "allpages"}, about="test")
         assert mock.headers[0]["User-Agent"] == "test-agent/1.0"
         assert {k: mock.requests[0][k] for k in ("format", "formatversion", "maxlag")} == {
-            "format": "json", "formatversion": "2", "maxlag": "5"}
+            "format": "json",
+            "formatversion": "2",
+            "maxlag": "5",
+        }
 
     @pytest.mark.parametrize("failure", [503, 500, 429, "timeout", "maxlag"])
     def test_retries_transient(self, failure: object) -> None:
@@ -80,8 +83,9 @@ class TestApiClient:
     def test_gives_up_naming_page(self) -> None:
         """A failure that persists raises CrawlError naming the page and the last problem."""
         mock = MockWiki(pages(), failures=[503] * 10)
-        with client(mock, max_retries=2) as api, pytest.raises(
-            crawl.CrawlError, match=r"page 'Apple' failed after 3 attempts \(last: HTTP 503\)"
+        with (
+            client(mock, max_retries=2) as api,
+            pytest.raises(crawl.CrawlError, match=r"page 'Apple' failed after 3 attempts \(last: HTTP 503\)"),
         ):
             api.get({"action": "query", "prop": "revisions", "titles": "Apple"}, about="page 'Apple'")
         assert len(mock.requests) == 3
@@ -102,7 +106,10 @@ class TestApiClient:
 
     def test_api_error(self) -> None:
         """An API error answer fails at once with its code and the page."""
-        with client(MockWiki(pages())) as api, pytest.raises(crawl.CrawlError, match=r"'invalidparammix' for page 'Apple'"):
+        with (
+            client(MockWiki(pages())) as api,
+            pytest.raises(crawl.CrawlError, match=r"'invalidparammix' for page 'Apple'"),
+        ):
             api.get({"action": "query", "prop": "revisions", "titles": "Apple", "rvlimit": "5"}, about="page 'Apple'")
 
     def test_rate_limit(self) -> None:
@@ -114,8 +121,9 @@ class TestApiClient:
             now[0] += seconds
 
         mock = MockWiki(pages())
-        with crawl.ApiClient(API, user_agent="t", requests_per_second=2.0, transport=mock.transport(),
-                             sleep=sleep, clock=lambda: now[0]) as api:
+        with crawl.ApiClient(
+            API, user_agent="t", requests_per_second=2.0, transport=mock.transport(), sleep=sleep, clock=lambda: now[0]
+        ) as api:
             for _ in range(4):
                 api.get({"action": "query", "list": "allpages"}, about="x")
         assert sleeps == [0.5, 0.5, 0.5]
@@ -155,7 +163,12 @@ class TestCrawler:
         """The content request asks for one revision at or before <cutoff>T23:59:59Z."""
         crawler.page("Apple")
         ask = crawler.mock.requests[1]  # type: ignore[attr-defined]
-        assert (ask["titles"], ask["rvlimit"], ask["rvstart"], ask["rvslots"]) == ("Apple", "1", "2025-03-31T23:59:59Z", "main")
+        assert (ask["titles"], ask["rvlimit"], ask["rvstart"], ask["rvslots"]) == (
+            "Apple",
+            "1",
+            "2025-03-31T23:59:59Z",
+            "main",
+        )
         assert ask["rvprop"] == "ids|timestamp|content"
 
     def test_missing(self, crawler: crawl.Crawler) -> None:
@@ -167,8 +180,16 @@ class TestCrawler:
         """BFS visits seeds, then their links in order; a redirect leads to its target."""
         result = crawler.crawl(["Harnesses", "Copper Sword"], follow=lambda page, seed: True)
         assert [p.title for p in result.pages] == ["Harnesses", "Copper Sword", "Harness"]
-        assert {m[0] for m in result.missing} == {"Anvil", "Copper ingot", "Stick", "Sword", "Glass",
-                                                   "Happy ghast", "Leather", "Wool"}
+        assert {m[0] for m in result.missing} == {
+            "Anvil",
+            "Copper ingot",
+            "Stick",
+            "Sword",
+            "Glass",
+            "Happy ghast",
+            "Leather",
+            "Wool",
+        }
 
     def test_max_pages(self, crawler: crawl.Crawler) -> None:
         """The crawl stops at max_pages and reports how much frontier was left."""
@@ -195,8 +216,9 @@ class TestCrawler:
 
         # 7 allpages batches + 2 requests for each of the first 4 pages succeed, then all fail.
         with pytest.raises(crawl.CrawlError, match="rerun to resume"):
-            crawl.crawl_corpus(params(max_retries=1), tmp_path, transport=httpx.MockTransport(dies_after_15),
-                               sleep=lambda s: None)
+            crawl.crawl_corpus(
+                params(max_retries=1), tmp_path, transport=httpx.MockTransport(dies_after_15), sleep=lambda s: None
+            )
         healthy = MockWiki(pages())
         result = crawl.crawl_corpus(params(), tmp_path, transport=healthy.transport())
         assert len(result.pages) == 14 and result.stats["cache_hits"] == 1 + 4
@@ -222,10 +244,15 @@ class TestCrawlCache:
 class TestToPage:
     def test_merges_revisions(self) -> None:
         """Duplicate revision ids merge, keeping the one with text, oldest first."""
-        record = {"title": "A", "ns": 0, "revisions": [
-            {"id": 2, "timestamp": "2025-01-02T00:00:00Z", "text": "#REDIRECT [[B]]"},
-            {"id": 1, "timestamp": "2025-01-01T00:00:00Z", "text": None},
-            {"id": 2, "timestamp": "2025-01-02T00:00:00Z", "text": None}]}
+        record = {
+            "title": "A",
+            "ns": 0,
+            "revisions": [
+                {"id": 2, "timestamp": "2025-01-02T00:00:00Z", "text": "#REDIRECT [[B]]"},
+                {"id": 1, "timestamp": "2025-01-01T00:00:00Z", "text": None},
+                {"id": 2, "timestamp": "2025-01-02T00:00:00Z", "text": None},
+            ],
+        }
         page = crawl.to_page(record)
         assert [(r.id, r.text) for r in page.revisions] == [(1, None), (2, "#REDIRECT [[B]]")]
         assert page.redirect == "B"
@@ -237,7 +264,8 @@ class TestCrawlCorpus:
         crawled = crawl.crawl_corpus(params(), tmp_path, transport=MockWiki(pages()).transport())
         p = params()
         assert comparable(corpus.build(crawled.pages, p.cutoff, **corpus.rules_from(p))) == comparable(
-            corpus.build(pages(), p.cutoff, **corpus.rules_from(p)))
+            corpus.build(pages(), p.cutoff, **corpus.rules_from(p))
+        )
 
     def test_links_mode(self, tmp_path: Path) -> None:
         """Link mode crawls from both seed lists, follows pre links only out of pre pages and
@@ -264,8 +292,9 @@ def free_port() -> int:
 
 
 def php(script: str, *args: str, env: dict[str, str]) -> None:
-    subprocess.run(["php", str(MW / "maintenance" / script), *args], env=env, check=True,
-                   stdout=subprocess.DEVNULL, timeout=300)
+    subprocess.run(
+        ["php", str(MW / "maintenance" / script), *args], env=env, check=True, stdout=subprocess.DEVNULL, timeout=300
+    )
 
 
 def ensure_mediawiki() -> None:
@@ -273,11 +302,18 @@ def ensure_mediawiki() -> None:
     if MW.is_dir() and shutil.which("php"):
         return
     if os.geteuid() != 0:
-        pytest.skip("needs Debian's mediawiki + php-sqlite3 (/usr/share/mediawiki absent and not root to "
-                    "install it: apt-get install -y --no-install-recommends mediawiki php-sqlite3)")
+        pytest.skip(
+            "needs Debian's mediawiki + php-sqlite3 (/usr/share/mediawiki absent and not root to "
+            "install it: apt-get install -y --no-install-recommends mediawiki php-sqlite3)"
+        )
     env = {**os.environ, "DEBIAN_FRONTEND": "noninteractive"}
-    subprocess.run(["apt-get", "install", "-y", "--no-install-recommends", "mediawiki", "php-sqlite3"],
-                   env=env, check=True, stdout=subprocess.DEVNULL, timeout=900)
+    subprocess.run(
+        ["apt-get", "install", "-y", "--no-install-recommends", "mediawiki", "php-sqlite3"],
+        env=env,
+        check=True,
+        stdout=subprocess.DEVNULL,
+        timeout=900,
+    )
 
 
 @pytest.fixture(scope="module", params=["tiny", "miniwiki"])
@@ -289,15 +325,39 @@ def mediawiki(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathF
     ensure_mediawiki()
     folder, port = tmp_path_factory.mktemp(f"mw-{request.param}"), free_port()
     env = {**os.environ, "MW_CONFIG_FILE": str(folder / "LocalSettings.php")}
-    php("install.php", "--quiet", "--dbtype", "sqlite", "--dbpath", str(folder / "data"), "--dbname", "mwtest",
-        "--confpath", str(folder), "--server", f"http://127.0.0.1:{port}", "--scriptpath", "", "--lang", "en",
-        "--pass", "declinecraft-test-pass", "--skins", "Vector", "TestWiki", "Admin", env=env)
+    php(
+        "install.php",
+        "--quiet",
+        "--dbtype",
+        "sqlite",
+        "--dbpath",
+        str(folder / "data"),
+        "--dbname",
+        "mwtest",
+        "--confpath",
+        str(folder),
+        "--server",
+        f"http://127.0.0.1:{port}",
+        "--scriptpath",
+        "",
+        "--lang",
+        "en",
+        "--pass",
+        "declinecraft-test-pass",
+        "--skins",
+        "Vector",
+        "TestWiki",
+        "Admin",
+        env=env,
+    )
     with (folder / "LocalSettings.php").open("a") as settings:
         settings.write(f'\n$wgCacheDirectory = "{folder}/cache";\n$wgUploadDirectory = "{folder}/images";\n')
         # A throwaway wiki needs no fsync per write: importing the mini wiki takes ~1 s, not ~40 s.
-        settings.write("$wgDBservers = [['host' => '', 'user' => '', 'password' => '', 'dbname' => $wgDBname, "
-                       "'type' => 'sqlite', 'load' => 1, 'flags' => DBO_DEFAULT, "
-                       "'variables' => ['synchronous' => 'OFF']]];\n")
+        settings.write(
+            "$wgDBservers = [['host' => '', 'user' => '', 'password' => '', 'dbname' => $wgDBname, "
+            "'type' => 'sqlite', 'load' => 1, 'flags' => DBO_DEFAULT, "
+            "'variables' => ['synchronous' => 'OFF']]];\n"
+        )
     # --no-updates skips per-page link updates (several times faster); refreshLinks rebuilds them.
     php("importDump.php", "--quiet", "--no-updates", "--username-prefix=imported", str(dump), env=env)
     (folder / "delete.txt").write_text("Main Page\n")  # the installer's page is not in the export
@@ -305,8 +365,9 @@ def mediawiki(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathF
     php("initSiteStats.php", "--update", env=env)
     php("refreshLinks.php", env=env)
     php("runJobs.php", "--quiet", env=env)
-    server = subprocess.Popen(["php", "-S", f"127.0.0.1:{port}", "-t", str(MW)], env=env,
-                              stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    server = subprocess.Popen(
+        ["php", "-S", f"127.0.0.1:{port}", "-t", str(MW)], env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
+    )
     api = f"http://127.0.0.1:{port}/api.php"
     try:
         for _ in range(100):

@@ -8,11 +8,11 @@ from pathlib import Path
 import numpy as np
 import pyarrow as pa
 import pytest
-from retrieval_data import DIM, N_POST, N_PRE, PRE_IDS, build_index, make_params
 
 from declinecraft.retrieval import dense, index
 from declinecraft.retrieval.hashing import HashEmbedder
 from declinecraft.retrieval.retrieve import Retriever
+from retrieval_data import DIM, N_POST, N_PRE, PRE_IDS, build_index, make_params
 
 
 def unit_vectors(n: int, dim: int = 32, *, seed: int = 0, clusters: int = 0) -> np.ndarray:
@@ -29,8 +29,10 @@ def unit_vectors(n: int, dim: int = 32, *, seed: int = 0, clusters: int = 0) -> 
 def arrow_rows(vectors: np.ndarray) -> pa.Table:
     flat = pa.array(vectors.ravel(), type=pa.float32())
     return pa.table(
-        {"row": pa.array(np.arange(len(vectors), dtype=np.int32)),
-         "vector": pa.FixedSizeListArray.from_arrays(flat, vectors.shape[1])}
+        {
+            "row": pa.array(np.arange(len(vectors), dtype=np.int32)),
+            "vector": pa.FixedSizeListArray.from_arrays(flat, vectors.shape[1]),
+        }
     )
 
 
@@ -55,7 +57,9 @@ class TestCheckDenseParams:
         with pytest.raises(ValueError, match="dense_index is 'lsh'; known: ivf_flat, ivf_hnsw_sq, ivf_pq"):
             dense.check_dense_params(make_params(dense_index="lsh"))
 
-    @pytest.mark.parametrize(("field", "value"), [("dense_nprobes", 0), ("dense_flat_max_rows", 0), ("dense_refine_factor", -1)])
+    @pytest.mark.parametrize(
+        ("field", "value"), [("dense_nprobes", 0), ("dense_flat_max_rows", 0), ("dense_refine_factor", -1)]
+    )
     def test_out_of_range(self, field: str, value: int) -> None:
         """A count out of range names its field."""
         with pytest.raises(ValueError, match=f"index.{field} must be"):
@@ -97,7 +101,9 @@ class TestDenseUri:
         """A relative path is resolved against the project root, not the working folder."""
         folder = project / "outputs" / "x" / "02_index" / "index-v"
         folder.mkdir(parents=True)
-        assert dense.dense_uri(make_params(lancedb_uri="store/lance"), folder) == str(project.resolve() / "store" / "lance")
+        assert dense.dense_uri(make_params(lancedb_uri="store/lance"), folder) == str(
+            project.resolve() / "store" / "lance"
+        )
 
 
 class TestDenseTableSearch:
@@ -140,7 +146,13 @@ class TestDenseTableSearch:
         [
             {"dense_index": "ivf_flat", "dense_partitions": 10, "dense_nprobes": 4},
             {"dense_index": "ivf_hnsw_sq", "dense_partitions": 2, "dense_nprobes": 2},
-            {"dense_index": "ivf_pq", "dense_partitions": 4, "dense_nprobes": 4, "dense_pq_sub_vectors": 16, "dense_refine_factor": 10},
+            {
+                "dense_index": "ivf_pq",
+                "dense_partitions": 4,
+                "dense_nprobes": 4,
+                "dense_pq_sub_vectors": 16,
+                "dense_refine_factor": 10,
+            },
         ],
         ids=["ivf_flat", "ivf_hnsw_sq", "ivf_pq"],
     )
@@ -162,8 +174,10 @@ class TestExternalLocation:
         manifest = index.read_manifest(folder)
         assert not (folder / "lancedb").exists()
         assert manifest["dense"]["uri"] == str(store)
-        assert sorted(p.name for p in store.iterdir()) == [f"chunks_post_{manifest['version']}.lance",
-                                                           f"chunks_pre_{manifest['version']}.lance"]  # fmt: skip
+        assert sorted(p.name for p in store.iterdir()) == [
+            f"chunks_post_{manifest['version']}.lance",
+            f"chunks_pre_{manifest['version']}.lance",
+        ]
         assert index.check_counts(folder)["lancedb_rows"] == N_PRE + N_POST
         retriever = Retriever.open(folder, embedder=HashEmbedder(DIM))
         assert retriever.search("quokkaberry shrub fruit", "dense", 1)[0].chunk_id == "Quokkaberry#0"

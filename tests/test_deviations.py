@@ -38,7 +38,10 @@ def test_default_items(root: Path) -> None:
     items = deviations.deviation_items(*load(root, "default")).splitlines()
     assert all(line.startswith("\\item ") for line in items)
     text = "\n".join(items)
-    assert "Qwen2.5-Coder-1.5B-Instruct (Q4\\_K\\_M) is generator, verifier, response judge, oracle and accuracy judge" in text
+    assert (
+        "Qwen2.5-Coder-1.5B-Instruct (Q4\\_K\\_M) is generator, verifier, response judge, oracle and accuracy judge"
+        in text
+    )
     assert "same family as Qwen2.5-Coder-0.5B-Instruct" in text
     assert "generator's prompts to 500 characters" in text and "oracle's prompt to 2{,}000 characters" in text
     assert "Review." in text and "Prompts." in text

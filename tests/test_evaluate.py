@@ -8,13 +8,13 @@ from pathlib import Path
 
 import polars as pl
 import pytest
-from test_import import evaluate, fake_model, minimal_rows, tiny_project, write_lines
+from tests.support.projects import REPO, copy_project
 
 from declinecraft.construction import imported
 from declinecraft.core import config, registry
 from declinecraft.evaluation import leaderboard, roster
-from tests.support.projects import REPO, copy_project
 from support.keys import planted_key
+from test_import import evaluate, fake_model, minimal_rows, tiny_project, write_lines
 
 URL = "http://127.0.0.1:9/v1"
 
@@ -43,7 +43,7 @@ class TestEndpointOf:
             ("openai:m", URL, "UNSET_KEY_VAR", "UNSET_KEY_VAR: the environment variable is not set"),
             ("smollm2-135m", URL, None, "BASE_URL and API_KEY_ENV are for MODEL=openai:"),
         ],
-    )  # fmt: skip
+    )
     def test_errors(self, model: str, url: str | None, env: str | None, message: str) -> None:
         """Each malformed endpoint is an error saying what it needs."""
         with pytest.raises(roster.RosterError, match=message):
@@ -57,7 +57,9 @@ class TestAddModel:
         before = (root / "params" / "default.yaml").read_text()
         base = config.load(root / "params" / "default.yaml")
         path = roster.add_model(root / "params" / "default.yaml", "qwen2.5-coder-1.5b")
-        assert path == root / "params" / "default-eval.yaml" and (root / "params" / "default.yaml").read_text() == before
+        assert (
+            path == root / "params" / "default-eval.yaml" and (root / "params" / "default.yaml").read_text() == before
+        )
         cfg = config.load(path)
         assert cfg.answer.models == (*base.answer.models, "qwen2.5-coder-1.5b")
         assert cfg.know2guess.models == (base.know2guess.models or base.answer.models)
@@ -70,7 +72,10 @@ class TestAddModel:
         base = config.load(root / "params" / "default.yaml")
         path = roster.add_model(root / "params" / "default.yaml", "qwen2.5-coder-1.5b")
         text = path.read_text()
-        assert roster.add_model(root / "params" / "default.yaml", "qwen2.5-coder-1.5b") == path and path.read_text() == text
+        assert (
+            roster.add_model(root / "params" / "default.yaml", "qwen2.5-coder-1.5b") == path
+            and path.read_text() == text
+        )
         roster.add_model(path, "qwen3-4b")
         assert config.load(path).answer.models[-1] == "qwen3-4b"
         assert config.load(path).know2guess.models == (base.know2guess.models or base.answer.models)
@@ -91,12 +96,18 @@ class TestAddModel:
         """An endpoint gets a registry entry in params/endpoints/ naming its key's variable; the
         key itself is written nowhere."""
         monkeypatch.setenv("MY_EVAL_KEY", planted_key("very-secret"))
-        path = roster.add_model(root / "params" / "default.yaml", "openai:org/My-Model", base_url=URL + "/",
-                                api_key_env="MY_EVAL_KEY")  # fmt: skip
+        path = roster.add_model(
+            root / "params" / "default.yaml", "openai:org/My-Model", base_url=URL + "/", api_key_env="MY_EVAL_KEY"
+        )
         cfg = config.load(path)
         assert cfg.models_file == "params/endpoints/default-eval.yaml"
         spec = registry.get_model(cfg.resolve(cfg.models_file), "org-my-model")
-        assert (spec.backend, spec.served_name, spec.base_url, spec.api_key_env) == ("openai", "org/My-Model", URL, "MY_EVAL_KEY")
+        assert (spec.backend, spec.served_name, spec.base_url, spec.api_key_env) == (
+            "openai",
+            "org/My-Model",
+            URL,
+            "MY_EVAL_KEY",
+        )
         assert "smollm2-135m" in registry.load_models(cfg.resolve(cfg.models_file))  # the base registry is kept
         assert not [p for p in root.rglob("*") if p.is_file() and planted_key("very-secret").encode() in p.read_bytes()]
 
@@ -113,8 +124,9 @@ class TestAddModel:
     def test_imported_run_in_place(self, tmp_path: Path) -> None:
         """A run made by `make import` records the model in its own params file, keeping its header."""
         project = tiny_project(tmp_path)
-        done = imported.import_benchmark(write_lines(project / "b.jsonl", minimal_rows()), "mine", root=project,
-                                         corpus="default")  # fmt: skip
+        done = imported.import_benchmark(
+            write_lines(project / "b.jsonl", minimal_rows()), "mine", root=project, corpus="default"
+        )
         assert roster.add_model(done.params_file, "qwen3-4b") == done.params_file
         assert done.params_file.read_text().startswith(imported.HEADER)
         cfg = config.load(done.params_file)
@@ -126,8 +138,9 @@ class TestOnlyTheNewModel:
         """After a model is added, answering and judging the run again sends only the new model's
         calls: the old model's answers and every judgement of them come from the cache."""
         monkeypatch.setenv("DECLINECRAFT_CACHE", str(tmp_path / "cache"))
-        root = tiny_project(tmp_path, {"old": fake_model(server.base_url, "old"),
-                                       "judge": fake_model(server.base_url, "judge")})  # fmt: skip
+        root = tiny_project(
+            tmp_path, {"old": fake_model(server.base_url, "old"), "judge": fake_model(server.base_url, "judge")}
+        )
         orig = config.load(root / "params" / "orig.yaml")
         imported.import_benchmark(write_lines(root / "b.jsonl", minimal_rows()), "bench", root=root, corpus="orig")
         base = config.load(root / "params" / "bench.yaml")
@@ -146,8 +159,16 @@ class TestOnlyTheNewModel:
 
 def summary(rows: list[dict]) -> pl.DataFrame:
     """A 07_analysis/summary.csv-like frame: one row per model on several settings."""
-    base = {"thinking": "off", "pipeline": "hybrid", "k": 5, "scenario": True, "prompt_variant": "default",
-            "accuracy": 0.5, "accuracy_low": 0.4, "accuracy_high": 0.6}  # fmt: skip
+    base = {
+        "thinking": "off",
+        "pipeline": "hybrid",
+        "k": 5,
+        "scenario": True,
+        "prompt_variant": "default",
+        "accuracy": 0.5,
+        "accuracy_low": 0.4,
+        "accuracy_high": 0.6,
+    }
     return pl.DataFrame([{**base, **r} for r in rows])
 
 
@@ -161,14 +182,43 @@ class TestLeaderboard:
     def test_rows_and_rank(self, root: Path) -> None:
         """Only the single-shot row at the run's k counts; Bal. F1 = 2A/(2+A-C) ranks the models,
         its range spans the two Wilson intervals."""
-        cfg = self.write(root, [
-            {"model": "a", "condition": "single", "car": 0.2, "car_low": 0.1, "car_high": 0.3, "attempt": 0.9,
-             "attempt_low": 0.8, "attempt_high": 0.95},
-            {"model": "b", "condition": "single", "car": 0.8, "car_low": 0.7, "car_high": 0.9, "attempt": 0.9,
-             "attempt_low": 0.8, "attempt_high": 0.95},
-            {"model": "b", "condition": "no_rag", "pipeline": "none", "k": 0, "car": 1.0, "car_low": 1.0,
-             "car_high": 1.0, "attempt": 1.0, "attempt_low": 1.0, "attempt_high": 1.0},
-        ])  # fmt: skip
+        cfg = self.write(
+            root,
+            [
+                {
+                    "model": "a",
+                    "condition": "single",
+                    "car": 0.2,
+                    "car_low": 0.1,
+                    "car_high": 0.3,
+                    "attempt": 0.9,
+                    "attempt_low": 0.8,
+                    "attempt_high": 0.95,
+                },
+                {
+                    "model": "b",
+                    "condition": "single",
+                    "car": 0.8,
+                    "car_low": 0.7,
+                    "car_high": 0.9,
+                    "attempt": 0.9,
+                    "attempt_low": 0.8,
+                    "attempt_high": 0.95,
+                },
+                {
+                    "model": "b",
+                    "condition": "no_rag",
+                    "pipeline": "none",
+                    "k": 0,
+                    "car": 1.0,
+                    "car_low": 1.0,
+                    "car_high": 1.0,
+                    "attempt": 1.0,
+                    "attempt_low": 1.0,
+                    "attempt_high": 1.0,
+                },
+            ],
+        )
         table = leaderboard.leaderboard(cfg)
         assert table["model"].to_list() == ["b", "a"] and table["rank"].to_list() == [1, 2]
         assert table["bal_f1"][0] == pytest.approx(2 * 0.9 / (2 + 0.9 - 0.8))
@@ -197,6 +247,20 @@ class TestLeaderboard:
 
     def test_nan_accuracy(self, root: Path) -> None:
         """A setting without accuracy prints n/a instead of a number."""
-        cfg = self.write(root, [{"model": "a", "condition": "single", "car": 0.5, "car_low": 0.4, "car_high": 0.6,
-                                 "attempt": 0.5, "attempt_low": 0.4, "attempt_high": 0.6, "accuracy": math.nan}])  # fmt: skip
+        cfg = self.write(
+            root,
+            [
+                {
+                    "model": "a",
+                    "condition": "single",
+                    "car": 0.5,
+                    "car_low": 0.4,
+                    "car_high": 0.6,
+                    "attempt": 0.5,
+                    "attempt_low": 0.4,
+                    "attempt_high": 0.6,
+                    "accuracy": math.nan,
+                }
+            ],
+        )
         assert "n/a" in leaderboard.render(leaderboard.leaderboard(cfg))

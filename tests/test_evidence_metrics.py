@@ -83,20 +83,27 @@ class TestCalibration:
         a = [np.array([1.0, 0.0]), np.array([0.0, 1.0])]  # abstentions on L1 and L3 for two questions
         n = [np.array([1.0, 1.0]), np.array([1.0, 1.0])]
         got = cal.b_ece_statistic([0.0, 1.0])(*a, *n, axis=-1)
-        assert got == pytest.approx(evidence.b_ece(["L1", "L1", "L3", "L3"], [True, False, False, True],
-                                                   ideal={"L1": 0.0, "L3": 1.0}))  # fmt: skip
+        assert got == pytest.approx(
+            evidence.b_ece(["L1", "L1", "L3", "L3"], [True, False, False, True], ideal={"L1": 0.0, "L3": 1.0})
+        )
 
 
 class TestEsbRuleLabel:
-    @pytest.mark.parametrize(("response", "want"), [
-        ("The evidence is insufficient to answer this question.", "ABSTAIN"),
-        ("Sufficiency: insufficient evidence. Answer: The evidence is insufficient to answer this.", "ABSTAIN"),
-        ("I do not know the answer. I would need to know the recipe.", "ABSTAIN"),
-        ("There is no such item as a sulfur cube.", "ANSWER"),  # a premise denial is a claim
-        ("The provided context does not contain the answer. However, it probably has 10 health.", "ANSWER"),
-        ("It takes 20 seconds.", "ANSWER"),
-        ("", "INVALID"), ("  ** --- **", "INVALID"), ("<think>I do not know</think>", "INVALID"), ("42", "INVALID"),
-    ])  # fmt: skip
+    @pytest.mark.parametrize(
+        ("response", "want"),
+        [
+            ("The evidence is insufficient to answer this question.", "ABSTAIN"),
+            ("Sufficiency: insufficient evidence. Answer: The evidence is insufficient to answer this.", "ABSTAIN"),
+            ("I do not know the answer. I would need to know the recipe.", "ABSTAIN"),
+            ("There is no such item as a sulfur cube.", "ANSWER"),  # a premise denial is a claim
+            ("The provided context does not contain the answer. However, it probably has 10 health.", "ANSWER"),
+            ("It takes 20 seconds.", "ANSWER"),
+            ("", "INVALID"),
+            ("  ** --- **", "INVALID"),
+            ("<think>I do not know</think>", "INVALID"),
+            ("42", "INVALID"),
+        ],
+    )
     def test_classes(self, response: str, want: str) -> None:
         """ESB's three classes from the same rules plus ESB's insufficiency phrases."""
         assert rule_label(response, scheme="esb") == want
@@ -112,30 +119,49 @@ class TestEsbRuleLabel:
 
 
 class TestClasses:
-    @pytest.mark.parametrize(("label", "source", "exhausted", "want"), [
-        ("ABSTAIN", "llm", False, "ABSTAIN"), ("DENY", "llm", False, "ANSWER"), ("ANSWER", "empty", False, "INVALID"),
-        (None, "budget_exhausted", True, "INVALID"), (None, "error", False, None), (None, "llm", False, None),
-    ])  # fmt: skip
+    @pytest.mark.parametrize(
+        ("label", "source", "exhausted", "want"),
+        [
+            ("ABSTAIN", "llm", False, "ABSTAIN"),
+            ("DENY", "llm", False, "ANSWER"),
+            ("ANSWER", "empty", False, "INVALID"),
+            (None, "budget_exhausted", True, "INVALID"),
+            (None, "error", False, None),
+            (None, "llm", False, None),
+        ],
+    )
     def test_judge_class(self, label: str | None, source: str, exhausted: bool, want: str | None) -> None:
         """DENY is an answer, an empty or exhausted reply Invalid, a failed or unparsable one unclassified."""
         assert classes.judge_class(label, source, exhausted) == want
 
-    @pytest.mark.parametrize(("cls", "response", "want"), [
-        ("ABSTAIN", "20 seconds", "abstain"), ("INVALID", "", "invalid"), (None, "", None),
-        ("ANSWER", "Every 20 seconds.", "pick_gold"), ("ANSWER", "Every 35 seconds.", "pick_conflict"),
-        ("ANSWER", "Either 20 or 35 seconds.", "both_values"), ("ANSWER", "Rarely.", "other"),
-        ("ANSWER", "The passages contradict each other; I go with 35 seconds.", "conflict_aware"),
-    ])  # fmt: skip
+    @pytest.mark.parametrize(
+        ("cls", "response", "want"),
+        [
+            ("ABSTAIN", "20 seconds", "abstain"),
+            ("INVALID", "", "invalid"),
+            (None, "", None),
+            ("ANSWER", "Every 20 seconds.", "pick_gold"),
+            ("ANSWER", "Every 35 seconds.", "pick_conflict"),
+            ("ANSWER", "Either 20 or 35 seconds.", "both_values"),
+            ("ANSWER", "Rarely.", "other"),
+            ("ANSWER", "The passages contradict each other; I go with 35 seconds.", "conflict_aware"),
+        ],
+    )
     def test_l5_types(self, cls: str | None, response: str, want: str | None) -> None:
         """Each L5 response gets the first type that applies."""
         assert evidence.l5_type(cls, response, "20", "35") == want
 
     def test_agreement(self) -> None:
         """Agreement 3/4 and Cohen's kappa (0.75 - 0.3125) / (1 - 0.3125) over ANSWER/ABSTAIN/INVALID."""
-        frame = pl.DataFrame({"esb_judge": ["ANSWER", "ABSTAIN", "ANSWER", "INVALID", None],
-                              "esb_rule": ["ANSWER", "ABSTAIN", "ABSTAIN", "INVALID", "ANSWER"],
-                              "level": ["L1", "L3", "L3", "L4", "L4"], "prompt": ["P1"] * 5,
-                              "model": ["m"] * 5})  # fmt: skip
+        frame = pl.DataFrame(
+            {
+                "esb_judge": ["ANSWER", "ABSTAIN", "ANSWER", "INVALID", None],
+                "esb_rule": ["ANSWER", "ABSTAIN", "ABSTAIN", "INVALID", "ANSWER"],
+                "level": ["L1", "L3", "L3", "L4", "L4"],
+                "prompt": ["P1"] * 5,
+                "model": ["m"] * 5,
+            }
+        )
         row = classes.agreement(frame).row(0, named=True)
         assert (row["scope"], row["n"], row["agreement"]) == ("all", 4, 0.75)
         assert row["kappa"] == pytest.approx(0.4375 / 0.6875)
@@ -145,16 +171,30 @@ def chunk(cid: str, title: str, text: str) -> Chunk:
     return Chunk(cid, title, f"http://wiki/{cid}", f"[Page: {title}]\n{text}")
 
 
-CHUNKS = {c.chunk_id: c for c in [
-    chunk("t1", "Golem", "The golem has 20 health points. " + "Filler text. " * 20 + "It is made of Iron."),
-    chunk("o1", "Ore", "Ore is mined."), chunk("o2", "Ore", "Ore drops 20 health points."),
-]}  # fmt: skip
+CHUNKS = {
+    c.chunk_id: c
+    for c in [
+        chunk("t1", "Golem", "The golem has 20 health points. " + "Filler text. " * 20 + "It is made of Iron."),
+        chunk("o1", "Ore", "Ore is mined."),
+        chunk("o2", "Ore", "Ore drops 20 health points."),
+    ]
+}
 
 
 def question(qid: str = "q", target: str = "t1") -> pl.DataFrame:
-    return pl.DataFrame([{"id": qid, "answerable": True, "question": "How much health?", "fact": "It has 20 health.",
-                          "target_chunk_id": target, "scenario_chunk_ids": []}],
-                        schema_overrides={"scenario_chunk_ids": pl.List(pl.String)})  # fmt: skip
+    return pl.DataFrame(
+        [
+            {
+                "id": qid,
+                "answerable": True,
+                "question": "How much health?",
+                "fact": "It has 20 health.",
+                "target_chunk_id": target,
+                "scenario_chunk_ids": [],
+            }
+        ],
+        schema_overrides={"scenario_chunk_ids": pl.List(pl.String)},
+    )
 
 
 def key_values(original: str, altered: str, kind: str = "model", unit: str = "") -> pl.DataFrame:
@@ -163,8 +203,15 @@ def key_values(original: str, altered: str, kind: str = "model", unit: str = "")
 
 
 def build(kv: pl.DataFrame, retrieved: list[str], *, k: int = 3, chunk_chars: int = 0) -> levels.Levels:
-    return levels.build(question(), CHUNKS, retrieved={"q": retrieved}, key_values=kv, titles=["Golem", "Ore"],
-                        k=k, chunk_chars=chunk_chars)  # fmt: skip
+    return levels.build(
+        question(),
+        CHUNKS,
+        retrieved={"q": retrieved},
+        key_values=kv,
+        titles=["Golem", "Ore"],
+        k=k,
+        chunk_chars=chunk_chars,
+    )
 
 
 def problems(built: levels.Levels) -> dict[str, str]:
@@ -176,7 +223,9 @@ class TestPartialSupport:
         """The sentence holding the answer string goes; the header and the other sentences stay."""
         text = "[Page: Golem]\nThe golem has 20 health points. It is made of Iron. It walks slowly."
         assert partial.partial_chunk(text, "20 health", "It has 20 health.") == (
-            "[Page: Golem]\nIt is made of Iron. It walks slowly.", "")  # fmt: skip
+            "[Page: Golem]\nIt is made of Iron. It walks slowly.",
+            "",
+        )
 
     def test_fact_overlap_without_answer_string(self) -> None:
         """Without an answer string, the sentence holding most (at least half) of the fact's content
@@ -192,8 +241,14 @@ class TestPartialSupport:
     def test_level_dropped_and_counted(self) -> None:
         """A one-sentence target gives no L2: a problem row and a failed quality check."""
         one = {**CHUNKS, "t1": chunk("t1", "Golem", "The golem has 20 health points.")}
-        built = levels.build(question(), one, retrieved={"q": ["o1", "t1"]}, titles=["Golem", "Ore"], k=3,
-                             key_values=key_values("20", "40", "number", "health"))  # fmt: skip
+        built = levels.build(
+            question(),
+            one,
+            retrieved={"q": ["o1", "t1"]},
+            titles=["Golem", "Ore"],
+            k=3,
+            key_values=key_values("20", "40", "number", "health"),
+        )
         assert "L2" not in built.instances["level"].to_list()
         assert problems(built)["partial_nothing_left"] == "L2 dropped"
         q = built.quality.filter(pl.col("check") == "answer_sentence_cut").row(0, named=True)
@@ -226,7 +281,9 @@ class TestLevelEdges:
         assert got["l2_short"] == "kept" and got["retrieved_chunk_missing"] == "chunk skipped"
         assert got["no_unrelated_chunks"] == "L3 dropped"  # Ore is retrieved, so related
         assert built.instances.filter(pl.col("level") == "L2")["chunk_ids"].to_list()[0] in (
-            ["t1#partial", "o1"], ["o1", "t1#partial"])  # fmt: skip
+            ["t1#partial", "o1"],
+            ["o1", "t1#partial"],
+        )
 
     def test_no_distractors(self) -> None:
         """A retriever that returns only the target: no L2, counted."""
@@ -251,28 +308,72 @@ class TestMemoryAccuracy:
     def test_by_hand(self) -> None:
         """ESB's error diagnostic: answers at L3-L4, judged against the reference. Three L3/L4 answers
         score 1, 0, 1 and one abstains (left out); an L1 answer does not count -> 2/3 of 3 answers."""
-        rows = [("q1", "L3", "ANSWER", 1.0), ("q2", "L3", "ANSWER", 0.0), ("q1", "L4", "ANSWER", 1.0),
-                ("q2", "L4", "ABSTAIN", 0.0), ("q1", "L1", "ANSWER", 0.0)]  # fmt: skip
-        frame = pl.DataFrame([{"model": "m", "thinking": "off", "prompt": "P1", "order": "", "question_id": q,
-                               "instance_id": f"{q}{lv}", "level": lv, "esb_judge": c, "abstained": c == "ABSTAIN",
-                               "answered": c == "ANSWER", "accuracy": a, "known_wrong": None, "gold_adopted": None,
-                               "l5_type": None} for q, lv, c, a in rows],
-                             schema_overrides={"known_wrong": pl.Boolean, "gold_adopted": pl.Boolean,
-                                               "l5_type": pl.String})  # fmt: skip
+        rows = [
+            ("q1", "L3", "ANSWER", 1.0),
+            ("q2", "L3", "ANSWER", 0.0),
+            ("q1", "L4", "ANSWER", 1.0),
+            ("q2", "L4", "ABSTAIN", 0.0),
+            ("q1", "L1", "ANSWER", 0.0),
+        ]
+        frame = pl.DataFrame(
+            [
+                {
+                    "model": "m",
+                    "thinking": "off",
+                    "prompt": "P1",
+                    "order": "",
+                    "question_id": q,
+                    "instance_id": f"{q}{lv}",
+                    "level": lv,
+                    "esb_judge": c,
+                    "abstained": c == "ABSTAIN",
+                    "answered": c == "ANSWER",
+                    "accuracy": a,
+                    "known_wrong": None,
+                    "gold_adopted": None,
+                    "l5_type": None,
+                }
+                for q, lv, c, a in rows
+            ],
+            schema_overrides={"known_wrong": pl.Boolean, "gold_adopted": pl.Boolean, "l5_type": pl.String},
+        )
         r = tables.summary(frame, tables.Boot(100)).row(0, named=True)
-        assert r["memory_accuracy"] == pytest.approx(2 / 3) and (r["n_memory_answers"], r["n_memory_accuracy"]) == (3, 3)
+        assert r["memory_accuracy"] == pytest.approx(2 / 3) and (r["n_memory_answers"], r["n_memory_accuracy"]) == (
+            3,
+            3,
+        )
 
 
 class TestValidationSample:
     def test_stratified(self) -> None:
         """Per level at most per_level classified responses, levels in order, contexts joined, the
         annotator's columns empty; an unclassified response is never drawn."""
-        rows = [("r1", "L1", "ANSWER"), ("r2", "L1", "ANSWER"), ("r3", "L1", "ABSTAIN"), ("r4", "L3", "ANSWER"),
-                ("r5", "L3", None)]  # fmt: skip
-        judged = pl.DataFrame([{"response_id": r, "instance_id": f"i{lv}", "level": lv, "order": "", "model": "m",
-                                "prompt": "P1", "question_id": "q", "query": "Q?", "response": "x", "esb_judge": c,
-                                "l5_type": None} for r, lv, c in rows],
-                              schema_overrides={"esb_judge": pl.String, "l5_type": pl.String})  # fmt: skip
+        rows = [
+            ("r1", "L1", "ANSWER"),
+            ("r2", "L1", "ANSWER"),
+            ("r3", "L1", "ABSTAIN"),
+            ("r4", "L3", "ANSWER"),
+            ("r5", "L3", None),
+        ]
+        judged = pl.DataFrame(
+            [
+                {
+                    "response_id": r,
+                    "instance_id": f"i{lv}",
+                    "level": lv,
+                    "order": "",
+                    "model": "m",
+                    "prompt": "P1",
+                    "question_id": "q",
+                    "query": "Q?",
+                    "response": "x",
+                    "esb_judge": c,
+                    "l5_type": None,
+                }
+                for r, lv, c in rows
+            ],
+            schema_overrides={"esb_judge": pl.String, "l5_type": pl.String},
+        )
         instances = pl.DataFrame({"instance_id": ["iL1", "iL3"], "context": ["ctx1", "ctx3"]})
         sheet = validation.validation_sample(judged, instances, per_level=2, seed=0)
         assert sheet["level"].to_list() == ["L1", "L1", "L3"] and sheet["item_id"][2] == "r4"
@@ -283,11 +384,24 @@ class TestValidationSample:
 class TestTablesEmpty:
     def test_no_responses(self) -> None:
         """A run without responses gives empty tables, not an error."""
-        frame = pl.DataFrame(schema={"model": pl.String, "thinking": pl.String, "prompt": pl.String, "level": pl.String,
-                                     "order": pl.String, "question_id": pl.String, "instance_id": pl.String,
-                                     "esb_judge": pl.String, "abstained": pl.Boolean, "answered": pl.Boolean,
-                                     "accuracy": pl.Float64, "known_wrong": pl.Boolean, "gold_adopted": pl.Boolean,
-                                     "l5_type": pl.String})  # fmt: skip
+        frame = pl.DataFrame(
+            schema={
+                "model": pl.String,
+                "thinking": pl.String,
+                "prompt": pl.String,
+                "level": pl.String,
+                "order": pl.String,
+                "question_id": pl.String,
+                "instance_id": pl.String,
+                "esb_judge": pl.String,
+                "abstained": pl.Boolean,
+                "answered": pl.Boolean,
+                "accuracy": pl.Float64,
+                "known_wrong": pl.Boolean,
+                "gold_adopted": pl.Boolean,
+                "l5_type": pl.String,
+            }
+        )
         boot = tables.Boot(100)
         assert tables.curve(frame, boot).is_empty() and tables.summary(frame, boot).is_empty()
         assert tables.position_bias(frame).is_empty() and tables.prompt_effects(frame).is_empty()
@@ -295,28 +409,34 @@ class TestTablesEmpty:
 
 
 class TestIsConflictAware:
-    @pytest.mark.parametrize("text", [
-        "The passages conflict: one says 20 seconds, the other 30. I go with 20 seconds.",
-        "Passage [2] contradicts passage [1]; the answer is 20 seconds.",
-        "There is a discrepancy between the sources. It drops 3 ingots.",
-        "The passages do not agree on the value, but passage [1] says 20 seconds.",
-        "The values are not consistent. Answer: 20 seconds.",
-        "There is no conflict in passage [1], but another passage says 30 seconds.",
-        "It is 20 seconds, although the passages disagree.",
-    ])  # fmt: skip
+    @pytest.mark.parametrize(
+        "text",
+        [
+            "The passages conflict: one says 20 seconds, the other 30. I go with 20 seconds.",
+            "Passage [2] contradicts passage [1]; the answer is 20 seconds.",
+            "There is a discrepancy between the sources. It drops 3 ingots.",
+            "The passages do not agree on the value, but passage [1] says 20 seconds.",
+            "The values are not consistent. Answer: 20 seconds.",
+            "There is no conflict in passage [1], but another passage says 30 seconds.",
+            "It is 20 seconds, although the passages disagree.",
+        ],
+    )
     def test_disagreement(self, text: str) -> None:
         """A response that says its passages disagree is conflict-aware."""
         assert evidence.is_conflict_aware(text)
 
-    @pytest.mark.parametrize("text", [
-        "There is no conflict between the passages. The golem presses a button every 20 seconds.",
-        "The passages do not contradict each other; the answer is 20 seconds.",
-        "No two passages differ on this: 20 seconds.",
-        "The sources don't seem to be in any conflict. It drops 3 copper ingots.",
-        "Sufficiency: sufficient, without contradiction. Answer: Coal.",
-        "The passages agree: 20 seconds.",
-        "",
-    ])  # fmt: skip
+    @pytest.mark.parametrize(
+        "text",
+        [
+            "There is no conflict between the passages. The golem presses a button every 20 seconds.",
+            "The passages do not contradict each other; the answer is 20 seconds.",
+            "No two passages differ on this: 20 seconds.",
+            "The sources don't seem to be in any conflict. It drops 3 copper ingots.",
+            "Sufficiency: sufficient, without contradiction. Answer: Coal.",
+            "The passages agree: 20 seconds.",
+            "",
+        ],
+    )
     def test_agreement_or_negation(self, text: str) -> None:
         """A negated cue ("no conflict", "do not contradict") or plain agreement is not conflict-aware."""
         assert not evidence.is_conflict_aware(text)
@@ -326,4 +446,5 @@ class TestIsConflictAware:
         text = "There is no conflict between the passages. The answer is 20 seconds."
         assert classes.l5_type("ANSWER", text, "20 seconds", "30 seconds") == "pick_gold"
         assert classes.l5_type("ANSWER", "The passages conflict; 30 seconds.", "20 seconds", "30 seconds") == (
-            "conflict_aware")  # fmt: skip
+            "conflict_aware"
+        )

@@ -6,12 +6,12 @@ from pathlib import Path
 
 import polars as pl
 import pytest
-from test_evidence_stage import FakeSearch, make_run
-
 from tests.support.projects import copy_project
+
 from declinecraft.core import prompts
 from declinecraft.llm.cache import open_cache
 from declinecraft.views.evidence import asking, stage
+from test_evidence_stage import FakeSearch, make_run
 
 
 class TestPrompts:
@@ -28,8 +28,10 @@ class TestPrompts:
         elif prompt == "P1":
             assert call.prompt == "esb_baseline" and (asking.NO_PASSAGES in text) == (level == "L4")
             lowered = text.lower()
-            assert not any(w in lowered for w in ("insufficient", "know", "abstain", "memory", "own knowledge",
-                                                  "cannot", "unable", "not sure"))  # fmt: skip
+            assert not any(
+                w in lowered
+                for w in ("insufficient", "know", "abstain", "memory", "own knowledge", "cannot", "unable", "not sure")
+            )
         else:
             assert (asking.NO_PASSAGES in text) == (level == "L4") and "insufficient" in text
 

@@ -21,11 +21,11 @@ import polars as pl
 import pytest
 
 from declinecraft.core import config
-from declinecraft.paper import caption_check, figure_check
 from declinecraft.evaluation.rule_labels import rule_label
-from declinecraft.llm.calls import Call, Reply
-from declinecraft.retrieval.fusion import Hit
 from declinecraft.explore import protocols as browse
+from declinecraft.llm.calls import Call, Reply
+from declinecraft.paper import caption_check, figure_check
+from declinecraft.retrieval.fusion import Hit
 from declinecraft.views.evidence import plots, report, stage
 
 CHUNKS = {
@@ -52,14 +52,23 @@ QUESTIONS = [  # id, answerable, fact, target chunk
     ("u0", False, "The happy ghast carries 4 players.", "post1"),
     ("u1", False, "The copper chest holds items.", "post2"),
 ]
-RETRIEVED = {"a0": ["b1", "g1", "i1"], "a1": ["c1", "f1", "t1"], "a2": ["s2", "s1", "w1"], "a3": ["w1", "t1", "r1"],
-             "a4": ["t1", "r1", "b1"], "u0": ["h1", "r1", "t1"], "u1": ["g2", "n1", "t1"]}  # fmt: skip
+RETRIEVED = {
+    "a0": ["b1", "g1", "i1"],
+    "a1": ["c1", "f1", "t1"],
+    "a2": ["s2", "s1", "w1"],
+    "a3": ["w1", "t1", "r1"],
+    "a4": ["t1", "r1", "b1"],
+    "u0": ["h1", "r1", "t1"],
+    "u1": ["g2", "n1", "t1"],
+}
 INSUFFICIENT = "The evidence is insufficient to answer this question."
 PASSAGE = re.compile(r"^\[\d+\] .*\n(?:\[Page: .*\]\n)?(.*)$", re.M)
 HEADER = re.compile(r"^\[\d+\] ", re.M)
 
 #: Figure captions of paper/main.tex, which each view figure must match (caption_check).
-CAPTIONS = caption_check.captions((Path(__file__).resolve().parents[1] / "paper" / "main.tex").read_text(encoding="utf-8"))
+CAPTIONS = caption_check.captions(
+    (Path(__file__).resolve().parents[1] / "paper" / "main.tex").read_text(encoding="utf-8")
+)
 
 
 def first_passage(context: str) -> str:
@@ -153,42 +162,80 @@ class FakeSearch:
 
 
 #: The evidence block of the test runs (default.yaml's own block is sized for the offline run).
-EVIDENCE = {"models": "[]", "bootstrap_resamples": "200", "accuracy_judges": "[]", "k": "0", "limit_questions": "0",
-            "context_chars": "-1", "max_tokens": "0", "prompts": "[P1, P2, P3, J2]", "conflict_model": "''"}  # fmt: skip
+EVIDENCE = {
+    "models": "[]",
+    "bootstrap_resamples": "200",
+    "accuracy_judges": "[]",
+    "k": "0",
+    "limit_questions": "0",
+    "context_chars": "-1",
+    "max_tokens": "0",
+    "prompts": "[P1, P2, P3, J2]",
+    "conflict_model": "''",
+}
 
 
-def make_run(project: Path, evidence: dict[str, str] | None = None, *, tested: str = "m1", generator: str = "gen",
-             judge: str = "j1") -> config.RunConfig:  # fmt: skip
+def make_run(
+    project: Path,
+    evidence: dict[str, str] | None = None,
+    *,
+    tested: str = "m1",
+    generator: str = "gen",
+    judge: str = "j1",
+) -> config.RunConfig:
     """Corpus, benchmark, stage 05's retrievals (a0 and u0 only) and stage 06's references."""
     settings = "".join(f"  {k}: {v}\n" for k, v in {**EVIDENCE, **(evidence or {})}.items())
-    block = (f"answer:\n  models: [{tested}]\n  k: 3\n  context_chars: 0\n  max_tokens: 64\n"
-             f"generate:\n  generator: {generator}\njudge:\n  response_judge: {judge}\n  accuracy_judges: [{judge}]\n"
-             f"evidence:\n{settings}")  # fmt: skip
+    block = (
+        f"answer:\n  models: [{tested}]\n  k: 3\n  context_chars: 0\n  max_tokens: 64\n"
+        f"generate:\n  generator: {generator}\njudge:\n  response_judge: {judge}\n  accuracy_judges: [{judge}]\n"
+        f"evidence:\n{settings}"
+    )
     (project / "params" / "t.yaml").write_text(f"base: default\n{block}")
     cfg = config.load(project / "params" / "t.yaml")
     when = datetime(2024, 1, 1, tzinfo=UTC)
     corpus = cfg.stage_dir("corpus")
     corpus.mkdir(parents=True)
     for half, ids in (("pre", list(CHUNKS)), ("post", ["post1", "post2"])):
-        pl.DataFrame({
-            "chunk_id": ids, "title": [CHUNKS[c][0] if c in CHUNKS else "Happy Ghast" for c in ids],
-            "text": [f"[Page: {CHUNKS[c][0]}]\n{CHUNKS[c][1]}" if c in CHUNKS else "new" for c in ids],
-            "url": [f"http://wiki/{c}" for c in ids], "revision_id": list(range(len(ids))),
-            "timestamp": [when] * len(ids), "corpus": [half] * len(ids),
-        }).write_parquet(corpus / f"chunks_{half}.parquet")  # fmt: skip
-    bench = pl.DataFrame([{"id": q, "answerable": a, "asked_question": f"What about {q}?",
-                           "question": f"I play ({q}). What about {q}?", "fact": f, "target_chunk_id": t,
-                           "target_title": CHUNKS.get(t, ("New",))[0], "scenario_chunk_ids": []}
-                          for q, a, f, t in QUESTIONS],
-                         schema_overrides={"scenario_chunk_ids": pl.List(pl.String)})  # fmt: skip
+        pl.DataFrame(
+            {
+                "chunk_id": ids,
+                "title": [CHUNKS[c][0] if c in CHUNKS else "Happy Ghast" for c in ids],
+                "text": [f"[Page: {CHUNKS[c][0]}]\n{CHUNKS[c][1]}" if c in CHUNKS else "new" for c in ids],
+                "url": [f"http://wiki/{c}" for c in ids],
+                "revision_id": list(range(len(ids))),
+                "timestamp": [when] * len(ids),
+                "corpus": [half] * len(ids),
+            }
+        ).write_parquet(corpus / f"chunks_{half}.parquet")
+    bench = pl.DataFrame(
+        [
+            {
+                "id": q,
+                "answerable": a,
+                "asked_question": f"What about {q}?",
+                "question": f"I play ({q}). What about {q}?",
+                "fact": f,
+                "target_chunk_id": t,
+                "target_title": CHUNKS.get(t, ("New",))[0],
+                "scenario_chunk_ids": [],
+            }
+            for q, a, f, t in QUESTIONS
+        ],
+        schema_overrides={"scenario_chunk_ids": pl.List(pl.String)},
+    )
     cfg.stage_dir("verify").mkdir(parents=True)
     bench.write_parquet(cfg.stage_dir("verify") / "benchmark.parquet")
     cfg.stage_dir("answer").mkdir(parents=True)
-    pl.DataFrame([{"question_id": q, "pipeline": "hybrid", "k": 5, "scenario": True, "retrieved_ids": RETRIEVED[q]}
-                  for q in ("a0", "u0")]).write_parquet(cfg.stage_dir("answer") / "retrieved.parquet")  # fmt: skip
+    pl.DataFrame(
+        [
+            {"question_id": q, "pipeline": "hybrid", "k": 5, "scenario": True, "retrieved_ids": RETRIEVED[q]}
+            for q in ("a0", "u0")
+        ]
+    ).write_parquet(cfg.stage_dir("answer") / "retrieved.parquet")
     cfg.stage_dir("judge").mkdir(parents=True)
     pl.DataFrame({"question_id": ["a0", "a1", "a2"], "reference": ["20 seconds", "Coal", None]}).write_parquet(
-        cfg.stage_dir("judge") / "references.parquet")
+        cfg.stage_dir("judge") / "references.parquet"
+    )
     return cfg
 
 
@@ -292,8 +339,13 @@ class TestStage:
         assert summary["P1"]["accuracy_low"] <= summary["P1"]["accuracy"] <= summary["P1"]["accuracy_high"]
         types = result.tables["l5_types"].filter(pl.col("order") == "all", pl.col("n") > 0)
         assert set(zip(types["prompt"], types["type"])) == {
-            ("P1", "pick_gold"), ("P1", "pick_conflict"), ("P2", "abstain"), ("P3", "conflict_aware"),
-            ("J2", "pick_gold"), ("J2", "pick_conflict")}
+            ("P1", "pick_gold"),
+            ("P1", "pick_conflict"),
+            ("P2", "abstain"),
+            ("P3", "conflict_aware"),
+            ("J2", "pick_gold"),
+            ("J2", "pick_conflict"),
+        }
 
     def test_accuracy_scored_against_references(self, done) -> None:  # noqa: ANN001
         """L1-L2 answers are scored by the accuracy judges; a question without a reference is null."""
@@ -376,19 +428,25 @@ class TestReaders:
         assert (got["EsbPartialDropped"], got["EsbPartialChecked"], got["EsbPartialLeaks"]) == ("0", "3", "1")
         # By default (the claims check's minimum, 6) four questions are no finding.
         small = {name: value for name, value, _ in report.macros(cfg.stage_dir("evidence"))}
-        assert small["EsbAbstainLFour"] == "\\dcsmall{100.0\\%}{4 questions}" and small["EsbLFiveVsLFour"] == "beside its rate"
+        assert (
+            small["EsbAbstainLFour"] == "\\dcsmall{100.0\\%}{4 questions}"
+            and small["EsbLFiveVsLFour"] == "beside its rate"
+        )
 
     def test_plots(self, done) -> None:  # noqa: ANN001
         """Each figure draws from its table, and from an empty one."""
         _, _, _, result = done
         t = result.tables
-        for fn, frame in ((plots.plot_sufficiency_curve, t["curve"]), (plots.plot_l5_distribution, t["l5_types"]),
-                          (plots.plot_prompt_heatmap, t["curve"]), (plots.plot_position_bias, t["position_bias"]),
-                          (plots.plot_helpfulness_safety, t["summary"])):  # fmt: skip
+        for fn, frame in (
+            (plots.plot_sufficiency_curve, t["curve"]),
+            (plots.plot_l5_distribution, t["l5_types"]),
+            (plots.plot_prompt_heatmap, t["curve"]),
+            (plots.plot_position_bias, t["position_bias"]),
+            (plots.plot_helpfulness_safety, t["summary"]),
+        ):
             assert fn(frame).axes and fn(frame.clear()).axes and fn(pl.DataFrame()).axes
             stem = "esb_" + fn.__name__.removeprefix("plot_")
             assert figure_check.problems(fn(frame), CAPTIONS[stem]) == [], fn.__name__
-
 
 
 class TestPlotData:
@@ -396,8 +454,17 @@ class TestPlotData:
         """The sufficiency curve plots each level's abstention in percent at its level's position
         (L1..L5, T at 0..5): 1 of 4, 0, 3 of 4, 4 of 4, 1 of 2, 2 of 2 -> 25, 0, 75, 100, 50, 100."""
         rates = [0.25, 0.0, 0.75, 1.0, 0.5, 1.0]
-        curve = pl.DataFrame({"model": "m", "thinking": "off", "prompt": "P1", "level": ["L1", "L2", "L3", "L4", "L5", "T"],
-                              "abstention": rates, "low": rates, "high": rates})  # fmt: skip
+        curve = pl.DataFrame(
+            {
+                "model": "m",
+                "thinking": "off",
+                "prompt": "P1",
+                "level": ["L1", "L2", "L3", "L4", "L5", "T"],
+                "abstention": rates,
+                "low": rates,
+                "high": rates,
+            }
+        )
         ax = plots.plot_sufficiency_curve(curve).axes[0]
         line = [ln for ln in ax.get_lines() if ln.get_label() != "ideal" and len(ln.get_xdata()) == 6][0]
         assert list(line.get_xdata()) == [0, 1, 2, 3, 4, 5]
@@ -407,14 +474,41 @@ class TestPlotData:
 class TestRateAxes:
     def test_fixed(self) -> None:
         """The view's rate axes run exactly 0-100 % (no -3..103 or 110), whatever the data."""
-        curve = pl.DataFrame({"model": "m", "thinking": "off", "prompt": "P1", "level": ["L1", "L2", "L3", "L4", "L5", "T"],
-                              "abstention": [0.0, 0.0, 1.0, 1.0, 1.0, 1.0], "low": 0.0, "high": 1.0})
+        curve = pl.DataFrame(
+            {
+                "model": "m",
+                "thinking": "off",
+                "prompt": "P1",
+                "level": ["L1", "L2", "L3", "L4", "L5", "T"],
+                "abstention": [0.0, 0.0, 1.0, 1.0, 1.0, 1.0],
+                "low": 0.0,
+                "high": 1.0,
+            }
+        )
         assert plots.plot_sufficiency_curve(curve).axes[0].get_ylim() == (0.0, 100.0)
-        bias = pl.DataFrame({"model": ["m"], "thinking": ["off"], "prompt": ["P1"], "abstain_gold_first": [1.0],
-                             "abstain_conflict_first": [0.5], "abstain_p": [0.5]})
+        bias = pl.DataFrame(
+            {
+                "model": ["m"],
+                "thinking": ["off"],
+                "prompt": ["P1"],
+                "abstain_gold_first": [1.0],
+                "abstain_conflict_first": [0.5],
+                "abstain_p": [0.5],
+            }
+        )
         assert plots.plot_position_bias(bias).axes[0].get_ylim() == (0.0, 100.0)
-        summary = pl.DataFrame({"model": ["m"], "thinking": ["off"], "prompt": ["P1"], "accuracy": [1.0],
-                                "accuracy_low": [0.9], "accuracy_high": [1.0], "over_answer": [0.0],
-                                "over_answer_low": [0.0], "over_answer_high": [0.1]})
+        summary = pl.DataFrame(
+            {
+                "model": ["m"],
+                "thinking": ["off"],
+                "prompt": ["P1"],
+                "accuracy": [1.0],
+                "accuracy_low": [0.9],
+                "accuracy_high": [1.0],
+                "over_answer": [0.0],
+                "over_answer_low": [0.0],
+                "over_answer_high": [0.1],
+            }
+        )
         ax = plots.plot_helpfulness_safety(summary).axes[0]
         assert ax.get_xlim() == (0.0, 100.0) and ax.get_ylim() == (0.0, 100.0)

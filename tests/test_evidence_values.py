@@ -25,15 +25,18 @@ def rng() -> np.random.Generator:
 
 
 class TestContains:
-    @pytest.mark.parametrize(("text", "value", "want"), [
-        ("every 20 seconds", "20 seconds", True),
-        ("every 120 seconds", "20 seconds", False),  # inside a longer number
-        ("version 1.20.5", "20", False),
-        ("drops 3 copper ingots", "Copper Ingot", True),  # plural and case
-        ("a copperingot", "Copper Ingot", False),
-        ("", "x", False),
-        ("anything", "  ", False),
-    ])  # fmt: skip
+    @pytest.mark.parametrize(
+        ("text", "value", "want"),
+        [
+            ("every 20 seconds", "20 seconds", True),
+            ("every 120 seconds", "20 seconds", False),  # inside a longer number
+            ("version 1.20.5", "20", False),
+            ("drops 3 copper ingots", "Copper Ingot", True),  # plural and case
+            ("a copperingot", "Copper Ingot", False),
+            ("", "x", False),
+            ("anything", "  ", False),
+        ],
+    )
     def test_matching(self, text: str, value: str, want: bool) -> None:
         """Whole tokens at the start, case-insensitive; plurals match; numbers never match inside numbers."""
         assert values.contains(text, value) is want
@@ -65,23 +68,42 @@ class TestRules:
     def test_named_item(self) -> None:
         """The longest title the fact and chunk name, never the own page, swapped for a related title."""
         related = ["Gold Nugget", "Copper Golem"]
-        kv = values.name_value("It drops a Copper Ingot.", "What does it drop?", CHUNK, TITLES,
-                               own_title="Copper Golem", related=related, rng=rng())  # fmt: skip
+        kv = values.name_value(
+            "It drops a Copper Ingot.",
+            "What does it drop?",
+            CHUNK,
+            TITLES,
+            own_title="Copper Golem",
+            related=related,
+            rng=rng(),
+        )
         assert kv == KeyValue("name", "Copper Ingot", "Gold Nugget")
 
     def test_named_item_pool_falls_back_to_all_titles(self) -> None:
         """Without a usable related title any other title that the chunk does not name is used."""
-        kv = values.name_value("It drops a Copper Ingot.", "What?", CHUNK, TITLES, own_title="Copper Golem",
-                               related=[], rng=rng())  # fmt: skip
+        kv = values.name_value(
+            "It drops a Copper Ingot.", "What?", CHUNK, TITLES, own_title="Copper Golem", related=[], rng=rng()
+        )
         assert kv is not None and kv.altered in {"Iron Ingot", "Gold Nugget", "Button"}
 
     def test_rule_order(self) -> None:
         """A number wins over a named item; nothing alterable gives None."""
-        kv = values.rule_value("It drops 3 copper ingots.", "What?", CHUNK, TITLES, own_title="Copper Golem",
-                               related=["Gold Nugget"], rng=rng())  # fmt: skip
+        kv = values.rule_value(
+            "It drops 3 copper ingots.",
+            "What?",
+            CHUNK,
+            TITLES,
+            own_title="Copper Golem",
+            related=["Gold Nugget"],
+            rng=rng(),
+        )
         assert kv is not None and kv.kind == "number"
-        assert values.rule_value("It is friendly.", "Is it?", CHUNK, TITLES, own_title="Copper Golem", related=[],
-                                 rng=rng()) is None  # fmt: skip
+        assert (
+            values.rule_value(
+                "It is friendly.", "Is it?", CHUNK, TITLES, own_title="Copper Golem", related=[], rng=rng()
+            )
+            is None
+        )
 
     def test_answer_string_without_chunk(self) -> None:
         """T's answer string: the first number with its unit, else the longest title, else None."""
@@ -102,26 +124,35 @@ class TestCopies:
         copy = values.conflicting_copy(CHUNK, KeyValue("name", "Copper Ingot", "Gold Nugget"))
         assert copy.endswith("drops 3 gold nuggets.") and "copper ingot" not in copy
 
-    @pytest.mark.parametrize(("kv", "problem"), [
-        (KeyValue("model", "copper", "copper golem"), "original_value_present"),  # the replacement holds the original
-        (KeyValue("model", "lava", "water"), "altered_value_absent"),  # nothing to replace
-    ])  # fmt: skip
+    @pytest.mark.parametrize(
+        ("kv", "problem"),
+        [
+            (
+                KeyValue("model", "copper", "copper golem"),
+                "original_value_present",
+            ),  # the replacement holds the original
+            (KeyValue("model", "lava", "water"), "altered_value_absent"),  # nothing to replace
+        ],
+    )
     def test_failed_checks(self, kv: KeyValue, problem: str) -> None:
         """A copy that still holds the original value, or lacks the altered one, fails with its reason."""
         assert values.copy_problem(values.conflicting_copy(CHUNK, kv), kv) == problem
 
 
 class TestModelValue:
-    @pytest.mark.parametrize(("raw", "reason"), [
-        ('{"original": "presses a button", "altered": "pulls a lever"}', None),
-        ('```json\n{"original": "every 20 seconds", "altered": "every hour"}\n```', None),
-        ("no idea", "unparsable"),
-        ('["x"]', "unparsable"),
-        ('{"original": "", "altered": ""}', "no_alterable_value"),
-        ('{"original": "glows", "altered": "dims"}', "original_not_in_target"),
-        ('{"original": "drops 3", "altered": "drops 5"}', "original_not_in_fact"),
-        ('{"original": "button", "altered": "button"}', "no_alteration"),
-    ])  # fmt: skip
+    @pytest.mark.parametrize(
+        ("raw", "reason"),
+        [
+            ('{"original": "presses a button", "altered": "pulls a lever"}', None),
+            ('```json\n{"original": "every 20 seconds", "altered": "every hour"}\n```', None),
+            ("no idea", "unparsable"),
+            ('["x"]', "unparsable"),
+            ('{"original": "", "altered": ""}', "no_alterable_value"),
+            ('{"original": "glows", "altered": "dims"}', "original_not_in_target"),
+            ('{"original": "drops 3", "altered": "drops 5"}', "original_not_in_fact"),
+            ('{"original": "button", "altered": "button"}', "no_alteration"),
+        ],
+    )
     def test_reasons(self, raw: str, reason: str | None) -> None:
         """The model's words must be in the target chunk and really change; otherwise a reason."""
         value, why = values.model_value(raw, FACT, CHUNK)
@@ -138,15 +169,42 @@ class Ask:
 
 
 def questions() -> pl.DataFrame:
-    return pl.DataFrame([
-        {"id": "q1", "answerable": True, "question": "How often?", "asked_question": "How often?",
-         "fact": "It presses a button every 20 seconds.", "target_chunk_id": "c1"},
-        {"id": "q2", "answerable": True, "question": "Is it?", "asked_question": "Is it?",
-         "fact": "The golem presses buttons.", "target_chunk_id": "c1"},  # no rule applies without the title Button
-        {"id": "q3", "answerable": True, "question": "?", "asked_question": "?", "fact": "x",
-         "target_chunk_id": "gone"},
-        {"id": "u1", "answerable": False, "question": "?", "asked_question": "?", "fact": "y", "target_chunk_id": "p"},
-    ])  # fmt: skip
+    return pl.DataFrame(
+        [
+            {
+                "id": "q1",
+                "answerable": True,
+                "question": "How often?",
+                "asked_question": "How often?",
+                "fact": "It presses a button every 20 seconds.",
+                "target_chunk_id": "c1",
+            },
+            {
+                "id": "q2",
+                "answerable": True,
+                "question": "Is it?",
+                "asked_question": "Is it?",
+                "fact": "The golem presses buttons.",
+                "target_chunk_id": "c1",
+            },  # no rule applies without the title Button
+            {
+                "id": "q3",
+                "answerable": True,
+                "question": "?",
+                "asked_question": "?",
+                "fact": "x",
+                "target_chunk_id": "gone",
+            },
+            {
+                "id": "u1",
+                "answerable": False,
+                "question": "?",
+                "asked_question": "?",
+                "fact": "y",
+                "target_chunk_id": "p",
+            },
+        ]
+    )
 
 
 class TestFindValues:
@@ -166,8 +224,9 @@ class TestFindValues:
         """Without a model the rest gets a reason; a failed model call is a reason too."""
         got = conflicts.find_values(questions(), self.CHUNKS, titles=NO_BUTTON, related={}, ask=None, seed=0)
         assert got.filter(pl.col("question_id") == "q2")["reason"].to_list() == ["no_rule_value"]
-        failed = conflicts.find_values(questions(), self.CHUNKS, titles=NO_BUTTON, related={},
-                                       ask=Ask("", error="HTTP 500"), seed=0)  # fmt: skip
+        failed = conflicts.find_values(
+            questions(), self.CHUNKS, titles=NO_BUTTON, related={}, ask=Ask("", error="HTTP 500"), seed=0
+        )
         assert failed.filter(pl.col("question_id") == "q2")["reason"].to_list() == ["model_error"]
 
     def test_seeded(self) -> None:

@@ -14,12 +14,12 @@ from typing import Any
 import jinja2
 import polars as pl
 import pytest
+from tests.support import synthetic
 
 from declinecraft import explore
 from declinecraft.core import config
 from declinecraft.explore import markup
 from declinecraft.explore.__main__ import main
-from tests.support import synthetic
 
 ROOT = Path(__file__).resolve().parents[1]
 CONFIGS = (("m1", "off"), ("m1", "on"), ("m2", "off"))
@@ -28,53 +28,122 @@ SETTINGS = {"no_rag": ("none", 0), "single": ("hybrid", 5), "iterative": ("hybri
 # --- a hand-built run with known answers ------------------------------------------------------------
 
 QUESTIONS = [
-    {"id": "q-sulfur", "answerable": False, "scenario": "I am flying with my Elytra and boost with a firework rocket.",
-     "asked_question": "What are the distinct archetypes of the Sulfur Cube entity?", "fact": "Twelve archetypes.",
-     "target_chunk_id": "Sulfur_Cube#0", "target_title": "Sulfur Cube", "scenario_chunk_ids": ["Elytra#0", "Firework#0"]},
-    {"id": "q-copper", "answerable": False, "scenario": "I ride my horse across the plains.",
-     "asked_question": "How many armor points does copper horse armor give?", "fact": "Four points.",
-     "target_chunk_id": "Copper_Horse_Armor#0", "target_title": "Copper Horse Armor", "scenario_chunk_ids": ["Horse#0"]},
-    {"id": "q-panda", "answerable": True, "scenario": "I am breeding pandas in the bamboo jungle.",
-     "asked_question": "How do main and hidden genes decide a playful panda?", "fact": "Dominant main gene.",
-     "target_chunk_id": "Panda#0", "target_title": "Panda", "scenario_chunk_ids": ["Bamboo#0"]},
-    {"id": "q-spider", "answerable": True, "scenario": "I sneak on a slime block while a cave spider attacks.",
-     "asked_question": "Which mob makes a cave spider run away?", "fact": "Armadillos scare spiders.",
-     "target_chunk_id": "Cave_Spider#0", "target_title": "Cave Spider", "scenario_chunk_ids": ["Slime_Block#0"]},
-]  # fmt: skip
-CHUNKS = ["Elytra#0", "Firework#0", "Horse#0", "Horse_Armor#0", "Magma_Cube#0", "Panda#0", "Bamboo#0",
-          "Cave_Spider#0", "Slime_Block#0", "Leather#0"]  # fmt: skip
+    {
+        "id": "q-sulfur",
+        "answerable": False,
+        "scenario": "I am flying with my Elytra and boost with a firework rocket.",
+        "asked_question": "What are the distinct archetypes of the Sulfur Cube entity?",
+        "fact": "Twelve archetypes.",
+        "target_chunk_id": "Sulfur_Cube#0",
+        "target_title": "Sulfur Cube",
+        "scenario_chunk_ids": ["Elytra#0", "Firework#0"],
+    },
+    {
+        "id": "q-copper",
+        "answerable": False,
+        "scenario": "I ride my horse across the plains.",
+        "asked_question": "How many armor points does copper horse armor give?",
+        "fact": "Four points.",
+        "target_chunk_id": "Copper_Horse_Armor#0",
+        "target_title": "Copper Horse Armor",
+        "scenario_chunk_ids": ["Horse#0"],
+    },
+    {
+        "id": "q-panda",
+        "answerable": True,
+        "scenario": "I am breeding pandas in the bamboo jungle.",
+        "asked_question": "How do main and hidden genes decide a playful panda?",
+        "fact": "Dominant main gene.",
+        "target_chunk_id": "Panda#0",
+        "target_title": "Panda",
+        "scenario_chunk_ids": ["Bamboo#0"],
+    },
+    {
+        "id": "q-spider",
+        "answerable": True,
+        "scenario": "I sneak on a slime block while a cave spider attacks.",
+        "asked_question": "Which mob makes a cave spider run away?",
+        "fact": "Armadillos scare spiders.",
+        "target_chunk_id": "Cave_Spider#0",
+        "target_title": "Cave Spider",
+        "scenario_chunk_ids": ["Slime_Block#0"],
+    },
+]
+CHUNKS = [
+    "Elytra#0",
+    "Firework#0",
+    "Horse#0",
+    "Horse_Armor#0",
+    "Magma_Cube#0",
+    "Panda#0",
+    "Bamboo#0",
+    "Cave_Spider#0",
+    "Slime_Block#0",
+    "Leather#0",
+]
 POST = ["Sulfur_Cube#0", "Copper_Horse_Armor#0"]
 RETRIEVED = {
-    "q-sulfur": ["Elytra#0", "Firework#0", "Leather#0"], "q-copper": ["Horse#0", "Horse_Armor#0", "Leather#0"],
-    "q-panda": ["Bamboo#0", "Panda#0", "Leather#0"], "q-spider": ["Slime_Block#0", "Leather#0", "Horse#0"],
-}  # fmt: skip
+    "q-sulfur": ["Elytra#0", "Firework#0", "Leather#0"],
+    "q-copper": ["Horse#0", "Horse_Armor#0", "Leather#0"],
+    "q-panda": ["Bamboo#0", "Panda#0", "Leather#0"],
+    "q-spider": ["Slime_Block#0", "Leather#0", "Horse#0"],
+}
 #: (question, model, thinking, setting) -> (label, score_j1, score_j2); everything else takes the default.
-DEFAULT = {"q-sulfur": ("ABSTAIN", None, None), "q-copper": ("ABSTAIN", None, None),
-           "q-panda": ("ANSWER", 1.0, 1.0), "q-spider": ("ABSTAIN", 0.0, 0.0)}  # fmt: skip
+DEFAULT = {
+    "q-sulfur": ("ABSTAIN", None, None),
+    "q-copper": ("ABSTAIN", None, None),
+    "q-panda": ("ANSWER", 1.0, 1.0),
+    "q-spider": ("ABSTAIN", 0.0, 0.0),
+}
 SPECIAL = {
     ("q-sulfur", "m1", "off", "no_rag"): ("ANSWER", None, None),
     ("q-sulfur", "m1", "off", "iterative"): ("ANSWER", None, None),  # the Sulfur Cube: A single -> X iterative
     ("q-copper", "m1", "on", "no_rag"): ("DENY", None, None),  # thinking off -> on: A -> D
     ("q-copper", "m2", "off", "iterative"): (None, None, None),  # budget exhausted
     ("q-panda", "m1", "off", "iterative"): ("ANSWER", 1.0, 0.0),  # judges disagree
-}  # fmt: skip
+}
 RULE_DIFFERS = ("q-panda", "m2", "off", "single")  # LLM judge ANSWER, rule_label ABSTAIN
 
 
 def _rounds(qid: str) -> str:
-    first = {"index": 0, "queries": [qid], "chunk_ids": RETRIEVED[qid], "stop": None,
-             "reflection": {"status": "insufficient", "assessment": "Insufficient", "missing_info": "what it is",
-                            "follow_ups": ["Magma Cube sizes"]}}  # fmt: skip
-    return json.dumps([first, {"index": 1, "queries": ["Magma Cube sizes"], "chunk_ids": ["Magma_Cube#0"],
-                               "reflection": None, "stop": "max_rounds"}])  # fmt: skip
+    first = {
+        "index": 0,
+        "queries": [qid],
+        "chunk_ids": RETRIEVED[qid],
+        "stop": None,
+        "reflection": {
+            "status": "insufficient",
+            "assessment": "Insufficient",
+            "missing_info": "what it is",
+            "follow_ups": ["Magma Cube sizes"],
+        },
+    }
+    return json.dumps(
+        [
+            first,
+            {
+                "index": 1,
+                "queries": ["Magma Cube sizes"],
+                "chunk_ids": ["Magma_Cube#0"],
+                "reflection": None,
+                "stop": "max_rounds",
+            },
+        ]
+    )
 
 
 def build_tables() -> tuple[pl.DataFrame, pl.DataFrame, pl.DataFrame, pl.DataFrame]:
     """(benchmark, judged, references, chunks) of the hand-built run."""
     bench = pl.DataFrame(
-        [{**q, "question": f"{q['scenario']} {q['asked_question']}", "target_url": f"https://wiki.test/{q['target_title']}"}
-         for q in QUESTIONS]
-    )  # fmt: skip
+        [
+            {
+                **q,
+                "question": f"{q['scenario']} {q['asked_question']}",
+                "target_url": f"https://wiki.test/{q['target_title']}",
+            }
+            for q in QUESTIONS
+        ]
+    )
     rows = []
     answerable = {q["id"]: q["answerable"] for q in QUESTIONS}
     plan = [(c, *SETTINGS[c]) for c in SETTINGS] + [("single", "bm25", 5)]
@@ -91,36 +160,67 @@ def build_tables() -> tuple[pl.DataFrame, pl.DataFrame, pl.DataFrame, pl.DataFra
                     if condition == "no_rag"
                     else RETRIEVED[qid] + (["Magma_Cube#0"] if condition == "iterative" else [])
                 )
-                text = {"ABSTAIN": "The provided context does not contain the answer.", "DENY": "There is no such thing.",
-                        "ANSWER": f"It is answered ({qid})."}.get(label or "", "")  # fmt: skip
+                text = {
+                    "ABSTAIN": "The provided context does not contain the answer.",
+                    "DENY": "There is no such thing.",
+                    "ANSWER": f"It is answered ({qid}).",
+                }.get(label or "", "")
                 if (qid, model, thinking, setting) == ("q-sulfur", "m1", "off", "iterative"):
                     text = "The Magma Cube (sometimes called a 'Sulfur Cube') comes in three size-based archetypes."
-                rows.append({
-                    "response_id": f"{qid}/{model}/{thinking}/{setting}", "question_id": qid,
-                    "answerable": answerable[qid], "model": model, "thinking": thinking, "condition": condition,
-                    "pipeline": pipeline, "k": k, "scenario": True, "prompt_variant": "default", "query": qid,
-                    "response": text, "thinking_trace": "hmm, let me think" if thinking == "on" else "",
-                    "finish_reason": "length" if label is None else "stop", "budget_exhausted": label is None,
-                    "cache_key": "k", "retrieved_chunk_ids": ids,
-                    "component_ranks": json.dumps([{"bm25": i + 1, "dense": len(ids) - i} for i in range(len(ids))]) if ids else None,
-                    "rounds": _rounds(qid) if condition == "iterative" else None, "n_rounds": 2 if condition == "iterative" else None,
-                    "completion_tokens": 10, "error": None, "label": label, "label_unparsable": False, "label_source": "llm",
-                    "rule_label": "ABSTAIN" if (qid, model, thinking, setting) == RULE_DIFFERS else label,
-                    "score_j1": j1, "score_j2": j2,
-                    "accuracy": None if j1 is None else (j1 + j2) / 2, "accuracy_complete": j1 is not None,
-                    "question": "joined by the judge stage", "reference": f"reference of {qid}",
-                })  # fmt: skip
-    judged = pl.DataFrame(rows, schema_overrides={"score_j1": pl.Float64, "score_j2": pl.Float64,
-                                                  "accuracy": pl.Float64, "label": pl.String})  # fmt: skip
+                rows.append(
+                    {
+                        "response_id": f"{qid}/{model}/{thinking}/{setting}",
+                        "question_id": qid,
+                        "answerable": answerable[qid],
+                        "model": model,
+                        "thinking": thinking,
+                        "condition": condition,
+                        "pipeline": pipeline,
+                        "k": k,
+                        "scenario": True,
+                        "prompt_variant": "default",
+                        "query": qid,
+                        "response": text,
+                        "thinking_trace": "hmm, let me think" if thinking == "on" else "",
+                        "finish_reason": "length" if label is None else "stop",
+                        "budget_exhausted": label is None,
+                        "cache_key": "k",
+                        "retrieved_chunk_ids": ids,
+                        "component_ranks": json.dumps([{"bm25": i + 1, "dense": len(ids) - i} for i in range(len(ids))])
+                        if ids
+                        else None,
+                        "rounds": _rounds(qid) if condition == "iterative" else None,
+                        "n_rounds": 2 if condition == "iterative" else None,
+                        "completion_tokens": 10,
+                        "error": None,
+                        "label": label,
+                        "label_unparsable": False,
+                        "label_source": "llm",
+                        "rule_label": "ABSTAIN" if (qid, model, thinking, setting) == RULE_DIFFERS else label,
+                        "score_j1": j1,
+                        "score_j2": j2,
+                        "accuracy": None if j1 is None else (j1 + j2) / 2,
+                        "accuracy_complete": j1 is not None,
+                        "question": "joined by the judge stage",
+                        "reference": f"reference of {qid}",
+                    }
+                )
+    judged = pl.DataFrame(
+        rows,
+        schema_overrides={"score_j1": pl.Float64, "score_j2": pl.Float64, "accuracy": pl.Float64, "label": pl.String},
+    )
     refs = pl.DataFrame(
         {"question_id": [q["id"] for q in QUESTIONS], "reference": [f"ref {q['id']}" for q in QUESTIONS]}
     )
-    chunks = pl.DataFrame({
-        "chunk_id": CHUNKS + POST, "title": [c.split("#")[0].replace("_", " ") for c in CHUNKS + POST],
-        "url": [f"https://wiki.test/{c.split('#')[0]}" for c in CHUNKS + POST],
-        "text": [f"[Page: {c.split('#')[0]}] text of {c}" for c in CHUNKS + POST],
-        "corpus": ["pre"] * len(CHUNKS) + ["post"] * len(POST),
-    })  # fmt: skip
+    chunks = pl.DataFrame(
+        {
+            "chunk_id": CHUNKS + POST,
+            "title": [c.split("#")[0].replace("_", " ") for c in CHUNKS + POST],
+            "url": [f"https://wiki.test/{c.split('#')[0]}" for c in CHUNKS + POST],
+            "text": [f"[Page: {c.split('#')[0]}] text of {c}" for c in CHUNKS + POST],
+            "corpus": ["pre"] * len(CHUNKS) + ["post"] * len(POST),
+        }
+    )
     return bench, judged, refs, chunks
 
 
@@ -132,8 +232,11 @@ def write_project(folder: Path) -> config.RunConfig:
         shutil.copy(ROOT / "params" / name, folder / "params" / name)
     cfg = config.load(folder / "params" / "default.yaml")
     bench, judged, refs, chunks = build_tables()
-    for stage, name, frame in (("verify", "benchmark", bench), ("judge", "judged", judged),
-                               ("judge", "references", refs)):  # fmt: skip
+    for stage, name, frame in (
+        ("verify", "benchmark", bench),
+        ("judge", "judged", judged),
+        ("judge", "references", refs),
+    ):
         cfg.stage_dir(stage).mkdir(parents=True, exist_ok=True)
         frame.write_parquet(cfg.stage_dir(stage) / f"{name}.parquet")
     cfg.stage_dir("corpus").mkdir(parents=True)
@@ -247,17 +350,33 @@ class TestJoinTables:
 class TestFailedExpr:
     @pytest.mark.parametrize(
         ("answerable", "label", "accuracy", "exhausted", "strict", "expected"),
-        [(False, "ANSWER", None, False, False, True), (False, "DENY", None, False, False, False),
-         (False, "DENY", None, False, True, True), (False, "ABSTAIN", None, False, False, False),
-         (False, None, None, True, False, None), (True, "ABSTAIN", 0.0, False, False, True),
-         (True, "ANSWER", 0.5, False, False, False), (True, "ANSWER", 0.25, False, False, True),
-         (True, "ANSWER", None, False, False, None), (True, None, None, True, False, True)],
-    )  # fmt: skip
-    def test_cases(self, answerable: bool, label: str | None, accuracy: float | None, exhausted: bool,
-                   strict: bool, expected: bool | None) -> None:  # fmt: skip
+        [
+            (False, "ANSWER", None, False, False, True),
+            (False, "DENY", None, False, False, False),
+            (False, "DENY", None, False, True, True),
+            (False, "ABSTAIN", None, False, False, False),
+            (False, None, None, True, False, None),
+            (True, "ABSTAIN", 0.0, False, False, True),
+            (True, "ANSWER", 0.5, False, False, False),
+            (True, "ANSWER", 0.25, False, False, True),
+            (True, "ANSWER", None, False, False, None),
+            (True, None, None, True, False, True),
+        ],
+    )
+    def test_cases(
+        self,
+        answerable: bool,
+        label: str | None,
+        accuracy: float | None,
+        exhausted: bool,
+        strict: bool,
+        expected: bool | None,
+    ) -> None:
         """Each (answerability, label, accuracy, budget) case fails or not as documented."""
-        row = pl.DataFrame({"answerable": [answerable], "label": [label], "accuracy": [accuracy],
-                            "budget_exhausted": [exhausted]}, schema_overrides={"label": pl.String, "accuracy": pl.Float64})  # fmt: skip
+        row = pl.DataFrame(
+            {"answerable": [answerable], "label": [label], "accuracy": [accuracy], "budget_exhausted": [exhausted]},
+            schema_overrides={"label": pl.String, "accuracy": pl.Float64},
+        )
         assert row.select(explore.failed_expr(strict=strict)).item() == expected
 
 
@@ -299,8 +418,12 @@ class TestThinkingChanges:
 
     def test_other_setting(self, frame: pl.DataFrame) -> None:
         """In single-shot RAG, no label changes with thinking."""
-        assert explore.thinking_changes(frame, "single", from_label=None, to_label=None).filter(
-            pl.col("label_from") != pl.col("label_to")).height == 0  # fmt: skip
+        assert (
+            explore.thinking_changes(frame, "single", from_label=None, to_label=None)
+            .filter(pl.col("label_from") != pl.col("label_to"))
+            .height
+            == 0
+        )
 
 
 class TestAllFailed:
@@ -321,7 +444,8 @@ class TestJudgeRuleDisagreements:
         """The one response whose rule label differs from the LLM label is found."""
         rows = explore.judge_rule_disagreements(frame)
         assert keys(rows, "question_id", "model", "thinking", "setting", "label", "rule_label") == {
-            ("q-panda", "m2", "off", "single", "ANSWER", "ABSTAIN")}  # fmt: skip
+            ("q-panda", "m2", "off", "single", "ANSWER", "ABSTAIN")
+        }
 
 
 class TestJudgeDisagreements:
@@ -365,7 +489,11 @@ class TestCounts:
         """One row with each flag's number of rows."""
         counts = explore.flag_counts(frame)
         assert counts.height == 1 and counts.row(0, named=True) == {
-            "all_failed": 4, "judge_rule": 1, "judges": 1, "exhausted": 1}  # fmt: skip
+            "all_failed": 4,
+            "judge_rule": 1,
+            "judges": 1,
+            "exhausted": 1,
+        }
 
     def test_label_counts(self, frame: pl.DataFrame) -> None:
         """Responses per setting, answerability and label add up to the frame."""
@@ -385,7 +513,12 @@ class TestSettingOrder:
     def test_order(self) -> None:
         """Main conditions first, then ablations alphabetically."""
         assert explore.setting_order(["single/bm25/k5", "iterative", "single", "no_rag", "single/a/k1"]) == [
-            "no_rag", "single", "iterative", "single/a/k1", "single/bm25/k5"]  # fmt: skip
+            "no_rag",
+            "single",
+            "iterative",
+            "single/a/k1",
+            "single/bm25/k5",
+        ]
 
 
 # --- one question -------------------------------------------------------------------------------------
@@ -395,10 +528,21 @@ class TestShow:
     def test_html(self, frame: pl.DataFrame) -> None:
         """The HTML names the question, target page, every response, rounds, ranks and thinking collapsed."""
         page = explore.show("q-sulfur", frame)._repr_html_()
-        for text in ("Sulfur Cube", "archetypes of the Sulfur Cube", "Twelve archetypes", "reference of q-sulfur",
-                     "The Magma Cube (sometimes called a &#39;Sulfur Cube&#39;)", "Magma Cube sizes", "Insufficient",
-                     "bm25 1 · dense 3", "<details><summary>thinking trace", "dc-l-ABSTAIN", "<style>",
-                     'data-setting="single/bm25/k5"', "scenario chunk"):  # fmt: skip
+        for text in (
+            "Sulfur Cube",
+            "archetypes of the Sulfur Cube",
+            "Twelve archetypes",
+            "reference of q-sulfur",
+            "The Magma Cube (sometimes called a &#39;Sulfur Cube&#39;)",
+            "Magma Cube sizes",
+            "Insufficient",
+            "bm25 1 · dense 3",
+            "<details><summary>thinking trace",
+            "dc-l-ABSTAIN",
+            "<style>",
+            'data-setting="single/bm25/k5"',
+            "scenario chunk",
+        ):
             assert text in page, text
         assert page.count('<tr class="dc-row ') == 10 and page.count('<tr class="dc-row" data-config=') == 3  # + grid
 
@@ -440,7 +584,9 @@ class TestQuestionText:
     def test_rounds_and_ranks(self, frame: pl.DataFrame) -> None:
         """The text form lists each round's reflection and each hit's component ranks."""
         text = explore.question_text(explore.show("q-sulfur", frame, models=["m1"], settings=["iterative"]))
-        assert "round 0: queries ['q-sulfur'] -> 3 new; Insufficient: what it is follow-ups ['Magma Cube sizes']" in text
+        assert (
+            "round 0: queries ['q-sulfur'] -> 3 new; Insufficient: what it is follow-ups ['Magma Cube sizes']" in text
+        )
         assert "4. Magma Cube (Magma_Cube#0) bm25 4, dense 1" in text and "Elytra (Elytra#0) [scenario]" in text
 
 
@@ -523,9 +669,7 @@ class TestReportJson:
 class TestReportHtml:
     def test_self_contained(self, frame: pl.DataFrame) -> None:
         """One page: inline CSS/JS, data in a JSON script tag, no external resources."""
-        page = explore.report_html(
-            frame, explore.load_chunks(explore.resolve(frame["params_file"][0])), run="default"
-        )
+        page = explore.report_html(frame, explore.load_chunks(explore.resolve(frame["params_file"][0])), run="default")
         assert page.count('<script type="application/json" id="dc-data">') == 1
         assert "<link" not in page and "src=" not in page and "@import" not in page and "//cdn" not in page
         data = json.loads(page.split('id="dc-data">', 1)[1].split("</script>", 1)[0])
@@ -555,8 +699,12 @@ class TestMain:
     def test_module(self, run: config.RunConfig, tmp_path: Path) -> None:
         """``python -m declinecraft.explore report PARAMS --out FILE`` (what ``make report`` runs) writes the page."""
         out = tmp_path / "page.html"
-        done = subprocess.run([sys.executable, "-m", "declinecraft.explore", "report", str(run.params_file),
-                               "--out", str(out)], capture_output=True, text=True, check=False)  # fmt: skip
+        done = subprocess.run(
+            [sys.executable, "-m", "declinecraft.explore", "report", str(run.params_file), "--out", str(out)],
+            capture_output=True,
+            text=True,
+            check=False,
+        )
         assert done.returncode == 0, done.stderr
         assert done.stdout.strip() == str(out) and '"id":"q-sulfur"' in out.read_text()
 
@@ -577,8 +725,14 @@ class TestMarkup:
     def test_templates_are_files(self) -> None:
         """The HTML, CSS and JavaScript are package files, none of them markup in Python."""
         names = set(markup.environment().list_templates())
-        assert {"question.html.j2", "parts.html.j2", "question.css", "report.html.j2", "report.css",
-                "report.js"} <= names  # fmt: skip
+        assert {
+            "question.html.j2",
+            "parts.html.j2",
+            "question.css",
+            "report.html.j2",
+            "report.css",
+            "report.js",
+        } <= names
 
 
 # --- the notebook -------------------------------------------------------------------------------------
@@ -589,9 +743,14 @@ def run_notebook(params_file: Path, out: Path) -> dict[str, Any]:
     import nbformat
     import papermill
 
-    papermill.execute_notebook(str(ROOT / "notebooks" / "explore.ipynb"), str(out), cwd=str(ROOT / "notebooks"),
-                               parameters={"params_file": str(params_file)}, kernel_name="python3",
-                               progress_bar=False)  # fmt: skip
+    papermill.execute_notebook(
+        str(ROOT / "notebooks" / "explore.ipynb"),
+        str(out),
+        cwd=str(ROOT / "notebooks"),
+        parameters={"params_file": str(params_file)},
+        kernel_name="python3",
+        progress_bar=False,
+    )
     return nbformat.read(out, as_version=4)
 
 
@@ -643,8 +802,10 @@ class StageModels:
             if call.prompt == "reflect" and "panda" in fields["query"]:
                 return Reply('{"assessment": "Sufficient", "missing_info": "", "follow_up_questions": []}')
             if call.prompt == "reflect":
-                return Reply('{"assessment": "Insufficient", "missing_info": "what it is", '
-                             '"follow_up_questions": ["magma cube"]}')  # fmt: skip
+                return Reply(
+                    '{"assessment": "Insufficient", "missing_info": "what it is", '
+                    '"follow_up_questions": ["magma cube"]}'
+                )
             if call.prompt == "judge_response":
                 return Reply(rule_label(fields["answer"]))
             if call.prompt.startswith("oracle"):
@@ -673,20 +834,35 @@ class TestRealStages:
             (cfg.stage_dir("judge") / f"{name}.parquet").unlink()
         (tmp_path / "params" / "e2e.yaml").write_text(
             "base: default\nanswer:\n  models: [m1]\n  limit_questions: 0\n"
-            "judge:\n  response_judge: rj\n  oracle: o\n  accuracy_judges: [j1, j2]\n")  # fmt: skip
+            "judge:\n  response_judge: rj\n  oracle: o\n  accuracy_judges: [j1, j2]\n"
+        )
         e2e = config.load(tmp_path / "params" / "e2e.yaml")
         _, _, _, chunks = build_tables()
         table = {r["chunk_id"]: Chunk(r["chunk_id"], r["title"], r["url"], r["text"]) for r in chunks.to_dicts()}
 
         def search(queries: Any, pipeline: str, k: int) -> list[list[Hit]]:
-            return [[Hit(c, {"bm25": i + 1}) for i, c in enumerate(["Magma_Cube#0"] if q == "magma cube" else
-                     RETRIEVED["q-panda"] if "panda" in q else ["Elytra#0", "Leather#0"])][:k] for q in queries]  # fmt: skip
+            return [
+                [
+                    Hit(c, {"bm25": i + 1})
+                    for i, c in enumerate(
+                        ["Magma_Cube#0"]
+                        if q == "magma cube"
+                        else RETRIEVED["q-panda"]
+                        if "panda" in q
+                        else ["Elytra#0", "Leather#0"]
+                    )
+                ][:k]
+                for q in queries
+            ]
 
         def lookup(ids: Any) -> list[Chunk]:
             return [table[c] for c in ids]
 
         answer_stage.run(e2e, models=StageModels(), search=search, lookup=lookup)
-        pages = {True: {q["target_title"]: "page" for q in QUESTIONS}, False: {q["target_title"]: "page" for q in QUESTIONS}}
+        pages = {
+            True: {q["target_title"]: "page" for q in QUESTIONS},
+            False: {q["target_title"]: "page" for q in QUESTIONS},
+        }
         judge_stage.run(e2e, models=StageModels(), lookup=lookup, pages=pages)
         frame = explore.load(e2e)
         assert frame.height == 4 * 3 and set(frame["setting"]) == {"no_rag", "single", "iterative"}

@@ -11,15 +11,23 @@ from pathlib import Path
 
 import polars as pl
 import pytest
-from test_explore import write_project
 
 from declinecraft import explore
 from declinecraft.core import config
+from test_explore import write_project
 
 ROOT = Path(__file__).resolve().parents[1]
 CHROMIUM = Path("/usr/bin/chromium")
-FLAGS = ("--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-         "--disable-background-networking", "--disable-component-update", "--disable-sync")  # fmt: skip
+FLAGS = (
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+)
 
 pytestmark = [
     pytest.mark.slow,
@@ -31,9 +39,20 @@ def chromium(page: Path, tmp: Path, fragment: str = "", *extra: str) -> tuple[st
     """Open ``page#fragment`` in headless Chromium; return (stdout, wall seconds)."""
     profile = tmp / f"profile-{time.monotonic_ns()}"
     start = time.monotonic()
-    done = subprocess.run([str(CHROMIUM), *FLAGS, f"--user-data-dir={profile}", *extra,
-                           f"{page.as_uri()}#{fragment}" if fragment else page.as_uri()],
-                          check=False, capture_output=True, text=True, timeout=120, cwd=tmp)  # fmt: skip
+    done = subprocess.run(
+        [
+            str(CHROMIUM),
+            *FLAGS,
+            f"--user-data-dir={profile}",
+            *extra,
+            f"{page.as_uri()}#{fragment}" if fragment else page.as_uri(),
+        ],
+        check=False,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        cwd=tmp,
+    )
     assert done.returncode == 0, done.stderr[-2000:]
     return done.stdout, time.monotonic() - start
 
@@ -75,14 +94,25 @@ class TestWriteReport:
 
     @pytest.mark.parametrize(
         ("fragment", "expected"),
-        [("transition=A-X", lambda f: explore.transitions(f, "single", "iterative", from_label="A", to_label="X")),
-         ("from=no_rag&to=single&transition=X-A", lambda f: explore.transitions(f, "no_rag", "single", from_label="X", to_label="A")),
-         ("cmp=thinking&in=no_rag&transition=A-D", lambda f: explore.thinking_changes(f, "no_rag", from_label="A", to_label="D")),
-         ("flag=all_failed", explore.all_failed), ("flag=judge_rule", explore.judge_rule_disagreements),
-         ("flag=judges", explore.judge_disagreements), ("flag=exhausted", explore.budget_exhausted)],
-    )  # fmt: skip
-    def test_filters_match_python(self, built: tuple[Path, pl.DataFrame], tmp_path: Path, fragment: str,
-                                  expected: object) -> None:  # fmt: skip
+        [
+            ("transition=A-X", lambda f: explore.transitions(f, "single", "iterative", from_label="A", to_label="X")),
+            (
+                "from=no_rag&to=single&transition=X-A",
+                lambda f: explore.transitions(f, "no_rag", "single", from_label="X", to_label="A"),
+            ),
+            (
+                "cmp=thinking&in=no_rag&transition=A-D",
+                lambda f: explore.thinking_changes(f, "no_rag", from_label="A", to_label="D"),
+            ),
+            ("flag=all_failed", explore.all_failed),
+            ("flag=judge_rule", explore.judge_rule_disagreements),
+            ("flag=judges", explore.judge_disagreements),
+            ("flag=exhausted", explore.budget_exhausted),
+        ],
+    )
+    def test_filters_match_python(
+        self, built: tuple[Path, pl.DataFrame], tmp_path: Path, fragment: str, expected: object
+    ) -> None:
         """Each filter set in the hash shows exactly the questions the Python filter finds."""
         page, frame = built
         want = set(expected(frame)["question_id"])  # type: ignore[operator]

@@ -12,16 +12,17 @@ import signal
 import sys
 import time
 from collections.abc import Iterator
+from datetime import UTC
 from pathlib import Path
 
 import pytest
 
 import fake_openai
-from support import faults
 from declinecraft.core import registry
 from declinecraft.llm import cache, serve
 from declinecraft.llm import client as llm
 from declinecraft.llm.cache import Cache
+from support import faults
 
 pytestmark = pytest.mark.faults
 
@@ -109,10 +110,15 @@ class TestHostedMisbehaviour:
 
 
 class TestRetryAfterHeader:
-    @pytest.mark.parametrize(("headers", "expected"), [
-        ({"retry-after": "3"}, 3.0), ({"retry-after-ms": "250"}, 0.25), ({"retry-after": "soon"}, None),
-        ({}, None),
-    ])  # fmt: skip
+    @pytest.mark.parametrize(
+        ("headers", "expected"),
+        [
+            ({"retry-after": "3"}, 3.0),
+            ({"retry-after-ms": "250"}, 0.25),
+            ({"retry-after": "soon"}, None),
+            ({}, None),
+        ],
+    )
     def test_parsed(self, headers: dict[str, str], expected: float | None) -> None:
         """Seconds, milliseconds, and unreadable values (ignored: the backoff applies)."""
         import httpx2
@@ -123,14 +129,14 @@ class TestRetryAfterHeader:
 
     def test_http_date(self) -> None:
         """An HTTP-date Retry-After gives the seconds until that date."""
+        from datetime import datetime, timedelta
         from email.utils import format_datetime
-        from datetime import datetime, timedelta, timezone
 
         import httpx2
 
         from declinecraft.llm import transport
 
-        when = format_datetime(datetime.now(timezone.utc) + timedelta(seconds=30), usegmt=True)
+        when = format_datetime(datetime.now(UTC) + timedelta(seconds=30), usegmt=True)
         assert 25 <= (transport._retry_after(httpx2.Response(429, headers={"retry-after": when})) or 0) <= 30
 
 
@@ -213,18 +219,22 @@ def test_real_llama_server_killed_mid_batch(tmp_path: Path) -> None:
     root = paths.find_root(Path(__file__))
     spec = registry.get_model(root / "params" / "models.yaml", "smollm2-135m")
     models = paths.cache_dir(root)  # where `make setup` put the assembled GGUF
-    requests = [llm.Request.from_text(f"Name a Minecraft block that starts with {c}.", max_tokens=48) for c in "ABCDEFGH"]
+    requests = [
+        llm.Request.from_text(f"Name a Minecraft block that starts with {c}.", max_tokens=48) for c in "ABCDEFGH"
+    ]
     retry = llm.RetryPolicy(max_attempts=4, base_delay_s=0.01, max_delay_s=5.0, timeout_s=300.0)
 
     def answers(store_dir: Path, kill_after_s: float | None) -> tuple[list[str], int, int, int]:
         with cache.open_cache(store_dir) as store, llm.connect(spec, store, models, retry=retry) as client:
             killer = None
             if kill_after_s is not None:
+
                 def kill() -> None:
                     while not (client.server and client.server.servers):
                         time.sleep(0.05)
                     time.sleep(kill_after_s)
                     os.kill(client.server.servers[0].process.pid, signal.SIGKILL)
+
                 killer = threading.Thread(target=kill)
                 killer.start()
             results = client.run(requests, progress=False)
@@ -236,8 +246,16 @@ def test_real_llama_server_killed_mid_batch(tmp_path: Path) -> None:
 
     calm, calm_restarts, _, _ = answers(tmp_path / "calm", None)
     killed, restarts, ok, failed = answers(tmp_path / "killed", 1.5)
-    faults.report({"fault": "real llama.cpp server killed", "setup": "smollm2", "restarts": restarts, "ok": ok,
-            "failed": failed, "same_answers": killed == calm})  # fmt: skip
+    faults.report(
+        {
+            "fault": "real llama.cpp server killed",
+            "setup": "smollm2",
+            "restarts": restarts,
+            "ok": ok,
+            "failed": failed,
+            "same_answers": killed == calm,
+        }
+    )
     assert calm_restarts == 0 and restarts == 1
     assert ok == len(requests) and failed == 0 and killed == calm
 

@@ -32,8 +32,10 @@ TEXT = "The block glows in the dark and can be mined with any pickaxe. " * 6
 
 def page(title: str, text: str = TEXT, rev: int = 1) -> str:
     body = f'<text xml:space="preserve">{text}</text>' if text else "<text/>"
-    return (f"<page><title>{title}</title><ns>0</ns><revision><id>{rev}</id>"
-            f"<timestamp>2024-01-01T00:00:00Z</timestamp>{body}</revision></page>\n")  # fmt: skip
+    return (
+        f"<page><title>{title}</title><ns>0</ns><revision><id>{rev}</id>"
+        f"<timestamp>2024-01-01T00:00:00Z</timestamp>{body}</revision></page>\n"
+    )
 
 
 class TestDump:
@@ -42,17 +44,22 @@ class TestDump:
         whole = HEADER + page("Lantern") + page("Torch") + "</mediawiki>\n"
         cut = tmp_path / "cut.xml"
         cut.write_text(whole[: whole.index("Torch") + 40], encoding="utf-8")
-        with pytest.raises(wiki.DumpError, match=r"cut\.xml: malformed or truncated XML .*last complete page: 'Lantern'"):
+        with pytest.raises(
+            wiki.DumpError, match=r"cut\.xml: malformed or truncated XML .*last complete page: 'Lantern'"
+        ):
             list(wiki.read_dump(cut))
 
     def test_not_utf8(self, tmp_path: Path) -> None:
         """Latin-1 bytes in an export that declares no encoding: DumpError naming the line, the bytes
         and the encoding (UTF-8, XML's default); declared as ISO-8859-1, the same bytes read fine."""
-        body = (HEADER + page("Lantern") + page("Caf\u00e9", text="Caf\u00e9 au lait. " * 20) + "</mediawiki>\n")
+        body = HEADER + page("Lantern") + page("Caf\u00e9", text="Caf\u00e9 au lait. " * 20) + "</mediawiki>\n"
         dump = tmp_path / "latin.xml"
         dump.write_bytes(body.encode("latin-1"))
-        with pytest.raises(wiki.DumpError, match=r"latin\.xml: malformed .*Line 4 holds bytes that are not UTF-8 "
-                           r"\(b'\\xe9' at byte \d+ of the line; UTF-8 is XML's default, as it declares none\)"):
+        with pytest.raises(
+            wiki.DumpError,
+            match=r"latin\.xml: malformed .*Line 4 holds bytes that are not UTF-8 "
+            r"\(b'\\xe9' at byte \d+ of the line; UTF-8 is XML's default, as it declares none\)",
+        ):
             list(wiki.read_dump(dump))
         dump.write_bytes(b'<?xml version="1.0" encoding="ISO-8859-1"?>\n' + body.encode("latin-1"))
         assert [p.title for p in wiki.read_dump(dump)] == ["Lantern", "Caf\u00e9"]
@@ -75,16 +82,27 @@ class TestDump:
 
 def check(params: Path) -> subprocess.CompletedProcess[str]:
     """`make check-params` (the same entry point Make runs before any stage)."""
-    return subprocess.run([sys.executable, "-m", "declinecraft.core.config", "check", str(params)],
-                          capture_output=True, text=True, cwd=params.parent)  # fmt: skip
+    return subprocess.run(
+        [sys.executable, "-m", "declinecraft.core.config", "check", str(params)],
+        capture_output=True,
+        text=True,
+        cwd=params.parent,
+    )
 
 
 class TestParams:
-    @pytest.mark.parametrize(("data", "message"), [
-        ({"base": "default", "answer": {"k": "five"}}, r"bad\.yaml: answer\.k: expected an integer, got 'five'"),
-        ({"base": "default", "answer": {"models": ["no-such-model"]}}, r"bad\.yaml: model 'no-such-model' is not in .*models\.yaml"),
-        ({"base": "bad"}, r"'base' inheritance cycle"),
-    ], ids=["wrong-type", "unknown-model", "base-cycle"])  # fmt: skip
+    @pytest.mark.parametrize(
+        ("data", "message"),
+        [
+            ({"base": "default", "answer": {"k": "five"}}, r"bad\.yaml: answer\.k: expected an integer, got 'five'"),
+            (
+                {"base": "default", "answer": {"models": ["no-such-model"]}},
+                r"bad\.yaml: model 'no-such-model' is not in .*models\.yaml",
+            ),
+            ({"base": "bad"}, r"'base' inheritance cycle"),
+        ],
+        ids=["wrong-type", "unknown-model", "base-cycle"],
+    )
     def test_clear_error(self, tmp_path: Path, data: dict, message: str) -> None:
         """A wrong type, an unknown model id and a base cycle: one line naming file and key, exit 1."""
         project = copy_project(tmp_path / "p")
@@ -104,9 +122,17 @@ class TestParams:
 class TestBenchmark:
     def bench(self, tmp_path: Path, **change: list) -> config.RunConfig:
         cfg = config.load(copy_project(tmp_path / "p") / "params" / "default.yaml")
-        frame = pl.DataFrame({"id": ["a1", "a2"], "answerable": [True, False], "asked_question": ["Why?", "How?"],
-                              "question": ["I mine. Why?", "I build. How?"], "target_chunk_id": ["c1", "c2"],
-                              "scenario_chunk_ids": [["c3"], ["c4"]], **change})  # fmt: skip
+        frame = pl.DataFrame(
+            {
+                "id": ["a1", "a2"],
+                "answerable": [True, False],
+                "asked_question": ["Why?", "How?"],
+                "question": ["I mine. Why?", "I build. How?"],
+                "target_chunk_id": ["c1", "c2"],
+                "scenario_chunk_ids": [["c3"], ["c4"]],
+                **change,
+            }
+        )
         cfg.stage_dir("verify").mkdir(parents=True)
         frame.write_parquet(cfg.stage_dir("verify") / "benchmark.parquet")
         return cfg
@@ -115,10 +141,14 @@ class TestBenchmark:
         """A well-formed benchmark reads back unchanged."""
         assert artifacts.read_benchmark(self.bench(tmp_path))["id"].to_list() == ["a1", "a2"]
 
-    @pytest.mark.parametrize(("change", "message"), [
-        ({"question": ["I mine. Why?", "  "]}, r"benchmark\.parquet: id 'a2' has an empty question"),
-        ({"id": ["a1", "a1"]}, r"benchmark\.parquet: id 'a1' occurs 2 times"),
-    ], ids=["empty-question", "duplicate-id"])  # fmt: skip
+    @pytest.mark.parametrize(
+        ("change", "message"),
+        [
+            ({"question": ["I mine. Why?", "  "]}, r"benchmark\.parquet: id 'a2' has an empty question"),
+            ({"id": ["a1", "a1"]}, r"benchmark\.parquet: id 'a1' occurs 2 times"),
+        ],
+        ids=["empty-question", "duplicate-id"],
+    )
     def test_bad_record(self, tmp_path: Path, change: dict, message: str) -> None:
         """An empty question or a repeated id: ValueError naming the file and the record."""
         with pytest.raises(ValueError, match=message):
@@ -134,9 +164,15 @@ class TestEmptyJudge:
             calls.append(len(batch))
             return [Reply(text="") for _ in batch]
 
-        responses = pl.DataFrame({"response_id": ["r1", "r2", "r3"], "query": ["q?"] * 3,
-                                  "response": ["It glows.", "I do not know.", "Yes."],
-                                  "budget_exhausted": [False] * 3, "error": [None] * 3})  # fmt: skip
+        responses = pl.DataFrame(
+            {
+                "response_id": ["r1", "r2", "r3"],
+                "query": ["q?"] * 3,
+                "response": ["It glows.", "I do not know.", "Yes."],
+                "budget_exhausted": [False] * 3,
+                "error": [None] * 3,
+            }
+        )
         labels = judge.label_responses(responses, ask, judge="j")
         assert calls == [3, 3]  # first asks, then one re-ask each
         assert labels["unparsable"].to_list() == [True] * 3 and labels["label"].null_count() == 3
@@ -146,10 +182,28 @@ class TestEmptyJudge:
 class TestDamagedCache:
     def filled(self, tmp_path: Path) -> Path:
         with cache.open_cache(tmp_path) as store:
-            store.store([cache.CallRecord(
-                key=f"k{i}", status="ok", endpoint="e", revision="", prompt_version="", request="{}", text="x" * 3000,
-                reasoning=None, finish_reason="stop", prompt_tokens=1, completion_tokens=1, latency_s=0.1, error=None,
-                attempts=1, created_at="2026-01-01T00:00:00") for i in range(100)])  # fmt: skip
+            store.store(
+                [
+                    cache.CallRecord(
+                        key=f"k{i}",
+                        status="ok",
+                        endpoint="e",
+                        revision="",
+                        prompt_version="",
+                        request="{}",
+                        text="x" * 3000,
+                        reasoning=None,
+                        finish_reason="stop",
+                        prompt_tokens=1,
+                        completion_tokens=1,
+                        latency_s=0.1,
+                        error=None,
+                        attempts=1,
+                        created_at="2026-01-01T00:00:00",
+                    )
+                    for i in range(100)
+                ]
+            )
         return cache.cache_path(tmp_path)
 
     @pytest.mark.parametrize("damage", ["truncated", "empty", "garbage", "zeroed-pages"])
@@ -157,10 +211,16 @@ class TestDamagedCache:
         """A damaged store: CacheError naming the file and the salvage command; the file is untouched."""
         path = self.filled(tmp_path)
         data = path.read_bytes()
-        damaged = {"truncated": data[: len(data) // 2], "empty": b"", "garbage": b"not a database" * 100,
-                   "zeroed-pages": data[:4096] + b"\0" * 8192 + data[12288:]}[damage]  # fmt: skip
+        damaged = {
+            "truncated": data[: len(data) // 2],
+            "empty": b"",
+            "garbage": b"not a database" * 100,
+            "zeroed-pages": data[:4096] + b"\0" * 8192 + data[12288:],
+        }[damage]
         path.write_bytes(damaged)
-        with pytest.raises(cache.CacheError, match=rf"{path}: the LLM call cache is damaged .*declinecraft\.llm\.cache salvage"):
+        with pytest.raises(
+            cache.CacheError, match=rf"{path}: the LLM call cache is damaged .*declinecraft\.llm\.cache salvage"
+        ):
             with cache.open_cache(tmp_path) as store:
                 store.fetch([f"k{i}" for i in range(100)])
         assert path.read_bytes() == damaged  # nothing overwritten, no fresh cache in its place
@@ -170,8 +230,9 @@ class TestDamagedCache:
         the pages left, and exits 1 because the last page's calls are lost."""
         path = self.filled(tmp_path)
         path.write_bytes(path.read_bytes()[:-4096])
-        done = subprocess.run([sys.executable, "-m", "declinecraft.llm.cache", "salvage", str(path)],
-                              capture_output=True, text=True)  # fmt: skip
+        done = subprocess.run(
+            [sys.executable, "-m", "declinecraft.llm.cache", "salvage", str(path)], capture_output=True, text=True
+        )
         assert done.returncode == 1 and "calls recovered" in done.stdout and "lost" in done.stdout
         assert list(tmp_path.glob("llm/calls.sqlite.damaged-*"))
         with cache.open_cache(tmp_path) as store:
@@ -189,7 +250,9 @@ class TestNoSpace:
             raise OSError(errno.ENOSPC, "No space left on device", str(self))
 
         monkeypatch.setattr(Path, "write_text", full)
-        with pytest.raises(OSError, match=r"could not write .*numbers\.tex \(No space left on device\); the earlier file is kept"):
+        with pytest.raises(
+            OSError, match=r"could not write .*numbers\.tex \(No space left on device\); the earlier file is kept"
+        ):
             paths.write_text_atomic(target, "new content\n" * 100)
         monkeypatch.undo()
         assert target.read_text() == "earlier\n" and sorted(p.name for p in tmp_path.iterdir()) == ["numbers.tex"]
@@ -199,9 +262,12 @@ class TestNoSpace:
         parquet output written like every stage writes it."""
         mount = tmp_path / "tiny"
         mount.mkdir()
-        if shutil.which("mount") is None or subprocess.run(
-            ["mount", "-t", "tmpfs", "-o", "size=64k", "tmpfs", str(mount)], capture_output=True
-        ).returncode:  # fmt: skip
+        if (
+            shutil.which("mount") is None
+            or subprocess.run(
+                ["mount", "-t", "tmpfs", "-o", "size=64k", "tmpfs", str(mount)], capture_output=True
+            ).returncode
+        ):
             pytest.skip("cannot mount a tmpfs here (needs root)")
         try:
             target = mount / "benchmark.parquet"

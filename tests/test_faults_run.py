@@ -97,14 +97,20 @@ def stored(cache: Path) -> dict[str, str]:
 def server_requests(cache: Path) -> int:
     """Chat requests the run's local llama.cpp servers answered, counted from their access logs
     (:func:`serve.servers_dir`, one line per request): the real-server setup's request counter."""
-    return sum(log.read_text(errors="replace").count('"POST /v1/chat/completions ')
-               for log in serve.servers_dir(cache).glob("*.log"))  # fmt: skip
+    return sum(
+        log.read_text(errors="replace").count('"POST /v1/chat/completions ')
+        for log in serve.servers_dir(cache).glob("*.log")
+    )
 
 
 def duplicated_rows(run: Path) -> dict[str, int]:
     """Rows repeated in the files whose rows are records with an id (0 everywhere is the goal)."""
-    keys = {"04_verify/benchmark.parquet": ["id"], "05_answer/responses.parquet": ["response_id"],
-            "06_judge/labels.parquet": ["response_id", "judge", "role"], "06_judge/judged.parquet": ["response_id"]}  # fmt: skip
+    keys = {
+        "04_verify/benchmark.parquet": ["id"],
+        "05_answer/responses.parquet": ["response_id"],
+        "06_judge/labels.parquet": ["response_id", "judge", "role"],
+        "06_judge/judged.parquet": ["response_id"],
+    }
     out = {}
     for name, columns in keys.items():
         if (run / name).is_file():
@@ -120,7 +126,9 @@ def compared_bytes(run: Path) -> dict[str, bytes]:
 
 
 @pytest.fixture(scope="module")
-def reference(tmp_path_factory: pytest.TempPathFactory, fake: fake_openai.FakeServer, request: pytest.FixtureRequest) -> dict:
+def reference(
+    tmp_path_factory: pytest.TempPathFactory, fake: fake_openai.FakeServer, request: pytest.FixtureRequest
+) -> dict:
     """An uninterrupted cold run of each setup: its files, duration and stage timeline."""
     done: dict[str, dict] = {}
 
@@ -134,8 +142,15 @@ def reference(tmp_path_factory: pytest.TempPathFactory, fake: fake_openai.FakeSe
             elapsed = time.monotonic() - start
             sent_key = f"Bearer {PLANTED}" in fake.stats()["auth"]
             assert (run_dir(root, setup) / "executed" / "08_paper.ipynb").is_file(), out[-3000:]
-            done[name] = {"root": root, "cache": cache, "seconds": elapsed, "files": compared_bytes(run_dir(root, setup)),
-                          "calls": len(stored(cache)), "log": out, "sent_key": sent_key}  # fmt: skip
+            done[name] = {
+                "root": root,
+                "cache": cache,
+                "seconds": elapsed,
+                "files": compared_bytes(run_dir(root, setup)),
+                "calls": len(stored(cache)),
+                "log": out,
+                "sent_key": sent_key,
+            }
         return done[name]
 
     return get  # type: ignore[return-value]
@@ -189,10 +204,24 @@ def test_kill_and_resume(setup_name: str, index: int, reference, fake: fake_open
     files = compared_bytes(run_dir(root, setup))
     differing = sorted(n for n in set(files) | set(ref["files"]) if files.get(n) != ref["files"].get(n))
     dupes = duplicated_rows(run_dir(root, setup))
-    faults.report({"fault": "kill -9 make all", "setup": setup.name, "moment": index, "at_s": at, "stage": stage,
-            "run_s": round(ref["seconds"]), "stored_before": len(before), "resent_stored": resent,
-            "from_cache": len(before) - resent, "sent_anew": len(after) - len(before), "requests": requests,
-            "left_over": len(left), "duplicated_rows": sum(dupes.values()), "differing_files": differing})  # fmt: skip
+    faults.report(
+        {
+            "fault": "kill -9 make all",
+            "setup": setup.name,
+            "moment": index,
+            "at_s": at,
+            "stage": stage,
+            "run_s": round(ref["seconds"]),
+            "stored_before": len(before),
+            "resent_stored": resent,
+            "from_cache": len(before) - resent,
+            "sent_anew": len(after) - len(before),
+            "requests": requests,
+            "left_over": len(left),
+            "duplicated_rows": sum(dupes.values()),
+            "differing_files": differing,
+        }
+    )
     assert (run_dir(root, setup) / "executed" / "08_paper.ipynb").is_file(), out[-3000:]
     assert left == [], f"processes left after the kill: {left}"
     assert set(before) <= set(after)
@@ -211,8 +240,14 @@ def test_two_runs_at_once(reference, fake: fake_openai.FakeServer) -> None:
     second = faults.make_all(root, env_for(ref["cache"]), setup.params)
     refused = finish(second, timeout=120)
     out = finish(first)
-    faults.report({"fault": "two make all at once", "setup": "scripted", "second_rc": second.returncode,
-            "first_rc": first.returncode})  # fmt: skip
+    faults.report(
+        {
+            "fault": "two make all at once",
+            "setup": "scripted",
+            "second_rc": second.returncode,
+            "first_rc": first.returncode,
+        }
+    )
     assert second.returncode != 0 and "run 'scripted' is busy" in refused and "outputs/scripted/.lock" in refused
     assert first.returncode == 0, out[-3000:]
     assert compared_bytes(run_dir(root, setup)) == ref["files"]
@@ -256,8 +291,14 @@ def test_special_titles_reach_explorer_and_pdf(reference, tmp_path: Path) -> Non
     assert headed, "no chunk is headed by the special title"
     bench = pl.read_parquet(run / "04_verify" / "benchmark.parquet")
     in_bench = [t for t in TITLES if t in set(bench["target_title"])]
-    done = subprocess.run(["nice", "make", "--no-print-directory", "report", "PARAMS=params/scripted.yaml"], cwd=root,
-                          env=env_for(ref["cache"]), capture_output=True, text=True, timeout=900)  # fmt: skip
+    done = subprocess.run(
+        ["nice", "make", "--no-print-directory", "report", "PARAMS=params/scripted.yaml"],
+        cwd=root,
+        env=env_for(ref["cache"]),
+        capture_output=True,
+        text=True,
+        timeout=900,
+    )
     assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-2000:]
     page = (run / "explorer" / "index.html").read_text(encoding="utf-8")
     # The page embeds its rows as JSON of HTML-escaped text ("\u0026amp;" for "&", "\\" for "\").
@@ -265,13 +306,22 @@ def test_special_titles_reach_explorer_and_pdf(reference, tmp_path: Path) -> Non
     missing = [t for t in in_bench if html.escape(t) not in unjson]
     assert missing == [], missing
     assert (run / "paper" / "main.pdf").is_file()
-    faults.report({"fault": "special titles", "setup": "scripted", "in_benchmark": len(in_bench), "explorer": True,
-            "pdf": True})  # fmt: skip
+    faults.report(
+        {"fault": "special titles", "setup": "scripted", "in_benchmark": len(in_bench), "explorer": True, "pdf": True}
+    )
     if shutil.which("pdflatex"):
         doc = tmp_path / "titles.tex"
         body = "\n\n".join(latex.escape(t) for t in TITLES)
-        doc.write_text("\\documentclass{article}\\usepackage[T1]{fontenc}\\usepackage[utf8]{inputenc}"
-                       f"\\begin{{document}}\n{body}\n\\end{{document}}\n", encoding="utf-8")  # fmt: skip
-        built = subprocess.run(["pdflatex", "-interaction=nonstopmode", "-halt-on-error", doc.name], cwd=tmp_path,
-                               capture_output=True, text=True, timeout=120)  # fmt: skip
+        doc.write_text(
+            "\\documentclass{article}\\usepackage[T1]{fontenc}\\usepackage[utf8]{inputenc}"
+            f"\\begin{{document}}\n{body}\n\\end{{document}}\n",
+            encoding="utf-8",
+        )
+        built = subprocess.run(
+            ["pdflatex", "-interaction=nonstopmode", "-halt-on-error", doc.name],
+            cwd=tmp_path,
+            capture_output=True,
+            text=True,
+            timeout=120,
+        )
         assert built.returncode == 0 and (tmp_path / "titles.pdf").is_file(), built.stdout[-2000:]

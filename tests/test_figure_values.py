@@ -20,8 +20,12 @@ from declinecraft.paper import figures_extra as fe
 from declinecraft.paper import figures_main as fm
 
 #: Configurations: (model, thinking, family, total B, active B, release month).
-CONFIGS = [("m1", "off", "A", 10.0, 2.0, 300.0), ("m1", "on", "A", 10.0, 2.0, 300.0),
-           ("m2", "off", "A", 30.0, 30.0, 310.0), ("m3", "off", "B", None, None, 305.0)]  # fmt: skip
+CONFIGS = [
+    ("m1", "off", "A", 10.0, 2.0, 300.0),
+    ("m1", "on", "A", 10.0, 2.0, 300.0),
+    ("m2", "off", "A", 30.0, 30.0, 310.0),
+    ("m3", "off", "B", None, None, 305.0),
+]
 CONDITIONS = ("no_rag", "single", "iterative")
 
 
@@ -37,19 +41,41 @@ def known_grid() -> pl.DataFrame:
         for c, condition in enumerate(CONDITIONS):
             car, attempt, acc = value(i, c, 0.2), value(i, c, 0.5), value(i, c, 0.1)
             deny = 0.1
-            rows.append(dict(
-                model=model, thinking=thinking, condition=condition, family=family, display_name=model.upper(),
-                config_label=model.upper() + (" (thinking)" if thinking == "on" else ""), params_total_b=total,
-                params_active_b=active, open_weight=total is not None, release_month=month, roles="",
-                car=car, car_low=car - 0.05, car_high=car + 0.05, attempt=attempt, attempt_low=attempt - 0.05,
-                attempt_high=attempt + 0.05, accuracy=acc, accuracy_low=acc - 0.05, accuracy_high=acc + 0.05,
-                accuracy_when_attempted=acc + 0.02, share_abstain=car, share_deny=deny, share_answer=1 - car - deny,
-            ))  # fmt: skip
+            rows.append(
+                dict(
+                    model=model,
+                    thinking=thinking,
+                    condition=condition,
+                    family=family,
+                    display_name=model.upper(),
+                    config_label=model.upper() + (" (thinking)" if thinking == "on" else ""),
+                    params_total_b=total,
+                    params_active_b=active,
+                    open_weight=total is not None,
+                    release_month=month,
+                    roles="",
+                    car=car,
+                    car_low=car - 0.05,
+                    car_high=car + 0.05,
+                    attempt=attempt,
+                    attempt_low=attempt - 0.05,
+                    attempt_high=attempt + 0.05,
+                    accuracy=acc,
+                    accuracy_low=acc - 0.05,
+                    accuracy_high=acc + 0.05,
+                    accuracy_when_attempted=acc + 0.02,
+                    share_abstain=car,
+                    share_deny=deny,
+                    share_answer=1 - car - deny,
+                )
+            )
     return pl.DataFrame(rows)
 
 
 def cell(grid: pl.DataFrame, model: str, thinking: str, condition: str, col: str) -> float:
-    row = grid.filter((pl.col("model") == model) & (pl.col("thinking") == thinking) & (pl.col("condition") == condition))
+    row = grid.filter(
+        (pl.col("model") == model) & (pl.col("thinking") == thinking) & (pl.col("condition") == condition)
+    )
     return float(row[col][0])
 
 
@@ -59,8 +85,17 @@ def sweep(ks: dict[str, list[int]], column: str = "k") -> pl.DataFrame:
     for m, (model, values) in enumerate(ks.items()):
         for j, k in enumerate(values):
             car = round(0.1 + 0.1 * j + 0.02 * m, 4)
-            rows.append({"model": model, "thinking": "off", column: k, "car": car, "accuracy": car / 2,
-                         "attempt": 0.9 - 0.1 * j, "display_name": model.upper()})  # fmt: skip
+            rows.append(
+                {
+                    "model": model,
+                    "thinking": "off",
+                    column: k,
+                    "car": car,
+                    "accuracy": car / 2,
+                    "attempt": 0.9 - 0.1 * j,
+                    "display_name": model.upper(),
+                }
+            )
     return pl.DataFrame(rows)
 
 
@@ -111,8 +146,15 @@ class TestKAblation:
         assert ticks(fig.axes[0]) == ["No RAG", "k=1", "k=5", "k=10", "Iterative"]
         k1 = ablation.filter((pl.col("model") == "m1") & (pl.col("k") == 1))["car"][0]
         k10 = ablation.filter((pl.col("model") == "m1") & (pl.col("k") == 10))["car"][0]
-        want = 100 * np.array([cell(g, "m1", "off", "no_rag", "car"), k1, cell(g, "m1", "off", "single", "car"), k10,
-                               cell(g, "m1", "off", "iterative", "car")])  # fmt: skip
+        want = 100 * np.array(
+            [
+                cell(g, "m1", "off", "no_rag", "car"),
+                k1,
+                cell(g, "m1", "off", "single", "car"),
+                k10,
+                cell(g, "m1", "off", "iterative", "car"),
+            ]
+        )
         lines = gray(fig.axes[0])
         assert len(lines) == 2 and any(np.allclose(line, want) for line in lines)
 
@@ -161,7 +203,9 @@ class TestKSweep:
 class TestFinetuned:
     def test_points(self, g: pl.DataFrame) -> None:
         """Figure 7: fine-tuned configurations orange, every other gray, one point each."""
-        tuned = g.with_columns(family=pl.when(pl.col("model") == "m3").then(pl.lit("Trust-Align")).otherwise(pl.col("family")))
+        tuned = g.with_columns(
+            family=pl.when(pl.col("model") == "m3").then(pl.lit("Trust-Align")).otherwise(pl.col("family"))
+        )
         fig = fm.plot_finetuned(tuned)
         others, ft = [c.get_offsets() for c in fig.axes[0].collections[:2]]
         assert len(others) == 3 and len(ft) == 1
@@ -188,11 +232,14 @@ class TestThinkingAccuracy:
         assert arrow.xy[0] == pytest.approx(100 * cell(g, "m1", "on", "single", "accuracy"))
 
 
-@pytest.mark.parametrize(("plot", "condition", "y"), [
-    (lambda g: fc.plot_attempt_car(g, "single"), "single", "car"),
-    (lambda g: fc.plot_attempt_car(g, "iterative"), "iterative", "car"),
-    (fc.plot_attempt_accuracy, "single", "accuracy"),
-])  # fmt: skip
+@pytest.mark.parametrize(
+    ("plot", "condition", "y"),
+    [
+        (lambda g: fc.plot_attempt_car(g, "single"), "single", "car"),
+        (lambda g: fc.plot_attempt_car(g, "iterative"), "iterative", "car"),
+        (fc.plot_attempt_accuracy, "single", "accuracy"),
+    ],
+)
 def test_attempt_scatter(g: pl.DataFrame, plot, condition: str, y: str) -> None:  # noqa: ANN001
     """Figures 10, 16, 11: one point per configuration at (attempt, metric), inside the axes."""
     fig = plot(g)
@@ -202,8 +249,10 @@ def test_attempt_scatter(g: pl.DataFrame, plot, condition: str, y: str) -> None:
     assert same(got, want) and holds(fig.axes[0], want[:, 0], want[:, 1])
 
 
-@pytest.mark.parametrize(("plot", "x", "y"), [(fc.plot_car_active, "params_active_b", "car"),
-                                               (fc.plot_accuracy_size, "params_total_b", "accuracy")])  # fmt: skip
+@pytest.mark.parametrize(
+    ("plot", "x", "y"),
+    [(fc.plot_car_active, "params_active_b", "car"), (fc.plot_accuracy_size, "params_total_b", "accuracy")],
+)
 def test_size(g: pl.DataFrame, plot, x: str, y: str) -> None:  # noqa: ANN001
     """Figures 12, 13: open-weight models only, at their parameter count, on a log axis."""
     pts = analysis_models.model_points(g, "single")
@@ -219,11 +268,15 @@ def test_per_model(g: pl.DataFrame, plot, metric: str) -> None:  # noqa: ANN001
     fig = plot(g)
     series = [c.get_offsets() for c in fig.axes[0].collections]
     assert [len(s) for s in series] == [3, 3, 3]
-    assert sorted(series[1][:, 0]) == pytest.approx(sorted(100 * analysis_models.model_points(g, "single")[metric].to_numpy()))
+    assert sorted(series[1][:, 0]) == pytest.approx(
+        sorted(100 * analysis_models.model_points(g, "single")[metric].to_numpy())
+    )
 
 
-@pytest.mark.parametrize(("plot", "x", "y"), [(fc.plot_car_accuracy, "accuracy", "car"),
-                                               (fc.plot_car_accuracy_attempted, "car", "accuracy_when_attempted")])  # fmt: skip
+@pytest.mark.parametrize(
+    ("plot", "x", "y"),
+    [(fc.plot_car_accuracy, "accuracy", "car"), (fc.plot_car_accuracy_attempted, "car", "accuracy_when_attempted")],
+)
 def test_config_scatter(g: pl.DataFrame, plot, x: str, y: str) -> None:  # noqa: ANN001
     """Figures 26, 27: one point per single-shot configuration."""
     fig = plot(g)
@@ -267,9 +320,18 @@ class TestModelLabels:
 class TestLeakage:
     def test_points_and_counts(self) -> None:
         """Figure 19: one point per configuration at its accuracy; labels give n and the unscored."""
-        frame = pl.DataFrame({"model": ["a", "b"], "thinking": ["off", "on"], "n": [5, 4], "dropped": [2, 0],
-                              "attempt": [1.0, 0.5], "accuracy": [0.6, 0.2], "accuracy_low": [0.5, 0.1],
-                              "accuracy_high": [0.7, 0.3]})  # fmt: skip
+        frame = pl.DataFrame(
+            {
+                "model": ["a", "b"],
+                "thinking": ["off", "on"],
+                "n": [5, 4],
+                "dropped": [2, 0],
+                "attempt": [1.0, 0.5],
+                "accuracy": [0.6, 0.2],
+                "accuracy_low": [0.5, 0.1],
+                "accuracy_high": [0.7, 0.3],
+            }
+        )
         fig = fe.plot_leakage(frame)
         xs = fig.axes[0].lines[0].get_xdata()
         assert list(xs) == pytest.approx([20.0, 60.0])
@@ -279,7 +341,9 @@ class TestLeakage:
 class TestJudgePairs:
     def test_panels(self) -> None:
         """Figure 20: a panel per judge pair with one point per run and rho on top."""
-        frame = pl.DataFrame({"score_a": [0.1, 0.2, 0.3, 0.4], "score_b": [0.2, 0.3, 0.4, 0.5], "score_c": [0.4, 0.3, 0.2, 0.1]})
+        frame = pl.DataFrame(
+            {"score_a": [0.1, 0.2, 0.3, 0.4], "score_b": [0.2, 0.3, 0.4, 0.5], "score_c": [0.4, 0.3, 0.2, 0.1]}
+        )
         fig = fe.plot_judge_pairs(frame)
         assert [len(points(ax)) for ax in fig.axes] == [4, 4, 4]
         assert [ax.get_title() for ax in fig.axes] == ["ρ = 1.00", "ρ = -1.00", "ρ = -1.00"]
@@ -293,7 +357,10 @@ class TestKChoice:
         fig = fe.plot_k_choice(ablation, retrieval)
         top = fig.axes[0]
         assert ticks(top) == ["1", "5", "10"] and top.get_ylim() == (0, 100)
-        assert [list(line.get_ydata()) for line in top.lines] == [pytest.approx([40, 70, 90]), pytest.approx([20, 50, 80])]
+        assert [list(line.get_ydata()) for line in top.lines] == [
+            pytest.approx([40, 70, 90]),
+            pytest.approx([20, 50, 80]),
+        ]
         assert len(gray(fig.axes[1])) == len(gray(fig.axes[2])) == 2
         assert any(np.allclose(line, [5.0, 10.0, 15.0]) for line in gray(fig.axes[2]))
 
@@ -310,8 +377,15 @@ class TestPipelinesCarAccuracy:
 class TestScenario:
     def test_lines(self) -> None:
         """Figure 23: each configuration with the scenario (left point) and without (right)."""
-        frame = pl.DataFrame({"model": ["m1", "m1"], "thinking": ["off", "off"], "scenario": [True, False],
-                              "car": [0.6, 0.4], "attempt": [0.9, 0.95]})  # fmt: skip
+        frame = pl.DataFrame(
+            {
+                "model": ["m1", "m1"],
+                "thinking": ["off", "off"],
+                "scenario": [True, False],
+                "car": [0.6, 0.4],
+                "attempt": [0.9, 0.95],
+            }
+        )
         fig = fe.plot_scenario(frame)
         assert [list(line) for line in gray(fig.axes[0])] == [pytest.approx([60.0, 40.0])]
         assert [list(line) for line in gray(fig.axes[1])] == [pytest.approx([90.0, 95.0])]
@@ -330,9 +404,17 @@ class TestScenarioOverlap:
 class TestTransitions:
     def test_bars(self) -> None:
         """Figure 25: per model two bars (A->D, D->A shares of matched questions) per condition."""
-        frame = pl.DataFrame({"model": ["m1", "m1"], "condition": ["no_rag", "single"], "n": [10, 20],
-                              "a_to_d": [3, 2], "d_to_a": [1, 4], "net_shift": [0.2, -0.1],
-                              "sig_ad": [True, False]})  # fmt: skip
+        frame = pl.DataFrame(
+            {
+                "model": ["m1", "m1"],
+                "condition": ["no_rag", "single"],
+                "n": [10, 20],
+                "a_to_d": [3, 2],
+                "d_to_a": [1, 4],
+                "net_shift": [0.2, -0.1],
+                "sig_ad": [True, False],
+            }
+        )
         fig = fe.plot_transitions(frame)
         assert widths(fig.axes[0]) == pytest.approx([30.0, 10.0]) and widths(fig.axes[1]) == pytest.approx([10.0, 20.0])
         assert [t.get_text() for t in fig.axes[0].texts] == ["*"] and len(fig.axes[1].texts) == 0
@@ -342,10 +424,33 @@ def test_every_figure_checked() -> None:
     """Every plot function of the three figure modules has a known-value test here (Figure 1's
     seven boxes are checked in test_plots.py)."""
     names = {n for mod in (fm, fc, fe) for n in dir(mod) if n.startswith("plot_")}
-    checked = {"plot_pipeline", "plot_k_ablation", "plot_pipelines", "plot_thinking_car", "plot_size_release",
-               "plot_k_sweep", "plot_finetuned", "plot_conditions", "plot_thinking_accuracy", "plot_attempt_car",
-               "plot_attempt_accuracy", "plot_car_active", "plot_accuracy_size", "plot_car_per_model",
-               "plot_accuracy_per_model", "plot_car_accuracy", "plot_car_accuracy_attempted", "plot_tradeoff",
-               "plot_family_labels", "plot_model_labels", "plot_leakage", "plot_judge_pairs", "plot_k_choice",
-               "plot_pipelines_car_accuracy", "plot_scenario", "plot_scenario_overlap", "plot_transitions"}  # fmt: skip
+    checked = {
+        "plot_pipeline",
+        "plot_k_ablation",
+        "plot_pipelines",
+        "plot_thinking_car",
+        "plot_size_release",
+        "plot_k_sweep",
+        "plot_finetuned",
+        "plot_conditions",
+        "plot_thinking_accuracy",
+        "plot_attempt_car",
+        "plot_attempt_accuracy",
+        "plot_car_active",
+        "plot_accuracy_size",
+        "plot_car_per_model",
+        "plot_accuracy_per_model",
+        "plot_car_accuracy",
+        "plot_car_accuracy_attempted",
+        "plot_tradeoff",
+        "plot_family_labels",
+        "plot_model_labels",
+        "plot_leakage",
+        "plot_judge_pairs",
+        "plot_k_choice",
+        "plot_pipelines_car_accuracy",
+        "plot_scenario",
+        "plot_scenario_overlap",
+        "plot_transitions",
+    }
     assert names == checked

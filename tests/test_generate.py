@@ -11,9 +11,8 @@ import numpy as np
 import polars as pl
 import pytest
 
+from declinecraft.construction import generate, generate_stage
 from declinecraft.core import config
-from declinecraft.construction import generate
-from declinecraft.construction import generate_stage
 from declinecraft.core.config import GenerateParams
 from declinecraft.llm.calls import Call, Reply
 from declinecraft.llm.responses import FormatError
@@ -27,11 +26,18 @@ POST_PAGES = ["Copper Golem", "Happy Ghast", "Harness", "Java Edition 1.21.9"]
 def chunk_table(pages: list[str], corpus: str, per_page: int = 2) -> pl.DataFrame:
     """Synthetic chunks: ``per_page`` chunks per page, each naming its page twice."""
     rows = [
-        {"chunk_id": f"{corpus}-{p.lower().replace(' ', '_')}-{i}", "title": p,
-         "text": f"[Page: {p}] The {p.lower()} part {i} says {p.lower()} things about {p.lower()}.",
-         "url": f"https://wiki/{p}", "revision_id": 1, "timestamp": "2025-01-01", "corpus": corpus}
-        for p in pages for i in range(per_page)
-    ]  # fmt: skip
+        {
+            "chunk_id": f"{corpus}-{p.lower().replace(' ', '_')}-{i}",
+            "title": p,
+            "text": f"[Page: {p}] The {p.lower()} part {i} says {p.lower()} things about {p.lower()}.",
+            "url": f"https://wiki/{p}",
+            "revision_id": 1,
+            "timestamp": "2025-01-01",
+            "corpus": corpus,
+        }
+        for p in pages
+        for i in range(per_page)
+    ]
     return pl.DataFrame(rows)
 
 
@@ -95,8 +101,9 @@ def run(
 ) -> pl.DataFrame:
     pre = chunk_table(PRE_PAGES, "pre") if pre is None else pre
     post = chunk_table(POST_PAGES, "post") if post is None else post
-    return generate.generate_drafts(pre, post, params=params(**kw), seed=7, complete=model,
-                                    search=lexical_search(pre, post))  # fmt: skip
+    return generate.generate_drafts(
+        pre, post, params=params(**kw), seed=7, complete=model, search=lexical_search(pre, post)
+    )
 
 
 # --- parsing ----------------------------------------------------------------------------------
@@ -134,11 +141,15 @@ class TestParseScenario:
     @pytest.mark.parametrize(
         ("text", "finish", "want", "note"),
         [
-            ("I am in a cave. " + "It is very dark and " * 6 + "cold.", "stop", "I am in a cave.",
-             "cut to its first 1 sentence(s) (36 words)"),
+            (
+                "I am in a cave. " + "It is very dark and " * 6 + "cold.",
+                "stop",
+                "I am in a cave.",
+                "cut to its first 1 sentence(s) (36 words)",
+            ),
             ("I fish. I have a rod. I sit on a long", "length", "I fish. I have a rod.", "cut off"),
         ],
-    )  # fmt: skip
+    )
     def test_trim(self, text: str, finish: str, want: str, note: str) -> None:
         """With trim, an over-long or cut-off scenario keeps its leading whole sentences, noted."""
         notes: list[str] = []
@@ -185,9 +196,13 @@ class TestParseFacts:
 
     @pytest.mark.parametrize(
         ("text", "match"),
-        [("", "empty"), ("The facts are A and B.", "not JSON"), ('{"fact": "A"}', "no \"facts\" list"),
-         ('{"facts": [1, {"a": 2}]}', "no text")],
-    )  # fmt: skip
+        [
+            ("", "empty"),
+            ("The facts are A and B.", "not JSON"),
+            ('{"fact": "A"}', 'no "facts" list'),
+            ('{"facts": [1, {"a": 2}]}', "no text"),
+        ],
+    )
     def test_bad_output_raises(self, text: str, match: str) -> None:
         """Empty, non-JSON, keyless or text-free output is lost to format."""
         with pytest.raises(FormatError, match=match):
@@ -277,16 +292,18 @@ class TestChooseTarget:
         ranked = [f"c{i}" for i in range(10)]
         seen = set()
         for s in range(200):
-            chosen, eligible = generate.choose_target(ranked, self.TITLES, np.random.default_rng(s), exclude=["c0"],
-                                                      patterns=[r"Edition"], draw=5)  # fmt: skip
+            chosen, eligible = generate.choose_target(
+                ranked, self.TITLES, np.random.default_rng(s), exclude=["c0"], patterns=[r"Edition"], draw=5
+            )
             seen.add(chosen)
             assert eligible == 8
         assert seen == {"c2", "c3", "c4", "c5", "c6"}
 
     def test_short_pool(self) -> None:
         """A pool of fewer than 5 eligible chunks is drawn from as it is and reported."""
-        chosen, eligible = generate.choose_target(["c2", "c3", "c1"], self.TITLES, np.random.default_rng(0),
-                                                  patterns=[r"Edition"])  # fmt: skip
+        chosen, eligible = generate.choose_target(
+            ["c2", "c3", "c1"], self.TITLES, np.random.default_rng(0), patterns=[r"Edition"]
+        )
         assert chosen in {"c2", "c3"} and eligible == 2
 
     def test_empty_pool(self) -> None:
@@ -453,7 +470,6 @@ class TestCompleter:
         import shutil
 
         import fake_openai
-
         from declinecraft.core import paths
 
         monkeypatch.setenv(paths.CACHE_ENV, str(project / "cache"))

@@ -14,28 +14,48 @@ from typing import Any
 import polars as pl
 import pytest
 import yaml
-from test_answer import FakeSearch
+from tests.support.projects import copy_project, make_project, write_corpus
 
 from declinecraft.construction import imported, release
 from declinecraft.construction.verify import BENCHMARK_COLUMNS
 from declinecraft.core import config
 from declinecraft.evaluation import answer_stage, judge_stage
-from tests.support.projects import copy_project, make_project, write_corpus
+from test_answer import FakeSearch
 
-TEXTS = {"c1": "[Page: Page 1]\nPage 1 says the blaze drops blaze rods and glows.",
-         "c2": "[Page: Page 2]\nPage 2 says the creeper explodes near players."}  # fmt: skip
+TEXTS = {
+    "c1": "[Page: Page 1]\nPage 1 says the blaze drops blaze rods and glows.",
+    "c2": "[Page: Page 2]\nPage 2 says the creeper explodes near players.",
+}
 
 
 def minimal_rows() -> list[dict[str, Any]]:
     """Three minimal-schema questions: two answerable (C_pre pages), one unanswerable (C_post)."""
     return [
-        {"id": "q1", "answerable": True, "scenario": "I am in the Nether.", "question": "What does the blaze drop?",
-         "fact": "The blaze drops blaze rods.", "target_page": "Page 1"},
-        {"id": "q2", "answerable": True, "scenario": "I hear a hiss.", "question": "What does the creeper do?",
-         "fact": "The creeper explodes.", "target_page": "Page 2"},
-        {"id": "q3", "answerable": False, "scenario": "I see a glow.", "question": "Does the new mob glow?",
-         "fact": "The new mob glows.", "target_page": "New Mob"},
-    ]  # fmt: skip
+        {
+            "id": "q1",
+            "answerable": True,
+            "scenario": "I am in the Nether.",
+            "question": "What does the blaze drop?",
+            "fact": "The blaze drops blaze rods.",
+            "target_page": "Page 1",
+        },
+        {
+            "id": "q2",
+            "answerable": True,
+            "scenario": "I hear a hiss.",
+            "question": "What does the creeper do?",
+            "fact": "The creeper explodes.",
+            "target_page": "Page 2",
+        },
+        {
+            "id": "q3",
+            "answerable": False,
+            "scenario": "I see a glow.",
+            "question": "Does the new mob glow?",
+            "fact": "The new mob glows.",
+            "target_page": "New Mob",
+        },
+    ]
 
 
 def write_lines(path: Path, records: list[Any]) -> Path:
@@ -54,14 +74,33 @@ def tiny_project(tmp: Path, models: dict[str, Any] | None = None) -> Path:
     (cfg.stage_dir("index") / "manifest.json").write_text("{}")
     if models is not None:
         (root / "params" / "fake_models.yaml").write_text(yaml.safe_dump({"models": models}))
-        (root / "params" / "orig.yaml").write_text(yaml.safe_dump({
-            "base": "default", "models_file": "params/fake_models.yaml",
-            "answer": {"models": [m for m in models if m != "judge"], "conditions": ["no_rag", "single"], "k": 2,
-                       "max_tokens": 32, "limit_questions": 0, "context_chars": 200},
-            "judge": {"response_judge": "judge", "oracle": "judge", "accuracy_judges": ["judge"], "max_tokens": 8,
-                      "oracle_max_tokens": 16, "oracle_page_chars": 200, "oracle_chunk_chars": 100},
-            "know2guess": {"enabled": False}, "evidence": {"enabled": False},
-        }))  # fmt: skip
+        (root / "params" / "orig.yaml").write_text(
+            yaml.safe_dump(
+                {
+                    "base": "default",
+                    "models_file": "params/fake_models.yaml",
+                    "answer": {
+                        "models": [m for m in models if m != "judge"],
+                        "conditions": ["no_rag", "single"],
+                        "k": 2,
+                        "max_tokens": 32,
+                        "limit_questions": 0,
+                        "context_chars": 200,
+                    },
+                    "judge": {
+                        "response_judge": "judge",
+                        "oracle": "judge",
+                        "accuracy_judges": ["judge"],
+                        "max_tokens": 8,
+                        "oracle_max_tokens": 16,
+                        "oracle_page_chars": 200,
+                        "oracle_chunk_chars": 100,
+                    },
+                    "know2guess": {"enabled": False},
+                    "evidence": {"enabled": False},
+                }
+            )
+        )
     return root
 
 
@@ -92,7 +131,9 @@ class TestReadRelease:
 
     def test_meta(self, tmp_path: Path) -> None:
         """A first ``_meta`` line is the metadata, not a question."""
-        got = release.read_release(write_lines(tmp_path / "b.jsonl", [{"_meta": {"corpus": "default"}}, *minimal_rows()]))
+        got = release.read_release(
+            write_lines(tmp_path / "b.jsonl", [{"_meta": {"corpus": "default"}}, *minimal_rows()])
+        )
         assert got.meta == {"corpus": "default"} and len(got.rows) == 3
 
     @pytest.mark.parametrize(
@@ -102,7 +143,7 @@ class TestReadRelease:
             ({"_meta": {}}, r"b\.jsonl:2: a \{\"_meta\""),
             ("[1, 2]", r"b\.jsonl:2: expected a JSON object, got list"),
         ],
-    )  # fmt: skip
+    )
     def test_bad_line(self, tmp_path: Path, line: Any, message: str) -> None:
         """Invalid JSON, a late _meta line and a non-object are errors naming the line."""
         rows = minimal_rows()
@@ -117,7 +158,7 @@ class TestReadRelease:
             ({"colour": "red"}, r":2: Additional properties are not allowed \('colour' was unexpected\)"),
             ({"scenario_chunk_ids": "c1"}, r":2: scenario_chunk_ids: 'c1' is not of type 'array'"),
         ],
-    )  # fmt: skip
+    )
     def test_field_types(self, tmp_path: Path, change: dict[str, Any], message: str) -> None:
         """A wrong type or an unknown field is an error naming the line and the field."""
         rows = minimal_rows()
@@ -129,7 +170,9 @@ class TestReadRelease:
         """A missing field names the line; every failing line is listed, not only the first."""
         rows = minimal_rows()
         del rows[0]["fact"], rows[2]["target_page"]
-        with pytest.raises(release.ReleaseError, match=r"(?s):1: 'fact' is a required.*:3: 'target_page' is a required"):
+        with pytest.raises(
+            release.ReleaseError, match=r"(?s):1: 'fact' is a required.*:3: 'target_page' is a required"
+        ):
             release.read_release(write_lines(tmp_path / "b.jsonl", rows))
 
     def test_empty_file(self, tmp_path: Path) -> None:
@@ -152,13 +195,25 @@ class TestCheckRows:
         [
             (2, {"id": "q1"}, r"b\.jsonl:3: id 'q1' repeats line 1"),
             (0, {"question": "   "}, r"b\.jsonl:1: question: empty"),
-            (0, {"target_page": "page 1"}, r":1: target page 'page 1' is not a C_pre page of the corpus \(did you mean 'Page 1'\?\)"),
-            (1, {"target_page": "New Mob"}, r":2: target page 'New Mob' is a C_post page, but the question is answerable"),
-            (2, {"target_page": "Page 2"}, r":3: target page 'Page 2' is a C_pre page, but the question is unanswerable"),
+            (
+                0,
+                {"target_page": "page 1"},
+                r":1: target page 'page 1' is not a C_pre page of the corpus \(did you mean 'Page 1'\?\)",
+            ),
+            (
+                1,
+                {"target_page": "New Mob"},
+                r":2: target page 'New Mob' is a C_post page, but the question is answerable",
+            ),
+            (
+                2,
+                {"target_page": "Page 2"},
+                r":3: target page 'Page 2' is a C_pre page, but the question is unanswerable",
+            ),
             (0, {"target_chunk_id": "c2"}, r":1: target_chunk_id 'c2' is not a chunk of C_pre page 'Page 1'"),
             (0, {"scenario_chunk_ids": ["c2", "post1"]}, r":1: scenario_chunk_ids: 'post1' is not a C_pre chunk"),
         ],
-    )  # fmt: skip
+    )
     def test_errors(self, root: Path, index: int, change: dict[str, Any], message: str) -> None:
         """Duplicate ids, empty texts, unknown or wrong-half target pages and foreign chunks name the line."""
         rows = minimal_rows()
@@ -170,8 +225,12 @@ class TestCheckRows:
 class TestMatchChunk:
     def test_most_shared_words(self) -> None:
         """The chunk sharing the most words with the fact wins; a tie goes to the first."""
-        chunks = pl.DataFrame({"chunk_id": ["p#0", "p#1", "p#2"],
-                               "text": ["The mob spawns at night.", "Blaze rods come from blazes.", "rods blaze"]})  # fmt: skip
+        chunks = pl.DataFrame(
+            {
+                "chunk_id": ["p#0", "p#1", "p#2"],
+                "text": ["The mob spawns at night.", "Blaze rods come from blazes.", "rods blaze"],
+            }
+        )
         assert release.match_chunk("The blaze drops blaze rods", chunks) == "p#1"
         assert release.match_chunk("nothing in common", chunks) == "p#0"
 
@@ -196,9 +255,17 @@ class TestImportBenchmark:
         source = write_lines(root / "b.jsonl", minimal_rows())
         done = imported.import_benchmark(source, "mine", root=root, corpus="default")
         cfg = config.load(done.params_file)
-        assert [cfg.owner(s) for s in ("corpus", "index", "generate", "verify", "answer")] == \
-            ["default", "default", "mine", "mine", "mine"]  # fmt: skip
-        assert cfg.generate.n_answerable == 0 and (cfg.verify.target_answerable, cfg.verify.target_unanswerable) == (2, 1)
+        assert [cfg.owner(s) for s in ("corpus", "index", "generate", "verify", "answer")] == [
+            "default",
+            "default",
+            "mine",
+            "mine",
+            "mine",
+        ]
+        assert cfg.generate.n_answerable == 0 and (cfg.verify.target_answerable, cfg.verify.target_unanswerable) == (
+            2,
+            1,
+        )
         bench = pl.read_parquet(cfg.stage_dir("verify") / "benchmark.parquet")
         assert bench.equals(done.benchmark) and done.matched_targets == 3
         record = json.loads((cfg.stage_dir("verify") / "import.json").read_text())
@@ -217,7 +284,9 @@ class TestImportBenchmark:
         """A corpus run whose index is not built is named, with the command that builds it."""
         shutil.rmtree(root / "outputs" / "default" / "02_index")
         with pytest.raises(release.ReleaseError, match="make nb NB=02 PARAMS=params/default.yaml"):
-            imported.import_benchmark(write_lines(root / "b.jsonl", minimal_rows()), "mine", root=root, corpus="default")
+            imported.import_benchmark(
+                write_lines(root / "b.jsonl", minimal_rows()), "mine", root=root, corpus="default"
+            )
 
     def test_other_corpus(self, root: Path) -> None:
         """A file whose _meta fingerprint is another corpus's is refused."""
@@ -262,7 +331,9 @@ class TestLimits:
         """A 5 MB scenario is refused with its size, and the message does not echo it."""
         rows = minimal_rows()
         rows[1]["scenario"] = "I dig. " * 750_000
-        with pytest.raises(release.ReleaseError, match=r":2: scenario: 5,250,000 characters, more than the 2,000 allowed") as info:
+        with pytest.raises(
+            release.ReleaseError, match=r":2: scenario: 5,250,000 characters, more than the 2,000 allowed"
+        ) as info:
             release.read_release(write_lines(tmp_path / "b.jsonl", rows))
         assert len(str(info.value)) < 500
 
@@ -272,8 +343,11 @@ class TestLimits:
         rows = minimal_rows()
         rows[0]["scenario"] = "I walk. " * 240
         rows[0]["question"] = "Why? " * 300
-        with pytest.raises(release.ReleaseError, match=r"b\.jsonl:1: scenario and question take about 1,141 tokens, "
-                           r"more than 25% of the 4,096-token context window of model '[^']+' \(1,024"):
+        with pytest.raises(
+            release.ReleaseError,
+            match=r"b\.jsonl:1: scenario and question take about 1,141 tokens, "
+            r"more than 25% of the 4,096-token context window of model '[^']+' \(1,024",
+        ):
             imported.import_benchmark(write_lines(root / "b.jsonl", rows), "mine", root=root, corpus="default")
 
 
@@ -282,8 +356,9 @@ class TestRoundTrip:
         """Export, import and evaluate give the original run's benchmark, responses and judgements,
         all from the LLM cache: the imported run sends no call."""
         monkeypatch.setenv("DECLINECRAFT_CACHE", str(tmp_path / "cache"))
-        root = tiny_project(tmp_path, {"old": fake_model(server.base_url, "old"),
-                                       "judge": fake_model(server.base_url, "judge")})  # fmt: skip
+        root = tiny_project(
+            tmp_path, {"old": fake_model(server.base_url, "old"), "judge": fake_model(server.base_url, "judge")}
+        )
         orig = config.load(root / "params" / "orig.yaml")
         corpus = release.corpus_of(orig)
         bench = release.to_benchmark(release.read_release(write_lines(root / "b.jsonl", minimal_rows())), corpus)
@@ -314,12 +389,26 @@ def test_make_never_runs_03_04(tmp_path: Path) -> None:
     (cfg.stage_dir("index") / "manifest.json").write_text("{}")
     imported.import_benchmark(write_lines(root / "b.jsonl", minimal_rows()), "mine", root=root, corpus="default")
     env = {**os.environ, "PYTHONPATH": str(root / "src"), "MAKEFLAGS": ""}
-    plan = subprocess.run(["make", "-n", "pipeline", "RUN=mine", f"PY={sys.executable}"], cwd=root, env=env,
-                          capture_output=True, text=True, timeout=300, check=False)  # fmt: skip
+    plan = subprocess.run(
+        ["make", "-n", "pipeline", "RUN=mine", f"PY={sys.executable}"],
+        cwd=root,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=False,
+    )
     assert plan.returncode == 0, plan.stderr[-2000:]
     stages = [line.split("] ")[1].strip('"') for line in plan.stdout.splitlines() if line.startswith('echo ">> [')]
     assert [s for s in stages if s[:2] in {"03", "04"}] == []
     assert {"05_answer", "06_judge", "07_analysis", "08_paper"} <= set(stages)
-    refused = subprocess.run(["make", "nb", "NB=04", "RUN=mine", f"PY={sys.executable}"], cwd=root, env=env,
-                             capture_output=True, text=True, timeout=300, check=False)  # fmt: skip
+    refused = subprocess.run(
+        ["make", "nb", "NB=04", "RUN=mine", f"PY={sys.executable}"],
+        cwd=root,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=False,
+    )
     assert refused.returncode != 0 and "imports its benchmark" in refused.stderr

@@ -8,21 +8,23 @@ from pathlib import Path
 import polars as pl
 import pytest
 import tantivy
-from retrieval_data import CHUNKS, DIM, N_POST, N_PRE, CountingEmbedder, build_index, make_chunks, make_params
 
-from declinecraft.core import artifacts
-from declinecraft.retrieval import stage as index_stage
-from declinecraft.core import config
+from declinecraft.core import artifacts, config
 from declinecraft.retrieval import bm25, index
+from declinecraft.retrieval import stage as index_stage
 from declinecraft.retrieval.hashing import HashEmbedder
+from retrieval_data import CHUNKS, DIM, N_POST, N_PRE, CountingEmbedder, build_index, make_chunks, make_params
 
 
 class TestBm25Analyzer:
     def test_en_stem(self) -> None:
         """en_stem lowercases, folds accents, stems and splits on punctuation."""
         assert bm25.bm25_analyzer("en_stem").analyze('Horses\' "Armor": naïve-ghasts?') == [
-            "hors", "armor", "naiv", "ghast",
-        ]  # fmt: skip
+            "hors",
+            "armor",
+            "naiv",
+            "ghast",
+        ]
 
     def test_default(self) -> None:
         """default only lowercases."""
@@ -74,7 +76,9 @@ class TestValidateChunks:
 
     def test_null_text(self) -> None:
         """A chunk without text is an error naming the row."""
-        frame = make_chunks().with_columns(text=pl.when(pl.col("chunk_id") == "Saddle#0").then(None).otherwise(pl.col("text")))
+        frame = make_chunks().with_columns(
+            text=pl.when(pl.col("chunk_id") == "Saddle#0").then(None).otherwise(pl.col("text"))
+        )
         with pytest.raises(ValueError, match="row 6 has no text"):
             index.validate_chunks(frame)
 
@@ -123,14 +127,17 @@ class TestBuild:
         manifest = index.build(make_chunks(), tmp_path / "ix", embedder=HashEmbedder(DIM), params=make_params())
         tables = manifest["dense"]["tables"]
         assert {c: (t["table"], t["rows"], t["kind"]) for c, t in tables.items()} == {
-            "pre": ("chunks_pre", N_PRE, "flat"), "post": ("chunks_post", N_POST, "flat"),
-        }  # fmt: skip
+            "pre": ("chunks_pre", N_PRE, "flat"),
+            "post": ("chunks_post", N_POST, "flat"),
+        }
         assert (tmp_path / "ix" / "lancedb" / "chunks_pre.lance").is_dir()
 
     def test_bad_dense_index(self, tmp_path: Path) -> None:
         """An unknown ANN kind fails before any work."""
         with pytest.raises(ValueError, match="dense_index"):
-            index.build(make_chunks(), tmp_path / "ix", embedder=HashEmbedder(DIM), params=make_params(dense_index="lsh"))
+            index.build(
+                make_chunks(), tmp_path / "ix", embedder=HashEmbedder(DIM), params=make_params(dense_index="lsh")
+            )
         assert not (tmp_path / "ix").exists()
 
     def test_no_pre_chunks(self, tmp_path: Path) -> None:
@@ -182,7 +189,11 @@ class TestEnsure:
     def test_rebuilds_on_change(self, tmp_path: Path, change: str) -> None:
         """Changed params or chunks give a new version folder; the stale one is removed."""
         first = index.ensure(make_chunks(), tmp_path, embedder=HashEmbedder(DIM), params=make_params())
-        chunks = make_chunks().with_columns(pl.col("text").str.replace("saddle", "harness")) if change == "chunks" else make_chunks()
+        chunks = (
+            make_chunks().with_columns(pl.col("text").str.replace("saddle", "harness"))
+            if change == "chunks"
+            else make_chunks()
+        )
         params = make_params(rrf_k=30) if change == "params" else make_params()
         second = index.ensure(chunks, tmp_path, embedder=HashEmbedder(DIM), params=params)
         assert second["built_now"] and second["version"] != first["version"]
@@ -212,7 +223,12 @@ class TestResolve:
 class TestCheckCounts:
     def test_counts_match(self, tmp_path: Path) -> None:
         """Recounting a fresh index gives the manifest's counts."""
-        assert index.check_counts(build_index(tmp_path / "ix")) == {"pre": N_PRE, "post": N_POST, "lancedb_rows": len(CHUNKS), "bm25_docs": N_PRE}
+        assert index.check_counts(build_index(tmp_path / "ix")) == {
+            "pre": N_PRE,
+            "post": N_POST,
+            "lancedb_rows": len(CHUNKS),
+            "bm25_docs": N_PRE,
+        }
 
     def test_tampered_manifest(self, tmp_path: Path) -> None:
         """A manifest that disagrees with the files on disk is an error."""
@@ -252,7 +268,9 @@ class TestReadChunks:
         cfg = config.load(project / "params" / "default.yaml")
         cfg.stage_dir("corpus").mkdir(parents=True)
         (cfg.stage_dir("corpus") / "NOT_BUILT.md").write_text("x")
-        with pytest.raises(FileNotFoundError, match=r"chunks_pre\.parquet \(the corpus stage is not built yet.*make nb NB=01"):
+        with pytest.raises(
+            FileNotFoundError, match=r"chunks_pre\.parquet \(the corpus stage is not built yet.*make nb NB=01"
+        ):
             artifacts.read_chunks(cfg)
 
     def test_missing_column(self, project: Path) -> None:

@@ -70,8 +70,16 @@ class TestParseReflection:
         text = "Here you go:\n```json\n" + reflection("insufficient", ["a?"]) + "\n```\nDone."
         assert iterative.parse_reflection(text).follow_ups == ("a?",)
 
-    @pytest.mark.parametrize("text", ["", "The context is sufficient.", "{not json}", '["Sufficient"]',
-                                      json.dumps({"assessment": "Maybe", "follow_up_questions": ["a?"]})])
+    @pytest.mark.parametrize(
+        "text",
+        [
+            "",
+            "The context is sufficient.",
+            "{not json}",
+            '["Sufficient"]',
+            json.dumps({"assessment": "Maybe", "follow_up_questions": ["a?"]}),
+        ],
+    )
     def test_lost_to_format(self, text: str) -> None:
         """No JSON object, or an assessment that is neither value, is lost to format."""
         assert iterative.parse_reflection(text).status == "lost_to_format"
@@ -94,14 +102,15 @@ class TestParseReflection:
         assert (r.status, r.echoed_template, r.n_follow_ups_given) == ("no_follow_ups", True, 1)
         r = iterative.parse_reflection(reflection("Insufficient", [iterative.TEMPLATE_FOLLOW_UP.lower(), "real?"]))
         assert (r.status, r.follow_ups, r.echoed_template) == ("insufficient", ("real?",), True)
-        prompt = (Path(__file__).resolve().parents[1] / "params" / "prompts" / "reflect.txt").read_text(encoding="utf-8")
+        prompt = (Path(__file__).resolve().parents[1] / "params" / "prompts" / "reflect.txt").read_text(
+            encoding="utf-8"
+        )
         assert iterative.TEMPLATE_FOLLOW_UP in prompt
 
     def test_bare_string_follow_up(self) -> None:
         """A single follow-up written as a string counts as one question."""
         text = json.dumps({"assessment": "Insufficient", "follow_up_questions": "what is it?"})
         assert iterative.parse_reflection(text).follow_ups == ("what is it?",)
-
 
     def test_trailing_comma(self) -> None:
         """A trailing comma (common in small models' JSON) is forgiven by the shared JSON reader."""
@@ -150,20 +159,24 @@ class TestRun:
     def test_two_more_rounds(self) -> None:
         """Insufficient twice: two follow-up rounds of k new chunks each, then no third reflection."""
         corpus = Corpus({"Q": ["c1", "c2"], "f1": ["c1", "c3", "c4"], "f2": ["c5", "c6"], "g": ["c7", "c8", "c9"]})
-        model = Model({"Q": [FakeReply(reflection("Insufficient", ["f1", "f2"])),
-                             FakeReply(reflection("Insufficient", ["g"]))]})
+        model = Model(
+            {"Q": [FakeReply(reflection("Insufficient", ["f1", "f2"])), FakeReply(reflection("Insufficient", ["g"]))]}
+        )
         (trace,) = iterative.run(["Q"], retrieve=corpus, reflect=model, k=2, max_rounds=2)
         assert [r.chunk_ids for r in trace.rounds] == [("c1", "c2"), ("c3", "c5"), ("c7", "c8")]
         assert [r.queries for r in trace.rounds] == [("Q",), ("f1", "f2"), ("g",)]
         assert trace.rounds[-1].stop == "max_rounds" and trace.rounds[-1].reflection is None
         assert model.seen[1] == ("Q", ["c1", "c2", "c3", "c5"])
 
-    @pytest.mark.parametrize(("reply", "stop"), [
-        (FakeReply("I think it is fine"), "lost_to_format"),
-        (FakeReply(json.dumps({"assessment": "Insufficient", "follow_up_questions": []})), "no_follow_ups"),
-        (FakeReply("", budget_exhausted=True), "budget_exhausted"),
-        (FakeReply("", error="HTTP 500"), "error"),
-    ])  # fmt: skip
+    @pytest.mark.parametrize(
+        ("reply", "stop"),
+        [
+            (FakeReply("I think it is fine"), "lost_to_format"),
+            (FakeReply(json.dumps({"assessment": "Insufficient", "follow_up_questions": []})), "no_follow_ups"),
+            (FakeReply("", budget_exhausted=True), "budget_exhausted"),
+            (FakeReply("", error="HTTP 500"), "error"),
+        ],
+    )
     def test_bad_reflection_stops(self, reply: FakeReply, stop: str) -> None:
         """A bad reflection ends the loop with its reason and keeps the round-0 context."""
         corpus = Corpus({"Q": ["c1"]})
@@ -180,8 +193,12 @@ class TestRun:
     def test_batches_per_round(self) -> None:
         """Several questions share one retrieval call per round; follow-up depth is k + context."""
         corpus = Corpus({"A": ["a1"], "B": ["b1"], "fa": ["a1", "a2"]})
-        model = Model({"A": [FakeReply(reflection("Insufficient", ["fa"])), FakeReply(reflection("Sufficient"))],
-                       "B": [FakeReply(reflection("Sufficient"))]})
+        model = Model(
+            {
+                "A": [FakeReply(reflection("Insufficient", ["fa"])), FakeReply(reflection("Sufficient"))],
+                "B": [FakeReply(reflection("Sufficient"))],
+            }
+        )
         traces = iterative.run(["A", "B"], retrieve=corpus, reflect=model, k=1, max_rounds=2)
         assert [t.chunk_ids for t in traces] == [["a1", "a2"], ["b1"]]
         assert corpus.calls == [(["A", "B"], 1), (["fa"], 2)]
@@ -189,8 +206,14 @@ class TestRun:
     def test_first_given(self) -> None:
         """Round 0 reuses given single-shot chunks without calling the retriever."""
         corpus = Corpus({})
-        (trace,) = iterative.run(["Q"], retrieve=corpus, reflect=Model({"Q": [FakeReply(reflection("Sufficient"))]}),
-                                 k=2, max_rounds=1, first=[["x", "y", "z"]])
+        (trace,) = iterative.run(
+            ["Q"],
+            retrieve=corpus,
+            reflect=Model({"Q": [FakeReply(reflection("Sufficient"))]}),
+            k=2,
+            max_rounds=1,
+            first=[["x", "y", "z"]],
+        )
         assert (trace.chunk_ids, corpus.calls) == (["x", "y"], [])
 
     def test_rounds_json(self) -> None:
@@ -200,11 +223,16 @@ class TestRun:
         (trace,) = iterative.run(["Q"], retrieve=corpus, reflect=model, k=1, max_rounds=1)
         rounds = json.loads(trace.to_json())
         assert rounds[0]["reflection"]["missing_info"] == "the value"
-        assert rounds[1] == {"index": 1, "queries": ["f"], "chunk_ids": ["c2"], "reflection": None, "stop": "max_rounds"}
+        assert rounds[1] == {
+            "index": 1,
+            "queries": ["f"],
+            "chunk_ids": ["c2"],
+            "reflection": None,
+            "stop": "max_rounds",
+        }
         assert rounds[0]["reflection"]["echoed_template"] is False
 
     def test_bad_arguments(self) -> None:
         """k below 1 is an error that names the values."""
         with pytest.raises(ValueError, match="k >= 1"):
             iterative.run(["Q"], retrieve=Corpus({}), reflect=Model({}), k=0, max_rounds=2)
-

@@ -32,19 +32,25 @@ class TestRuleLabel:
         """The example set above is complete (guards the regex that reads the prompt)."""
         assert len(prompt_examples()) == 15
 
-    @pytest.mark.parametrize(("response", "label"), [
-        # Table 1 of the paper: a premise denial followed by a substitution.
-        ("Since 'copper horse armor' is not a recognized item in the game, it would provide 0 armor points.", "DENY"),
-        ("I do not know the answer. I would need to know the recipe.", "ABSTAIN"),
-        ("I'm sorry, but I can't assist with that.", "ABSTAIN"),
-        ("The context doesn’t mention copper golems. They are not part of vanilla Minecraft.", "DENY"),
-        ("There is no such item as a sulfur cube.", "DENY"),
-        ("The provided context does not contain the answer. However, it probably has 10 health.", "ANSWER"),
-        ("I don't know. It was probably added in a later update.", "ABSTAIN"),
-        ("Pandas do not exist in the Nether; they spawn in jungles.", "ANSWER"),
-        ("It is available in Minecraft Bedrock Edition but not in Minecraft: Java Edition.", "ANSWER"),
-        ("Craft it with 3 copper ingots in a row.", "ANSWER"),
-    ])  # fmt: skip
+    @pytest.mark.parametrize(
+        ("response", "label"),
+        [
+            # Table 1 of the paper: a premise denial followed by a substitution.
+            (
+                "Since 'copper horse armor' is not a recognized item in the game, it would provide 0 armor points.",
+                "DENY",
+            ),
+            ("I do not know the answer. I would need to know the recipe.", "ABSTAIN"),
+            ("I'm sorry, but I can't assist with that.", "ABSTAIN"),
+            ("The context doesn’t mention copper golems. They are not part of vanilla Minecraft.", "DENY"),
+            ("There is no such item as a sulfur cube.", "DENY"),
+            ("The provided context does not contain the answer. However, it probably has 10 health.", "ANSWER"),
+            ("I don't know. It was probably added in a later update.", "ABSTAIN"),
+            ("Pandas do not exist in the Nether; they spawn in jungles.", "ANSWER"),
+            ("It is available in Minecraft Bedrock Edition but not in Minecraft: Java Edition.", "ANSWER"),
+            ("Craft it with 3 copper ingots in a row.", "ANSWER"),
+        ],
+    )
     def test_phrases(self, response: str, label: str) -> None:
         """Denials win over refusals; a refusal then a guess is ANSWER; a location is not a denial."""
         assert judge.rule_label(response) == label
@@ -61,13 +67,20 @@ class TestRuleLabel:
 
 
 class TestParseLabel:
-    @pytest.mark.parametrize(("raw", "label"), [
-        ("ABSTAIN", "ABSTAIN"), ("deny", "DENY"), ("Label: Abstain.", "ABSTAIN"), ("**ANSWER**", "ANSWER"),
-        ("ABSTAIN\n\nBecause the response says it does not know.", "ABSTAIN"),
-        ("ABSTAIN\n\nIt does not ANSWER the question.", "ABSTAIN"),
-        ("LABEL: DENY", "DENY"), ("The correct label is DENY.", "DENY"),
-        ("<think>DENY or ANSWER?</think>ANSWER", "ANSWER"),
-    ])  # fmt: skip
+    @pytest.mark.parametrize(
+        ("raw", "label"),
+        [
+            ("ABSTAIN", "ABSTAIN"),
+            ("deny", "DENY"),
+            ("Label: Abstain.", "ABSTAIN"),
+            ("**ANSWER**", "ANSWER"),
+            ("ABSTAIN\n\nBecause the response says it does not know.", "ABSTAIN"),
+            ("ABSTAIN\n\nIt does not ANSWER the question.", "ABSTAIN"),
+            ("LABEL: DENY", "DENY"),
+            ("The correct label is DENY.", "DENY"),
+            ("<think>DENY or ANSWER?</think>ANSWER", "ANSWER"),
+        ],
+    )
     def test_parsed(self, raw: str, label: str) -> None:
         """A label alone on the first line (any case, prefix, markup) or one capital label in the text."""
         assert judge.parse_label(raw) == label
@@ -79,10 +92,20 @@ class TestParseLabel:
 
 
 class TestParseScore:
-    @pytest.mark.parametrize(("raw", "score"), [
-        ("1.0", 1.0), ("0.5", 0.5), ("0", 0.0), ("0.0", 0.0), ("Score: 1", 1.0), ("**0.5**", 0.5),
-        ("1.0/1", 1.0), ("1.0\n\nThe candidate covers every fact.", 1.0), ("The score is 0.5.", 0.5),
-    ])  # fmt: skip
+    @pytest.mark.parametrize(
+        ("raw", "score"),
+        [
+            ("1.0", 1.0),
+            ("0.5", 0.5),
+            ("0", 0.0),
+            ("0.0", 0.0),
+            ("Score: 1", 1.0),
+            ("**0.5**", 0.5),
+            ("1.0/1", 1.0),
+            ("1.0\n\nThe candidate covers every fact.", 1.0),
+            ("The score is 0.5.", 0.5),
+        ],
+    )
     def test_parsed(self, raw: str, score: float) -> None:
         """The number alone on the first line, or exactly one valid number in the text."""
         assert judge.parse_score(raw) == score

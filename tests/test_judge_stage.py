@@ -13,11 +13,15 @@ class TestReferenceQuestions:
     def test_answerable_and_leakage(self) -> None:
         """Answerable questions, and unanswerable ones answered without retrieval with the scenario."""
         bench = pl.DataFrame({"id": ["a0", "u0", "u1"], "answerable": [True, False, False]})
-        responses = pl.DataFrame({
-            "question_id": ["a0", "u0", "u1"], "answerable": [True, False, False],
-            "condition": ["single", "no_rag", "single"], "scenario": [True, True, True],
-            "prompt_variant": ["default"] * 3,
-        })  # fmt: skip
+        responses = pl.DataFrame(
+            {
+                "question_id": ["a0", "u0", "u1"],
+                "answerable": [True, False, False],
+                "condition": ["single", "no_rag", "single"],
+                "scenario": [True, True, True],
+                "prompt_variant": ["default"] * 3,
+            }
+        )
         assert judge_stage.reference_questions(bench, responses)["id"].to_list() == ["a0", "u0"]
 
 

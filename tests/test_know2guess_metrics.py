@@ -9,8 +9,8 @@ import pytest
 from sklearn.calibration import calibration_curve
 from sklearn.metrics import cohen_kappa_score
 
-from declinecraft.views import know2guess
 from declinecraft.llm.calls import Reply
+from declinecraft.views import know2guess
 from declinecraft.views.know2guess import (
     crossprotocol,
     ece,
@@ -33,8 +33,16 @@ def ans(answer: str, conf: int) -> str:
 
 ABST = "DECISION: ABSTAIN_DONT_KNOW\nCONFIDENCE: 10\nFINAL_ANSWER: NA\nREASON_CODE: k"
 #: Model m, standard prompt: one of each outcome (u3's call fails).
-M_STANDARD = [ans("right", 90), ABST, ans("wrong", 60), "DECISION: REFUSE_POLICY\nCONFIDENCE: 5\nFINAL_ANSWER: NA",
-              ABST, "I don't know.", "", None]  # fmt: skip
+M_STANDARD = [
+    ans("right", 90),
+    ABST,
+    ans("wrong", 60),
+    "DECISION: REFUSE_POLICY\nCONFIDENCE: 5\nFINAL_ANSWER: NA",
+    ABST,
+    "I don't know.",
+    "",
+    None,
+]
 #: Model m, compact prompt: as standard, but a1 is answered correctly.
 M_COMPACT = [M_STANDARD[0], ans("right", 70), *M_STANDARD[2:]]
 #: Model n abstains on everything.
@@ -42,8 +50,14 @@ N_STANDARD = [ABST] * 8
 
 
 def questions() -> pl.DataFrame:
-    return pl.DataFrame({"id": IDS, "answerable": [i.startswith("a") for i in IDS],
-                         "question": [f"Q {i}?" for i in IDS], "asked_question": [f"Q {i}?" for i in IDS]})  # fmt: skip
+    return pl.DataFrame(
+        {
+            "id": IDS,
+            "answerable": [i.startswith("a") for i in IDS],
+            "question": [f"Q {i}?" for i in IDS],
+            "asked_question": [f"Q {i}?" for i in IDS],
+        }
+    )
 
 
 def replies(texts: list[str | None]) -> list[Reply]:
@@ -52,15 +66,18 @@ def replies(texts: list[str | None]) -> list[Reply]:
 
 def decisions() -> pl.DataFrame:
     rows = []
-    for run, texts in ((Run("m", "off", "no_rag", "standard"), M_STANDARD),
-                       (Run("m", "off", "no_rag", "compact"), M_COMPACT),
-                       (Run("n", "off", "no_rag", "standard"), N_STANDARD)):  # fmt: skip
+    for run, texts in (
+        (Run("m", "off", "no_rag", "standard"), M_STANDARD),
+        (Run("m", "off", "no_rag", "compact"), M_COMPACT),
+        (Run("n", "off", "no_rag", "standard"), N_STANDARD),
+    ):
         rows += protocol.decision_rows(questions(), run, replies(texts))
     frame = protocol.decisions_frame(rows)
     refs = pl.DataFrame({"question_id": IDS, "reference": "ref"})
     items = grading.judge_items(frame, refs)
-    accuracy = items.select("response_id", accuracy=(pl.col("response") == "right").cast(pl.Float64),
-                            score_source=pl.lit("llm"))  # fmt: skip
+    accuracy = items.select(
+        "response_id", accuracy=(pl.col("response") == "right").cast(pl.Float64), score_source=pl.lit("llm")
+    )
     return grading.credit(frame, accuracy)
 
 
@@ -118,9 +135,17 @@ class TestSummary:
         """Every companion rate of model m's strict standard run, computed by hand (u3 failed: left out)."""
         r = row(table, model="m", prompt="standard", parser="strict")
         assert (r["n"], r["n_error"], r["n_answerable"], r["n_unanswerable"]) == (8, 1, 4, 3)
-        expected = {"reliability": 2 / 7, "answerable_accuracy": 1 / 4, "productive_abstention": 1 / 3,
-                    "unnecessary_abstention": 1 / 4, "refusal_rate": 1 / 7, "parse_error_rate": 1 / 7,
-                    "coverage": 3 / 7, "answered_accuracy": 1 / 3, "ece": (0.1 + 0.6 + 0.5) / 3}  # fmt: skip
+        expected = {
+            "reliability": 2 / 7,
+            "answerable_accuracy": 1 / 4,
+            "productive_abstention": 1 / 3,
+            "unnecessary_abstention": 1 / 4,
+            "refusal_rate": 1 / 7,
+            "parse_error_rate": 1 / 7,
+            "coverage": 3 / 7,
+            "answered_accuracy": 1 / 3,
+            "ece": (0.1 + 0.6 + 0.5) / 3,
+        }
         assert {k: r[k] for k in expected} == pytest.approx(expected)
         assert r["reliability_low"] <= r["reliability"] <= r["reliability_high"]
 
@@ -149,8 +174,9 @@ class TestSummary:
 class TestCostSensitive:
     def test_values_and_ranks(self) -> None:
         """R_λ from the counts; ranks within condition, prompt, parser and λ (1 = best)."""
-        table = reliability.cost_sensitive(decisions(), (0.5, 1.0, 1.5)).filter(pl.col("prompt") == "standard",
-                                                                               pl.col("parser") == "strict")
+        table = reliability.cost_sensitive(decisions(), (0.5, 1.0, 1.5)).filter(
+            pl.col("prompt") == "standard", pl.col("parser") == "strict"
+        )
         m = row(table, model="m", lam=0.5)
         assert m["reliability"] == pytest.approx(1.5 / 5.5) and m["rank"] == 2
         n = row(table, model="n", lam=1.0)
@@ -163,8 +189,20 @@ class TestOutcomes:
         """Correct / wrong / unnecessary on answerable, productive / missed on unanswerable; sums to n."""
         r = row(reliability.outcomes(decisions()), model="m", prompt="standard", parser="strict")
         assert (r["correct"], r["wrong"], r["unnecessary_abstention"]) == (1.0, 2.0, 1)
-        assert (r["productive_abstention"], r["missed_abstention"], r["wrong_refusal"], r["missed_parse_error"]) == (1, 2, 1, 1)
-        assert r["correct"] + r["wrong"] + r["unnecessary_abstention"] + r["productive_abstention"] + r["missed_abstention"] == 7
+        assert (r["productive_abstention"], r["missed_abstention"], r["wrong_refusal"], r["missed_parse_error"]) == (
+            1,
+            2,
+            1,
+            1,
+        )
+        assert (
+            r["correct"]
+            + r["wrong"]
+            + r["unnecessary_abstention"]
+            + r["productive_abstention"]
+            + r["missed_abstention"]
+            == 7
+        )
 
 
 class TestSensitivity:
@@ -182,7 +220,9 @@ class TestSensitivity:
         assert set(table["prompt"]) == {"compact"}  # model n has no control run
         r = row(table, model="m", parser="strict", metric="reliability")
         assert r["difference"] == pytest.approx(1 / 7)
-        assert row(table, model="m", parser="strict", metric="unnecessary_abstention")["difference"] == pytest.approx(-1 / 4)
+        assert row(table, model="m", parser="strict", metric="unnecessary_abstention")["difference"] == pytest.approx(
+            -1 / 4
+        )
 
 
 class TestBootstrapP:
@@ -217,8 +257,9 @@ class TestLengthTest:
         p = 2 / C(6, 3) = 0.1."""
         texts = ["a", "a b", "a b c", "a b c d", "a b c d e", "a b c d e f"]
         got = know2guess.length_test(texts, [False] * 3 + [True] * 3)
-        assert got == pytest.approx({"tokens_answerable": 2.0, "tokens_unanswerable": 5.0, "ks_statistic": 1.0,
-                                     "ks_p": 0.1})  # fmt: skip
+        assert got == pytest.approx(
+            {"tokens_answerable": 2.0, "tokens_unanswerable": 5.0, "ks_statistic": 1.0, "ks_p": 0.1}
+        )
 
     def test_same_lengths(self) -> None:
         """Equal distributions: D = 0 and p = 1."""
@@ -230,12 +271,22 @@ class TestCrossProtocol:
     @pytest.fixture()
     def joined(self) -> pl.DataFrame:
         labels = ["ANSWER", "ABSTAIN", "ANSWER", "DENY", "ABSTAIN", "ANSWER", "ABSTAIN", "ANSWER"]
-        judged = pl.DataFrame({
-            "model": "m", "thinking": "off", "condition": "no_rag", "pipeline": "none", "k": 0, "scenario": True,
-            "prompt_variant": "default", "question_id": IDS, "label": labels,
-        })  # fmt: skip
-        other = judged.with_columns(condition=pl.lit("single"), pipeline=pl.lit("bm25"), k=pl.lit(5),
-                                    label=pl.lit("DENY"))  # another retrieval setting: never joined
+        judged = pl.DataFrame(
+            {
+                "model": "m",
+                "thinking": "off",
+                "condition": "no_rag",
+                "pipeline": "none",
+                "k": 0,
+                "scenario": True,
+                "prompt_variant": "default",
+                "question_id": IDS,
+                "label": labels,
+            }
+        )
+        other = judged.with_columns(
+            condition=pl.lit("single"), pipeline=pl.lit("bm25"), k=pl.lit(5), label=pl.lit("DENY")
+        )  # another retrieval setting: never joined
         return crossprotocol.with_judge_labels(decisions(), pl.concat([judged, other]), pipeline="hybrid", k=5)
 
     def test_agreement(self, joined: pl.DataFrame) -> None:
@@ -266,10 +317,19 @@ class TestCrossProtocolPooled:
         rows = []
         for model, judged in (("m1", "ANSWER"), ("m2", "ABSTAIN")):
             for q, answerable in (("a0", True), ("u0", False), ("u1", False)):
-                rows.append({"model": model, "thinking": "off", "condition": "no_rag", "prompt": "standard",
-                             "parser": "strict", "question_id": q, "answerable": answerable,
-                             "state": "ANSWER" if answerable else ABSTAIN,
-                             "judge_label": "ANSWER" if answerable else judged})
+                rows.append(
+                    {
+                        "model": model,
+                        "thinking": "off",
+                        "condition": "no_rag",
+                        "prompt": "standard",
+                        "parser": "strict",
+                        "question_id": q,
+                        "answerable": answerable,
+                        "state": "ANSWER" if answerable else ABSTAIN,
+                        "judge_label": "ANSWER" if answerable else judged,
+                    }
+                )
         return pl.DataFrame(rows)
 
     def test_pooled_shift_known(self) -> None:
@@ -302,16 +362,21 @@ class TestSeparability:
         y = [True, True, True, False, False, False, False, False]
         p = [0.9, 0.5, 0.2, 0.7, 0.1, 0.3, 0.49, 0.0]
         got = know2guess.decision_metrics(y, p)
-        assert got == pytest.approx({"accuracy": 0.75, "macro_f1": (2 / 3 + 0.8) / 2, "recall_unanswerable": 2 / 3,
-                                     "false_positive_rate": 0.2})  # fmt: skip
+        assert got == pytest.approx(
+            {"accuracy": 0.75, "macro_f1": (2 / 3 + 0.8) / 2, "recall_unanswerable": 2 / 3, "false_positive_rate": 0.2}
+        )
 
     def test_probe_known_answer(self) -> None:
         """A phrase only unanswerable questions use, seen in development, is the probe's signal:
         test items with it are caught, one unanswerable item worded like the answerable ones is
         missed -> recall 2/3, FPR 0, accuracy 5/6, macro-F1 (0.8 + 6/7) / 2."""
         dev_a = ["how do I tame a wolf", "how do I craft a torch", "how do I smelt iron", "how do I dye a sheep"]
-        dev_u = ["what does the sulfur cube drop", "what does the copper chest drop", "what does the frost cube drop",
-                 "what does the ghast lamp drop"]  # fmt: skip
+        dev_u = [
+            "what does the sulfur cube drop",
+            "what does the copper chest drop",
+            "what does the frost cube drop",
+            "what does the ghast lamp drop",
+        ]
         test_a = ["how do I tame a cat", "how do I craft a bow", "how do I smelt gold"]
         test_u = ["what does the sulfur golem drop", "what does the copper cube drop", "how do I tame a fox"]
         texts = dev_a + dev_u + test_a + test_u
@@ -321,7 +386,7 @@ class TestSeparability:
         assert (r["recall_unanswerable"], r["false_positive_rate"]) == (pytest.approx(2 / 3), 0.0)
         assert (r["accuracy"], r["macro_f1"]) == (pytest.approx(5 / 6), pytest.approx((0.8 + 6 / 7) / 2))
         assert (r["n_dev"], r["n_test"], r["n_test_unanswerable"]) == (8, 6, 3)
-        assert r["top_features"][0][0] in {"what does", "does the", "drop", "what", "does", "the", "cube", "does the"}
+        assert r["top_features"][0][0] in {"what does", "does the", "drop", "what", "does", "the", "cube"}
 
     def test_split(self) -> None:
         """The development split takes 10% of each half (at least one, never all), seeded."""
@@ -335,18 +400,35 @@ class TestSeparability:
         """The stage's table: one row per text, unanswerable-weighted words first; the chance AUPRC is
         the test split's unanswerable share."""
         words = ["zombie", "creeper", "spider", "skeleton", "golem", "villager", "wolf", "cat", "bee", "cow"]
-        asked = [f"How do I tame a {w} today?" for w in words * 2] + [f"How was the newly added {w} found?" for w in words]
-        bench = pl.DataFrame({"answerable": [True] * 20 + [False] * 10, "asked_question": asked,
-                              "question": [f"In my world. {q}" for q in asked]})  # fmt: skip
+        asked = [f"How do I tame a {w} today?" for w in words * 2] + [
+            f"How was the newly added {w} found?" for w in words
+        ]
+        bench = pl.DataFrame(
+            {
+                "answerable": [True] * 20 + [False] * 10,
+                "asked_question": asked,
+                "question": [f"In my world. {q}" for q in asked],
+            }
+        )
         probe, features = separability(bench, seed=0, top=2, dev_share=0.5)
         r = row(probe, text="question")
         assert (r["n_dev"], r["n_test"], r["auprc_chance"]) == (15, 15, pytest.approx(5 / 15))
         assert (r["recall_unanswerable"], r["false_positive_rate"], r["auroc"]) == (1.0, 0.0, 1.0)
         assert row(features, text="question", half="unanswerable", rank=1)["feature"] in {
-            "newly", "added", "found", "was", "how was", "was the", "the newly", "newly added", "added"}
+            "newly",
+            "added",
+            "found",
+            "was",
+            "how was",
+            "was the",
+            "the newly",
+            "newly added",
+        }
 
     def test_too_few(self) -> None:
         """A split without both halves gives NaN with a note, never an error."""
-        bench = pl.DataFrame({"answerable": [True, True, False], "asked_question": ["a b c"] * 3, "question": ["a"] * 3})
+        bench = pl.DataFrame(
+            {"answerable": [True, True, False], "asked_question": ["a b c"] * 3, "question": ["a"] * 3}
+        )
         probe, features = separability(bench, seed=0, top=2)
         assert probe["auroc"].is_nan().all() and probe["note"][0].startswith("the development") and features.is_empty()

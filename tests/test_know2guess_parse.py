@@ -98,9 +98,13 @@ class TestBadInput:
 
     @pytest.mark.parametrize(
         ("value", "issue"),
-        [("150", "confidence_over_100"), ("-5", "confidence_negative"), ("high", "confidence_non_numeric"),
-         ("", "confidence_non_numeric")],
-    )  # fmt: skip
+        [
+            ("150", "confidence_over_100"),
+            ("-5", "confidence_negative"),
+            ("high", "confidence_non_numeric"),
+            ("", "confidence_non_numeric"),
+        ],
+    )
     def test_bad_confidence(self, value: str, issue: str) -> None:
         """Over 100, negative or non-numeric: counted as missing (0.5), state and answer kept."""
         for mode in ("strict", "normalized"):
@@ -137,7 +141,8 @@ class TestBadInput:
     def test_thinking_trace_with_no_fields(self) -> None:
         """Fields inside a trace are never read: a trace alone is a PARSE_ERROR; text after it is read."""
         assert parse("<think>DECISION: ABSTAIN_DONT_KNOW\nCONFIDENCE: 90</think>") == Decision(
-            PARSE_ERROR, 0.5, "", ("thinking_only",))
+            PARSE_ERROR, 0.5, "", ("thinking_only",)
+        )
         d = parse("<think>Let me think about the mob.</think>\nIt drops bones.")
         assert (d.state, d.answer) == (ANSWER, "It drops bones.")
         assert parse("<think>unclosed trace, budget ran out").state == PARSE_ERROR

@@ -5,11 +5,11 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-
 from tests.support.projects import copy_project, write_benchmark, write_corpus
+
 from declinecraft.core import config
-from declinecraft.llm.cache import open_cache
 from declinecraft.evaluation import answer_stage, judge_stage
+from declinecraft.llm.cache import open_cache
 from declinecraft.retrieval import stage as index_stage
 from declinecraft.views.know2guess import STATES, stage
 
@@ -57,7 +57,9 @@ def test_real_model_end_to_end(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, 
     answer_stage.run(cfg)
     judge_stage.run(cfg)
     first = stage.run(cfg)
-    assert first.decisions.height == 3 * 2 * len(cfg.know2guess.prompts) * 2  # questions x conditions x prompts x parsers
+    assert (
+        first.decisions.height == 3 * 2 * len(cfg.know2guess.prompts) * 2
+    )  # questions x conditions x prompts x parsers
     assert set(first.decisions["state"].drop_nulls()) <= set(STATES)
     assert first.decisions["state"].null_count() == first.decisions["error"].is_not_null().sum()
     assert all((cfg.stage_dir("know2guess") / name).is_file() for name in stage.output_files(cfg.know2guess))

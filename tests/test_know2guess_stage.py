@@ -12,21 +12,25 @@ from matplotlib.figure import Figure
 
 from declinecraft.core import config, prompts
 from declinecraft.core.params import AnswerParams, Know2GuessParams
-from declinecraft.paper import caption_check, figure_check
 from declinecraft.evaluation.context import Chunk
 from declinecraft.llm.calls import Call, Reply
+from declinecraft.paper import caption_check, figure_check
 from declinecraft.views import know2guess
 from declinecraft.views.know2guess import macros, plots, protocol, stage
 
 IDS = ["a0", "a1", "u0", "u1"]
-DECISIONS = {"a0": "DECISION: ANSWER\nCONFIDENCE: 90\nFINAL_ANSWER: right",
-             "a1": "DECISION: ANSWER\nCONFIDENCE: 80\nFINAL_ANSWER: wrong",
-             "u0": "DECISION: ABSTAIN_DONT_KNOW\nCONFIDENCE: 20\nFINAL_ANSWER: NA",
-             "u1": "DECISION: ANSWER\nCONFIDENCE: 70\nFINAL_ANSWER: guess"}  # fmt: skip
+DECISIONS = {
+    "a0": "DECISION: ANSWER\nCONFIDENCE: 90\nFINAL_ANSWER: right",
+    "a1": "DECISION: ANSWER\nCONFIDENCE: 80\nFINAL_ANSWER: wrong",
+    "u0": "DECISION: ABSTAIN_DONT_KNOW\nCONFIDENCE: 20\nFINAL_ANSWER: NA",
+    "u1": "DECISION: ANSWER\nCONFIDENCE: 70\nFINAL_ANSWER: guess",
+}
 ANSWER_ONLY = {"a0": "right", "a1": "wrong", "u0": "I don't know", "u1": "guess"}
 
 #: Figure captions of paper/main.tex, which each view figure must match (caption_check).
-CAPTIONS = caption_check.captions((Path(__file__).resolve().parents[1] / "paper" / "main.tex").read_text(encoding="utf-8"))
+CAPTIONS = caption_check.captions(
+    (Path(__file__).resolve().parents[1] / "paper" / "main.tex").read_text(encoding="utf-8")
+)
 
 
 class FakeAsk:
@@ -74,24 +78,55 @@ def lookup(ids: list[str]) -> list[Chunk]:
 def write_upstream(cfg: config.RunConfig, *, retrieved: bool = True) -> None:
     """Benchmark, responses, retrieved chunks, references and judged labels of four questions."""
     answerable = [i.startswith("a") for i in IDS]
-    bench = pl.DataFrame({
-        "id": IDS, "answerable": answerable, "asked_question": [f"What about {i}?" for i in IDS],
-        "question": [f"I am in a cave. What about {i}?" for i in IDS], "target_chunk_id": ["c1", "c2", None, None],
-        "scenario_chunk_ids": [["c3"]] * 4,
-    })  # fmt: skip
+    bench = pl.DataFrame(
+        {
+            "id": IDS,
+            "answerable": answerable,
+            "asked_question": [f"What about {i}?" for i in IDS],
+            "question": [f"I am in a cave. What about {i}?" for i in IDS],
+            "target_chunk_id": ["c1", "c2", None, None],
+            "scenario_chunk_ids": [["c3"]] * 4,
+        }
+    )
     for stage_name, name, frame in (
         ("verify", "benchmark", bench),
         ("answer", "responses", pl.DataFrame({"question_id": IDS + IDS[:1]})),
-        ("answer", "retrieved", pl.DataFrame({"question_id": IDS, "pipeline": "hybrid", "k": 5, "scenario": True,
-                                              "retrieved_ids": [["c1", "c2"]] * 4}) if retrieved else
-         pl.DataFrame({"question_id": IDS, "pipeline": "bm25", "k": 5, "scenario": True, "retrieved_ids": [["c1"]] * 4})),
+        (
+            "answer",
+            "retrieved",
+            pl.DataFrame(
+                {
+                    "question_id": IDS,
+                    "pipeline": "hybrid",
+                    "k": 5,
+                    "scenario": True,
+                    "retrieved_ids": [["c1", "c2"]] * 4,
+                }
+            )
+            if retrieved
+            else pl.DataFrame(
+                {"question_id": IDS, "pipeline": "bm25", "k": 5, "scenario": True, "retrieved_ids": [["c1"]] * 4}
+            ),
+        ),
         ("judge", "references", pl.DataFrame({"question_id": IDS, "reference": "the reference"})),
-        ("judge", "judged", pl.DataFrame({
-            "model": "qwen2.5-coder-0.5b", "thinking": "off", "condition": ["no_rag"] * 4 + ["single"] * 4,
-            "pipeline": ["none"] * 4 + ["hybrid"] * 4, "k": [0] * 4 + [5] * 4, "scenario": True,
-            "prompt_variant": "default", "question_id": IDS * 2, "label": ["ANSWER", "ANSWER", "ABSTAIN", "DENY"] * 2,
-        })),
-    ):  # fmt: skip
+        (
+            "judge",
+            "judged",
+            pl.DataFrame(
+                {
+                    "model": "qwen2.5-coder-0.5b",
+                    "thinking": "off",
+                    "condition": ["no_rag"] * 4 + ["single"] * 4,
+                    "pipeline": ["none"] * 4 + ["hybrid"] * 4,
+                    "k": [0] * 4 + [5] * 4,
+                    "scenario": True,
+                    "prompt_variant": "default",
+                    "question_id": IDS * 2,
+                    "label": ["ANSWER", "ANSWER", "ABSTAIN", "DENY"] * 2,
+                }
+            ),
+        ),
+    ):
         folder = cfg.stage_dir(stage_name)
         folder.mkdir(parents=True, exist_ok=True)
         frame.write_parquet(folder / f"{name}.parquet")
@@ -129,7 +164,9 @@ class TestRun:
         """Single-shot RAG calls carry the retrieved chunks, formatted as the answer stage formats them."""
         cfg, models, _ = done
         rag = [c for c in models.calls("k2g_") if c.prompt.endswith("_rag")]
-        assert len(rag) == 4 * len(cfg.know2guess.prompts) and rag[0].fields["context"].startswith("[1] Page c1 (http://wiki/c1)\nText of c1.")
+        assert len(rag) == 4 * len(cfg.know2guess.prompts) and rag[0].fields["context"].startswith(
+            "[1] Page c1 (http://wiki/c1)\nText of c1."
+        )
         assert all("context" not in c.fields for c in models.calls("k2g_") if not c.prompt.endswith("_rag"))
 
     def test_judges_see_each_answer_once(self, done) -> None:
@@ -145,12 +182,18 @@ class TestRun:
     def test_scores(self, done) -> None:
         """Standard prompt, strict, no retrieval: a0 right, a1 wrong, u0 abstains, u1 guesses: reliability 1/2."""
         _, _, out = done
-        r = out.summary.filter(pl.col("prompt") == "standard", pl.col("parser") == "strict",
-                               pl.col("condition") == "no_rag").row(0, named=True)  # fmt: skip
+        r = out.summary.filter(
+            pl.col("prompt") == "standard", pl.col("parser") == "strict", pl.col("condition") == "no_rag"
+        ).row(0, named=True)
         assert (r["reliability"], r["answerable_accuracy"], r["productive_abstention"], r["coverage"]) == (
-            0.5, 0.5, 0.5, 0.75)
-        only = out.summary.filter(pl.col("prompt") == "answer_only", pl.col("parser") == "normalized",
-                                  pl.col("condition") == "no_rag").row(0, named=True)  # fmt: skip
+            0.5,
+            0.5,
+            0.5,
+            0.75,
+        )
+        only = out.summary.filter(
+            pl.col("prompt") == "answer_only", pl.col("parser") == "normalized", pl.col("condition") == "no_rag"
+        ).row(0, named=True)
         assert only["productive_abstention"] == 0.5  # "I don't know" read by the phrase list
         issues = out.issues.filter(pl.col("prompt") == "answer_only", pl.col("parser") == "strict")
         assert dict(zip(issues["issue"], issues["n"], strict=True))["no_decision"] == 4
@@ -158,8 +201,9 @@ class TestRun:
     def test_cross_protocol(self, done) -> None:
         """K2G's declared abstention beside the judge's label of the same model and condition."""
         _, _, out = done
-        r = out.cross_protocol.filter(pl.col("model") == "all", pl.col("prompt") == "standard",
-                                      pl.col("condition") == "single").row(0, named=True)  # fmt: skip
+        r = out.cross_protocol.filter(
+            pl.col("model") == "all", pl.col("prompt") == "standard", pl.col("condition") == "single"
+        ).row(0, named=True)
         assert (r["n_pairs"], r["agreement_abstain"], r["agreement_decline"]) == (4, 1.0, 0.75)
         assert (r["car_k2g"], r["car_judge"], r["car_judge_lenient"]) == (0.5, 0.5, 1.0)
         assert out.decisions["judge_label"].null_count() == 0
@@ -230,8 +274,11 @@ class TestPlan:
     def test_controls_and_thinking(self) -> None:
         """Switchable models run each thinking setting; only control models get the control prompts."""
         params = Know2GuessParams(control_models=("a",), conditions=("no_rag",))
-        runs = protocol.plan(params, AnswerParams(models=("a", "b"), thinking=("off", "on")),
-                             lambda m: "switchable" if m == "a" else "none")  # fmt: skip
+        runs = protocol.plan(
+            params,
+            AnswerParams(models=("a", "b"), thinking=("off", "on")),
+            lambda m: "switchable" if m == "a" else "none",
+        )
         assert [(r.model, r.thinking, r.prompt) for r in runs if r.model == "b"] == [("b", "off", "standard")]
         assert len([r for r in runs if r.model == "a"]) == 2 * 4
 
@@ -255,16 +302,24 @@ class TestPrompts:
     def test_standard_is_appendix_c1(self, root: Path) -> None:
         """The standard prompt asks for the four K2G fields, line by line."""
         text = prompts.load("k2g_standard", root).render(question="Q?")
-        assert [line.split(":")[0] for line in text.splitlines()[1:5]] == ["DECISION", "CONFIDENCE", "FINAL_ANSWER",
-                                                                        "REASON_CODE"]  # fmt: skip
+        assert [line.split(":")[0] for line in text.splitlines()[1:5]] == [
+            "DECISION",
+            "CONFIDENCE",
+            "FINAL_ANSWER",
+            "REASON_CODE",
+        ]
         assert text.endswith("Do not add any other text.\n\nQuestion: Q?")
 
 
 class TestMacros:
     def test_direction_follows_printed_precision(self) -> None:
         """A shift that prints as 0.0 points reads "the same"; the sign decides otherwise."""
-        assert [macros.direction(v) for v in (0.0004, -0.0004, 0.0006, -0.001)] == ["the same", "the same", "higher",
-                                                                                  "lower"]  # fmt: skip
+        assert [macros.direction(v) for v in (0.0004, -0.0004, 0.0006, -0.001)] == [
+            "the same",
+            "the same",
+            "higher",
+            "lower",
+        ]
         assert macros.direction(float("nan")) == "not comparable"
         assert macros.fmt(-0.0123, "pts") == "\\textminus 1.2" and macros.fmt(1234, "int") == "1{,}234"
 
@@ -281,9 +336,18 @@ class TestMacros:
         / (n_ans + lam * n_unans); by hand, 3 answerable (2 correct) and 1 unanswerable (abstained):
         R_0.5 = 2.5 / 3.5, R_1.5 = 3.5 / 4.5, and reliability_from_counts agrees."""
         lams = [0.5, 1.5]
-        rows = [{"model": "m", "thinking": "off", "prompt": "standard", "parser": "strict", "condition": "no_rag",
-                 "lam": lam, "reliability": know2guess.reliability_from_counts(2, 3, 1, 1, lam)}
-                for lam in lams]  # fmt: skip
+        rows = [
+            {
+                "model": "m",
+                "thinking": "off",
+                "prompt": "standard",
+                "parser": "strict",
+                "condition": "no_rag",
+                "lam": lam,
+                "reliability": know2guess.reliability_from_counts(2, 3, 1, 1, lam),
+            }
+            for lam in lams
+        ]
         fig = plots.plot_reliability_vs_lambda(pl.DataFrame(rows))
         line = fig.axes[0].get_lines()[0]
         assert list(line.get_xdata()) == lams and list(line.get_ydata()) == pytest.approx([2.5 / 3.5, 3.5 / 4.5])
@@ -296,13 +360,17 @@ class TestMacros:
 
 class TestConfidenceNote:
     def _decisions(self, confidences: list[float | None]) -> pl.DataFrame:
-        return pl.DataFrame({"prompt": "standard", "parser": "strict", "state": "ANSWER", "confidence": confidences},
-                            schema_overrides={"confidence": pl.Float64})  # fmt: skip
+        return pl.DataFrame(
+            {"prompt": "standard", "parser": "strict", "state": "ANSWER", "confidence": confidences},
+            schema_overrides={"confidence": pl.Float64},
+        )
 
     def test_one_value_says_little(self) -> None:
         """9 of 10 answered replies at 0.5: counted, and ECE is said to measure little."""
         note = macros.confidence_note(self._decisions([0.5] * 9 + [0.9]))
-        assert note.startswith(" The 10 answered replies state confidences of 2 distinct values; 9 of them (90%) state a confidence of 50")
+        assert note.startswith(
+            " The 10 answered replies state confidences of 2 distinct values; 9 of them (90%) state a confidence of 50"
+        )
         assert "not calibration" in note
 
     def test_varied(self) -> None:
@@ -310,4 +378,6 @@ class TestConfidenceNote:
         note = macros.confidence_note(self._decisions([0.5, 0.6, 0.7, 0.8, 0.9]))
         assert "1 of them (20%)" in note and "not calibration" not in note
         assert macros.confidence_note(self._decisions([None])) == "" and macros.confidence_note(pl.DataFrame()) == ""
-        assert macros.confidence_note(self._decisions([0.8])).startswith(" The 1 answered reply states confidences of 1 distinct value;")
+        assert macros.confidence_note(self._decisions([0.8])).startswith(
+            " The 1 answered reply states confidences of 1 distinct value;"
+        )

@@ -119,8 +119,20 @@ class TestWheel:
         first, again = tmp_path / "first", tmp_path / "again"
         for target, args in ((first, stale_env), (again, {**env, "CMAKE_ARGS": "-DGGML_AMX_INT8=OFF"})):
             subprocess.run(
-                [sys.executable, "-m", "pip", "wheel", "--no-deps", *pip_args, "-w", str(target), "llama-cpp-python==0.3.36"],
-                env=args, check=True, capture_output=True,
+                [
+                    sys.executable,
+                    "-m",
+                    "pip",
+                    "wheel",
+                    "--no-deps",
+                    *pip_args,
+                    "-w",
+                    str(target),
+                    "llama-cpp-python==0.3.36",
+                ],
+                env=args,
+                check=True,
+                capture_output=True,
             )
         # The failure mode: pip's cache hands back the first build whatever CMAKE_ARGS says now.
         assert flags_in(next(again.glob("*.whl"))) == stale_env["CMAKE_ARGS"]

@@ -72,8 +72,11 @@ def test_answer_does_not_depend_on_history(tmp_path: Path) -> None:
     second = {"messages": [{"role": "user", "content": shared + "Name the last block of the list."}]}
 
     def ask(base_url: str, body: dict) -> str:
-        reply = httpx.post(f"{base_url}/chat/completions", timeout=300,
-                           json={**body, "model": spec.served_name, "temperature": 0.0, "max_tokens": 24})  # fmt: skip
+        reply = httpx.post(
+            f"{base_url}/chat/completions",
+            timeout=300,
+            json={**body, "model": spec.served_name, "temperature": 0.0, "max_tokens": 24},
+        )
         reply.raise_for_status()
         return reply.json()["choices"][0]["message"]["content"]
 
@@ -93,8 +96,11 @@ def test_grammar_constrains_the_answer(tmp_path: Path) -> None:
     choices = ("0.0", "0.5", "1.0")
     body = {
         "messages": [{"role": "user", "content": "Reply with the number 1.5 and nothing else."}],
-        "model": spec.served_name, "temperature": 0.0, "max_tokens": 8, **client.choice_constraint(spec, choices),
-    }  # fmt: skip
+        "model": spec.served_name,
+        "temperature": 0.0,
+        "max_tokens": 8,
+        **client.choice_constraint(spec, choices),
+    }
     with serve.serve(spec, paths.cache_dir(ROOT), reuse=False, log_dir=tmp_path) as server:
         reply = httpx.post(f"{server.base_url}/chat/completions", json=body, timeout=300)
         reply.raise_for_status()

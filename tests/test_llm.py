@@ -17,10 +17,9 @@ from pathlib import Path
 import pytest
 
 import fake_openai
-from declinecraft.llm import cache
-from declinecraft.llm import client as llm
 from declinecraft.core import registry
-from declinecraft.llm import serve
+from declinecraft.llm import cache, serve
+from declinecraft.llm import client as llm
 from declinecraft.llm.cache import Cache
 from declinecraft.llm.supervisor import LocalServer
 from llm_worker import batch_requests, worker_spec
@@ -209,8 +208,12 @@ class TestThinkingBody:
     @pytest.mark.parametrize(
         ("kind", "switch", "mode", "expected"),
         [
-            ("switchable", "chat_template_kwargs.enable_thinking", None,
-             ("off", {"chat_template_kwargs": {"enable_thinking": False}})),
+            (
+                "switchable",
+                "chat_template_kwargs.enable_thinking",
+                None,
+                ("off", {"chat_template_kwargs": {"enable_thinking": False}}),
+            ),
             ("switchable", "reasoning.enabled", "on", ("on", {"reasoning": {"enabled": True}})),
             ("switchable", "reasoning_effort", "off", ("off", {"reasoning_effort": "none"})),
             ("always", None, None, ("on", {})),
@@ -218,7 +221,7 @@ class TestThinkingBody:
             ("none", None, None, ("off", {})),
             ("none", None, "prompt", ("prompt", {})),
         ],
-    )  # fmt: skip
+    )
     def test_resolved(
         self, kind: str, switch: str | None, mode: str | None, expected: tuple[str, dict[str, object]]
     ) -> None:
@@ -322,9 +325,14 @@ class TestClientFor:
             llm.client_for(s, store, environ={})
 
     def test_secret_never_written(
-        self, server: fake_openai.FakeServer, store: Cache, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
-        caplog: pytest.LogCaptureFixture, capsys: pytest.CaptureFixture[str],
-    ) -> None:  # fmt: skip
+        self,
+        server: fake_openai.FakeServer,
+        store: Cache,
+        tmp_path: Path,
+        monkeypatch: pytest.MonkeyPatch,
+        caplog: pytest.LogCaptureFixture,
+        capsys: pytest.CaptureFixture[str],
+    ) -> None:
         """The planted key reaches the server but no cache file, output, log or repr."""
         monkeypatch.setenv(KEY_ENV, PLANTED)
         caplog.set_level(logging.DEBUG)
@@ -345,8 +353,9 @@ class TestClientFor:
 
 
 class TestConnect:
-    def test_server_started_lazily(self, server: fake_openai.FakeServer, store: Cache, tmp_path: Path,
-                                   monkeypatch: pytest.MonkeyPatch) -> None:  # fmt: skip
+    def test_server_started_lazily(
+        self, server: fake_openai.FakeServer, store: Cache, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    ) -> None:
         """A fully cached batch starts no server; the first miss starts one, stopped on exit."""
         started: list[str] = []
 
@@ -394,8 +403,14 @@ class TestSummaryCounts:
         """A batch's summary counts calls, cache hits, sends and failures."""
         ask(client, "sum-1")
         results = ask(client, "sum-1", "sum-2", directive("sum-3", status=500))
-        assert llm.summary(results) == {"calls": 3, "cached": 1, "sent": 2, "failed": 1, "budget_exhausted": 0,
-                                        "lost_to_format": 0}  # fmt: skip
+        assert llm.summary(results) == {
+            "calls": 3,
+            "cached": 1,
+            "sent": 2,
+            "failed": 1,
+            "budget_exhausted": 0,
+            "lost_to_format": 0,
+        }
         assert llm.results_frame(results)["key"].to_list() == [r.key for r in results]
 
 
@@ -415,16 +430,19 @@ class TestResume:
         worker = Path(__file__).with_name("llm_worker.py")
         n, concurrency = 2000, 16
         try:
-            proc = subprocess.Popen([sys.executable, str(worker), server.base_url, str(db), "0", str(n),
-                                     "--concurrency", str(concurrency)], stdout=subprocess.PIPE)  # fmt: skip
+            proc = subprocess.Popen(
+                [sys.executable, str(worker), server.base_url, str(db), "0", str(n), "--concurrency", str(concurrency)],
+                stdout=subprocess.PIPE,
+            )
             deadline = time.monotonic() + 60
             while time.monotonic() < deadline and rows(db) < 300:
                 time.sleep(0.05)
             os.kill(proc.pid, signal.SIGKILL)
             proc.wait()
             with Cache(db) as store:
-                before = set(store.fetch(llm.Client(worker_spec(concurrency), store, ["x"]).key(r)
-                                         for r in batch_requests(0, n)))  # fmt: skip
+                before = set(
+                    store.fetch(llm.Client(worker_spec(concurrency), store, ["x"]).key(r) for r in batch_requests(0, n))
+                )
             assert 300 <= len(before) < n, "the worker was not killed mid-batch"
             with Cache(db) as store:
                 client = llm.client_for(worker_spec(concurrency), store, server.base_url)
@@ -448,9 +466,15 @@ class TestTwoProcesses:
         db = tmp_path / "calls.sqlite"
         worker = Path(__file__).with_name("llm_worker.py")
         try:
-            procs = [subprocess.Popen([sys.executable, str(worker), server.base_url, str(db), a, b],
-                                      stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-                     for a, b in (("0", "1000"), ("500", "1500"))]  # fmt: skip
+            procs = [
+                subprocess.Popen(
+                    [sys.executable, str(worker), server.base_url, str(db), a, b],
+                    stdout=subprocess.PIPE,
+                    stderr=subprocess.PIPE,
+                    text=True,
+                )
+                for a, b in (("0", "1000"), ("500", "1500"))
+            ]
             outs = [p.communicate(timeout=120) for p in procs]
         finally:
             server.stop()

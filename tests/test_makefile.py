@@ -35,7 +35,11 @@ def test_rule_variables_defined_before_the_rule(makefile: list[str]) -> None:
         if not rule or line.startswith(("define", "export")):
             continue
         head = rule.group(1) + ":" + rule.group(2).split("##")[0]
-        late += [f"line {number}: $({name}) is assigned on line {first[name]}" for name in REFERENCE.findall(head) if first.get(name, 0) > number]
+        late += [
+            f"line {number}: $({name}) is assigned on line {first[name]}"
+            for name in REFERENCE.findall(head)
+            if first.get(name, 0) > number
+        ]
     assert late == []
 
 
@@ -44,6 +48,10 @@ def test_setup_installs_the_models(root: Path) -> None:
     database = subprocess.run(
         ["make", "--no-print-directory", "-np", "help"], cwd=root, capture_output=True, text=True, check=True
     ).stdout
-    rules = {line.split(":", 1)[0]: line.split(":", 1)[1].split() for line in database.splitlines() if re.match(r"^[a-z.][\w./-]*:(?!=)", line)}
+    rules = {
+        line.split(":", 1)[0]: line.split(":", 1)[1].split()
+        for line in database.splitlines()
+        if re.match(r"^[a-z.][\w./-]*:(?!=)", line)
+    }
     assert "setup" in rules["all"]
     assert {"system-packages", ".venv/.setup-done", ".venv/.models-done"} <= set(rules["setup"])

@@ -9,8 +9,8 @@ import numpy as np
 import polars as pl
 import pytest
 
-from declinecraft.evaluation import metrics
 from declinecraft.core import stats
+from declinecraft.evaluation import metrics
 
 
 def responses(rows: list[tuple[int, bool, str | None, bool, float | None]]) -> pl.DataFrame:
@@ -153,17 +153,13 @@ class TestAccuracyWhenAttempted:
 
     def test_nothing_attempted(self) -> None:
         """No attempted answer gives NaN."""
-        assert math.isnan(
-            metrics.accuracy_when_attempted(responses([(1, True, "ABSTAIN", False, 0.0)]))
-        )
+        assert math.isnan(metrics.accuracy_when_attempted(responses([(1, True, "ABSTAIN", False, 0.0)])))
 
 
 class TestLabelShares:
     def test_shares(self, mixed: pl.DataFrame) -> None:
         """Each label gets a third of the three labelled unanswerable responses."""
-        assert metrics.label_shares(mixed) == pytest.approx(
-            {"ABSTAIN": 1 / 3, "DENY": 1 / 3, "ANSWER": 1 / 3}
-        )
+        assert metrics.label_shares(mixed) == pytest.approx({"ABSTAIN": 1 / 3, "DENY": 1 / 3, "ANSWER": 1 / 3})
 
     def test_empty(self) -> None:
         """No unanswerable responses give NaN shares."""
@@ -180,9 +176,7 @@ class TestLabelShares:
             metrics.label_shares(responses([(4, False, None, False, None)]))
 
 
-def grid(
-    n_models: int, conditions: tuple[str, ...], n_questions: int, seed: int = 0
-) -> pl.DataFrame:
+def grid(n_models: int, conditions: tuple[str, ...], n_questions: int, seed: int = 0) -> pl.DataFrame:
     """Random responses for every model x condition x question, half the questions unanswerable."""
     rng = np.random.default_rng(seed)
     size = n_models * len(conditions) * n_questions
@@ -205,9 +199,7 @@ def grid(
 class TestSummarize:
     def test_table2_row(self) -> None:
         """Reproduces every published number of Table 2's Gemma 4 26B-A4B row."""
-        row = metrics.summarize(gemma_26b_row().with_columns(model=pl.lit("g")), by=["model"]).row(
-            0, named=True
-        )
+        row = metrics.summarize(gemma_26b_row().with_columns(model=pl.lit("g")), by=["model"]).row(0, named=True)
         got = {
             k: round(row[k] * 100, 1)
             for k in (
@@ -243,9 +235,7 @@ class TestSummarize:
         assert row["car_lenient"] == metrics.correct_abstention_rate(mixed, lenient=True).rate
         assert row["attempt"] == metrics.attempt_rate(mixed).rate
         assert row["accuracy"] == pytest.approx(metrics.answer_accuracy(mixed))
-        assert row["accuracy_when_attempted"] == pytest.approx(
-            metrics.accuracy_when_attempted(mixed)
-        )
+        assert row["accuracy_when_attempted"] == pytest.approx(metrics.accuracy_when_attempted(mixed))
         assert row["share_deny"] == pytest.approx(metrics.label_shares(mixed)["DENY"])
         assert row["n_budget_exhausted"] == 2
 
@@ -254,44 +244,27 @@ class TestSummarize:
         out = metrics.summarize(grid(3, ("none", "rag"), 100), by=["model", "condition"])
         assert out.select("model", "condition").rows()[:2] == [("m0", "none"), ("m0", "rag")]
         assert out.height == 6 and (out["n_answerable"] + out["n_unanswerable"] == 100).all()
-        assert (
-            (out["accuracy_low"] <= out["accuracy"]) & (out["accuracy"] <= out["accuracy_high"])
-        ).all()
+        assert ((out["accuracy_low"] <= out["accuracy"]) & (out["accuracy"] <= out["accuracy_high"])).all()
 
     def test_missing_condition(self) -> None:
         """complete=True adds a model's missing condition as NaN metrics with counts 0."""
-        frame = grid(2, ("none", "rag"), 20).filter(
-            ~((pl.col("model") == "m1") & (pl.col("condition") == "rag"))
-        )
+        frame = grid(2, ("none", "rag"), 20).filter(~((pl.col("model") == "m1") & (pl.col("condition") == "rag")))
         out = metrics.summarize(frame, by=["model", "condition"], complete=True)
-        row = out.filter((pl.col("model") == "m1") & (pl.col("condition") == "rag")).row(
-            0, named=True
-        )
+        row = out.filter((pl.col("model") == "m1") & (pl.col("condition") == "rag")).row(0, named=True)
         assert out.height == 4 and row["n_answerable"] == 0 and row["car_n"] == 0
-        assert all(
-            math.isnan(row[k])
-            for k in ("car", "car_low", "attempt", "accuracy", "accuracy_high", "bal_f1")
-        )
+        assert all(math.isnan(row[k]) for k in ("car", "car_low", "attempt", "accuracy", "accuracy_high", "bal_f1"))
 
     def test_only_answerable(self) -> None:
         """A group without unanswerable questions has NaN CAR but a real attempt rate."""
-        row = metrics.summarize(
-            grid(1, ("rag",), 20).filter(pl.col("answerable")), by=["model"]
-        ).row(0, named=True)
-        assert (
-            math.isnan(row["car"])
-            and math.isnan(row["share_deny"])
-            and not math.isnan(row["attempt"])
-        )
+        row = metrics.summarize(grid(1, ("rag",), 20).filter(pl.col("answerable")), by=["model"]).row(0, named=True)
+        assert math.isnan(row["car"]) and math.isnan(row["share_deny"]) and not math.isnan(row["attempt"])
 
     def test_empty(self) -> None:
         """An empty frame gives no rows when grouped and one all-NaN row overall."""
         empty = grid(1, ("rag",), 4).clear()
         assert metrics.summarize(empty, by=["model"]).height == 0
         row = metrics.summarize(empty, by=[]).row(0, named=True)
-        assert (
-            row["n_answerable"] == 0 and math.isnan(row["car"]) and math.isnan(row["accuracy_low"])
-        )
+        assert row["n_answerable"] == 0 and math.isnan(row["car"]) and math.isnan(row["accuracy_low"])
 
     def test_seeded(self) -> None:
         """The same seed reproduces the bootstrap bounds; another seed changes them."""

@@ -17,7 +17,9 @@ from declinecraft.llm.calls import Call
 
 
 @pytest.fixture()
-def pool(project: Path, server: fake_openai.FakeServer, monkeypatch: pytest.MonkeyPatch) -> Iterator[model_pool.ModelPool]:
+def pool(
+    project: Path, server: fake_openai.FakeServer, monkeypatch: pytest.MonkeyPatch
+) -> Iterator[model_pool.ModelPool]:
     """A pool over two 'vLLM' models both answered by the fake server, caching in the project."""
     monkeypatch.setenv("DECLINECRAFT_CACHE", str(project / ".cache"))
     (project / "params" / "prompts").mkdir()
@@ -38,10 +40,26 @@ def scripted(reply: str, **extra: object) -> str:
 class TestToReply:
     def test_failure(self) -> None:
         """A failed result keeps its error and no text."""
-        result = llm.Result(key="k", model_id="m", tag="", status="failed", text="", thinking="", raw_text="",
-                            thinking_mode="off", finish_reason=None, budget_exhausted=False, prompt_tokens=None,
-                            completion_tokens=None, latency_s=None, attempts=3, error="HTTP 500", cached=False,
-                            created_at="", prompt_version="v")  # fmt: skip
+        result = llm.Result(
+            key="k",
+            model_id="m",
+            tag="",
+            status="failed",
+            text="",
+            thinking="",
+            raw_text="",
+            thinking_mode="off",
+            finish_reason=None,
+            budget_exhausted=False,
+            prompt_tokens=None,
+            completion_tokens=None,
+            latency_s=None,
+            attempts=3,
+            error="HTTP 500",
+            cached=False,
+            created_at="",
+            prompt_version="v",
+        )
         reply = model_pool.to_reply(result)
         assert (reply.text, reply.error, reply.cache_key) == ("", "HTTP 500", "k")
 
@@ -60,7 +78,15 @@ class TestModelPool:
     def test_history_appended(self, pool: model_pool.ModelPool) -> None:
         """A re-ask sends the history turns after the rendered prompt (the fake echoes the last one)."""
         ask = pool.asker("one", thinking="off", max_tokens=8)
-        (reply,) = ask([Call("judge_response", {"question": "q", "answer": "a"}, history=(("assistant", "hm"), ("user", "ONE WORD")))])
+        (reply,) = ask(
+            [
+                Call(
+                    "judge_response",
+                    {"question": "q", "answer": "a"},
+                    history=(("assistant", "hm"), ("user", "ONE WORD")),
+                )
+            ]
+        )
         assert reply.text == "echo: ONE WORD"
 
     def test_budget_exhausted(self, pool: model_pool.ModelPool) -> None:
@@ -91,13 +117,17 @@ class TestRewriter:
 
 def tallies(**counts: tuple[int, int]) -> dict[str, model_pool.Tally]:
     """Tallies of (calls, failed) per model, each failure's error 'HTTP 400: first'."""
-    return {m: model_pool.Tally(calls, failed, "HTTP 400: first" if failed else "") for m, (calls, failed) in counts.items()}
+    return {
+        m: model_pool.Tally(calls, failed, "HTTP 400: first" if failed else "") for m, (calls, failed) in counts.items()
+    }
 
 
 class TestCheckFailures:
     def test_all_failed(self) -> None:
         """A model whose every call failed fails the stage, whatever the tolerance."""
-        with pytest.raises(model_pool.ModelFailed, match=r"model 'x': 3 of 3 calls failed \(every call.*first error: HTTP 400: first"):
+        with pytest.raises(
+            model_pool.ModelFailed, match=r"model 'x': 3 of 3 calls failed \(every call.*first error: HTTP 400: first"
+        ):
             model_pool.check_failures(tallies(ok=(5, 0), x=(3, 3)), 1.0)
 
     @pytest.mark.parametrize(

@@ -30,14 +30,18 @@ class TestViewMacros:
         defined = {name for name, _, _ in views.view_macros(cfg)}
         assert used and used <= defined, sorted(used - defined)
 
-    @pytest.mark.parametrize(("block", "prefix", "heading"), [
-        ("know2guess", "Kg", "Know2Guess's protocol"), ("evidence", "Esb", "Evidence sufficiency")])  # fmt: skip
+    @pytest.mark.parametrize(
+        ("block", "prefix", "heading"),
+        [("know2guess", "Kg", "Know2Guess's protocol"), ("evidence", "Esb", "Evidence sufficiency")],
+    )
     def test_switched_off_view_leaves_its_section_out(self, cfg, block: str, prefix: str, heading: str) -> None:  # noqa: ANN001
         """A view switched off in the params sets its switch macro to 0, and every line of the paper
         that uses the view's macros sits inside the section that switch guards."""
         import dataclasses
 
-        off = dataclasses.replace(cfg, blocks=cfg.blocks | {block: dataclasses.replace(getattr(cfg, block), enabled=False)})
+        off = dataclasses.replace(
+            cfg, blocks=cfg.blocks | {block: dataclasses.replace(getattr(cfg, block), enabled=False)}
+        )
         assert dict((n, v) for n, v, _ in views.view_macros(off))[f"{prefix}Enabled"] == "0"
         assert dict((n, v) for n, v, _ in views.view_macros(cfg))[f"{prefix}Enabled"] == "1"
         tex = (ROOT / "paper" / "main.tex").read_text()
@@ -110,7 +114,13 @@ def esb_folder(folder: Path, *, questions: int) -> Path:
     pl.DataFrame(summary).write_csv(folder / "summary.csv")
     levels = ["L1", "L2", "L3", "L4", "L5", "T"]
     # L5 is asked in both orders: two responses a question.
-    curve = {"model": "m", "thinking": "off", "prompt": "P1", "level": levels, "n": [questions] * 4 + [2 * questions, questions]}
+    curve = {
+        "model": "m",
+        "thinking": "off",
+        "prompt": "P1",
+        "level": levels,
+        "n": [questions] * 4 + [2 * questions, questions],
+    }
     pl.DataFrame({**curve, "abstention": [0.0, 0.0, 0.5, 1.0, 0.25, 0.5]}).write_csv(folder / "curve.csv")
     return folder
 
@@ -171,9 +181,14 @@ class TestSmallN:
             "auroc": [0.0, 0.5],
             "auprc": [0.5, 0.6],
             "auprc_chance": [2 / 3, 2 / 3],
-            "accuracy": [0.8, 0.8], "macro_f1": [0.7, 0.7], "recall_unanswerable": [0.25, 0.25],
-            "false_positive_rate": [0.0, 0.0], "n_dev": [3, 3], "n_test": [30, 30],
-            "n_test_answerable": [2, 2], "n_test_unanswerable": [4, 4],
+            "accuracy": [0.8, 0.8],
+            "macro_f1": [0.7, 0.7],
+            "recall_unanswerable": [0.25, 0.25],
+            "false_positive_rate": [0.0, 0.0],
+            "n_dev": [3, 3],
+            "n_test": [30, 30],
+            "n_test_answerable": [2, 2],
+            "n_test_unanswerable": [4, 4],
         }
         pl.DataFrame(probe).write_csv(tmp_path / "know2guess_separability.csv")
         got = {n: v for n, v, _ in macros.macros(tmp_path, min_n=6)}

@@ -3,7 +3,6 @@ every input (prompt files, model entries, data files, recorded outputs) on a tin
 
 from __future__ import annotations
 
-import json
 import os
 import subprocess
 import sys
@@ -11,9 +10,9 @@ import time
 from pathlib import Path
 
 import pytest
+from tests.support.projects import make_project
 
 from declinecraft.core import config, pipeline
-from tests.support.projects import make_project
 
 ROOT = Path(__file__).resolve().parents[1]
 STAGES = [notebook for _, notebook in config.STAGES]

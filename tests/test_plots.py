@@ -11,6 +11,7 @@ import numpy as np
 import polars as pl
 import pytest
 from matplotlib.figure import Figure
+from tests.support import synthetic
 
 from declinecraft.analysis import analyze as analysis
 from declinecraft.analysis import models as analysis_models
@@ -19,7 +20,6 @@ from declinecraft.paper import caption_check, drawing, figure_check, figure_spec
 from declinecraft.paper import figures_configs as plots_configs
 from declinecraft.paper import figures_extra as plots_extra
 from declinecraft.paper import figures_main as plots_main
-from tests.support import synthetic
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -201,7 +201,10 @@ class TestTooFewPoints:
         association never is."""
         models = grid(tables).filter(pl.col("condition") == "single")["model"].n_unique()
         reason = figures.too_few_points("fig12_car_active_params", tables, models + 1)
-        assert reason == f"Drawn from {models} models; a rank correlation needs {models + 1}, so it is not interpretable at this n"
+        assert (
+            reason
+            == f"Drawn from {models} models; a rank correlation needs {models + 1}, so it is not interpretable at this n"
+        )
         assert figures.too_few_points("fig12_car_active_params", tables, models) == ""
         assert figures.too_few_points("fig26_car_accuracy", tables, models + 1) == ""  # 12 configurations
         assert figures.too_few_points("fig08_conditions", tables, 1000) == ""
@@ -424,7 +427,9 @@ class TestConfigScatter:
     def test_markers(self) -> None:
         """Squares for thinking on, circles otherwise."""
         fig, ax = drawing.new_figure()
-        frame = pl.DataFrame({"family": ["F", "F"], "thinking": ["on", "off"], "attempt": [0.9, 0.8], "car": [0.5, 0.4]})
+        frame = pl.DataFrame(
+            {"family": ["F", "F"], "thinking": ["on", "off"], "attempt": [0.9, 0.8], "car": [0.5, 0.4]}
+        )
         plots_configs.config_scatter(ax, frame, x="attempt", y="car", colors={"F": "k"}, bars=False)
         assert len(ax.collections) == 2
 

@@ -19,7 +19,10 @@ class TestExitDescription:
             (None, "still running"),
             (-signal.SIGSEGV, "killed by SIGSEGV (signal 11: a crash inside llama.cpp"),
             (-signal.SIGILL, "killed by SIGILL (signal 4: an instruction this CPU lacks"),
-            (-signal.SIGKILL, "killed by SIGKILL (signal 9: killed from outside, most often by the kernel's out-of-memory"),
+            (
+                -signal.SIGKILL,
+                "killed by SIGKILL (signal 9: killed from outside, most often by the kernel's out-of-memory",
+            ),
         ],
     )
     def test_words(self, code: int | None, expected: str) -> None:

@@ -97,7 +97,7 @@ class TestRender:
     def test_fills(self, folder: Path) -> None:
         """Placeholders are filled and doubled braces become single."""
         out = prompts.load("sample", folder=folder).render(question="Q?", context="C.")
-        assert out.startswith("Context:\nC.\n\nReturn {\"answer\": \"...\"} for: Q?")
+        assert out.startswith('Context:\nC.\n\nReturn {"answer": "..."} for: Q?')
 
     @pytest.mark.parametrize(
         ("fields", "message"),

@@ -10,6 +10,7 @@ from pathlib import Path
 
 import polars as pl
 import pytest
+from tests.support import synthetic
 
 from declinecraft.analysis import analyze as analysis
 from declinecraft.analysis import paper_tables
@@ -20,7 +21,6 @@ from declinecraft.paper import figures, latex, outputs, pdf, run_settings
 from declinecraft.paper import numbers as report_numbers
 from declinecraft.paper import stage as report
 from declinecraft.paper import tables as report_tables
-from tests.support import synthetic
 
 ROOT = Path(__file__).resolve().parents[1]
 HAS_TEX = shutil.which("latexmk") is not None
@@ -100,8 +100,12 @@ class TestSkippedTex:
 
     def test_too_few_points(self) -> None:
         """A figure drawn from too few points gets its dcs@ macro (listed small); others get none."""
-        text = report.skipped_tex([{"name": "fig12_x", "reason": "", "small": "Drawn from 2 models"},
-                                   {"name": "fig08_x", "reason": "", "small": ""}])  # fmt: skip
+        text = report.skipped_tex(
+            [
+                {"name": "fig12_x", "reason": "", "small": "Drawn from 2 models"},
+                {"name": "fig08_x", "reason": "", "small": ""},
+            ]
+        )
         assert "\\csname dcs@fig12_x\\endcsname{Drawn from 2 models}" in text and "dcs@fig08_x" not in text
 
 
@@ -116,7 +120,9 @@ class TestWriteNumbers:
         """numbers.tex, the reported table and numbers.csv with reasons are written."""
         cfg = project(tmp_path, None)
         numbers = report.write_numbers(results, cfg, tmp_path / "paper", tmp_path / "stage", "")
-        assert (tmp_path / "paper" / "numbers.tex").is_file() and (tmp_path / "paper" / "tables" / "reported.tex").is_file()
+        assert (tmp_path / "paper" / "numbers.tex").is_file() and (
+            tmp_path / "paper" / "tables" / "reported.tex"
+        ).is_file()
         assert numbers.filter(pl.col("macro") == "CARsingleMean")["text"][0] != "n/a"
         assert pl.read_csv(tmp_path / "stage" / "numbers.csv").height == numbers.height
 
@@ -145,7 +151,11 @@ class TestRunStage:
         assert isinstance(out, report.PaperResult) and out.pdf is None
         assert out.numbers.filter(pl.col("macro") == "CARsingleMean")["text"][0] == "n/a"
         assert "CARsingleMean" in out.missing_numbers()["macro"].to_list()
-        assert out.figures_drawn == 1 and out.figure("fig01_pipeline") is not None and out.figure("fig08_conditions") is None
+        assert (
+            out.figures_drawn == 1
+            and out.figure("fig01_pipeline") is not None
+            and out.figure("fig08_conditions") is None
+        )
         assert "skipped.csv" in out.files() and (tmp_path / "outputs/nopdf/paper/tables/table11.tex").is_file()
         with pytest.raises(dataclasses.FrozenInstanceError):
             out.pdf = Path("x")  # type: ignore[misc]
@@ -172,7 +182,8 @@ class TestRunStage:
         drawn figures come in as PNG, and the rank-correlation figures are listed small."""
         project(tmp_path, None)
         (tmp_path / "params" / "small.yaml").write_text(
-            "base: default\npaper:\n  figure_formats: [png]\nanalysis:\n  min_n: 50\n")
+            "base: default\npaper:\n  figure_formats: [png]\nanalysis:\n  min_n: 50\n"
+        )
         cfg = config.load(tmp_path / "params" / "small.yaml")
         cfg.stage_dir("judge").mkdir(parents=True)
         synthetic.synthetic_judged(6, 60).write_parquet(cfg.stage_dir("judge") / "judged.parquet")
@@ -218,11 +229,22 @@ class TestToLatex:
 
     def test_bold_per_model(self) -> None:
         """Tables 6 and 7 bold the best value of each model in each column, not of the whole column."""
-        frame = pl.DataFrame({"model": ["A", "A", "B", "B"], "k": [1, 5, 1, 5], "car": [50.0, 60.0, 20.0, 10.0],
-                              "accuracy": [70.0, 65.0, 30.0, 35.0], "bal_f1": [1.0, 2.0, 3.0, float("nan")]})  # fmt: skip
+        frame = pl.DataFrame(
+            {
+                "model": ["A", "A", "B", "B"],
+                "k": [1, 5, 1, 5],
+                "car": [50.0, 60.0, 20.0, 10.0],
+                "accuracy": [70.0, 65.0, 30.0, 35.0],
+                "bal_f1": [1.0, 2.0, 3.0, float("nan")],
+            }
+        )
         body = report_tables.to_latex("table06", frame).splitlines()[5:9]
-        assert body == ["A & 1 & 50.0 & \\textbf{70.0} & 1.0 \\\\", "A & 5 & \\textbf{60.0} & 65.0 & \\textbf{2.0} \\\\",
-                        "B & 1 & \\textbf{20.0} & 30.0 & \\textbf{3.0} \\\\", "B & 5 & 10.0 & \\textbf{35.0} & -- \\\\"]  # fmt: skip
+        assert body == [
+            "A & 1 & 50.0 & \\textbf{70.0} & 1.0 \\\\",
+            "A & 5 & \\textbf{60.0} & 65.0 & \\textbf{2.0} \\\\",
+            "B & 1 & \\textbf{20.0} & 30.0 & \\textbf{3.0} \\\\",
+            "B & 5 & 10.0 & \\textbf{35.0} & -- \\\\",
+        ]
 
     def test_unknown_table(self) -> None:
         """A table without a spec gets one column per frame column, headers escaped."""
@@ -234,10 +256,21 @@ class TestToLatex:
 
 
 class TestEscape:
-    @pytest.mark.parametrize(("text", "tex"), [
-        ("\\", "\\textbackslash{}"), ("{", "\\{"), ("}", "\\}"), ("$", "\\$"), ("&", "\\&"), ("#", "\\#"),
-        ("^", "\\textasciicircum{}"), ("_", "\\_"), ("~", "\\textasciitilde{}"), ("%", "\\%"),
-    ])  # fmt: skip
+    @pytest.mark.parametrize(
+        ("text", "tex"),
+        [
+            ("\\", "\\textbackslash{}"),
+            ("{", "\\{"),
+            ("}", "\\}"),
+            ("$", "\\$"),
+            ("&", "\\&"),
+            ("#", "\\#"),
+            ("^", "\\textasciicircum{}"),
+            ("_", "\\_"),
+            ("~", "\\textasciitilde{}"),
+            ("%", "\\%"),
+        ],
+    )
     def test_each_special(self, text: str, tex: str) -> None:
         """Every special character of running text prints as itself."""
         assert latex.escape(f"a{text}b") == f"a{tex}b"
@@ -266,7 +299,11 @@ class TestEscapeMarked:
 class TestThousands:
     def test_groups(self) -> None:
         """Counts get braced commas between groups of three digits."""
-        assert (latex.thousands(3404), latex.thousands(999), latex.thousands(1234567)) == ("3{,}404", "999", "1{,}234{,}567")
+        assert (latex.thousands(3404), latex.thousands(999), latex.thousands(1234567)) == (
+            "3{,}404",
+            "999",
+            "1{,}234{,}567",
+        )
 
 
 # --- numbers ------------------------------------------------------------------------------------
@@ -283,8 +320,14 @@ class TestCompute:
     def test_benchmark_sizes(self, results: dict[str, pl.DataFrame]) -> None:
         """The benchmark's size per half comes from the verify stage's fates (the kept candidates),
         apart from how many questions were evaluated."""
-        fates = pl.DataFrame({"generator": ["g"] * 4, "answerable": [True, True, False, False],
-                              "fate": ["kept", "rejected_answers", "kept", "rejected_stated"], "n": [6, 10, 8, 1]})  # fmt: skip
+        fates = pl.DataFrame(
+            {
+                "generator": ["g"] * 4,
+                "answerable": [True, True, False, False],
+                "fate": ["kept", "rejected_answers", "kept", "rejected_stated"],
+                "n": [6, 10, 8, 1],
+            }
+        )
         numbers = report_numbers.compute(results | {"audit_fates": fates})
         text = dict(zip(numbers["macro"], numbers["text"], strict=True))
         assert (text["BenchAnswerable"], text["BenchUnanswerable"]) == ("6", "8")
@@ -302,7 +345,9 @@ class TestCompute:
         \\pc keeps its percent sign on the value); from enough questions, as the plain number."""
         plain = report_numbers.compute(results).filter(pl.col("macro") == "CARnoragMean").row(0, named=True)
         assert plain["text"] == report_numbers.fmt(plain["value"], "pct") and plain["small"] == ""
-        strict = report_numbers.compute(results, min_n=10_000).filter(pl.col("macro") == "CARnoragMean").row(0, named=True)
+        strict = (
+            report_numbers.compute(results, min_n=10_000).filter(pl.col("macro") == "CARnoragMean").row(0, named=True)
+        )
         n = int(strict["n"])
         assert strict["text"] == f"\\dcsmall{{{plain['text']}}}{{{n} questions}}"
         assert strict["small"] == f"n = {n} questions, not interpretable at this n" and strict["reason"] == ""
@@ -310,15 +355,26 @@ class TestCompute:
     def test_small_n_accuracy(self, results: dict[str, pl.DataFrame]) -> None:
         """Accuracy scored on one answerable question is no finding: "n = 1 question"."""
         grid = results["main_grid"].with_columns(accuracy_n=pl.lit(1, pl.Int64))
-        row = report_numbers.compute({**results, "main_grid": grid}).filter(pl.col("macro") == "AccSingleMean").row(0, named=True)
+        row = (
+            report_numbers.compute({**results, "main_grid": grid})
+            .filter(pl.col("macro") == "AccSingleMean")
+            .row(0, named=True)
+        )
         assert row["text"].startswith("\\dcsmall{") and row["text"].endswith("{1 question}")
 
     def test_small_n_style_auc(self) -> None:
         """The style AUC from two questions a half carries the caveat (an AUC ranks pairs across the
         halves, so the smaller half is its n); from thirty a half it does not."""
+
         def auc(n: int) -> str:
-            style = pl.DataFrame({"variant": ["style_only", "full"], "auc": [0.25, 0.4], "n_answerable": [n // 2] * 2,
-                                  "n_unanswerable": [n - n // 2] * 2})
+            style = pl.DataFrame(
+                {
+                    "variant": ["style_only", "full"],
+                    "auc": [0.25, 0.4],
+                    "n_answerable": [n // 2] * 2,
+                    "n_unanswerable": [n - n // 2] * 2,
+                }
+            )
             numbers = report_numbers.compute({"audit_style": style})
             return numbers.filter(pl.col("macro") == "StyleAUCStyle")["text"][0]
 
@@ -326,7 +382,11 @@ class TestCompute:
 
     def test_small_n_p_kept(self, results: dict[str, pl.DataFrame]) -> None:
         """A p value (printed in math mode) keeps its text; its n is recorded for the words."""
-        row = report_numbers.compute(results, min_n=10_000).filter(pl.col("macro") == "PCARSingleMinusNorag").row(0, named=True)
+        row = (
+            report_numbers.compute(results, min_n=10_000)
+            .filter(pl.col("macro") == "PCARSingleMinusNorag")
+            .row(0, named=True)
+        )
         assert "dcsmall" not in row["text"] and row["n"] is not None and "not interpretable" in row["small"]
 
     def test_no_input(self) -> None:
@@ -341,8 +401,16 @@ class TestCompute:
 
 
 class TestFmt:
-    @pytest.mark.parametrize(("value", "kind", "text"), [(0.5642, "pct", "56.4"), (-0.1, "pts", "\\textminus 10.0"),
-                                                          (0.6, "rho", "+0.60"), (0.0004, "p", "<0.001"), (3404, "int", "3{,}404")])
+    @pytest.mark.parametrize(
+        ("value", "kind", "text"),
+        [
+            (0.5642, "pct", "56.4"),
+            (-0.1, "pts", "\\textminus 10.0"),
+            (0.6, "rho", "+0.60"),
+            (0.0004, "p", "<0.001"),
+            (3404, "int", "3{,}404"),
+        ],
+    )
     def test_kinds(self, value: float, kind: str, text: str) -> None:
         """Percent, signed points, rho, p and integers print as in the paper."""
         assert report_numbers.fmt(value, kind) == text
@@ -352,28 +420,36 @@ class TestNumbersTex:
     def test_newcommand(self) -> None:
         """One newcommand per number; n/a lines carry their reason as a comment."""
         tex = report_numbers.numbers_tex(report_numbers.compute({}, no_input="x"))
-        assert "\\newcommand{\\CARsingleMean}{n/a}  % mean CAR with single-shot RAG -- n/a: no condition_means results in this run (x)" in tex
+        assert (
+            "\\newcommand{\\CARsingleMean}{n/a}  % mean CAR with single-shot RAG -- n/a: no condition_means results in this run (x)"
+            in tex
+        )
 
 
 class TestReportedVsReproduced:
     def test_rows(self) -> None:
         """Each headline number appears beside its reported value, as a macro."""
         numbers = report_numbers.compute({}, no_input="x")
-        tex = report_numbers.reported_vs_reproduced(numbers, {"car_mean_single_shot": {"value": 56.4, "unit": "percent"}})
+        tex = report_numbers.reported_vs_reproduced(
+            numbers, {"car_mean_single_shot": {"value": 56.4, "unit": "percent"}}
+        )
         assert "56.4 & \\CARsingleMean" in tex
 
     def test_spans_pages(self) -> None:
         """Table R is a longtable whose header repeats on every page (a hundred rows fit no page)."""
         numbers = report_numbers.compute({}, no_input="x")
-        tex = report_numbers.reported_vs_reproduced(numbers, {"car_mean_single_shot": {"value": 56.4, "unit": "percent"}})
+        tex = report_numbers.reported_vs_reproduced(
+            numbers, {"car_mean_single_shot": {"value": 56.4, "unit": "percent"}}
+        )
         assert "\\begin{longtable}" in tex and "\\end{longtable}" in tex and "tabular" not in tex
         assert tex.count("Quantity & Paper & This run") == 2 and "\\endhead" in tex and "\\label{tab:reported}" in tex
 
     def test_text_value_escaped(self) -> None:
         """A reported value that is text is escaped; a negative number gets a real minus."""
         numbers = report_numbers.compute({}, no_input="x")
-        tex = report_numbers.reported_vs_reproduced(numbers, {"car_mean_no_rag": {"value": "~40%"},
-                                                              "car_mean_single_shot": {"value": -2}})  # fmt: skip
+        tex = report_numbers.reported_vs_reproduced(
+            numbers, {"car_mean_no_rag": {"value": "~40%"}, "car_mean_single_shot": {"value": -2}}
+        )
         assert "\\textasciitilde{}40\\% & \\CARnoragMean" in tex and "\\textminus 2 & \\CARsingleMean" in tex
 
 
@@ -393,8 +469,9 @@ class TestConfigMacros:
         cfg = project(tmp_path, None)
         notes = {}
         for verifier in (cfg.generate.generator, "someone-else"):
-            cfg = dataclasses.replace(cfg, blocks=cfg.blocks | {"verify": VerifyParams(verifier=verifier,
-                                                                                       self_verification=True)})
+            cfg = dataclasses.replace(
+                cfg, blocks=cfg.blocks | {"verify": VerifyParams(verifier=verifier, self_verification=True)}
+            )
             out = run_settings.config_macros(cfg, {})
             notes[verifier] = dict(zip(out["macro"], out["text"], strict=True))["VerifierNote"]
         assert "self-verification" in notes[cfg.generate.generator] and notes["someone-else"] == ""

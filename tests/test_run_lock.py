@@ -11,9 +11,9 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from tests.support.projects import make_project
 
 from declinecraft.core import run_lock
-from tests.support.projects import make_project
 
 
 @pytest.fixture()
@@ -24,8 +24,9 @@ def project(tmp_path: Path) -> Path:
 def make(project: Path, *args: str) -> subprocess.CompletedProcess[str]:
     env = {**os.environ, "PYTHONPATH": str(project / "src"), "MAKEFLAGS": ""}
     env.pop("RUN_LOCKED", None)
-    return subprocess.run(["make", *args, f"PY={sys.executable}"], cwd=project, env=env,
-                          capture_output=True, text=True, timeout=300)  # fmt: skip
+    return subprocess.run(
+        ["make", *args, f"PY={sys.executable}"], cwd=project, env=env, capture_output=True, text=True, timeout=300
+    )
 
 
 @pytest.fixture()
@@ -88,7 +89,10 @@ class TestRunLocked:
         script = 'import os, sys; print(os.environ["RUN_LOCKED"]); sys.exit(3)'
         out = subprocess.run(
             [sys.executable, "-m", "declinecraft.core.run_lock", "params/k10.yaml", "--", sys.executable, "-c", script],
-            cwd=project, capture_output=True, text=True, env={**os.environ, "PYTHONPATH": str(project / "src")},
+            cwd=project,
+            capture_output=True,
+            text=True,
+            env={**os.environ, "PYTHONPATH": str(project / "src")},
         )
         assert out.returncode == 3 and out.stdout.split() == ["k10", "default"]
         # Released with the holder: nothing holds the locks now.
@@ -100,7 +104,10 @@ class TestRunLocked:
         env = {**os.environ, "PYTHONPATH": str(project / "src"), "RUN_LOCKED": "default"}
         out = subprocess.run(
             [sys.executable, "-m", "declinecraft.core.run_lock", "params/default.yaml", "--", "true"],
-            cwd=project, capture_output=True, text=True, env=env,
+            cwd=project,
+            capture_output=True,
+            text=True,
+            env=env,
         )
         assert out.returncode == 0, out.stderr
 
@@ -110,7 +117,10 @@ class TestRunLocked:
         start = time.monotonic()
         out = subprocess.run(
             [sys.executable, "-m", "declinecraft.core.run_lock", "--wait", "1", "params/k10.yaml", "--", "true"],
-            cwd=project, capture_output=True, text=True, env=env,
+            cwd=project,
+            capture_output=True,
+            text=True,
+            env=env,
         )
         assert out.returncode == run_lock.BUSY and time.monotonic() - start >= 1
         assert "run 'default' is busy" in out.stderr and "waited 1 s" in out.stderr

@@ -79,12 +79,15 @@ class TestGgufPath:
         import hashlib
 
         good = registry.ModelSpec(
-            id="toy", backend="llamacpp", served_name="toy",
+            id="toy",
+            backend="llamacpp",
+            served_name="toy",
             gguf={"prefix": "toy_part", "parts": 2, "sha256": hashlib.sha256(b"abcdef").hexdigest()},
-        )  # fmt: skip
+        )
         assert serve.gguf_path(good, tmp_path).read_bytes() == b"abcdef"
-        bad = registry.ModelSpec(id="bad", backend="llamacpp", served_name="bad",
-                                 gguf={"prefix": "toy_part", "parts": 2, "sha256": "0" * 64})
+        bad = registry.ModelSpec(
+            id="bad", backend="llamacpp", served_name="bad", gguf={"prefix": "toy_part", "parts": 2, "sha256": "0" * 64}
+        )
         with pytest.raises(serve.ServeError, match="sha256"):
             serve.gguf_path(bad, tmp_path)
         assert not list((tmp_path / "models").glob("bad-*.gguf"))
@@ -195,10 +198,14 @@ class TestServe:
             assert server.healthy()
             reply = httpx.post(
                 f"{server.base_url}/chat/completions",
-                json={"model": spec.served_name, "messages": [{"role": "user", "content": "Say hi."}],
-                      "max_tokens": 8, "temperature": 0},
+                json={
+                    "model": spec.served_name,
+                    "messages": [{"role": "user", "content": "Say hi."}],
+                    "max_tokens": 8,
+                    "temperature": 0,
+                },
                 timeout=60,
-            )  # fmt: skip
+            )
             assert reply.status_code == 200
             assert reply.json()["choices"][0]["message"]["content"]
             pid = server.process.pid
@@ -213,7 +220,7 @@ class TestServe:
             from pathlib import Path
             from declinecraft.core import registry
             from declinecraft.llm import parent_death, serve, vllm_engine
-            spec = registry.get_model({str(root / 'params' / 'models.yaml')!r}, {SMALL!r})
+            spec = registry.get_model({str(root / "params" / "models.yaml")!r}, {SMALL!r})
             mode = sys.argv[1]
             if mode == "raise":
                 with serve.serve(spec, Path({str(tmp_path)!r}), reuse=False) as s:
@@ -226,7 +233,9 @@ class TestServe:
             print(s.process.pid, flush=True)
             time.sleep(600)
         """)
-        done = subprocess.run([sys.executable, "-c", script, "raise"], capture_output=True, text=True, timeout=300, check=False)
+        done = subprocess.run(
+            [sys.executable, "-c", script, "raise"], capture_output=True, text=True, timeout=300, check=False
+        )
         assert done.returncode != 0 and "boom" in done.stderr
         assert wait_dead(int(done.stdout.split()[0]))
 

@@ -28,8 +28,11 @@ class TestLocalModels:
 class TestCheck:
     def test_crash_named(self, monkeypatch: pytest.MonkeyPatch) -> None:
         """A child killed by SIGSEGV: one message with the model, the signal, llama.cpp's info and advice."""
-        fake_models(monkeypatch, "import os, signal, sys; print('ggml_backend_amx_mul_mat', file=sys.stderr, flush=True); "
-                    "os.kill(os.getpid(), signal.SIGSEGV)")
+        fake_models(
+            monkeypatch,
+            "import os, signal, sys; print('ggml_backend_amx_mul_mat', file=sys.stderr, flush=True); "
+            "os.kill(os.getpid(), signal.SIGSEGV)",
+        )
         (message,) = smoke.check("params/default.yaml")
         assert "model 'crashy-1b' killed by SIGSEGV (signal 11" in message
         assert "llama.cpp system info: " in message and "AVX" in message
@@ -43,7 +46,9 @@ class TestCheck:
 
     def test_answer_passes(self, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
         """A model that answers passes, and its answer is shown."""
-        fake_models(monkeypatch, "import json; print(json.dumps({'model': 'crashy-1b', 'answer': 'Green', 'seconds': 1.5}))")
+        fake_models(
+            monkeypatch, "import json; print(json.dumps({'model': 'crashy-1b', 'answer': 'Green', 'seconds': 1.5}))"
+        )
         assert smoke.check("params/default.yaml") == []
         assert "crashy-1b: 'Green' in 1.5 s" in capsys.readouterr().out
 

@@ -29,6 +29,7 @@ def random_counts(seed: int, size: int = 2000) -> tuple[np.ndarray, np.ndarray]:
     k = np.select([rng.random(size) < 0.1, rng.random(size) < 0.1], [0, n], rng.integers(0, n + 1))
     return k, n
 
+
 # Fleiss (1971) as reproduced on Wikipedia: 10 items, 14 raters, 5 categories; kappa = 0.210.
 FLEISS_1971 = [
     [0, 0, 0, 0, 14],
@@ -386,9 +387,7 @@ class TestPartialRankAssociation:
 
     def test_too_few(self) -> None:
         """Fewer than 4 rows give (nan, nan)."""
-        assert all(
-            math.isnan(v) for v in stats.partial_rank_association([1, 2, 3], [3, 1, 2], [1, 2, 3])
-        )
+        assert all(math.isnan(v) for v in stats.partial_rank_association([1, 2, 3], [3, 1, 2], [1, 2, 3]))
 
 
 class TestWilcoxonSignedRank:
@@ -446,9 +445,7 @@ class TestCohenKappa:
     def test_hand_quadratic(self) -> None:
         """Hand-worked quadratic kappa on scores 0/0.5/1: 1 - 0.5 / 1.375 = 7/11."""
         a, b = [0, 0.5, 1, 1], [0, 1, 1, 0.5]
-        assert agreement.cohen_kappa(a, b, weights="quadratic", labels=[0, 0.5, 1]) == pytest.approx(
-            7 / 11
-        )
+        assert agreement.cohen_kappa(a, b, weights="quadratic", labels=[0, 0.5, 1]) == pytest.approx(7 / 11)
 
     @pytest.mark.parametrize("weights", [None, "quadratic"])
     @pytest.mark.parametrize("seed", range(10))
@@ -504,8 +501,9 @@ class TestFleissKappa:
         """Matches statsmodels to rounding on random panels of 2 to 5 raters and 2 to 5 levels."""
         rng = np.random.default_rng(seed)
         raters, levels = 2 + seed % 4, 2 + seed % 4
-        table = np.array([np.bincount(rng.integers(0, levels, raters), minlength=levels)
-                          for _ in range(int(rng.integers(1, 300)))])  # fmt: skip
+        table = np.array(
+            [np.bincount(rng.integers(0, levels, raters), minlength=levels) for _ in range(int(rng.integers(1, 300)))]
+        )
         assert agreement.fleiss_kappa(table) == pytest.approx(sm_fleiss(table), **CLOSE)
 
     def test_zero_bits(self) -> None:
@@ -546,9 +544,7 @@ def judge_scores(bias_own: float, leniency: float, noise: float, seed: int = 0) 
             rows.append((q, model, family, "G", base + leniency + bias_own * own))
             rows.append((q, model, family, "Q", base + rng.normal(0, noise)))
             rows.append((q, model, family, "L", base + rng.normal(0, noise)))
-    return pl.DataFrame(
-        rows, schema=["question_id", "model", "family", "judge", "score"], orient="row"
-    )
+    return pl.DataFrame(rows, schema=["question_id", "model", "family", "judge", "score"], orient="row")
 
 
 class TestSelfPreference:
@@ -572,9 +568,7 @@ class TestSelfPreference:
 
     def test_no_own_answers(self) -> None:
         """A family with no answers gives NaN."""
-        assert math.isnan(
-            stats.self_preference(judge_scores(0.1, 0.0, 0.0), "G", "Mistral").estimate
-        )
+        assert math.isnan(stats.self_preference(judge_scores(0.1, 0.0, 0.0), "G", "Mistral").estimate)
 
     def test_unknown_judge(self) -> None:
         """A judge without scores is rejected by name."""

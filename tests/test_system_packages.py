@@ -15,7 +15,11 @@ EVERYTHING = dict(which=lambda c: f"/usr/bin/{c}", exists=lambda p: True, tex=la
 
 def probes(*, commands: set[str] = frozenset(), paths: set[str] = frozenset(), tex: set[str] = frozenset()) -> dict:
     """Probes under which exactly the given commands, paths and TeX files are missing."""
-    return dict(which=lambda c: None if c in commands else f"/usr/bin/{c}", exists=lambda p: p not in paths, tex=lambda f: f not in tex)
+    return dict(
+        which=lambda c: None if c in commands else f"/usr/bin/{c}",
+        exists=lambda p: p not in paths,
+        tex=lambda f: f not in tex,
+    )
 
 
 class TestAbsent:
@@ -50,7 +54,9 @@ class TestInstall:
     def test_cannot(self, capsys: pytest.CaptureFixture[str]) -> None:
         """Not root and no passwordless sudo: nothing runs, the exact command is printed."""
         calls: list = []
-        rc = sp.install(runner=lambda *a, **k: calls.append(a), get_prefix=lambda: None, **probes(paths={"/usr/bin/chromium"}))
+        rc = sp.install(
+            runner=lambda *a, **k: calls.append(a), get_prefix=lambda: None, **probes(paths={"/usr/bin/chromium"})
+        )
         out = capsys.readouterr().out
         assert rc == 0 and calls == []
         assert "  sudo apt-get install -y --no-install-recommends chromium\n" in out
@@ -67,14 +73,31 @@ class TestInstall:
             return Done()
 
         assert sp.install(runner=runner, get_prefix=lambda: ["sudo", "-n"], **probes(commands={"php"})) == 0
-        assert calls == [(["sudo", "-n", "apt-get", "update", "-qq"], "noninteractive"),
-                         (["sudo", "-n", "apt-get", "install", "-y", "-qq", "--no-install-recommends", "mediawiki", "php-sqlite3"], "noninteractive")]  # fmt: skip
+        assert calls == [
+            (["sudo", "-n", "apt-get", "update", "-qq"], "noninteractive"),
+            (
+                [
+                    "sudo",
+                    "-n",
+                    "apt-get",
+                    "install",
+                    "-y",
+                    "-qq",
+                    "--no-install-recommends",
+                    "mediawiki",
+                    "php-sqlite3",
+                ],
+                "noninteractive",
+            ),
+        ]
         assert "installing mediawiki php-sqlite3" in capsys.readouterr().out
 
     def test_dry_run(self, capsys: pytest.CaptureFixture[str]) -> None:
         """A dry run prints the command even where it could install."""
         calls: list = []
-        sp.install(dry_run=True, runner=lambda *a, **k: calls.append(a), get_prefix=lambda: [], **probes(commands={"latexmk"}))
+        sp.install(
+            dry_run=True, runner=lambda *a, **k: calls.append(a), get_prefix=lambda: [], **probes(commands={"latexmk"})
+        )
         assert calls == [] and sp.manual_command(sp.TEX.packages) in capsys.readouterr().out
 
 
@@ -103,14 +126,21 @@ class TestSummary:
         """Without latexmk the line names it and the exact command."""
         self.stage(tmp_path, None, "latexmk missing", 0)
         line = sp.summary("r", tmp_path, **probes(commands={"latexmk"}))
-        assert line == "not built: paper PDF (latexmk missing: make setup as root, or " + sp.manual_command(sp.TEX.packages) + ")"
+        assert (
+            line
+            == "not built: paper PDF (latexmk missing: make setup as root, or "
+            + sp.manual_command(sp.TEX.packages)
+            + ")"
+        )
 
     def test_switched_off(self, tmp_path: Path) -> None:
         """A PDF switched off says so, and the figures the run cannot fill are counted."""
         self.stage(tmp_path, None, "switched off (paper.build_pdf: false)", 2)
         line = sp.summary("r", tmp_path, **EVERYTHING)
-        assert line == ("not built: paper PDF (switched off (paper.build_pdf: false)); "
-                        "2 figures/tables this run cannot fill (reasons in outputs/r/08_paper/skipped.csv)")  # fmt: skip
+        assert line == (
+            "not built: paper PDF (switched off (paper.build_pdf: false)); "
+            "2 figures/tables this run cannot fill (reasons in outputs/r/08_paper/skipped.csv)"
+        )
 
     def test_everything(self, tmp_path: Path) -> None:
         """A run that built everything says so."""

@@ -28,7 +28,6 @@ class TestRetryPolicy:
         assert policy.delay(1, retry_after=3.0) == 3.0
         assert policy.delay(1, retry_after=60.0) == 5.0
 
-
     @pytest.mark.parametrize("change", [{"max_attempts": 0}, {"base_delay_s": -1.0}, {"timeout_s": 0.0}])
     def test_invalid(self, change: dict[str, float]) -> None:
         """A policy that could never send, or wait backwards, is refused."""
@@ -70,8 +69,9 @@ class TestRunSync:
 class TestSender:
     def test_repr_hides_key(self) -> None:
         """Neither repr nor str of a sender shows its API key."""
-        sender = transport.Sender("m", ["http://127.0.0.1:1/v1"], api_key=planted_key("hidden"), retry=transport.RetryPolicy(),
-                                  concurrency=2)  # fmt: skip
+        sender = transport.Sender(
+            "m", ["http://127.0.0.1:1/v1"], api_key=planted_key("hidden"), retry=transport.RetryPolicy(), concurrency=2
+        )
         assert planted_key("hidden") not in repr(sender) + str(sender)
 
     def test_no_url(self) -> None:
@@ -80,7 +80,6 @@ class TestSender:
 
         with pytest.raises(transport.LLMError, match="'m': no base URL"):
             asyncio.run(sender.send({"messages": []}))
-
 
 
 COMPLETION = json.dumps({"choices": [{"message": {"content": "hi"}, "finish_reason": "stop"}]}).encode()

@@ -8,9 +8,7 @@ from pathlib import Path
 import polars as pl
 import pytest
 
-from declinecraft.construction import verify_stage
-from declinecraft.construction import generate
-from declinecraft.construction import verify
+from declinecraft.construction import generate, verify, verify_stage
 from declinecraft.core.config import VerifyParams
 from declinecraft.llm.calls import Call, Reply
 
@@ -21,20 +19,50 @@ class TestFindCues:
     @pytest.mark.parametrize(
         ("word", "cue"),
         [
-            ("wonder", "wonder"), ("wonders", "wonder"), ("wondered", "wonder"), ("wondering", "wonder"),
-            ("suddenly", "suddenly"), ("notice", "notice"), ("noticed", "notice"), ("notices", "notice"),
-            ("heard", "heard"), ("announced", "announced"), ("announcement", "announcement"),
-            ("announcements", "announcement"), ("new", "new"), ("New", "new"), ("newly", "new"),
-            ("brand-new", "new"), ("recent", "recent"), ("recently", "recent"), ("latest", "latest"),
-            ("update", "update"), ("updated", "update"), ("updates", "update"), ("added", "added"),
-            ("introduced", "introduced"), ("change", "change"), ("changed", "change"), ("changes", "change"),
-            ("no longer", "no longer"), ("nowadays", "nowadays"), ("these days", "these days"),
-            ("now that", "now that"), ("Minecraft Live", "Minecraft Live"), ("snapshot", "snapshot"),
-            ("snapshots", "snapshot"), ("pre-release", "pre-release"), ("prerelease", "pre-release"),
-            ("beta build", "beta build"), ("2025", "year 20xx"), ("2031", "year 20xx"),
-            ("in January", "month name"), ("in May", "month name"), ("September", "month name"),
+            ("wonder", "wonder"),
+            ("wonders", "wonder"),
+            ("wondered", "wonder"),
+            ("wondering", "wonder"),
+            ("suddenly", "suddenly"),
+            ("notice", "notice"),
+            ("noticed", "notice"),
+            ("notices", "notice"),
+            ("heard", "heard"),
+            ("announced", "announced"),
+            ("announcement", "announcement"),
+            ("announcements", "announcement"),
+            ("new", "new"),
+            ("New", "new"),
+            ("newly", "new"),
+            ("brand-new", "new"),
+            ("recent", "recent"),
+            ("recently", "recent"),
+            ("latest", "latest"),
+            ("update", "update"),
+            ("updated", "update"),
+            ("updates", "update"),
+            ("added", "added"),
+            ("introduced", "introduced"),
+            ("change", "change"),
+            ("changed", "change"),
+            ("changes", "change"),
+            ("no longer", "no longer"),
+            ("nowadays", "nowadays"),
+            ("these days", "these days"),
+            ("now that", "now that"),
+            ("Minecraft Live", "Minecraft Live"),
+            ("snapshot", "snapshot"),
+            ("snapshots", "snapshot"),
+            ("pre-release", "pre-release"),
+            ("prerelease", "pre-release"),
+            ("beta build", "beta build"),
+            ("2025", "year 20xx"),
+            ("2031", "year 20xx"),
+            ("in January", "month name"),
+            ("in May", "month name"),
+            ("September", "month name"),
         ],
-    )  # fmt: skip
+    )
     def test_each_cue(self, word: str, cue: str) -> None:
         """Every word of Appendix D's list, in each listed form, is caught inside a question."""
         assert cue in verify.find_cues(f"Can my horse wear it {word} when riding?")
@@ -42,13 +70,20 @@ class TestFindCues:
     @pytest.mark.parametrize(
         "sentence",
         [
-            "Is renewable energy useful for my farm?", "Where can I find news about villagers?",
-            "I knew the recipe; what does it need?", "How do I exchange emeralds?", "Is the sword unchanged?",
-            "May I ride the horse into the cave?", "Will my army march past the village?",
-            "Does it drop 1999 emeralds?", "Does it need 20000 blocks?", "Is the wood longer lasting?",
-            "How many arrows can a skeleton shoot?", "Which block does the golem carry?",
+            "Is renewable energy useful for my farm?",
+            "Where can I find news about villagers?",
+            "I knew the recipe; what does it need?",
+            "How do I exchange emeralds?",
+            "Is the sword unchanged?",
+            "May I ride the horse into the cave?",
+            "Will my army march past the village?",
+            "Does it drop 1999 emeralds?",
+            "Does it need 20000 blocks?",
+            "Is the wood longer lasting?",
+            "How many arrows can a skeleton shoot?",
+            "Which block does the golem carry?",
         ],
-    )  # fmt: skip
+    )
     def test_clean_sentences(self, sentence: str) -> None:
         """Words that merely contain a cue, modal 'May', verbs 'march' and non-years do not match."""
         assert verify.find_cues(sentence) == []
@@ -56,8 +91,11 @@ class TestFindCues:
     def test_several_cues_once_each(self) -> None:
         """Each cue is reported once, in order of appearance."""
         assert verify.find_cues("Was the new block added in March 2025, new again?") == [
-            "new", "added", "year 20xx", "month name"
-        ]  # fmt: skip
+            "new",
+            "added",
+            "year 20xx",
+            "month name",
+        ]
 
 
 # --- verifier ---------------------------------------------------------------------------------
@@ -66,10 +104,19 @@ class TestFindCues:
 class TestParseVerdict:
     @pytest.mark.parametrize(
         ("text", "want"),
-        [("YES", True), ("no", False), ("**Yes.**", True), ("NO, it does not.", False),
-         ("The answer is yes", True), ("maybe", None), ("", None), (None, None), ("yes or no", True),
-         ("It is unclear: Yes and No both apply", None)],
-    )  # fmt: skip
+        [
+            ("YES", True),
+            ("no", False),
+            ("**Yes.**", True),
+            ("NO, it does not.", False),
+            ("The answer is yes", True),
+            ("maybe", None),
+            ("", None),
+            (None, None),
+            ("yes or no", True),
+            ("It is unclear: Yes and No both apply", None),
+        ],
+    )
     def test_verdicts(self, text: str | None, want: bool | None) -> None:
         """The first word decides; otherwise exactly one of YES/NO must appear."""
         assert verify.parse_verdict(text) is want
@@ -79,10 +126,24 @@ def draft(i: int, answerable: bool, **kw: object) -> dict[str, object]:
     """A drafted candidate with every column of generate.DRAFT_SCHEMA."""
     row: dict[str, object] = {c: None for c in generate.DRAFT_SCHEMA}
     half = "a" if answerable else "u"
-    row.update(id=f"{half}{i:04d}", index=i, answerable=answerable, generator="gen", status="drafted", step="",
-               reason="", notes=[], scenario_chunk_ids=["p1", "p2", "p3"], scenario=f"I ride horse {i}.",
-               target_chunk_id=f"t{i}", target_title=f"Page {i}", target_url=f"https://wiki/Page_{i}",
-               comparison_chunk_ids=["p1"], fact=f"FACT{i}", asked_question=f"What does thing {i} do?")  # fmt: skip
+    row.update(
+        id=f"{half}{i:04d}",
+        index=i,
+        answerable=answerable,
+        generator="gen",
+        status="drafted",
+        step="",
+        reason="",
+        notes=[],
+        scenario_chunk_ids=["p1", "p2", "p3"],
+        scenario=f"I ride horse {i}.",
+        target_chunk_id=f"t{i}",
+        target_title=f"Page {i}",
+        target_url=f"https://wiki/Page_{i}",
+        comparison_chunk_ids=["p1"],
+        fact=f"FACT{i}",
+        asked_question=f"What does thing {i} do?",
+    )
     row.update(kw)
     row["question"] = f"{row['scenario']} {row['asked_question']}"
     return row
@@ -104,7 +165,9 @@ class Verifier:
         out = []
         for c in calls:
             text = self.rules[c.prompt](c.fields.get("fact") or c.fields["answer"])
-            out.append(Reply("", error=text[6:]) if text.startswith("ERROR:") else Reply(text, cache_key=f"k-{c.prompt}"))
+            out.append(
+                Reply("", error=text[6:]) if text.startswith("ERROR:") else Reply(text, cache_key=f"k-{c.prompt}")
+            )
         return out
 
 
@@ -116,19 +179,23 @@ CHUNKS = {"p1": "[Page: A] alpha", "p2": "[Page: B] beta", "p3": "[Page: C] gamm
 
 
 def check(rows: list[dict[str, object]], verifier: Verifier, **kw: object) -> pl.DataFrame:
-    return verify.verify_drafts(frame(rows), chunk_text=CHUNKS, complete=verifier, search=fixed_search,
-                                params=VerifyParams(**kw))  # type: ignore[arg-type]  # fmt: skip
+    return verify.verify_drafts(
+        frame(rows), chunk_text=CHUNKS, complete=verifier, search=fixed_search, params=VerifyParams(**kw)
+    )  # type: ignore[arg-type]
 
 
 class TestVerifyDrafts:
     @pytest.mark.parametrize(
         ("answerable", "stated", "answers", "fate"),
         [
-            (True, "NO", "YES", "passed"), (True, "YES", "YES", "rejected_stated"),
-            (True, "NO", "NO", "rejected_answers"), (False, "NO", "NO", "passed"),
-            (False, "YES", "NO", "rejected_stated"), (False, "NO", "YES", "rejected_answers"),
+            (True, "NO", "YES", "passed"),
+            (True, "YES", "YES", "rejected_stated"),
+            (True, "NO", "NO", "rejected_answers"),
+            (False, "NO", "NO", "passed"),
+            (False, "YES", "NO", "rejected_stated"),
+            (False, "NO", "YES", "rejected_answers"),
         ],
-    )  # fmt: skip
+    )
     def test_rules(self, answerable: bool, stated: str, answers: str, fate: str) -> None:
         """Answerable needs Stated=NO and Answers=YES; unanswerable needs both NO."""
         out = check([draft(0, answerable)], Verifier(lambda f: stated, lambda f: answers))
@@ -184,16 +251,21 @@ class TestLoadReview:
     def test_reads_run(self, tmp_path: Path) -> None:
         """Entries of the asked run are returned by id; other runs are ignored."""
         path = tmp_path / "r.yaml"
-        path.write_text("runs:\n  default:\n    - {id: u0001, reason: fake item, question: 'Q?'}\n  other:\n"
-                        "    - {id: u0002, reason: x}\n")  # fmt: skip
+        path.write_text(
+            "runs:\n  default:\n    - {id: u0001, reason: fake item, question: 'Q?'}\n  other:\n"
+            "    - {id: u0002, reason: x}\n"
+        )
         assert verify.load_review(path, "default") == {"u0001": {"reason": "fake item", "question": "Q?"}}
 
     @pytest.mark.parametrize(
         ("text", "match"),
-        [("- a\n", "runs:"), ("runs:\n  default:\n    - {id: u1}\n", r"runs\.default\[0\] needs"),
-         ("runs:\n  default:\n    - {id: u1, reason: r}\n    - {id: u1, reason: r}\n", "listed twice"),
-         ("runs: [\n", "not valid YAML")],
-    )  # fmt: skip
+        [
+            ("- a\n", "runs:"),
+            ("runs:\n  default:\n    - {id: u1}\n", r"runs\.default\[0\] needs"),
+            ("runs:\n  default:\n    - {id: u1, reason: r}\n    - {id: u1, reason: r}\n", "listed twice"),
+            ("runs: [\n", "not valid YAML"),
+        ],
+    )
     def test_malformed(self, tmp_path: Path, text: str, match: str) -> None:
         """A malformed file is an error naming the file and entry."""
         path = tmp_path / "r.yaml"
@@ -238,24 +310,34 @@ class TestAssemble:
 
     @pytest.mark.parametrize(
         ("review", "match"),
-        [({"u0009": {"reason": "r", "question": ""}}, "'u0009' is not a candidate"),
-         ({"u0001": {"reason": "r", "question": "Other?"}}, "review it again")],
-    )  # fmt: skip
+        [
+            ({"u0009": {"reason": "r", "question": ""}}, "'u0009' is not a candidate"),
+            ({"u0001": {"reason": "r", "question": "Other?"}}, "review it again"),
+        ],
+    )
     def test_stale_review(self, review: dict[str, dict[str, str]], match: str) -> None:
         """A review entry for an unknown id or a changed question is an error, not a silent drop."""
         with pytest.raises(ValueError, match=match):
-            verify.assemble(passed([draft(i, False) for i in range(3)]), target_answerable=0, target_unanswerable=2,
-                            review=review)  # fmt: skip
+            verify.assemble(
+                passed([draft(i, False) for i in range(3)]), target_answerable=0, target_unanswerable=2, review=review
+            )
 
 
 class TestBenchmark:
     def test_kept_only(self) -> None:
         """The benchmark holds the kept candidates, answerable first, with the declared columns."""
         rows = [draft(0, False), draft(1, True), draft(0, True)]
-        cands = verify.assemble(passed(rows).with_columns(verifier=pl.lit("v"), stated_key=pl.lit("s"),
-                                                          answers_key=pl.lit("a"), stated_raw=pl.lit("NO"),
-                                                          answers_raw=pl.lit("YES")),
-                                target_answerable=1, target_unanswerable=1)  # fmt: skip
+        cands = verify.assemble(
+            passed(rows).with_columns(
+                verifier=pl.lit("v"),
+                stated_key=pl.lit("s"),
+                answers_key=pl.lit("a"),
+                stated_raw=pl.lit("NO"),
+                answers_raw=pl.lit("YES"),
+            ),
+            target_answerable=1,
+            target_unanswerable=1,
+        )
         bench = verify.benchmark(cands)
         assert bench.columns == list(verify.BENCHMARK_COLUMNS)
         assert bench["id"].to_list() == ["a0000", "u0000"]
@@ -274,9 +356,17 @@ def stage_project(project: Path, name: str = "t", extra: str = "") -> object:
     corpus = cfg.stage_dir("corpus")
     corpus.mkdir(parents=True, exist_ok=True)
     for half, ids in (("pre", ["p1", "p2", "p3"]), ("post", ["t0", "t1"])):
-        pl.DataFrame({"chunk_id": ids, "title": [f"T {i}" for i in ids], "text": [f"[Page: T {i}] x" for i in ids],
-                      "url": ids, "revision_id": [1] * len(ids), "timestamp": ["2025"] * len(ids),
-                      "corpus": [half] * len(ids)}).write_parquet(corpus / f"chunks_{half}.parquet")  # fmt: skip
+        pl.DataFrame(
+            {
+                "chunk_id": ids,
+                "title": [f"T {i}" for i in ids],
+                "text": [f"[Page: T {i}] x" for i in ids],
+                "url": ids,
+                "revision_id": [1] * len(ids),
+                "timestamp": ["2025"] * len(ids),
+                "corpus": [half] * len(ids),
+            }
+        ).write_parquet(corpus / f"chunks_{half}.parquet")
     rows = [draft(i, i < 4, target_chunk_id=f"p{i % 3 + 1}" if i < 4 else f"t{i % 2}") for i in range(10)]
     drafts = frame(rows).with_columns(generator=pl.lit(cfg.generate.generator))
     for other in cfg.generate.generators:
@@ -310,8 +400,9 @@ class TestRunStage:
 
     def test_generator_comparison(self, project: Path) -> None:
         """Listing several generators adds Table 9: one row per generator, same verifier."""
-        extra = ("generate:\n  generators: [other-gen]\n"
-                 "verify:\n  comparison_answerable: 2\n  comparison_unanswerable: 6\n")
+        extra = (
+            "generate:\n  generators: [other-gen]\nverify:\n  comparison_answerable: 2\n  comparison_unanswerable: 6\n"
+        )
         cfg = stage_project(project, "cmp", extra)
         out = verify_stage.run(cfg, complete=Verifier(lambda f: "NO", lambda f: "NO"), search=fixed_search)
         table = out.audits["audit_generators"]

@@ -6,7 +6,7 @@ import bz2
 import gzip
 import importlib.util
 import tracemalloc
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
@@ -17,19 +17,21 @@ TINY = Path(__file__).parent / "data" / "tiny.xml"
 ROOT = Path(__file__).resolve().parents[1]
 HEADER = (
     '<mediawiki xmlns="http://www.mediawiki.org/xml/export-0.11/" version="0.11" xml:lang="en">\n'
-    "<siteinfo><sitename>T</sitename><namespaces><namespace key=\"0\" />"
+    '<siteinfo><sitename>T</sitename><namespaces><namespace key="0" />'
     '<namespace key="1">Talk</namespace></namespaces></siteinfo>\n'
 )
 
 
 def utc(*args: int) -> datetime:
-    return datetime(*args, tzinfo=timezone.utc)
+    return datetime(*args, tzinfo=UTC)
 
 
-def page_xml(title: str, ns: int = 0, revisions: tuple[tuple[int, str, str], ...] = ((1, "2024-01-01T00:00:00Z", "x"),)) -> str:
+def page_xml(
+    title: str, ns: int = 0, revisions: tuple[tuple[int, str, str], ...] = ((1, "2024-01-01T00:00:00Z", "x"),)
+) -> str:
     """Return one <page> element with revisions given as (id, timestamp, text)."""
     revs = "".join(
-        f"<revision><id>{i}</id><timestamp>{t}</timestamp><text xml:space=\"preserve\">{x}</text></revision>"
+        f'<revision><id>{i}</id><timestamp>{t}</timestamp><text xml:space="preserve">{x}</text></revision>'
         for i, t, x in revisions
     )
     return f"<page><title>{title}</title><ns>{ns}</ns><id>1</id>{revs}</page>\n"
@@ -73,8 +75,10 @@ class TestReadDump:
 
     def test_deleted_text_is_none(self, tmp_path: Path) -> None:
         """A revision whose text is deleted in the export has text None, not ''."""
-        body = ('<page><title>Hidden</title><ns>0</ns><revision><id>5</id>'
-                '<timestamp>2024-01-01T00:00:00Z</timestamp><text deleted="deleted" /></revision></page>')
+        body = (
+            "<page><title>Hidden</title><ns>0</ns><revision><id>5</id>"
+            '<timestamp>2024-01-01T00:00:00Z</timestamp><text deleted="deleted" /></revision></page>'
+        )
         (page,) = wiki.read_dump(write_dump(tmp_path / "d.xml", body))
         assert page.revisions[0].text is None
 
@@ -96,7 +100,9 @@ class TestReadDump:
         cut = tmp_path / "cut.xml"
         data = TINY.read_text(encoding="utf-8")
         cut.write_text(data[: data.index("<title>Stub</title>") + 40], encoding="utf-8")
-        with pytest.raises(wiki.DumpError, match=r"cut\.xml: malformed or truncated XML at line \d+.*'Java Edition 1\.21\.5'"):
+        with pytest.raises(
+            wiki.DumpError, match=r"cut\.xml: malformed or truncated XML at line \d+.*'Java Edition 1\.21\.5'"
+        ):
             list(wiki.read_dump(cut))
 
     def test_truncated_bz2(self, tmp_path: Path) -> None:
@@ -253,9 +259,12 @@ class TestAssemble:
         out = tmp_path / "miniwiki.xml"
         assert load_assembler().main(["--out", str(out)]) == 0
         assert out.read_bytes() == (ROOT / "data" / "miniwiki" / "miniwiki.xml").read_bytes(), (
-            "rerun: python data/miniwiki/assemble.py")
+            "rerun: python data/miniwiki/assemble.py"
+        )
 
-    @pytest.mark.skipif(not (ROOT / "data" / "miniwiki" / "miniwiki.xml").exists(), reason="mini wiki not assembled yet")
+    @pytest.mark.skipif(
+        not (ROOT / "data" / "miniwiki" / "miniwiki.xml").exists(), reason="mini wiki not assembled yet"
+    )
     def test_miniwiki_reads(self) -> None:
         """The committed mini wiki is a valid export with pages on both sides of the cut-off."""
         cut = wiki.end_of_day("2025-03-31")

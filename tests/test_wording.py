@@ -33,10 +33,16 @@ def words(frame: pl.DataFrame, **kwargs: object) -> dict[str, str]:
 
 
 class TestChange:
-    @pytest.mark.parametrize(("before", "after", "word"), [
-        (0.171, 0.564, "raises it to"), (0.564, 0.171, "lowers it to"),
-        (0.0, 0.0, "leaves it at"), (0.0001, 0.0004, "leaves it at"), (None, 0.5, "gives"),
-    ])  # fmt: skip
+    @pytest.mark.parametrize(
+        ("before", "after", "word"),
+        [
+            (0.171, 0.564, "raises it to"),
+            (0.564, 0.171, "lowers it to"),
+            (0.0, 0.0, "leaves it at"),
+            (0.0001, 0.0004, "leaves it at"),
+            (None, 0.5, "gives"),
+        ],
+    )
     def test_direction(self, before: float | None, after: float, word: str) -> None:
         """Up, down, the same when the two means print alike (never 'rises from 0.0% to 0.0%'), n/a."""
         got = words(numbers(CARnoragMean=(before, "pct"), CARsingleMean=(after, "pct")))
@@ -44,14 +50,20 @@ class TestChange:
 
 
 class TestSign:
-    @pytest.mark.parametrize(("change", "word"), [(-0.14, "lowers"), (0.02, "raises"), (0.0004, "does not change"), (-0.0004, "does not change")])
+    @pytest.mark.parametrize(
+        ("change", "word"),
+        [(-0.14, "lowers"), (0.02, "raises"), (0.0004, "does not change"), (-0.0004, "does not change")],
+    )
     def test_thinking(self, change: float, word: str) -> None:
         """A mean change that prints as +0.0 or -0.0 points is no change."""
         assert words(numbers(ThinkCARNorag=(change, "pts")))["DirThinkNorag"] == word
 
 
 class TestSignificance:
-    @pytest.mark.parametrize(("p", "word"), [(0.001, "significant"), (0.05, "not significant"), (0.3, "not significant"), (None, "not testable")])
+    @pytest.mark.parametrize(
+        ("p", "word"),
+        [(0.001, "significant"), (0.05, "not significant"), (0.3, "not significant"), (None, "not testable")],
+    )
     def test_word(self, p: float | None, word: str) -> None:
         """p below alpha is significant; n/a is not testable."""
         assert words(numbers(PCARSingleMinusNorag=(p, "p")))["SigCARSingle"] == word
@@ -117,8 +129,14 @@ class TestMainTex:
     def test_no_fixed_findings(self) -> None:
         """The paper's findings are not hard-coded as headings or verbs."""
         text = MAIN.read_text(encoding="utf-8")
-        for phrase in ("Retrieval raises abstention", "No clear link", "CAR rises from", "lowers the mean to",
-                       "barely moves", "by contrast"):  # fmt: skip
+        for phrase in (
+            "Retrieval raises abstention",
+            "No clear link",
+            "CAR rises from",
+            "lowers the mean to",
+            "barely moves",
+            "by contrast",
+        ):
             assert phrase not in text, phrase
 
     def test_results_headings_ask(self) -> None:

@@ -33,9 +33,13 @@ def report(record: Mapping[str, object]) -> None:
 
 def copy_tree(target: Path) -> Path:
     """Copy the repository's tracked and unignored files to ``target`` and link its ``.venv``."""
-    listed = subprocess.run(
-        ["git", "ls-files", "-co", "--exclude-standard", "-z"], cwd=REPO, check=True, capture_output=True
-    ).stdout.decode().split("\0")
+    listed = (
+        subprocess.run(
+            ["git", "ls-files", "-co", "--exclude-standard", "-z"], cwd=REPO, check=True, capture_output=True
+        )
+        .stdout.decode()
+        .split("\0")
+    )
     for name in filter(None, listed):
         source = REPO / name
         if source.is_file():
@@ -52,12 +56,19 @@ def make_env(cache: Path, extra: Mapping[str, str] | None = None) -> dict[str, s
     return env
 
 
-def make_all(project: Path, env: Mapping[str, str], params: str = FAULTS_PARAMS, **kwargs: object) -> subprocess.Popen[bytes]:
+def make_all(
+    project: Path, env: Mapping[str, str], params: str = FAULTS_PARAMS, **kwargs: object
+) -> subprocess.Popen[bytes]:
     """Start ``nice make all PARAMS=…`` in ``project`` in its own process group."""
     return subprocess.Popen(
-        ["nice", "make", "--no-print-directory", "all", f"PARAMS={params}"], cwd=project, env=dict(env),
-        stdout=subprocess.PIPE, stderr=subprocess.STDOUT, start_new_session=True, **kwargs,  # type: ignore[arg-type]
-    )  # fmt: skip
+        ["nice", "make", "--no-print-directory", "all", f"PARAMS={params}"],
+        cwd=project,
+        env=dict(env),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        start_new_session=True,
+        **kwargs,  # type: ignore[arg-type]
+    )
 
 
 def stored_keys(cache: Path) -> set[str]:
@@ -72,11 +83,21 @@ def stored_keys(cache: Path) -> set[str]:
 def scripted_models(base_url: str, key_env: str = "OPENROUTER_API_KEY") -> str:
     """A models file of two hosted models on the fake server (tests/fake_model.py answers them)."""
     entries = {
-        name: {"family": "Scripted", "display_name": name, "backend": "openai", "served_name": f"vendor/{name}",
-               "base_url": base_url, "api_key_env": key_env, "thinking": "none", "max_concurrency": 4,
-               "release": "2024-01", "knowledge_cutoff": "not published", "params_total_b": 1}
+        name: {
+            "family": "Scripted",
+            "display_name": name,
+            "backend": "openai",
+            "served_name": f"vendor/{name}",
+            "base_url": base_url,
+            "api_key_env": key_env,
+            "thinking": "none",
+            "max_concurrency": 4,
+            "release": "2024-01",
+            "knowledge_cutoff": "not published",
+            "params_total_b": 1,
+        }
         for name in ("scripted-under-test", "scripted-judge")
-    }  # fmt: skip
+    }
     return yaml.safe_dump({"models": entries}, sort_keys=True)
 
 

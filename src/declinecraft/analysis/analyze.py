@@ -64,10 +64,15 @@ def design_from_config(cfg: RunConfig) -> Design:
     """The :class:`Design` of a run: main-grid retrieval from ``answer``, statistics from ``analysis``."""
     a = cfg.analysis
     return Design(
-        pipeline=cfg.answer.pipeline, k=cfg.answer.k, n_resamples=a.bootstrap_resamples,
-        confidence=a.confidence, alpha=a.alpha, min_attempt=a.min_attempt, seed=cfg.seed,
+        pipeline=cfg.answer.pipeline,
+        k=cfg.answer.k,
+        n_resamples=a.bootstrap_resamples,
+        confidence=a.confidence,
+        alpha=a.alpha,
+        min_attempt=a.min_attempt,
+        seed=cfg.seed,
         judge_prefix=a.judge_score_prefix,
-    )  # fmt: skip
+    )
 
 
 def release_month(release: str | None) -> float:
@@ -87,18 +92,35 @@ def model_facts(
     rows = []
     for model in models:
         spec = specs.get(model)
-        get = (lambda name, default=None: getattr(spec, name) if spec else default)  # noqa: E731
-        rows.append(dict(
-            model=model, family=get("family") or model, display_name=get("display_name") or model,
-            params_total_b=get("params_total_b"), params_active_b=get("params_active_b"),
-            release=get("release"), knowledge_cutoff=get("knowledge_cutoff"),
-            precision=get("precision"), thinking_mode=get("thinking", "none"),
-            roles=(roles or {}).get(model, ""), in_registry=spec is not None,
-        ))  # fmt: skip
-    schema = {"model": pl.String, "family": pl.String, "display_name": pl.String,
-              "params_total_b": pl.Float64, "params_active_b": pl.Float64, "release": pl.String,
-              "knowledge_cutoff": pl.String, "precision": pl.String, "thinking_mode": pl.String,
-              "roles": pl.String, "in_registry": pl.Boolean}  # fmt: skip
+        get = lambda name, default=None: getattr(spec, name) if spec else default  # noqa: E731
+        rows.append(
+            dict(
+                model=model,
+                family=get("family") or model,
+                display_name=get("display_name") or model,
+                params_total_b=get("params_total_b"),
+                params_active_b=get("params_active_b"),
+                release=get("release"),
+                knowledge_cutoff=get("knowledge_cutoff"),
+                precision=get("precision"),
+                thinking_mode=get("thinking", "none"),
+                roles=(roles or {}).get(model, ""),
+                in_registry=spec is not None,
+            )
+        )
+    schema = {
+        "model": pl.String,
+        "family": pl.String,
+        "display_name": pl.String,
+        "params_total_b": pl.Float64,
+        "params_active_b": pl.Float64,
+        "release": pl.String,
+        "knowledge_cutoff": pl.String,
+        "precision": pl.String,
+        "thinking_mode": pl.String,
+        "roles": pl.String,
+        "in_registry": pl.Boolean,
+    }
     return with_derived_facts(pl.DataFrame(rows, schema=schema))
 
 
@@ -124,18 +146,28 @@ def prepare(judged: pl.DataFrame, design: Design = Design()) -> pl.DataFrame:
     """
     if missing := [c for c in REQUIRED if c not in judged.columns]:
         raise ValueError(f"judged table lacks columns {missing}; needs {list(REQUIRED)}")
-    defaults = {"thinking": pl.lit("off"), "pipeline": pl.lit(None, pl.String), "k": pl.lit(None, pl.Int64),
-                "scenario": pl.lit(True), "prompt_variant": pl.lit(design.prompt_variant)}  # fmt: skip
+    defaults = {
+        "thinking": pl.lit("off"),
+        "pipeline": pl.lit(None, pl.String),
+        "k": pl.lit(None, pl.Int64),
+        "scenario": pl.lit(True),
+        "prompt_variant": pl.lit(design.prompt_variant),
+    }
     frame = judged.with_columns(expr.alias(c) for c, expr in defaults.items() if c not in judged.columns)
     if frame.schema["thinking"] == pl.Boolean:  # a boolean switch reads as the paper's on/off
-        frame = frame.with_columns(pl.when(pl.col("thinking")).then(pl.lit("on")).otherwise(pl.lit("off")).alias("thinking"))
+        frame = frame.with_columns(
+            pl.when(pl.col("thinking")).then(pl.lit("on")).otherwise(pl.lit("off")).alias("thinking")
+        )
     no_rag = pl.col("condition") == "no_rag"
     # A response without a label that did not exhaust its budget (a failed answer call, an
     # unparsable judge verdict) has no defined outcome: it is left out and counted by analyze().
     frame = frame.filter(pl.col("label").is_not_null() | pl.col("budget_exhausted").cast(pl.Boolean).fill_null(False))
     return frame.with_columns(
         pl.col("thinking").cast(pl.String).fill_null("off"),
-        pl.when(no_rag).then(pl.lit(NO_PIPELINE)).otherwise(pl.col("pipeline").cast(pl.String).fill_null(design.pipeline)).alias("pipeline"),
+        pl.when(no_rag)
+        .then(pl.lit(NO_PIPELINE))
+        .otherwise(pl.col("pipeline").cast(pl.String).fill_null(design.pipeline))
+        .alias("pipeline"),
         pl.when(no_rag).then(pl.lit(0)).otherwise(pl.col("k").cast(pl.Int64).fill_null(design.k)).alias("k"),
         pl.col("scenario").cast(pl.Boolean).fill_null(True),
         pl.col("prompt_variant").cast(pl.String).fill_null(design.prompt_variant),
@@ -149,9 +181,10 @@ def main_grid_rows(frame: pl.DataFrame, design: Design = Design()) -> pl.DataFra
     """The main grid: default prompt, with the scenario, no RAG or the default pipeline and k."""
     retrieval = (pl.col("pipeline") == design.pipeline) & (pl.col("k") == design.k)
     return frame.filter(
-        pl.col("scenario") & (pl.col("prompt_variant") == design.prompt_variant)
+        pl.col("scenario")
+        & (pl.col("prompt_variant") == design.prompt_variant)
         & ((pl.col("condition") == "no_rag") | retrieval)
-    )  # fmt: skip
+    )
 
 
 def _complete_grid(summary: pl.DataFrame, facts: pl.DataFrame) -> pl.DataFrame:
@@ -166,15 +199,23 @@ def _complete_grid(summary: pl.DataFrame, facts: pl.DataFrame) -> pl.DataFrame:
     ).with_columns(pl.col(floats).fill_null(np.nan), pl.col(ints).fill_null(0))
     out = out.join(facts, on="model", how="left", maintain_order="left")
     switchable = out.group_by("model").agg(pl.col("thinking").n_unique().alias("_n"))
-    return out.join(switchable, on="model", maintain_order="left").with_columns(
-        switchable=pl.col("_n") > 1,
-        config_label=pl.col("display_name").fill_null(pl.col("model"))
-        + pl.when(pl.col("thinking") == "on").then(pl.lit(" (thinking)")).otherwise(pl.lit("")),
-    ).drop("_n")
+    return (
+        out.join(switchable, on="model", maintain_order="left")
+        .with_columns(
+            switchable=pl.col("_n") > 1,
+            config_label=pl.col("display_name").fill_null(pl.col("model"))
+            + pl.when(pl.col("thinking") == "on").then(pl.lit(" (thinking)")).otherwise(pl.lit("")),
+        )
+        .drop("_n")
+    )
 
 
-def analyze(judged: pl.DataFrame, facts: pl.DataFrame | None = None, design: Design = Design(),
-            judge_families: Mapping[str, str | None] | None = None) -> dict[str, pl.DataFrame]:  # fmt: skip
+def analyze(
+    judged: pl.DataFrame,
+    facts: pl.DataFrame | None = None,
+    design: Design = Design(),
+    judge_families: Mapping[str, str | None] | None = None,
+) -> dict[str, pl.DataFrame]:
     """Every result table of the paper for one judged table (see the module docstring).
 
     ``judge_families`` maps each accuracy judge's score column to its model family (from the
@@ -198,13 +239,17 @@ def analyze(judged: pl.DataFrame, facts: pl.DataFrame | None = None, design: Des
     ks = single.filter(pl.col("scenario") & (pl.col("pipeline") == design.pipeline))
     scen = single.filter((pl.col("pipeline") == design.pipeline) & (pl.col("k") == design.k))
     a = design.alpha
-    paired = pl.concat([
-        paired_mod.main_grid_tests(main, alpha=a),
-        paired_mod.main_grid_tests(main, lenient=True, alpha=a),
-        paired_mod.ablation_tests(pipes, family="pipeline_ablation", column="pipeline", base=design.pipeline, alpha=a),
-        paired_mod.ablation_tests(ks, family="k_sweep", column="k", base=design.k, alpha=a),
-        paired_mod.ablation_tests(scen, family="scenario_ablation", column="scenario", base=True, alpha=a),
-    ]).filter(pl.col("family").is_not_null())  # fmt: skip
+    paired = pl.concat(
+        [
+            paired_mod.main_grid_tests(main, alpha=a),
+            paired_mod.main_grid_tests(main, lenient=True, alpha=a),
+            paired_mod.ablation_tests(
+                pipes, family="pipeline_ablation", column="pipeline", base=design.pipeline, alpha=a
+            ),
+            paired_mod.ablation_tests(ks, family="k_sweep", column="k", base=design.k, alpha=a),
+            paired_mod.ablation_tests(scen, family="scenario_ablation", column="scenario", base=True, alpha=a),
+        ]
+    ).filter(pl.col("family").is_not_null())
     transitions = paired_mod.thinking_transitions_table(main, alpha=a)
 
     def ablation(rows: pl.DataFrame, column: str) -> pl.DataFrame:
@@ -216,7 +261,9 @@ def analyze(judged: pl.DataFrame, facts: pl.DataFrame | None = None, design: Des
         return summary.join(keep, on=list(RUN_KEYS), how="semi", nulls_equal=True).join(facts, on="model", how="left")
 
     judge_cols = judges_mod.judge_columns(frame, design.judge_prefix)
-    judge_families = {c: (judge_families or {}).get(c) or _judge_family(c, design.judge_prefix, facts) for c in judge_cols}
+    judge_families = {
+        c: (judge_families or {}).get(c) or _judge_family(c, design.judge_prefix, facts) for c in judge_cols
+    }
     main_keys = [*CONFIG, "condition"]
     main_fam = main.join(facts.select("model", "family"), on="model", how="left")
     tables = {
@@ -242,7 +289,9 @@ def analyze(judged: pl.DataFrame, facts: pl.DataFrame | None = None, design: Des
         "judge_run_accuracy": judges_mod.judge_run_accuracy(main, judge_cols, main_keys),
         "judge_leniency": judges_mod.judge_leniency(main, judge_cols),
         "self_preference": judges_mod.self_preference_table(main_fam, judge_families, **boot),
-        "judge_rerank": judges_mod.other_family_rerank(main_fam.filter(pl.col("condition") == "single"), judge_families, CONFIG),
+        "judge_rerank": judges_mod.other_family_rerank(
+            main_fam.filter(pl.col("condition") == "single"), judge_families, CONFIG
+        ),
         "examples": examples_mod.example_rows(main, facts, seed=design.seed),
     }
     notes = collect_notes(tables)
@@ -254,7 +303,7 @@ def analyze(judged: pl.DataFrame, facts: pl.DataFrame | None = None, design: Des
 
 
 def _judge_family(column: str, prefix: str, facts: pl.DataFrame) -> str | None:
-    model = column[len(prefix):]
+    model = column[len(prefix) :]
     hit = facts.filter(pl.col("model") == model)
     return hit["family"][0] if hit.height else None
 
@@ -265,7 +314,23 @@ def collect_notes(tables: Mapping[str, pl.DataFrame]) -> pl.DataFrame:
     for name, table in tables.items():
         if "note" not in table.columns:
             continue
-        ident = [c for c in ("family", "comparison", "name", "quantity", "metric", "model", "thinking", "condition", "judge_a", "judge_b", "judge") if c in table.columns]
+        ident = [
+            c
+            for c in (
+                "family",
+                "comparison",
+                "name",
+                "quantity",
+                "metric",
+                "model",
+                "thinking",
+                "condition",
+                "judge_a",
+                "judge_b",
+                "judge",
+            )
+            if c in table.columns
+        ]
         for row in table.filter(pl.col("note").fill_null("") != "").iter_rows(named=True):
             item = ", ".join(f"{c}={row[c]}" for c in ident if row[c] not in (None, ""))
             rows.append(dict(table=name, item=item, reason=row["note"]))

@@ -41,7 +41,9 @@ def _texts(cfg: RunConfig, judged: pl.DataFrame) -> pl.DataFrame | None:
     if col := _pick(judged, "response"):
         found["response"] = judged.select(*keys, pl.col(col).cast(pl.String).alias("response"))
     if col := (_pick(judged, "question") or ("query" if "query" in judged.columns else None)):
-        found["question"] = judged.select("question_id", pl.col(col).cast(pl.String).alias("question")).unique("question_id", keep="first")
+        found["question"] = judged.select("question_id", pl.col(col).cast(pl.String).alias("question")).unique(
+            "question_id", keep="first"
+        )
     sources = {
         "response": cfg.stage_dir("answer") / "responses.parquet",
         "question": cfg.stage_dir("verify") / "benchmark.parquet",
@@ -52,7 +54,11 @@ def _texts(cfg: RunConfig, judged: pl.DataFrame) -> pl.DataFrame | None:
             frame = pl.read_parquet(path)
             col = _pick(frame, kind)
             if col and "question_id" in frame.columns:
-                keys = [k for k in analysis_judges.ANSWER_KEYS if k in frame.columns] if kind == "response" else ["question_id"]
+                keys = (
+                    [k for k in analysis_judges.ANSWER_KEYS if k in frame.columns]
+                    if kind == "response"
+                    else ["question_id"]
+                )
                 found[kind] = frame.select(*keys, pl.col(col).cast(pl.String).alias(kind)).unique(keys, keep="first")
     if not found:
         return None
@@ -72,9 +78,12 @@ def write_sample(cfg: RunConfig, judged: pl.DataFrame, folder: Path) -> pl.DataF
     design = analysis.design_from_config(cfg)
     frame = analysis.main_grid_rows(analysis.prepare(judged, design), design)
     sample = analysis_judges.annotation_sample(
-        frame, part1=cfg.analysis.annotation_part1, part2=cfg.analysis.annotation_part2,
-        seed=cfg.seed, texts=_texts(cfg, frame),
-    )  # fmt: skip
+        frame,
+        part1=cfg.analysis.annotation_part1,
+        part2=cfg.analysis.annotation_part2,
+        seed=cfg.seed,
+        texts=_texts(cfg, frame),
+    )
     results.write_csv(sample, folder / "annotation_sample.csv")
     paths.write_text_atomic(folder / "annotation_sample.html", sample_html(sample, cfg.run))
     return sample
@@ -88,9 +97,7 @@ def sample_html(sample: pl.DataFrame, run: str) -> str:
         text = lambda v: html.escape(v or "(text not available in this run)")  # noqa: E731
         ref = f"<p><b>Reference answer.</b> {text(row['reference'])}</p>" if part == 2 else ""
         options = ("ABSTAIN", "DENY", "ANSWER") if part == 1 else ("0", "0.5", "1")
-        radios = " ".join(
-            f'<label><input type="radio" name="{item}" value="{o}"> {o}</label>' for o in options
-        )
+        radios = " ".join(f'<label><input type="radio" name="{item}" value="{o}"> {o}</label>' for o in options)
         cards.append(
             f'<div class="card" data-part="{part}"><h3>{item}</h3>'
             f"<p><b>Question.</b> {text(row['question'])}</p><p><b>Response.</b> {text(row['response'])}</p>"
@@ -122,7 +129,7 @@ real). Part 2 (P2-…): score each response against the reference answer: 1 corr
 correct, 0 incorrect. When done, enter your name and download your labels; put the file into
 <code>data/annotations/{html.escape(run)}/</code>.</p>
 <p><input id="who" placeholder="your name"> <button onclick="download()">Download CSV</button></p>
-{''.join(cards)}
+{"".join(cards)}
 <script>{script}</script></body></html>
 """
 
@@ -145,7 +152,9 @@ def read_annotations(cfg: RunConfig) -> dict[str, pl.DataFrame]:
         if "item_id" not in frame.columns or not {"label", "score"} & set(frame.columns):
             raise ValueError(f"{path}: annotator file needs item_id and label and/or score columns")
         if "score" in frame.columns:
-            frame = frame.with_columns(pl.col("score").str.strip_chars().replace("", None).cast(pl.Float64, strict=False))
+            frame = frame.with_columns(
+                pl.col("score").str.strip_chars().replace("", None).cast(pl.Float64, strict=False)
+            )
         if "label" in frame.columns:
             frame = frame.with_columns(pl.col("label").str.strip_chars().replace("", None))
         found[path.stem] = frame

@@ -63,8 +63,9 @@ class Context:
 
 def context_from_config(cfg: RunConfig, no_input: str = "") -> Context:
     """The :class:`Context` of a run, from its params."""
-    return Context(alpha=cfg.analysis.alpha, thinking=tuple(cfg.answer.thinking), no_input=no_input,
-                   min_n=cfg.analysis.min_n)
+    return Context(
+        alpha=cfg.analysis.alpha, thinking=tuple(cfg.answer.thinking), no_input=no_input, min_n=cfg.analysis.min_n
+    )
 
 
 def _rows(t: Tables, table: str, **where: Any) -> pl.DataFrame:
@@ -115,7 +116,9 @@ def _native_models(t: Tables) -> list[str]:
     return sorted(both["model"].to_list())
 
 
-def significant_count(comparison: str, want: str, *, condition: str = "", thinking: bool = False) -> Callable[[Tables, Context], Evidence]:
+def significant_count(
+    comparison: str, want: str, *, condition: str = "", thinking: bool = False
+) -> Callable[[Tables, Context], Evidence]:
     """Per-configuration exact McNemar tests (BH within the main grid): the claim holds when at least
     half of the testable ones move significantly in the ``want`` direction and none the other way."""
     other = "decrease" if want == "increase" else "increase"
@@ -142,8 +145,16 @@ def significant_count(comparison: str, want: str, *, condition: str = "", thinki
     return get
 
 
-def mean_change(quantity: str, sign: int, *, condition: str = "", means: tuple[str, str] | None = None,
-                significant: bool = False, thinking: bool = False, unit: str = "configurations") -> Callable[[Tables, Context], Evidence]:  # fmt: skip
+def mean_change(
+    quantity: str,
+    sign: int,
+    *,
+    condition: str = "",
+    means: tuple[str, str] | None = None,
+    significant: bool = False,
+    thinking: bool = False,
+    unit: str = "configurations",
+) -> Callable[[Tables, Context], Evidence]:
     """The mean paired difference over configurations (``model_differences``): with ``sign`` +1 or
     -1 the claim holds when the mean has that sign (and, if ``significant``, the Wilcoxon
     signed-rank p is below alpha); with ``sign`` 0 (no effect) when that p is at least alpha."""
@@ -235,7 +246,9 @@ def both_higher(t: Tables, ctx: Context) -> Evidence:
     if row.height == 0:
         return Evidence("n/a", untestable="no single-shot and no-RAG results to compare")
     n, both = int(row["n"][0]), int(row["both_higher"][0])
-    return Evidence(f"{both} of {counted(n, 'configurations')}", 2 * both > n, n, min_n_sign(ctx.alpha), "configurations")
+    return Evidence(
+        f"{both} of {counted(n, 'configurations')}", 2 * both > n, n, min_n_sign(ctx.alpha), "configurations"
+    )
 
 
 def transitions(kind: str) -> Callable[[Tables, Context], Evidence]:
@@ -265,5 +278,3 @@ def transitions(kind: str) -> Callable[[Tables, Context], Evidence]:
         return Evidence(value, holds, most, need, "A-D pairs (most per model)")
 
     return get
-
-

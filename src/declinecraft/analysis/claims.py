@@ -35,7 +35,7 @@ from declinecraft.analysis.claim_evidence import (
     mean_change,
     significant_count,
     transitions,
-)  # fmt: skip
+)
 from declinecraft.core.small_n import counted, is_finding, threshold
 
 __all__ = [
@@ -97,70 +97,144 @@ MCNEMAR = "exact McNemar per configuration, BH q<alpha; holds if at least half a
 WILCOXON = "sign of the mean paired difference over configurations (Wilcoxon p shown)"
 SPEARMAN = "Spearman rank correlation, t-approximation p"
 CLAIMS: tuple[Claim, ...] = (
-    Claim("rag_raises_car", "Single-shot RAG raises mean CAR over no retrieval (abstract, §4.2)",
-          "{car_mean_no_rag}% to {car_mean_single_shot}%", WILCOXON,
-          mean_change("single_minus_no_rag_car", +1, means=("no_rag", "single"))),
-    Claim("rag_raises_car_sig", "Single-shot RAG raises CAR significantly for almost every configuration, lowers it for none (§1, §4.2)",
-          "{single_vs_none_significant_increases} of {n_configurations} up, {single_vs_none_significant_decreases} down", MCNEMAR,
-          significant_count("single_vs_no_rag", "increase")),
-    Claim("iter_lowers_car", "Iterative RAG lowers mean CAR relative to single-shot RAG (abstract, §4.2)",
-          "{car_mean_single_shot}% to {car_mean_iterative}%", WILCOXON,
-          mean_change("iterative_minus_single_car", -1, means=("single", "iterative"))),
-    Claim("iter_lowers_car_sig", "Iterative RAG lowers CAR significantly for most configurations, raises it for none (§4.2, §5)",
-          "{iterative_vs_single_significant_decreases} of {n_configurations} down, {iterative_vs_single_significant_increases} up", MCNEMAR,
-          significant_count("iterative_vs_single", "decrease")),
-    Claim("k10_lowers_car", "Ten instead of five retrieved chunks lowers mean CAR (§1, App. A.2)",
-          "{k_ablation_car_k5}% to {k_ablation_car_k10}% ({k_ablation_models} models)",
-          "sign of the mean paired CAR difference, k=10 minus k=5, over configurations run at both", k_ten),
-    Claim("rewrite_rerank_lowers_car", "Query rewriting with reranking lowers CAR against hybrid retrieval for every tested model (§1, §4.2, App. A.3)",
-          "{pipeline_rewrite_rerank_lower_car_models} of {pipeline_ablation_models} models ({pipeline_car_hybrid}% to {pipeline_car_hybrid_rewrite_rerank}%)",
-          "sign of each configuration's paired CAR difference; holds if all are negative",
-          every_configuration("pipeline_ablation", "hybrid+rewrite+rerank_vs_hybrid", -1, "one pipeline only (answer.pipelines is empty)")),
-    Claim("no_scenario_raises_car", "Removing the scenario raises CAR for every tested model (§4.2, App. A.4)",
-          "{scenario_removal_raises_car_models} of {scenario_ablation_models} models ({scenario_ablation_car_with}% to {scenario_ablation_car_without}%)",
-          "sign of each configuration's paired CAR difference; holds if all are positive",
-          every_configuration("scenario_ablation", "False_vs_True", +1, "no run without the scenario (answer.no_scenario: false)")),
-    Claim("car_total_params", "CAR has no significant association with total parameters (§1, §4.3)",
-          "rho={rho_car_total_params:+.2f}, p={p_car_total_params} ({n_models_open_weight} models)", SPEARMAN + "; holds if p>=alpha",
-          association("car_total_params", "none")),
-    Claim("car_active_params", "CAR has no significant association with active parameters (§4.3)",
-          "rho={rho_car_active_params:+.2f}, p={p_car_active_params}", SPEARMAN + "; holds if p>=alpha",
-          association("car_active_params", "none")),
-    Claim("car_release", "CAR has no significant association with release month (§1, §4.3)",
-          "rho={rho_car_release_month:+.2f}, p={p_car_release_month} ({n_models} models)", SPEARMAN + "; holds if p>=alpha",
-          association("car_release_month", "none")),
-    Claim("car_release_family", "Nor has each family's best CAR with release month (§4.3)",
-          "rho={rho_car_release_month_best_per_family:+.2f}, p={p_car_release_month_best_per_family} ({n_families} families)",
-          SPEARMAN + "; holds if p>=alpha", association("car_release_month_best_per_family", "none")),
-    Claim("accuracy_total_params", "Answer Accuracy rises with total parameters (abstract, §4.3)",
-          "rho={rho_accuracy_total_params:+.2f}, p={p_accuracy_total_params}", SPEARMAN + "; holds if rho>0 and p<alpha",
-          association("accuracy_total_params", "positive")),
-    Claim("car_accuracy", "CAR and Answer Accuracy have no significant unadjusted association, single-shot RAG (§4.4)",
-          "rho={rho_car_accuracy_single_shot:+.2f}, p={p_car_accuracy_single_shot}", SPEARMAN + "; holds if p>=alpha",
-          association("car_accuracy", "none")),
-    Claim("both_higher", "With single-shot RAG most configurations have both higher CAR and higher attempt rate (§4.4, App. A.7)",
-          "{configs_higher_car_and_attempt_single_vs_none} of {n_configurations}", "count of configurations; holds if a majority",
-          both_higher),
-    Claim("thinking_lowers_car_sig", "Without retrieval, thinking significantly lowers CAR for most switchable models, raises it for none (§1, §4.4)",
-          "{thinking_no_rag_significant_decreases} of {n_models_switchable_thinking} down, {thinking_no_rag_significant_increases} up",
-          "exact McNemar per model, thinking on vs off, BH q<alpha; holds if at least half fall significantly and none rise",
-          significant_count("thinking_on_vs_off", "decrease", condition="no_rag", thinking=True)),
-    Claim("thinking_lowers_car", "Without retrieval, thinking lowers mean CAR significantly (abstract, App. A.5)",
-          "{thinking_no_rag_car_mean_change:+} points, Wilcoxon p={thinking_no_rag_car_wilcoxon_p}",
-          "mean paired difference over models, Wilcoxon signed-rank; holds if negative and p<alpha",
-          mean_change("thinking_car", -1, condition="no_rag", significant=True, thinking=True, unit="models")),
-    Claim("thinking_to_denial", "Without retrieval, thinking turns abstentions into denials significantly more often than the reverse for most switchable models (§4.4, App. A.5)",
-          "{thinking_no_rag_a_to_d_significant_models} of {n_models_switchable_thinking} models",
-          "exact McNemar of A->D against D->A per model, BH q<alpha; holds if at least half and none the reverse",
-          transitions("excess")),
-    Claim("lost_to_denial", "Abstentions lost to thinking mostly become premise denials (§1, App. A.5)",
-          "{thinking_no_rag_lost_abstentions_to_denial}%", "share A->D of A->D plus A->X, no RAG; holds above 50%",
-          transitions("lost")),
-    Claim("thinking_single_no_gain", "With single-shot RAG, thinking has no significant mean effect on CAR (§1, App. A.5)",
-          "{thinking_single_car_mean_change:+} points, Wilcoxon p={thinking_single_car_wilcoxon_p}",
-          "mean paired difference over models, Wilcoxon signed-rank; holds if p>=alpha",
-          mean_change("thinking_car", 0, condition="single", thinking=True, unit="models")),
-)  # fmt: skip
+    Claim(
+        "rag_raises_car",
+        "Single-shot RAG raises mean CAR over no retrieval (abstract, §4.2)",
+        "{car_mean_no_rag}% to {car_mean_single_shot}%",
+        WILCOXON,
+        mean_change("single_minus_no_rag_car", +1, means=("no_rag", "single")),
+    ),
+    Claim(
+        "rag_raises_car_sig",
+        "Single-shot RAG raises CAR significantly for almost every configuration, lowers it for none (§1, §4.2)",
+        "{single_vs_none_significant_increases} of {n_configurations} up, {single_vs_none_significant_decreases} down",
+        MCNEMAR,
+        significant_count("single_vs_no_rag", "increase"),
+    ),
+    Claim(
+        "iter_lowers_car",
+        "Iterative RAG lowers mean CAR relative to single-shot RAG (abstract, §4.2)",
+        "{car_mean_single_shot}% to {car_mean_iterative}%",
+        WILCOXON,
+        mean_change("iterative_minus_single_car", -1, means=("single", "iterative")),
+    ),
+    Claim(
+        "iter_lowers_car_sig",
+        "Iterative RAG lowers CAR significantly for most configurations, raises it for none (§4.2, §5)",
+        "{iterative_vs_single_significant_decreases} of {n_configurations} down, {iterative_vs_single_significant_increases} up",
+        MCNEMAR,
+        significant_count("iterative_vs_single", "decrease"),
+    ),
+    Claim(
+        "k10_lowers_car",
+        "Ten instead of five retrieved chunks lowers mean CAR (§1, App. A.2)",
+        "{k_ablation_car_k5}% to {k_ablation_car_k10}% ({k_ablation_models} models)",
+        "sign of the mean paired CAR difference, k=10 minus k=5, over configurations run at both",
+        k_ten,
+    ),
+    Claim(
+        "rewrite_rerank_lowers_car",
+        "Query rewriting with reranking lowers CAR against hybrid retrieval for every tested model (§1, §4.2, App. A.3)",
+        "{pipeline_rewrite_rerank_lower_car_models} of {pipeline_ablation_models} models ({pipeline_car_hybrid}% to {pipeline_car_hybrid_rewrite_rerank}%)",
+        "sign of each configuration's paired CAR difference; holds if all are negative",
+        every_configuration(
+            "pipeline_ablation", "hybrid+rewrite+rerank_vs_hybrid", -1, "one pipeline only (answer.pipelines is empty)"
+        ),
+    ),
+    Claim(
+        "no_scenario_raises_car",
+        "Removing the scenario raises CAR for every tested model (§4.2, App. A.4)",
+        "{scenario_removal_raises_car_models} of {scenario_ablation_models} models ({scenario_ablation_car_with}% to {scenario_ablation_car_without}%)",
+        "sign of each configuration's paired CAR difference; holds if all are positive",
+        every_configuration(
+            "scenario_ablation", "False_vs_True", +1, "no run without the scenario (answer.no_scenario: false)"
+        ),
+    ),
+    Claim(
+        "car_total_params",
+        "CAR has no significant association with total parameters (§1, §4.3)",
+        "rho={rho_car_total_params:+.2f}, p={p_car_total_params} ({n_models_open_weight} models)",
+        SPEARMAN + "; holds if p>=alpha",
+        association("car_total_params", "none"),
+    ),
+    Claim(
+        "car_active_params",
+        "CAR has no significant association with active parameters (§4.3)",
+        "rho={rho_car_active_params:+.2f}, p={p_car_active_params}",
+        SPEARMAN + "; holds if p>=alpha",
+        association("car_active_params", "none"),
+    ),
+    Claim(
+        "car_release",
+        "CAR has no significant association with release month (§1, §4.3)",
+        "rho={rho_car_release_month:+.2f}, p={p_car_release_month} ({n_models} models)",
+        SPEARMAN + "; holds if p>=alpha",
+        association("car_release_month", "none"),
+    ),
+    Claim(
+        "car_release_family",
+        "Nor has each family's best CAR with release month (§4.3)",
+        "rho={rho_car_release_month_best_per_family:+.2f}, p={p_car_release_month_best_per_family} ({n_families} families)",
+        SPEARMAN + "; holds if p>=alpha",
+        association("car_release_month_best_per_family", "none"),
+    ),
+    Claim(
+        "accuracy_total_params",
+        "Answer Accuracy rises with total parameters (abstract, §4.3)",
+        "rho={rho_accuracy_total_params:+.2f}, p={p_accuracy_total_params}",
+        SPEARMAN + "; holds if rho>0 and p<alpha",
+        association("accuracy_total_params", "positive"),
+    ),
+    Claim(
+        "car_accuracy",
+        "CAR and Answer Accuracy have no significant unadjusted association, single-shot RAG (§4.4)",
+        "rho={rho_car_accuracy_single_shot:+.2f}, p={p_car_accuracy_single_shot}",
+        SPEARMAN + "; holds if p>=alpha",
+        association("car_accuracy", "none"),
+    ),
+    Claim(
+        "both_higher",
+        "With single-shot RAG most configurations have both higher CAR and higher attempt rate (§4.4, App. A.7)",
+        "{configs_higher_car_and_attempt_single_vs_none} of {n_configurations}",
+        "count of configurations; holds if a majority",
+        both_higher,
+    ),
+    Claim(
+        "thinking_lowers_car_sig",
+        "Without retrieval, thinking significantly lowers CAR for most switchable models, raises it for none (§1, §4.4)",
+        "{thinking_no_rag_significant_decreases} of {n_models_switchable_thinking} down, {thinking_no_rag_significant_increases} up",
+        "exact McNemar per model, thinking on vs off, BH q<alpha; holds if at least half fall significantly and none rise",
+        significant_count("thinking_on_vs_off", "decrease", condition="no_rag", thinking=True),
+    ),
+    Claim(
+        "thinking_lowers_car",
+        "Without retrieval, thinking lowers mean CAR significantly (abstract, App. A.5)",
+        "{thinking_no_rag_car_mean_change:+} points, Wilcoxon p={thinking_no_rag_car_wilcoxon_p}",
+        "mean paired difference over models, Wilcoxon signed-rank; holds if negative and p<alpha",
+        mean_change("thinking_car", -1, condition="no_rag", significant=True, thinking=True, unit="models"),
+    ),
+    Claim(
+        "thinking_to_denial",
+        "Without retrieval, thinking turns abstentions into denials significantly more often than the reverse for most switchable models (§4.4, App. A.5)",
+        "{thinking_no_rag_a_to_d_significant_models} of {n_models_switchable_thinking} models",
+        "exact McNemar of A->D against D->A per model, BH q<alpha; holds if at least half and none the reverse",
+        transitions("excess"),
+    ),
+    Claim(
+        "lost_to_denial",
+        "Abstentions lost to thinking mostly become premise denials (§1, App. A.5)",
+        "{thinking_no_rag_lost_abstentions_to_denial}%",
+        "share A->D of A->D plus A->X, no RAG; holds above 50%",
+        transitions("lost"),
+    ),
+    Claim(
+        "thinking_single_no_gain",
+        "With single-shot RAG, thinking has no significant mean effect on CAR (§1, App. A.5)",
+        "{thinking_single_car_mean_change:+} points, Wilcoxon p={thinking_single_car_wilcoxon_p}",
+        "mean paired difference over models, Wilcoxon signed-rank; holds if p>=alpha",
+        mean_change("thinking_car", 0, condition="single", thinking=True, unit="models"),
+    ),
+)
 
 
 def paper_value(template: str, reported: Mapping[str, Any]) -> str:
@@ -187,5 +261,15 @@ def check(tables: Tables, ctx: Context, reported: Mapping[str, Any]) -> pl.DataF
         if ruled_out and not evidence.untestable:
             evidence = replace(evidence, untestable=ruled_out)
         verdict_, reason = verdict(evidence, ctx)
-        rows.append((claim.claim_id, claim.claim, paper_value(claim.paper, reported), evidence.run_value, claim.test, verdict_, reason))
+        rows.append(
+            (
+                claim.claim_id,
+                claim.claim,
+                paper_value(claim.paper, reported),
+                evidence.run_value,
+                claim.test,
+                verdict_,
+                reason,
+            )
+        )
     return pl.DataFrame(rows, schema=list(COLUMNS), orient="row")

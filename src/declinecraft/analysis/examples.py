@@ -53,7 +53,9 @@ def _who(row: dict, names: dict[str, str]) -> str:
     return f"{name}{thinking}, {CONDITION_NAMES.get(row['condition'], row['condition'])}"
 
 
-def example_rows(main: pl.DataFrame, facts: pl.DataFrame | None = None, *, seed: int = 0, limit: int = 400) -> pl.DataFrame:
+def example_rows(
+    main: pl.DataFrame, facts: pl.DataFrame | None = None, *, seed: int = 0, limit: int = 400
+) -> pl.DataFrame:
     """Table 1's rows (see the module docstring): ``part``, ``source``, ``text``, ``question_id``.
 
     ``main`` holds the main grid's judged rows with ``question`` and ``response`` text (and
@@ -61,7 +63,11 @@ def example_rows(main: pl.DataFrame, facts: pl.DataFrame | None = None, *, seed:
     """
     if main.height == 0 or "question" not in main.columns or "response" not in main.columns:
         return pl.DataFrame(schema=SCHEMA)
-    names = dict(zip(facts["model"], facts["display_name"].fill_null(facts["model"]), strict=True)) if facts is not None else {}
+    names = (
+        dict(zip(facts["model"], facts["display_name"].fill_null(facts["model"]), strict=True))
+        if facts is not None
+        else {}
+    )
     rows = []
     answerable = main.filter(pl.col("answerable"))
     if "reference" in main.columns:
@@ -78,17 +84,25 @@ def example_rows(main: pl.DataFrame, facts: pl.DataFrame | None = None, *, seed:
     best = spread.filter(pl.col("n") == spread["n"].max())["question_id"].to_list()
     qid = _draw(best, seed)
     mine = labelled.filter(pl.col("question_id") == qid)
-    rank = pl.col("condition").replace_strict(list(CONDITION_ORDER), list(range(len(CONDITION_ORDER))), default=len(CONDITION_ORDER))
+    rank = pl.col("condition").replace_strict(
+        list(CONDITION_ORDER), list(range(len(CONDITION_ORDER))), default=len(CONDITION_ORDER)
+    )
     mine = mine.with_columns(_rank=rank).sort("_rank", "model", "thinking")
     rows.append(dict(part="Unanswerable", source="question", text=clip(mine["question"][0], limit), question_id=qid))
     for label in LABELS:
         hit = mine.filter(pl.col("label") == label)
         if hit.height:
             row = hit.row(0, named=True)
-            rows.append(dict(part=LABEL_ROWS[label], source=_who(row, names), text=clip(row["response"], limit), question_id=qid))
+            rows.append(
+                dict(
+                    part=LABEL_ROWS[label], source=_who(row, names), text=clip(row["response"], limit), question_id=qid
+                )
+            )
         else:
             total = int((labelled["label"] == label).sum())
-            why = (f"missing: no response to this question is labelled {label}; the run gives that label to "
-                   f"{total} of its {labelled.height} labelled responses to unanswerable questions")
+            why = (
+                f"missing: no response to this question is labelled {label}; the run gives that label to "
+                f"{total} of its {labelled.height} labelled responses to unanswerable questions"
+            )
             rows.append(dict(part=LABEL_ROWS[label], source="(missing)", text=why, question_id=qid))
     return pl.DataFrame(rows, schema=SCHEMA)

@@ -79,12 +79,22 @@ def retrieval_tables(retrieval: pl.DataFrame, *, pipeline: str, k: int) -> dict[
         return {}
     rows = retrieval.filter(pl.col("scenario"))
     metric = lambda name, prefix: rows.filter(pl.col("metric") == name).select(  # noqa: E731
-        "pipeline", "k", "depth", pl.col("rate").alias(f"{prefix}_hit"), pl.col("hits").alias(f"{prefix}_hits"),
-        pl.col("n").alias(f"{prefix}_n"))  # fmt: skip
-    both = metric("hit_at_k", "target").join(metric("scenario_overlap", "scenario"), on=["pipeline", "k", "depth"], how="full", coalesce=True)
+        "pipeline",
+        "k",
+        "depth",
+        pl.col("rate").alias(f"{prefix}_hit"),
+        pl.col("hits").alias(f"{prefix}_hits"),
+        pl.col("n").alias(f"{prefix}_n"),
+    )
+    both = metric("hit_at_k", "target").join(
+        metric("scenario_overlap", "scenario"), on=["pipeline", "k", "depth"], how="full", coalesce=True
+    )
     by_k = both.filter(pl.col("pipeline") == pipeline).drop("pipeline").sort("k")
-    overlap = rows.filter((pl.col("metric") == "scenario_overlap") & (pl.col("k") == k)).select(
-        "pipeline", "k", "n", "hits", share=pl.col("rate")).sort("pipeline")  # fmt: skip
+    overlap = (
+        rows.filter((pl.col("metric") == "scenario_overlap") & (pl.col("k") == k))
+        .select("pipeline", "k", "n", "hits", share=pl.col("rate"))
+        .sort("pipeline")
+    )
     return {"retrieval_k": by_k, "scenario_overlap": overlap}
 
 
@@ -103,7 +113,9 @@ def upstream_tables(cfg: RunConfig) -> dict[str, pl.DataFrame]:
         found.update(retrieval_tables(pl.read_parquet(retrieval), pipeline=cfg.answer.pipeline, k=cfg.answer.k))
     drafts = cfg.stage_dir("generate") / "drafts.parquet"
     if "generator_audit" in found and drafts.is_file():
-        found["generator_audit"] = with_format_losses(found["generator_audit"], pl.read_parquet(drafts, columns=["generator", "status", "step"]))
+        found["generator_audit"] = with_format_losses(
+            found["generator_audit"], pl.read_parquet(drafts, columns=["generator", "status", "step"])
+        )
     if "generator_audit" in found:
         audit = found["generator_audit"].with_columns(main_generator=pl.col("generator") == cfg.generate.generator)
         # Table 9's CAR: one model on each generator's own questions (evaluation.comparison).
@@ -118,10 +130,19 @@ def with_format_losses(audit: pl.DataFrame, drafts: pl.DataFrame) -> pl.DataFram
     parsable fact list or question (the paper's definition), ``lost_at_scenario`` the drafts whose
     scenario could not be read (a step the paper counts apart); one row per generator."""
     lost = drafts.filter(pl.col("status") == "lost_to_format")
-    counts = audit.select("generator").join(
-        lost.group_by("generator").agg(
-            lost_to_format=pl.col("step").is_in(["facts", "question"]).sum().cast(pl.Int64),
-            lost_at_scenario=(pl.col("step") == "scenario").sum().cast(pl.Int64),
-        ), on="generator", how="left", maintain_order="left",
-    ).with_columns(pl.col("lost_to_format", "lost_at_scenario").fill_null(0))  # fmt: skip
-    return audit.drop("lost_to_format", "lost_at_scenario", strict=False).join(counts, on="generator", how="left", maintain_order="left")
+    counts = (
+        audit.select("generator")
+        .join(
+            lost.group_by("generator").agg(
+                lost_to_format=pl.col("step").is_in(["facts", "question"]).sum().cast(pl.Int64),
+                lost_at_scenario=(pl.col("step") == "scenario").sum().cast(pl.Int64),
+            ),
+            on="generator",
+            how="left",
+            maintain_order="left",
+        )
+        .with_columns(pl.col("lost_to_format", "lost_at_scenario").fill_null(0))
+    )
+    return audit.drop("lost_to_format", "lost_at_scenario", strict=False).join(
+        counts, on="generator", how="left", maintain_order="left"
+    )

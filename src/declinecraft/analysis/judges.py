@@ -70,13 +70,26 @@ def judge_agreement(frame: pl.DataFrame, judges: Sequence[str]) -> pl.DataFrame:
     for a, b in itertools.combinations(judges, 2):
         both = scored.select(a, b).drop_nulls().drop_nans()
         x, y = _half_points(both[a]), _half_points(both[b])
-        kappa = agreement.cohen_kappa(x.tolist(), y.tolist(), weights="quadratic", labels=list(SCORE_LEVELS)) if x.size else float("nan")
+        kappa = (
+            agreement.cohen_kappa(x.tolist(), y.tolist(), weights="quadratic", labels=list(SCORE_LEVELS))
+            if x.size
+            else float("nan")
+        )
         note = "" if x.size else "no answer scored by both judges"
         if x.size and np.isnan(kappa):
             note = "both judges give one score only: kappa undefined"
-        rows.append(dict(judge_a=a, judge_b=b, rows=int(x.size), excluded=_rule_rows(frame, [a, b]),
-                         exact=float(np.mean(x == y)) if x.size else float("nan"),
-                         kappa=kappa, mean_diff=float(np.mean(x - y)) if x.size else float("nan"), note=note))  # fmt: skip
+        rows.append(
+            dict(
+                judge_a=a,
+                judge_b=b,
+                rows=int(x.size),
+                excluded=_rule_rows(frame, [a, b]),
+                exact=float(np.mean(x == y)) if x.size else float("nan"),
+                kappa=kappa,
+                mean_diff=float(np.mean(x - y)) if x.size else float("nan"),
+                note=note,
+            )
+        )
     fleiss, note, n = float("nan"), f"{counted(len(judges), 'judges')}: Fleiss' kappa needs three or more", 0
     if len(judges) >= 3:
         every = scored.select(judges).drop_nulls().drop_nans()
@@ -88,10 +101,28 @@ def judge_agreement(frame: pl.DataFrame, judges: Sequence[str]) -> pl.DataFrame:
             note = "" if not np.isnan(fleiss) else "every judge gives one score only: kappa undefined"
         else:
             note = "no answer scored by every judge"
-    rows.append(dict(judge_a="all", judge_b="all", rows=n, excluded=_rule_rows(frame, list(judges)) if len(judges) >= 3 else 0,
-                     exact=float("nan"), kappa=fleiss, mean_diff=float("nan"), note=note))  # fmt: skip
-    schema = {"judge_a": pl.String, "judge_b": pl.String, "rows": pl.Int64, "excluded": pl.Int64, "exact": pl.Float64,
-              "kappa": pl.Float64, "mean_diff": pl.Float64, "note": pl.String}  # fmt: skip
+    rows.append(
+        dict(
+            judge_a="all",
+            judge_b="all",
+            rows=n,
+            excluded=_rule_rows(frame, list(judges)) if len(judges) >= 3 else 0,
+            exact=float("nan"),
+            kappa=fleiss,
+            mean_diff=float("nan"),
+            note=note,
+        )
+    )
+    schema = {
+        "judge_a": pl.String,
+        "judge_b": pl.String,
+        "rows": pl.Int64,
+        "excluded": pl.Int64,
+        "exact": pl.Float64,
+        "kappa": pl.Float64,
+        "mean_diff": pl.Float64,
+        "note": pl.String,
+    }
     return pl.DataFrame(rows, schema=schema)
 
 
@@ -101,7 +132,11 @@ def judge_run_accuracy(frame: pl.DataFrame, judges: Sequence[str], keys: Sequenc
     for judge in judges:
         part = metrics.summarize(frame.with_columns(accuracy=pl.col(judge)), by=list(keys), n_resamples=1)
         part = part.select(*keys, pl.col("accuracy").alias(judge))
-        out = part if out is None else out.join(part, on=list(keys), how="full", coalesce=True, nulls_equal=True, maintain_order="left_right")
+        out = (
+            part
+            if out is None
+            else out.join(part, on=list(keys), how="full", coalesce=True, nulls_equal=True, maintain_order="left_right")
+        )
     return out if out is not None else frame.select(keys).unique()
 
 
@@ -112,13 +147,23 @@ def judge_leniency(frame: pl.DataFrame, judges: Sequence[str]) -> pl.DataFrame:
         return pl.DataFrame(schema={"judge": pl.String, "rows": pl.Int64, "mean": pl.Float64, "leniency": pl.Float64})
     matrix = every.to_numpy().astype(float)
     overall = matrix.mean()
-    return pl.DataFrame({"judge": list(judges), "rows": [every.height] * len(judges),
-                         "mean": matrix.mean(axis=0), "leniency": matrix.mean(axis=0) - overall})  # fmt: skip
+    return pl.DataFrame(
+        {
+            "judge": list(judges),
+            "rows": [every.height] * len(judges),
+            "mean": matrix.mean(axis=0),
+            "leniency": matrix.mean(axis=0) - overall,
+        }
+    )
 
 
 def self_preference_table(
-    frame: pl.DataFrame, judges: Mapping[str, str | None], *, n_resamples: int = 1000,
-    confidence: float = 0.95, seed: int = 0,
+    frame: pl.DataFrame,
+    judges: Mapping[str, str | None],
+    *,
+    n_resamples: int = 1000,
+    confidence: float = 0.95,
+    seed: int = 0,
 ) -> pl.DataFrame:
     """App. A.1: self-preference of each judge whose family also wrote evaluated answers.
 
@@ -134,15 +179,37 @@ def self_preference_table(
         if len(judges) < 2:
             result, note = stats.SelfPreference(*(float("nan"),) * 3, 0, 0), "needs at least two judges"
         elif family is None or family not in families:
-            result, note = stats.SelfPreference(*(float("nan"),) * 3, 0, 0), f"no evaluated model of the judge's family ({family})"
+            result, note = (
+                stats.SelfPreference(*(float("nan"),) * 3, 0, 0),
+                f"no evaluated model of the judge's family ({family})",
+            )
         else:
-            result = stats.self_preference(long, judge, family, answer_keys=keys, n_resamples=n_resamples,
-                                           confidence=confidence, seed=seed)  # fmt: skip
+            result = stats.self_preference(
+                long, judge, family, answer_keys=keys, n_resamples=n_resamples, confidence=confidence, seed=seed
+            )
             note = "" if result.n_own and result.n_other else "no answers on one side"
-        rows.append(dict(judge=judge, family=family, estimate=result.estimate, low=result.low, high=result.high,
-                         n_own=result.n_own, n_other=result.n_other, note=note))  # fmt: skip
-    schema = {"judge": pl.String, "family": pl.String, "estimate": pl.Float64, "low": pl.Float64,
-              "high": pl.Float64, "n_own": pl.Int64, "n_other": pl.Int64, "note": pl.String}  # fmt: skip
+        rows.append(
+            dict(
+                judge=judge,
+                family=family,
+                estimate=result.estimate,
+                low=result.low,
+                high=result.high,
+                n_own=result.n_own,
+                n_other=result.n_other,
+                note=note,
+            )
+        )
+    schema = {
+        "judge": pl.String,
+        "family": pl.String,
+        "estimate": pl.Float64,
+        "low": pl.Float64,
+        "high": pl.Float64,
+        "n_own": pl.Int64,
+        "n_other": pl.Int64,
+        "note": pl.String,
+    }
     return pl.DataFrame(rows, schema=schema)
 
 
@@ -168,14 +235,26 @@ def other_family_rerank(frame: pl.DataFrame, judges: Mapping[str, str | None], k
             part = part.with_columns(accuracy=pl.when(complete).then(pl.mean_horizontal(others)))
         parts.append(part)
     if not parts:
-        return pl.DataFrame([dict(n=0, n_reduced=0, rho=float("nan"), p=float("nan"), note="no scored answers")], schema=schema)
+        return pl.DataFrame(
+            [dict(n=0, n_reduced=0, rho=float("nan"), p=float("nan"), note="no scored answers")], schema=schema
+        )
     full = metrics.summarize(frame, by=list(keys), n_resamples=1).select(*keys, "accuracy")
-    other = metrics.summarize(pl.concat(parts), by=list(keys), n_resamples=1).select(*keys, pl.col("accuracy").alias("other"))
-    both = full.join(other, on=list(keys), nulls_equal=True).drop_nulls().filter(pl.col("accuracy").is_not_nan() & pl.col("other").is_not_nan())
+    other = metrics.summarize(pl.concat(parts), by=list(keys), n_resamples=1).select(
+        *keys, pl.col("accuracy").alias("other")
+    )
+    both = (
+        full.join(other, on=list(keys), nulls_equal=True)
+        .drop_nulls()
+        .filter(pl.col("accuracy").is_not_nan() & pl.col("other").is_not_nan())
+    )
     rho, p = stats.spearman(both["accuracy"].to_numpy(), both["other"].to_numpy())
     note = ""
     if reduced == 0:
-        rho, p, note = float("nan"), float("nan"), "no configuration has judges of both its own and another family: nothing to re-rank"
+        rho, p, note = (
+            float("nan"),
+            float("nan"),
+            "no configuration has judges of both its own and another family: nothing to re-rank",
+        )
     elif np.isnan(rho):
         note = f"{counted(both.height, 'configurations')} with accuracy: the rank correlation needs 3 that vary"
     return pl.DataFrame([dict(n=both.height, n_reduced=reduced, rho=rho, p=p, note=note)], schema=schema)
@@ -197,7 +276,11 @@ def _balanced(frame: pl.DataFrame, stratum: str, spread: str, n: int, seed: int)
 
 
 def annotation_sample(
-    frame: pl.DataFrame, *, part1: int = 70, part2: int = 30, seed: int = 0,
+    frame: pl.DataFrame,
+    *,
+    part1: int = 70,
+    part2: int = 30,
+    seed: int = 0,
     texts: pl.DataFrame | None = None,
 ) -> pl.DataFrame:
     """The balanced shared annotation set of App. I (Part 1 response labels, Part 2 scores).
@@ -208,21 +291,29 @@ def annotation_sample(
     """
     ok = frame.filter(~pl.col("budget_exhausted") & pl.col("label").is_not_null())
     p1 = _balanced(ok.filter(~pl.col("answerable")), "label", "condition", part1, seed)
-    attempted = ok.filter(pl.col("answerable") & pl.col("label").is_in(["ANSWER", "DENY"]) & pl.col("accuracy").is_not_null())
+    attempted = ok.filter(
+        pl.col("answerable") & pl.col("label").is_in(["ANSWER", "DENY"]) & pl.col("accuracy").is_not_null()
+    )
     binned = attempted.with_columns(
-        bin=pl.when(pl.col("accuracy") <= 0.25).then(pl.lit("low")).when(pl.col("accuracy") > 0.75)
-        .then(pl.lit("high")).otherwise(pl.lit("middle"))
-    )  # fmt: skip
+        bin=pl.when(pl.col("accuracy") <= 0.25)
+        .then(pl.lit("low"))
+        .when(pl.col("accuracy") > 0.75)
+        .then(pl.lit("high"))
+        .otherwise(pl.lit("middle"))
+    )
     p2 = _balanced(binned, "bin", "condition", part2, seed)
     keys = [k for k in ANSWER_KEYS if k in frame.columns]
     sample = pl.concat(
         [
             p1.select(*keys, part=pl.lit(1), judge_label=pl.col("label"), judge_score=pl.lit(None, dtype=pl.Float64)),
-            p2.select(*keys, part=pl.lit(2), judge_label=pl.col("label"),
-                      judge_score=(pl.col("accuracy") * 2).round() / 2),
-        ]  # fmt: skip
+            p2.select(
+                *keys, part=pl.lit(2), judge_label=pl.col("label"), judge_score=(pl.col("accuracy") * 2).round() / 2
+            ),
+        ]
     ).with_row_index("n", offset=1)
-    sample = sample.with_columns(item_id=pl.format("P{}-{}", pl.col("part"), pl.col("n").cast(pl.String).str.zfill(3))).drop("n")
+    sample = sample.with_columns(
+        item_id=pl.format("P{}-{}", pl.col("part"), pl.col("n").cast(pl.String).str.zfill(3))
+    ).drop("n")
     for col in ("question", "response", "reference"):
         if texts is not None and col in texts.columns:
             on = [k for k in keys if k in texts.columns]
@@ -232,8 +323,9 @@ def annotation_sample(
     return sample.select("item_id", "part", "question", "response", "reference", *keys, "judge_label", "judge_score")
 
 
-def _bootstrap(stat: Callable[[np.ndarray], float], n_items: int, n_resamples: int, seed: int,
-               confidence: float) -> tuple[float, float]:  # fmt: skip
+def _bootstrap(
+    stat: Callable[[np.ndarray], float], n_items: int, n_resamples: int, seed: int, confidence: float
+) -> tuple[float, float]:
     """Percentile interval of ``stat`` over items resampled with replacement."""
     if n_items == 0:
         return float("nan"), float("nan")
@@ -262,8 +354,12 @@ def _majority(matrix: np.ndarray) -> np.ndarray:
 
 
 def human_agreement(
-    sample: pl.DataFrame, annotations: Mapping[str, pl.DataFrame], *, n_resamples: int = 1000,
-    confidence: float = 0.95, seed: int = 0,
+    sample: pl.DataFrame,
+    annotations: Mapping[str, pl.DataFrame],
+    *,
+    n_resamples: int = 1000,
+    confidence: float = 0.95,
+    seed: int = 0,
 ) -> pl.DataFrame:
     """Table 10 from annotators' files: kappas with bootstrap intervals over items.
 
@@ -277,14 +373,22 @@ def human_agreement(
         items = sample.filter(pl.col("part") == part).select("item_id", judge_col)
         for name in names:
             ann = annotations[name]
-            ann = ann.select("item_id", pl.col(col).alias(name)) if col in ann.columns else ann.select("item_id", pl.lit(None).alias(name))
+            ann = (
+                ann.select("item_id", pl.col(col).alias(name))
+                if col in ann.columns
+                else ann.select("item_id", pl.lit(None).alias(name))
+            )
             if part == 1:
                 ann = ann.with_columns(pl.col(name).cast(pl.String).str.to_uppercase().str.strip_chars())
             else:
                 ann = ann.with_columns(pl.col(name).cast(pl.Float64))
             items = items.join(ann, on="item_id", how="left")
         judge = np.array(items[judge_col].to_list(), dtype=object)
-        humans = np.array([items[n].to_list() for n in names], dtype=object).T if names else np.empty((items.height, 0), dtype=object)
+        humans = (
+            np.array([items[n].to_list() for n in names], dtype=object).T
+            if names
+            else np.empty((items.height, 0), dtype=object)
+        )
         kw: dict[str, object] = {} if part == 1 else {"weights": "quadratic", "labels": list(SCORE_LEVELS)}
         variants = [("", lambda v: v)]
         if part == 1:
@@ -298,13 +402,33 @@ def human_agreement(
             for measure, pairs in measures.items():
                 n = items.height
                 value = _mean_kappa(pairs, np.arange(n), **kw) if pairs and n else float("nan")
-                low, high = _bootstrap(lambda idx: _mean_kappa(pairs, idx, **kw), n if pairs else 0, n_resamples, seed, confidence)
+                low, high = _bootstrap(
+                    lambda idx: _mean_kappa(pairs, idx, **kw), n if pairs else 0, n_resamples, seed, confidence
+                )
                 need = 2 if measure == "human_human" else 1
                 note = "" if len(names) >= need else f"{counted(len(names), 'annotator files')}; needs {need}"
                 if not note and np.isnan(value):
                     note = "kappa undefined (no variation or no overlapping items)"
-                rows.append(dict(part=part, measure=measure + (f"_{suffix}" if suffix else ""), n_items=n,
-                                 n_annotators=len(names), kappa=value, low=low, high=high, note=note))  # fmt: skip
-    schema = {"part": pl.Int64, "measure": pl.String, "n_items": pl.Int64, "n_annotators": pl.Int64,
-              "kappa": pl.Float64, "low": pl.Float64, "high": pl.Float64, "note": pl.String}  # fmt: skip
+                rows.append(
+                    dict(
+                        part=part,
+                        measure=measure + (f"_{suffix}" if suffix else ""),
+                        n_items=n,
+                        n_annotators=len(names),
+                        kappa=value,
+                        low=low,
+                        high=high,
+                        note=note,
+                    )
+                )
+    schema = {
+        "part": pl.Int64,
+        "measure": pl.String,
+        "n_items": pl.Int64,
+        "n_annotators": pl.Int64,
+        "kappa": pl.Float64,
+        "low": pl.Float64,
+        "high": pl.Float64,
+        "note": pl.String,
+    }
     return pl.DataFrame(rows, schema=schema)

@@ -22,9 +22,15 @@ from declinecraft.evaluation import metrics
 CONFIG = ("model", "thinking")
 #: Metrics averaged over configurations per retrieval condition.
 MEAN_METRICS = (
-    "car", "attempt", "accuracy", "accuracy_when_attempted", "bal_f1", "car_lenient",
-    "share_deny", "share_answer",
-)  # fmt: skip
+    "car",
+    "attempt",
+    "accuracy",
+    "accuracy_when_attempted",
+    "bal_f1",
+    "car_lenient",
+    "share_deny",
+    "share_answer",
+)
 
 
 def _note(n: int, need: int, what: str) -> str:
@@ -46,12 +52,19 @@ def condition_means(main_grid: pl.DataFrame, *, confidence: float = 0.95) -> pl.
 
 
 _MEANS_SCHEMA = {
-    "condition": pl.String, "metric": pl.String, "n": pl.Int64, "mean": pl.Float64,
-    "low": pl.Float64, "high": pl.Float64, "note": pl.String,
-}  # fmt: skip
+    "condition": pl.String,
+    "metric": pl.String,
+    "n": pl.Int64,
+    "mean": pl.Float64,
+    "low": pl.Float64,
+    "high": pl.Float64,
+    "note": pl.String,
+}
 
 
-def _paired_values(main_grid: pl.DataFrame, keys: Sequence[str], column: str, a: str, b: str, metric: str) -> pl.DataFrame:
+def _paired_values(
+    main_grid: pl.DataFrame, keys: Sequence[str], column: str, a: str, b: str, metric: str
+) -> pl.DataFrame:
     """Per ``keys``: metric at ``column == b`` minus metric at ``column == a`` (rows with both)."""
     left = main_grid.filter(pl.col(column) == a).select(*keys, pl.col(metric).alias("_a"))
     right = main_grid.filter(pl.col(column) == b).select(*keys, pl.col(metric).alias("_b"))
@@ -63,13 +76,20 @@ def _difference_row(quantity: str, condition: str, d: np.ndarray, confidence: fl
     mean, low, high = stats.t_interval(d, confidence)
     w, p = stats.wilcoxon_signed_rank(d) if d.size >= 2 else (float("nan"), float("nan"))
     note = _note(d.size, 2, "models") or ("" if np.any(d != 0) else "every difference is zero")
-    return dict(quantity=quantity, condition=condition, n=int(d.size), mean=mean, low=low, high=high,
-                wilcoxon_stat=w, wilcoxon_p=p, note=note)  # fmt: skip
+    return dict(
+        quantity=quantity,
+        condition=condition,
+        n=int(d.size),
+        mean=mean,
+        low=low,
+        high=high,
+        wilcoxon_stat=w,
+        wilcoxon_p=p,
+        note=note,
+    )
 
 
-def model_differences(
-    main_grid: pl.DataFrame, transitions: pl.DataFrame, *, confidence: float = 0.95
-) -> pl.DataFrame:
+def model_differences(main_grid: pl.DataFrame, transitions: pl.DataFrame, *, confidence: float = 0.95) -> pl.DataFrame:
     """Mean per-model (or per-configuration) differences with t intervals and Wilcoxon p.
 
     Thinking on minus off per condition (CAR, lenient CAR, accuracy), the net shift A->D minus
@@ -82,15 +102,31 @@ def model_differences(
         for metric in ("car", "car_lenient", "accuracy", "attempt"):
             d = _paired_values(part, ["model"], "thinking", "off", "on", metric)["d"]
             rows.append(_difference_row(f"thinking_{metric}", condition, d.fill_null(np.nan).to_numpy(), confidence))
-        shift = transitions.filter(pl.col("condition") == condition)["net_shift"] if transitions.height else pl.Series([], dtype=pl.Float64)
-        rows.append(_difference_row("thinking_net_shift_ad", condition, shift.fill_null(np.nan).to_numpy().astype(float), confidence))
+        shift = (
+            transitions.filter(pl.col("condition") == condition)["net_shift"]
+            if transitions.height
+            else pl.Series([], dtype=pl.Float64)
+        )
+        rows.append(
+            _difference_row(
+                "thinking_net_shift_ad", condition, shift.fill_null(np.nan).to_numpy().astype(float), confidence
+            )
+        )
     for a, b in (("no_rag", "single"), ("single", "iterative")):
         for metric in ("car", "attempt", "accuracy", "car_lenient"):
             d = _paired_values(main_grid, ["model", "thinking"], "condition", a, b, metric)["d"]
             rows.append(_difference_row(f"{b}_minus_{a}_{metric}", "", d.fill_null(np.nan).to_numpy(), confidence))
-    schema = {"quantity": pl.String, "condition": pl.String, "n": pl.Int64, "mean": pl.Float64,
-              "low": pl.Float64, "high": pl.Float64, "wilcoxon_stat": pl.Float64,
-              "wilcoxon_p": pl.Float64, "note": pl.String}  # fmt: skip
+    schema = {
+        "quantity": pl.String,
+        "condition": pl.String,
+        "n": pl.Int64,
+        "mean": pl.Float64,
+        "low": pl.Float64,
+        "high": pl.Float64,
+        "wilcoxon_stat": pl.Float64,
+        "wilcoxon_p": pl.Float64,
+        "note": pl.String,
+    }
     return pl.DataFrame(rows, schema=schema)
 
 
@@ -100,9 +136,15 @@ def thinking_by_family(main_grid: pl.DataFrame) -> pl.DataFrame:
     for condition in main_grid["condition"].unique(maintain_order=True).to_list():
         part = main_grid.filter(pl.col("condition") == condition)
         d = _paired_values(part, ["model", "family"], "thinking", "off", "on", "car")
-        parts.append(d.group_by("family").agg(n=pl.len(), car_change=pl.col("d").mean()).with_columns(condition=pl.lit(condition)))
+        parts.append(
+            d.group_by("family")
+            .agg(n=pl.len(), car_change=pl.col("d").mean())
+            .with_columns(condition=pl.lit(condition))
+        )
     if not parts:
-        return pl.DataFrame(schema={"family": pl.String, "n": pl.UInt32, "car_change": pl.Float64, "condition": pl.String})
+        return pl.DataFrame(
+            schema={"family": pl.String, "n": pl.UInt32, "car_change": pl.Float64, "condition": pl.String}
+        )
     return pl.concat(parts).sort("condition", "family")
 
 
@@ -124,7 +166,9 @@ def complete_sweep(ablation: pl.DataFrame, column: str = "k") -> pl.DataFrame:
 def model_points(main_grid: pl.DataFrame, condition: str = "single") -> pl.DataFrame:
     """One point per model under ``condition``: thinking enabled where the model has both settings."""
     part = main_grid.filter(pl.col("condition") == condition)
-    return part.sort("model", pl.col("thinking") == "on").unique("model", keep="last", maintain_order=True).sort("model")
+    return (
+        part.sort("model", pl.col("thinking") == "on").unique("model", keep="last", maintain_order=True).sort("model")
+    )
 
 
 def _assoc(name: str, unit: str, x: str, y: str, frame: pl.DataFrame, *, min_n: int = 3) -> dict:
@@ -152,7 +196,8 @@ def associations(main_grid: pl.DataFrame) -> pl.DataFrame:
     open_points = points.filter(pl.col("open_weight"))
     best = (
         points.drop_nulls("car").sort("family", "car").unique("family", keep="last", maintain_order=True)
-        if points.height else points
+        if points.height
+        else points
     )
     rows = [
         _assoc("car_total_params", "model", "params_total_b", "car", open_points),
@@ -166,14 +211,28 @@ def associations(main_grid: pl.DataFrame) -> pl.DataFrame:
         _assoc("release_month_accuracy", "configuration", "release_month", "accuracy", single),
         _assoc("release_month_car", "configuration", "release_month", "car", single),
     ]
-    cols = [single[c].cast(pl.Float64).fill_null(np.nan).to_numpy() if single.height else np.array([]) for c in ("car", "accuracy", "release_month")]
+    cols = [
+        single[c].cast(pl.Float64).fill_null(np.nan).to_numpy() if single.height else np.array([])
+        for c in ("car", "accuracy", "release_month")
+    ]
     n = int(np.sum(np.logical_and.reduce([~np.isnan(c) for c in cols]))) if single.height else 0
     r, p = stats.partial_rank_association(*cols) if single.height else (float("nan"), float("nan"))
     note = _note(n, 4, "configurations") or ("" if not np.isnan(r) else "constant residuals: undefined")
-    rows.append(dict(name="car_accuracy_partial_release", unit="configuration", x="car", y="accuracy",
-                     n=n, rho=r, p=p, note=note))  # fmt: skip
-    schema = {"name": pl.String, "unit": pl.String, "x": pl.String, "y": pl.String, "n": pl.Int64,
-              "rho": pl.Float64, "p": pl.Float64, "note": pl.String}  # fmt: skip
+    rows.append(
+        dict(
+            name="car_accuracy_partial_release", unit="configuration", x="car", y="accuracy", n=n, rho=r, p=p, note=note
+        )
+    )
+    schema = {
+        "name": pl.String,
+        "unit": pl.String,
+        "x": pl.String,
+        "y": pl.String,
+        "n": pl.Int64,
+        "rho": pl.Float64,
+        "p": pl.Float64,
+        "note": pl.String,
+    }
     return pl.DataFrame(rows, schema=schema)
 
 
@@ -185,7 +244,9 @@ def frontier_table(main_grid: pl.DataFrame, *, min_attempt: float = 0.95) -> pl.
     """
     parts = []
     for condition in main_grid["condition"].unique(maintain_order=True).to_list():
-        part = main_grid.filter(pl.col("condition") == condition).select("model", "thinking", "condition", "attempt", "car")
+        part = main_grid.filter(pl.col("condition") == condition).select(
+            "model", "thinking", "condition", "attempt", "car"
+        )
         attempt = part["attempt"].fill_null(np.nan).to_numpy()
         car = part["car"].fill_null(np.nan).to_numpy()
         on = stats.pareto_frontier(attempt, car)
@@ -196,17 +257,31 @@ def frontier_table(main_grid: pl.DataFrame, *, min_attempt: float = 0.95) -> pl.
             best[order[-1]] = True
         parts.append(part.with_columns(pl.Series("on_frontier", on), pl.Series("best_at_min_attempt", best)))
     if not parts:
-        return pl.DataFrame(schema={"model": pl.String, "thinking": pl.String, "condition": pl.String,
-                                    "attempt": pl.Float64, "car": pl.Float64, "on_frontier": pl.Boolean,
-                                    "best_at_min_attempt": pl.Boolean})  # fmt: skip
+        return pl.DataFrame(
+            schema={
+                "model": pl.String,
+                "thinking": pl.String,
+                "condition": pl.String,
+                "attempt": pl.Float64,
+                "car": pl.Float64,
+                "on_frontier": pl.Boolean,
+                "best_at_min_attempt": pl.Boolean,
+            }
+        )
     return pl.concat(parts)
 
 
 def direction_counts(main_grid: pl.DataFrame, a: str = "no_rag", b: str = "single") -> dict[str, int]:
     """How many configurations move each way in CAR and attempt from ``a`` to ``b`` (App. A.7)."""
     car = _paired_values(main_grid, ["model", "thinking"], "condition", a, b, "car").select("model", "thinking", dc="d")
-    att = _paired_values(main_grid, ["model", "thinking"], "condition", a, b, "attempt").select("model", "thinking", da="d")
-    both = car.join(att, on=["model", "thinking"]).drop_nulls().filter(pl.col("dc").is_not_nan() & pl.col("da").is_not_nan())
+    att = _paired_values(main_grid, ["model", "thinking"], "condition", a, b, "attempt").select(
+        "model", "thinking", da="d"
+    )
+    both = (
+        car.join(att, on=["model", "thinking"])
+        .drop_nulls()
+        .filter(pl.col("dc").is_not_nan() & pl.col("da").is_not_nan())
+    )
     return {
         "n": both.height,
         "both_higher": both.filter((pl.col("dc") > 0) & (pl.col("da") > 0)).height,
@@ -227,8 +302,13 @@ def family_label_shares(main_grid: pl.DataFrame) -> pl.DataFrame:
 
 
 def leakage(
-    frame: pl.DataFrame, facts: pl.DataFrame, *, by: Sequence[str], n_resamples: int = 1000,
-    confidence: float = 0.95, seed: int = 0,
+    frame: pl.DataFrame,
+    facts: pl.DataFrame,
+    *,
+    by: Sequence[str],
+    n_resamples: int = 1000,
+    confidence: float = 0.95,
+    seed: int = 0,
 ) -> pl.DataFrame:
     """Table 4 / Figure 19: accuracy on the unanswerable questions without retrieval.
 
@@ -243,19 +323,32 @@ def leakage(
         label=pl.when(pl.col("label") == "DENY").then(pl.lit("ABSTAIN")).otherwise(pl.col("label")),
     )
     if rows.height == 0:
-        return pl.DataFrame(schema={**{k: pl.String for k in by}, "runs": pl.Int64, "n": pl.Int64, "dropped": pl.Int64,
-                                    "attempt": pl.Float64, "accuracy": pl.Float64, "accuracy_low": pl.Float64,
-                                    "accuracy_high": pl.Float64, "accuracy_when_attempted": pl.Float64})  # fmt: skip
+        return pl.DataFrame(
+            schema={
+                **{k: pl.String for k in by},
+                "runs": pl.Int64,
+                "n": pl.Int64,
+                "dropped": pl.Int64,
+                "attempt": pl.Float64,
+                "accuracy": pl.Float64,
+                "accuracy_low": pl.Float64,
+                "accuracy_high": pl.Float64,
+                "accuracy_when_attempted": pl.Float64,
+            }
+        )
     summary = metrics.summarize(rows, by=list(by), n_resamples=n_resamples, confidence=confidence, seed=seed)
     run_cols = list(dict.fromkeys([*by, "model", "thinking"]))
     # An answer lacking a score from some accuracy judge has no accuracy and drops out of the
     # mean (abstentions, denials and exhausted budgets score 0 by rule): count it, not hide it.
     has_score = pl.col("budget_exhausted") | (pl.col("label") == "ABSTAIN") | pl.col("accuracy").is_not_null()
     runs = rows.group_by(list(by)).agg(
-        runs=pl.struct(run_cols).n_unique().cast(pl.Int64), n=pl.len().cast(pl.Int64),
+        runs=pl.struct(run_cols).n_unique().cast(pl.Int64),
+        n=pl.len().cast(pl.Int64),
         dropped=(~has_score).sum().cast(pl.Int64),
-    )  # fmt: skip
+    )
     cols = ["attempt", "accuracy", "accuracy_low", "accuracy_high", "accuracy_when_attempted"]
     # Ties in accuracy keep the summary's order, so the table's rows are the same every run.
     joined = summary.join(runs, on=list(by), maintain_order="left")
-    return joined.select(*by, "runs", "n", "dropped", *cols).sort("accuracy", descending=True, nulls_last=True, maintain_order=True)
+    return joined.select(*by, "runs", "n", "dropped", *cols).sort(
+        "accuracy", descending=True, nulls_last=True, maintain_order=True
+    )

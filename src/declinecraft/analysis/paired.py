@@ -24,10 +24,25 @@ from declinecraft.core import stats
 
 #: Columns of a paired-test table, in order.
 PAIRED_COLUMNS = (
-    "family", "comparison", "model", "thinking", "condition", "base", "other",
-    "n_pairs", "lost", "gained", "car_base", "car_other", "diff", "p", "q", "significant",
-    "direction", "note",
-)  # fmt: skip
+    "family",
+    "comparison",
+    "model",
+    "thinking",
+    "condition",
+    "base",
+    "other",
+    "n_pairs",
+    "lost",
+    "gained",
+    "car_base",
+    "car_other",
+    "diff",
+    "p",
+    "q",
+    "significant",
+    "direction",
+    "note",
+)
 
 
 def _hit(lenient: bool) -> pl.Expr:
@@ -53,9 +68,7 @@ def paired_abstention(
     without discordant pairs gets p = 1 (no evidence of a shift).
     """
     group = list(group)
-    unans = frame.filter(~pl.col("answerable")).select(
-        *group, column, "question_id", hit=_hit(lenient)
-    )
+    unans = frame.filter(~pl.col("answerable")).select(*group, column, "question_id", hit=_hit(lenient))
     sides = {}
     for name, value in (("a", base), ("b", other)):
         side = unans.filter(pl.col(column) == value).drop(column)
@@ -92,10 +105,12 @@ def paired_abstention(
             p_values.append(stats.mcnemar_exact(row["lost"], row["gained"]))
             notes.append("" if row["lost"] + row["gained"] else "no discordant pairs")
     direction = (
-        pl.when(pl.col("gained") > pl.col("lost")).then(pl.lit("increase"))
-        .when(pl.col("gained") < pl.col("lost")).then(pl.lit("decrease"))
+        pl.when(pl.col("gained") > pl.col("lost"))
+        .then(pl.lit("increase"))
+        .when(pl.col("gained") < pl.col("lost"))
+        .then(pl.lit("decrease"))
         .otherwise(pl.lit("none"))
-    )  # fmt: skip
+    )
     out = out.with_columns(
         pl.Series("p", p_values, dtype=pl.Float64),
         pl.Series("note", notes, dtype=pl.String),
@@ -137,9 +152,7 @@ def with_bh(table: pl.DataFrame, *, alpha: float = 0.05) -> pl.DataFrame:
         q = stats.benjamini_hochberg(part["p"].fill_null(np.nan).to_numpy())
         parts.append(part.with_columns(pl.Series("q", q, dtype=pl.Float64)))
     out = pl.concat(parts)
-    return out.with_columns(
-        significant=pl.when(pl.col("q").is_nan()).then(None).otherwise(pl.col("q") < alpha)
-    )
+    return out.with_columns(significant=pl.when(pl.col("q").is_nan()).then(None).otherwise(pl.col("q") < alpha))
 
 
 def main_grid_tests(main: pl.DataFrame, *, lenient: bool = False, alpha: float = 0.05) -> pl.DataFrame:
@@ -155,17 +168,20 @@ def main_grid_tests(main: pl.DataFrame, *, lenient: bool = False, alpha: float =
     if pairs.height:
         parts.append(
             paired_abstention(
-                pairs, group=["model", "condition"], column="thinking", base="off", other="on",
-                lenient=lenient, comparison="thinking_on_vs_off",
-            )  # fmt: skip
+                pairs,
+                group=["model", "condition"],
+                column="thinking",
+                base="off",
+                other="on",
+                lenient=lenient,
+                comparison="thinking_on_vs_off",
+            )
         )
     table = pl.concat(parts).with_columns(family=pl.lit(family))
     return with_bh(table, alpha=alpha)
 
 
-def ablation_tests(
-    single: pl.DataFrame, *, family: str, column: str, base: Any, alpha: float = 0.05
-) -> pl.DataFrame:
+def ablation_tests(single: pl.DataFrame, *, family: str, column: str, base: Any, alpha: float = 0.05) -> pl.DataFrame:
     """One ablation family: every other value of ``column`` against ``base``, per configuration.
 
     ``single`` holds the single-shot runs of the ablation; configurations without a ``base`` run
@@ -179,10 +195,7 @@ def ablation_tests(
     others = [v for v in single[column].unique(maintain_order=True).to_list() if v != base and v is not None]
     if not others:
         return _conform(pl.DataFrame())
-    parts = [
-        paired_abstention(single, group=["model", "thinking"], column=column, base=base, other=o)
-        for o in others
-    ]
+    parts = [paired_abstention(single, group=["model", "thinking"], column=column, base=base, other=o) for o in others]
     table = pl.concat(parts).with_columns(family=pl.lit(family), condition=pl.lit("single"))
     return with_bh(table, alpha=alpha)
 
@@ -194,9 +207,12 @@ def thinking_transitions_table(main: pl.DataFrame, *, alpha: float = 0.05) -> pl
     ``net_shift`` is (A->D - D->A) / n; models without both thinking settings are left out.
     """
     unans = main.filter(~pl.col("answerable")).select(
-        "model", "thinking", "condition", "question_id",
+        "model",
+        "thinking",
+        "condition",
+        "question_id",
         label=pl.when(pl.col("budget_exhausted")).then(None).otherwise(pl.col("label")),
-    )  # fmt: skip
+    )
     keys = ["model", "condition", "question_id"]
     off = unans.filter(pl.col("thinking") == "off").drop("thinking").unique(keys, keep="first")
     on = unans.filter(pl.col("thinking") == "on").drop("thinking").unique(keys, keep="first")

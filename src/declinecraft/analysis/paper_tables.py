@@ -19,8 +19,14 @@ import polars as pl
 from declinecraft.core import registry
 from declinecraft.core.config import RunConfig
 
-PIPELINE_NAMES = {"hybrid": "Hybrid (default)", "dense": "Dense", "bm25": "BM25", "hybrid+rerank": "Hybrid + rerank",
-                  "hybrid+rewrite": "Hybrid + rewrite", "hybrid+rewrite+rerank": "Hybrid + rewrite + rerank"}  # fmt: skip
+PIPELINE_NAMES = {
+    "hybrid": "Hybrid (default)",
+    "dense": "Dense",
+    "bm25": "BM25",
+    "hybrid+rerank": "Hybrid + rerank",
+    "hybrid+rewrite": "Hybrid + rewrite",
+    "hybrid+rewrite+rerank": "Hybrid + rewrite + rerank",
+}
 PIPELINE_ORDER = list(PIPELINE_NAMES)
 
 
@@ -30,7 +36,9 @@ def _pct(col: str) -> pl.Expr:
 
 def _label(frame: pl.DataFrame) -> pl.Expr:
     marks = pl.col("roles").fill_null("") if "roles" in frame.columns else pl.lit("")
-    return (pl.col("config_label") + pl.when(marks != "").then(pl.lit("^{") + marks + pl.lit("}")).otherwise(pl.lit(""))).alias("model")
+    return (
+        pl.col("config_label") + pl.when(marks != "").then(pl.lit("^{") + marks + pl.lit("}")).otherwise(pl.lit(""))
+    ).alias("model")
 
 
 def _order(frame: pl.DataFrame) -> pl.DataFrame:
@@ -50,8 +58,19 @@ def table02(r: Mapping[str, pl.DataFrame]) -> pl.DataFrame | str:
     g = r["main_grid"].filter(pl.col("condition") == "single")
     if g.height == 0:
         return "Table 2 needs single-shot RAG results"
-    cols = ["attempt", "attempt_low", "attempt_high", "car", "car_low", "car_high", "accuracy", "accuracy_low",
-            "accuracy_high", "accuracy_when_attempted", "bal_f1"]  # fmt: skip
+    cols = [
+        "attempt",
+        "attempt_low",
+        "attempt_high",
+        "car",
+        "car_low",
+        "car_high",
+        "accuracy",
+        "accuracy_low",
+        "accuracy_high",
+        "accuracy_when_attempted",
+        "bal_f1",
+    ]
     return _order(g).select(_label(g), *(_pct(c) for c in cols))
 
 
@@ -63,7 +82,9 @@ def table03(r: Mapping[str, pl.DataFrame]) -> pl.DataFrame | str:
     wide = _order(g.filter(pl.col("condition") == "single")).select("model", "thinking", _label(g).alias("label"))
     for metric in ("car", "attempt", "accuracy"):
         for cond in ("no_rag", "single", "iterative"):
-            part = g.filter(pl.col("condition") == cond).select("model", "thinking", _pct(metric).alias(f"{metric}_{cond}"))
+            part = g.filter(pl.col("condition") == cond).select(
+                "model", "thinking", _pct(metric).alias(f"{metric}_{cond}")
+            )
             wide = wide.join(part, on=["model", "thinking"], how="left", maintain_order="left")
     return wide.drop("model", "thinking").rename({"label": "model"})
 
@@ -74,7 +95,12 @@ def table04(r: Mapping[str, pl.DataFrame]) -> pl.DataFrame | str:
     if t is None or t.height == 0:
         return "Table 4 needs no-RAG answers to unanswerable questions scored by the accuracy judges"
     counts = [pl.col(c).cast(pl.Int64) if c in t.columns else pl.lit(None, pl.Int64).alias(c) for c in ("n", "dropped")]
-    return t.select("family", "runs", *counts, *(_pct(c) for c in ("attempt", "accuracy", "accuracy_low", "accuracy_high", "accuracy_when_attempted")))
+    return t.select(
+        "family",
+        "runs",
+        *counts,
+        *(_pct(c) for c in ("attempt", "accuracy", "accuracy_low", "accuracy_high", "accuracy_when_attempted")),
+    )
 
 
 def table05(r: Mapping[str, pl.DataFrame]) -> pl.DataFrame | str:
@@ -85,10 +111,13 @@ def table05(r: Mapping[str, pl.DataFrame]) -> pl.DataFrame | str:
         return "Table 5 needs two or more accuracy judges; this run has fewer"
     name = lambda c: pl.col(c).str.strip_prefix("score_")  # noqa: E731
     return pairs.select(
-        (name("judge_a") + pl.lit(" vs ") + name("judge_b")).alias("judges"), "rows",
-        pl.col("excluded") if "excluded" in pairs.columns else pl.lit(None, pl.Int64).alias("excluded"), _pct("exact"), "kappa",
+        (name("judge_a") + pl.lit(" vs ") + name("judge_b")).alias("judges"),
+        "rows",
+        pl.col("excluded") if "excluded" in pairs.columns else pl.lit(None, pl.Int64).alias("excluded"),
+        _pct("exact"),
+        "kappa",
         (pl.col("mean_diff") * 100).alias("mean_diff"),
-    )  # fmt: skip
+    )
 
 
 def table06(r: Mapping[str, pl.DataFrame]) -> pl.DataFrame | str:
@@ -96,8 +125,12 @@ def table06(r: Mapping[str, pl.DataFrame]) -> pl.DataFrame | str:
     t = r.get("ablation_k")
     if t is None or t.height == 0 or t["k"].n_unique() < 2:
         return "Table 6 needs single-shot runs at several k (answer.k_sweep); this run has one k"
-    label = pl.col("display_name").fill_null(pl.col("model")) + pl.when(pl.col("thinking") == "on").then(pl.lit(" (thinking)")).otherwise(pl.lit(""))
-    return t.sort("model", "thinking", "k").select(label.alias("model"), "k", _pct("car"), _pct("accuracy"), _pct("bal_f1"))
+    label = pl.col("display_name").fill_null(pl.col("model")) + pl.when(pl.col("thinking") == "on").then(
+        pl.lit(" (thinking)")
+    ).otherwise(pl.lit(""))
+    return t.sort("model", "thinking", "k").select(
+        label.alias("model"), "k", _pct("car"), _pct("accuracy"), _pct("bal_f1")
+    )
 
 
 def table07(r: Mapping[str, pl.DataFrame]) -> pl.DataFrame | str:
@@ -106,11 +139,18 @@ def table07(r: Mapping[str, pl.DataFrame]) -> pl.DataFrame | str:
     if t is None or t.height == 0 or t["pipeline"].n_unique() < 2:
         return "Table 7 needs single-shot runs under several pipelines (answer.pipelines); this run has one"
     rank = pl.col("pipeline").replace_strict(PIPELINE_ORDER, list(range(len(PIPELINE_ORDER))), default=99)
-    return t.with_columns(_rank=rank).sort("model", "thinking", "_rank").select(
-        pl.col("display_name").fill_null(pl.col("model")).alias("model"),
-        pl.when(pl.col("thinking") == "on").then(pl.lit("yes")).otherwise(pl.lit("no")).alias("thinking"),
-        pl.col("pipeline").replace(PIPELINE_NAMES).alias("retrieval"), _pct("car"), _pct("accuracy"), _pct("bal_f1"),
-    )  # fmt: skip
+    return (
+        t.with_columns(_rank=rank)
+        .sort("model", "thinking", "_rank")
+        .select(
+            pl.col("display_name").fill_null(pl.col("model")).alias("model"),
+            pl.when(pl.col("thinking") == "on").then(pl.lit("yes")).otherwise(pl.lit("no")).alias("thinking"),
+            pl.col("pipeline").replace(PIPELINE_NAMES).alias("retrieval"),
+            _pct("car"),
+            _pct("accuracy"),
+            _pct("bal_f1"),
+        )
+    )
 
 
 def table08(r: Mapping[str, pl.DataFrame]) -> pl.DataFrame | str:
@@ -118,16 +158,27 @@ def table08(r: Mapping[str, pl.DataFrame]) -> pl.DataFrame | str:
     t = r.get("thinking_transitions")
     if t is None or t.height == 0:
         return "Table 8 needs thinking on/off pairs; this run's models have no switchable thinking"
-    names = r["facts"].select("model", "display_name") if "facts" in r else t.select("model").with_columns(display_name=pl.col("model"))
+    names = (
+        r["facts"].select("model", "display_name")
+        if "facts" in r
+        else t.select("model").with_columns(display_name=pl.col("model"))
+    )
     out = t.select("model").unique().sort("model").join(names, on="model", how="left", maintain_order="left")
     for cond in ("no_rag", "single"):
         part = t.filter(pl.col("condition") == cond).select(
-            "model", pl.col("n").alias(f"n_{cond}"),
-            pl.format("{} / {}", "a_to_d", "d_to_a").alias(f"ad_{cond}"), pl.col("sig_ad").alias(f"sig_ad_{cond}"),
-            pl.format("{} / {}", "a_to_x", "x_to_a").alias(f"ax_{cond}"), pl.col("sig_ax").alias(f"sig_ax_{cond}"),
-        )  # fmt: skip
+            "model",
+            pl.col("n").alias(f"n_{cond}"),
+            pl.format("{} / {}", "a_to_d", "d_to_a").alias(f"ad_{cond}"),
+            pl.col("sig_ad").alias(f"sig_ad_{cond}"),
+            pl.format("{} / {}", "a_to_x", "x_to_a").alias(f"ax_{cond}"),
+            pl.col("sig_ax").alias(f"sig_ax_{cond}"),
+        )
         out = out.join(part, on="model", how="left", maintain_order="left")
-    return out.with_columns(pl.col("display_name").fill_null(pl.col("model"))).drop("model").rename({"display_name": "model"})
+    return (
+        out.with_columns(pl.col("display_name").fill_null(pl.col("model")))
+        .drop("model")
+        .rename({"display_name": "model"})
+    )
 
 
 def car_reference(r: Mapping[str, pl.DataFrame]) -> tuple[str, float] | None:
@@ -158,7 +209,9 @@ def table09(r: Mapping[str, pl.DataFrame]) -> pl.DataFrame | str:
         return "Table 9 compares three generators on one pipeline; this run has one generator and no generator audit"
     num = lambda c: (pl.col(c).cast(pl.Float64) if c in t.columns else pl.lit(None, pl.Float64)).alias(c)  # noqa: E731
     ref = car_reference(r)
-    main = pl.col("main_generator").cast(pl.Boolean).fill_null(False) if "main_generator" in t.columns else pl.lit(False)
+    main = (
+        pl.col("main_generator").cast(pl.Boolean).fill_null(False) if "main_generator" in t.columns else pl.lit(False)
+    )
     if "car_n" in t.columns:  # measured per generator
         names = dict(r["facts"].select("model", "display_name").iter_rows()) if "facts" in r else {}
         car = (pl.col("car").cast(pl.Float64) * 100).alias("car")
@@ -167,9 +220,17 @@ def table09(r: Mapping[str, pl.DataFrame]) -> pl.DataFrame | str:
         car = pl.when(main).then(pl.lit(ref[1] if ref else None, pl.Float64)).alias("car")
         car_model = pl.when(main).then(pl.lit(ref[0] if ref else None, pl.String)).alias("car_model")
     return t.select(
-        pl.col("generator").cast(pl.String), num("accepted_answerable"), num("accepted_unanswerable"), num("lost_to_format"),
-        num("lost_at_scenario"), num("fact_in_cpre_pct"), num("style_auc"), num("hit_at_5_pct"), car, car_model,
-    )  # fmt: skip
+        pl.col("generator").cast(pl.String),
+        num("accepted_answerable"),
+        num("accepted_unanswerable"),
+        num("lost_to_format"),
+        num("lost_at_scenario"),
+        num("fact_in_cpre_pct"),
+        num("style_auc"),
+        num("hit_at_5_pct"),
+        car,
+        car_model,
+    )
 
 
 def table10(r: Mapping[str, pl.DataFrame]) -> pl.DataFrame | str:
@@ -186,10 +247,16 @@ def table11(r: Mapping[str, pl.DataFrame]) -> pl.DataFrame | str:
     if facts is None or facts.height == 0:
         return "Table 11 needs the run's models"
     return facts.sort("family", "params_total_b", nulls_last=True).select(
-        "family", pl.col("display_name").fill_null(pl.col("model")).alias("model"),
-        pl.when(pl.col("thinking_mode") == "switchable").then(pl.lit("yes")).otherwise(pl.lit("no")).alias("switchable"),
-        pl.col("precision").fill_null("n/a"), pl.col("release").fill_null("n/a"), pl.col("knowledge_cutoff").fill_null("n/a"),
-    )  # fmt: skip
+        "family",
+        pl.col("display_name").fill_null(pl.col("model")).alias("model"),
+        pl.when(pl.col("thinking_mode") == "switchable")
+        .then(pl.lit("yes"))
+        .otherwise(pl.lit("no"))
+        .alias("switchable"),
+        pl.col("precision").fill_null("n/a"),
+        pl.col("release").fill_null("n/a"),
+        pl.col("knowledge_cutoff").fill_null("n/a"),
+    )
 
 
 def table12(cfg: RunConfig) -> pl.DataFrame:
@@ -217,26 +284,58 @@ def selfpref(r: Mapping[str, pl.DataFrame]) -> pl.DataFrame | str:
     if t is None or t.height == 0:
         return "Self-preference needs two or more accuracy judges"
     rows = t.select(
-        pl.col("judge").str.strip_prefix("score_"), pl.col("family").fill_null("unknown"),
-        *((pl.col(c) * 100).alias(c) for c in ("estimate", "low", "high")), "n_own", "n_other", pl.col("note").fill_null(""),
-    )  # fmt: skip
+        pl.col("judge").str.strip_prefix("score_"),
+        pl.col("family").fill_null("unknown"),
+        *((pl.col(c) * 100).alias(c) for c in ("estimate", "low", "high")),
+        "n_own",
+        "n_other",
+        pl.col("note").fill_null(""),
+    )
     rerank = r.get("judge_rerank")
     if rerank is not None and rerank.height:
         row = rerank.row(0, named=True)
         rho = row["rho"]
-        rows = pl.concat([rows, pl.DataFrame([dict(
-            judge="other-family judges only", family="", estimate=None, low=None, high=None, n_own=None, n_other=None,
-            note=(f"rho = {rho:+.2f} over {row['n']} configurations ({row['n_reduced']} re-scored)"
-                  if rho is not None and not math.isnan(rho) else (row["note"] or "")),
-        )], schema=rows.schema)])  # fmt: skip
+        rows = pl.concat(
+            [
+                rows,
+                pl.DataFrame(
+                    [
+                        dict(
+                            judge="other-family judges only",
+                            family="",
+                            estimate=None,
+                            low=None,
+                            high=None,
+                            n_own=None,
+                            n_other=None,
+                            note=(
+                                f"rho = {rho:+.2f} over {row['n']} configurations ({row['n_reduced']} re-scored)"
+                                if rho is not None and not math.isnan(rho)
+                                else (row["note"] or "")
+                            ),
+                        )
+                    ],
+                    schema=rows.schema,
+                ),
+            ]
+        )
     return rows
 
 
 BUILDERS: dict[str, Callable[[Mapping[str, pl.DataFrame]], pl.DataFrame | str]] = {
-    "table01": table01, "table02": table02, "table03": table03, "table04": table04, "table05": table05, "table06": table06,
-    "table07": table07, "table08": table08, "table09": table09, "table10": table10, "table11": table11,
+    "table01": table01,
+    "table02": table02,
+    "table03": table03,
+    "table04": table04,
+    "table05": table05,
+    "table06": table06,
+    "table07": table07,
+    "table08": table08,
+    "table09": table09,
+    "table10": table10,
+    "table11": table11,
     "selfpref": selfpref,
-}  # fmt: skip
+}
 
 
 def title(name: str) -> str:

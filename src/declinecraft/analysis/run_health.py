@@ -50,10 +50,16 @@ from declinecraft.evaluation import iterative
 
 #: Columns of the long table (``run_health.csv``).
 SCHEMA: dict[str, type[pl.DataType]] = {
-    "measure": pl.String, "stage": pl.String, "model": pl.String, "thinking": pl.String,
-    "condition": pl.String, "detail": pl.String, "numerator": pl.Int64, "denominator": pl.Int64,
+    "measure": pl.String,
+    "stage": pl.String,
+    "model": pl.String,
+    "thinking": pl.String,
+    "condition": pl.String,
+    "detail": pl.String,
+    "numerator": pl.Int64,
+    "denominator": pl.Int64,
     "rate": pl.Float64,
-}  # fmt: skip
+}
 #: Reflection outcomes that gave the iterative loop nothing to act on (:data:`iterative.Status`).
 UNUSABLE_REFLECTION = ("lost_to_format", "budget_exhausted", "error")
 
@@ -91,8 +97,17 @@ def _finish(frame: pl.DataFrame, measure: str, stage: str) -> pl.DataFrame:
 
 def missing(stage: str, reason: str, measure: str = "missing") -> pl.DataFrame:
     """One ``missing`` row: the part of ``stage`` that could not be counted, and why."""
-    row = {"measure": measure, "stage": stage, "model": "", "thinking": "", "condition": "", "detail": reason,
-           "numerator": None, "denominator": None, "rate": None}  # fmt: skip
+    row = {
+        "measure": measure,
+        "stage": stage,
+        "model": "",
+        "thinking": "",
+        "condition": "",
+        "detail": reason,
+        "numerator": None,
+        "denominator": None,
+        "rate": None,
+    }
     return pl.DataFrame([row], schema=SCHEMA)
 
 
@@ -106,8 +121,14 @@ def reflections(responses: pl.DataFrame) -> pl.DataFrame:
                 found = step["reflection"]
                 status = found.get("status")
                 echoed = status == "no_follow_ups" and bool(found.get("echoed_template"))
-                rows.append({"model": model, "thinking": thinking, "status": status,
-                             "outcome": "echoed_template" if echoed else status})  # fmt: skip
+                rows.append(
+                    {
+                        "model": model,
+                        "thinking": thinking,
+                        "status": status,
+                        "outcome": "echoed_template" if echoed else status,
+                    }
+                )
     schema = {"model": pl.String, "thinking": pl.String, "status": pl.String, "outcome": pl.String}
     return pl.DataFrame(rows, schema=schema)
 
@@ -121,7 +142,9 @@ def answer_calls(responses: pl.DataFrame, stage: str = "05_answer") -> pl.DataFr
     return _finish(counted, "failed_calls", stage)
 
 
-def truncation(responses: pl.DataFrame, stage: str = "05_answer", by: Sequence[str] = ("model", "thinking", "condition")) -> pl.DataFrame:
+def truncation(
+    responses: pl.DataFrame, stage: str = "05_answer", by: Sequence[str] = ("model", "thinking", "condition")
+) -> pl.DataFrame:
     """``truncated``: replies with finish reason ``length`` of the replies returned (failed calls
     have no reply and are counted under ``failed_calls``)."""
     replied = responses.filter(pl.col("error").is_null())
@@ -158,10 +181,14 @@ def rounds_used(responses: pl.DataFrame) -> pl.DataFrame:
         return empty()
     stops = iterative.stop_table(responses.filter(pl.col("error").is_null()))
     counted = (
-        stops.group_by("model", "thinking", "n_rounds").agg(numerator=pl.col("len").sum())
-        .with_columns(denominator=pl.col("numerator").sum().over("model", "thinking"),
-                      detail=(pl.col("n_rounds").fill_null(1) - 1).cast(pl.String), condition=pl.lit("iterative"))
-    )  # fmt: skip
+        stops.group_by("model", "thinking", "n_rounds")
+        .agg(numerator=pl.col("len").sum())
+        .with_columns(
+            denominator=pl.col("numerator").sum().over("model", "thinking"),
+            detail=(pl.col("n_rounds").fill_null(1) - 1).cast(pl.String),
+            condition=pl.lit("iterative"),
+        )
+    )
     return _finish(counted, "further_rounds", "05_answer")
 
 
@@ -175,10 +202,18 @@ def judge_calls(parts: Sequence[tuple[pl.DataFrame, str]], stage: str) -> pl.Dat
             continue
         called = frame.filter(pl.col("source") == "llm") if "source" in frame.columns else frame
         reasks = pl.col("reasked").fill_null(False).cast(pl.Int64) if "reasked" in frame.columns else pl.lit(0)
-        frames.append(called.select(model=pl.col(who), calls=(1 + reasks).cast(pl.Int64), failed=pl.col("error").is_not_null().cast(pl.Int64)))
+        frames.append(
+            called.select(
+                model=pl.col(who),
+                calls=(1 + reasks).cast(pl.Int64),
+                failed=pl.col("error").is_not_null().cast(pl.Int64),
+            )
+        )
     if not frames:
         return empty()
-    counted = pl.concat(frames).group_by("model").agg(numerator=pl.col("failed").sum(), denominator=pl.col("calls").sum())
+    counted = (
+        pl.concat(frames).group_by("model").agg(numerator=pl.col("failed").sum(), denominator=pl.col("calls").sum())
+    )
     return _finish(counted, "failed_calls", stage)
 
 
@@ -187,14 +222,21 @@ def parse_health(table: pl.DataFrame, kind: str, stage: str = "06_judge") -> pl.
     judge) over the outputs a judge was called for; ``kind`` is ``label`` or ``score``."""
     called = table.filter(pl.col("source") == "llm")
     keys = ["judge", "role"] if "role" in called.columns else ["judge"]
-    counted = called.group_by(keys).agg(
-        reasked=pl.col("reasked").fill_null(False).sum(), unparsable=pl.col("unparsable").fill_null(False).sum(),
-        denominator=pl.len(),
-    ).rename({"judge": "model", **({"role": "detail"} if "role" in keys else {})})  # fmt: skip
-    return pl.concat([
-        _finish(counted.rename({"reasked": "numerator"}).drop("unparsable"), f"{kind}_reasked", stage),
-        _finish(counted.rename({"unparsable": "numerator"}).drop("reasked"), f"{kind}_unparsable", stage),
-    ])  # fmt: skip
+    counted = (
+        called.group_by(keys)
+        .agg(
+            reasked=pl.col("reasked").fill_null(False).sum(),
+            unparsable=pl.col("unparsable").fill_null(False).sum(),
+            denominator=pl.len(),
+        )
+        .rename({"judge": "model", **({"role": "detail"} if "role" in keys else {})})
+    )
+    return pl.concat(
+        [
+            _finish(counted.rename({"reasked": "numerator"}).drop("unparsable"), f"{kind}_reasked", stage),
+            _finish(counted.rename({"unparsable": "numerator"}).drop("reasked"), f"{kind}_unparsable", stage),
+        ]
+    )
 
 
 #: How many disagreeing responses ``label_rule_disagree`` names.
@@ -210,8 +252,12 @@ def rule_disagreement(labels: pl.DataFrame, stage: str = "06_judge") -> pl.DataF
     rows = []
     for key, group in both.sort("response_id").group_by(keys, maintain_order=True):
         differ = group.filter(pl.col("label") != pl.col("rule_label"))
-        named = [f"{r['response_id']}: judge {r['label']}, rule {r['rule_label']}" for r in differ.head(EXAMPLES).to_dicts()]
-        rows.append({"model": key[0], "numerator": differ.height, "denominator": group.height, "detail": "; ".join(named)})
+        named = [
+            f"{r['response_id']}: judge {r['label']}, rule {r['rule_label']}" for r in differ.head(EXAMPLES).to_dicts()
+        ]
+        rows.append(
+            {"model": key[0], "numerator": differ.height, "denominator": group.height, "detail": "; ".join(named)}
+        )
     schema = {"model": pl.String, "numerator": pl.Int64, "denominator": pl.Int64, "detail": pl.String}
     return _finish(pl.DataFrame(rows, schema=schema), "label_rule_disagree", stage)
 
@@ -229,12 +275,19 @@ def know2guess_format(decisions: pl.DataFrame) -> pl.DataFrame:
     strict = decisions.filter(pl.col("parser") == "strict").with_columns(
         issue=pl.col("issues").fill_null("").str.split(";").list.eval(pl.element().filter(pl.element() != ""))
     )
-    counted = strict.group_by("model", "thinking").agg(numerator=(pl.col("issue").list.len() > 0).sum(), denominator=pl.len())
+    counted = strict.group_by("model", "thinking").agg(
+        numerator=(pl.col("issue").list.len() > 0).sum(), denominator=pl.len()
+    )
     top = (
-        strict.explode("issue").drop_nulls("issue").group_by("model", "thinking", "issue").len()
-        .sort("len", "issue", descending=[True, False]).group_by("model", "thinking", maintain_order=True).first()
+        strict.explode("issue")
+        .drop_nulls("issue")
+        .group_by("model", "thinking", "issue")
+        .len()
+        .sort("len", "issue", descending=[True, False])
+        .group_by("model", "thinking", maintain_order=True)
+        .first()
         .select("model", "thinking", detail=pl.col("issue"))
-    )  # fmt: skip
+    )
     counted = counted.join(top, on=["model", "thinking"], how="left").with_columns(pl.col("detail").fill_null(""))
     return _finish(counted, "k2g_format_issues", "09_know2guess")
 
@@ -242,7 +295,9 @@ def know2guess_format(decisions: pl.DataFrame) -> pl.DataFrame:
 def evidence_invalid(summary: pl.DataFrame) -> pl.DataFrame:
     """``esb_invalid`` per model and thinking setting from the view's ``summary.csv`` (summed over
     prompts): responses ESB classes INVALID of all responses."""
-    counted = summary.group_by("model", "thinking").agg(numerator=pl.col("n_invalid").sum(), denominator=pl.col("n_responses").sum())
+    counted = summary.group_by("model", "thinking").agg(
+        numerator=pl.col("n_invalid").sum(), denominator=pl.col("n_responses").sum()
+    )
     return _finish(counted.with_columns(pl.col("thinking").cast(pl.String)), "esb_invalid", "10_evidence")
 
 
@@ -256,7 +311,14 @@ def merge_calls(frame: pl.DataFrame) -> pl.DataFrame:
     merged = _finish(summed, "failed_calls", "")
     order = {m: i for i, m in enumerate(dict.fromkeys(frame["measure"]))}
     out = pl.concat([frame.filter(pl.col("measure") != "failed_calls"), merged.select(list(SCHEMA))])
-    return out.sort(pl.col("measure").replace_strict(order, return_dtype=pl.Int64), "stage", "model", "thinking", "condition", "detail")
+    return out.sort(
+        pl.col("measure").replace_strict(order, return_dtype=pl.Int64),
+        "stage",
+        "model",
+        "thinking",
+        "condition",
+        "detail",
+    )
 
 
 def _read(folder: Path, name: str, root: Path) -> tuple[pl.DataFrame | None, str]:
@@ -278,8 +340,13 @@ def collect(cfg: RunConfig, main_grid: pl.DataFrame | None = None) -> pl.DataFra
     if responses is None:
         parts.append(missing("05_answer", why))
     else:
-        parts += [answer_calls(responses), truncation(responses), reflection_health(responses),
-                  reflection_outcomes(responses), rounds_used(responses)]
+        parts += [
+            answer_calls(responses),
+            truncation(responses),
+            reflection_health(responses),
+            reflection_outcomes(responses),
+            rounds_used(responses),
+        ]
     tables = {name: _read(judge, f"{name}.parquet", root) for name in ("labels", "references", "scores")}
     parts += [missing("06_judge", why) for frame, why in tables.values() if frame is None]
     found = {name: frame for name, (frame, _) in tables.items() if frame is not None}
@@ -293,7 +360,9 @@ def collect(cfg: RunConfig, main_grid: pl.DataFrame | None = None) -> pl.DataFra
     if main_grid is not None and {"accuracy_n", "n_answerable"} <= set(main_grid.columns):
         parts.append(accuracy_questions(main_grid))
     else:
-        parts.append(missing("07_analysis", "no judged responses, so no configuration was scored", "accuracy_questions"))
+        parts.append(
+            missing("07_analysis", "no judged responses, so no configuration was scored", "accuracy_questions")
+        )
     return merge_calls(pl.concat(parts))
 
 
@@ -310,15 +379,28 @@ def collect_views(cfg: RunConfig) -> pl.DataFrame:
             parts.append(missing("09_know2guess", why))
         else:
             calls = decisions.filter(pl.col("parser") == "strict").with_columns(pl.col("thinking").cast(pl.String))
-            parts += [answer_calls(calls, "09_know2guess"), truncation(calls, "09_know2guess", ("model", "thinking")),
-                      know2guess_format(calls.with_columns(parser=pl.lit("strict")))]  # fmt: skip
+            parts += [
+                answer_calls(calls, "09_know2guess"),
+                truncation(calls, "09_know2guess", ("model", "thinking")),
+                know2guess_format(calls.with_columns(parser=pl.lit("strict"))),
+            ]
     if cfg.evidence.enabled:
         folder = cfg.stage_dir("evidence")
-        found = {name: _read(folder, name, root) for name in ("responses.parquet", "labels.parquet", "scores.parquet", "summary.csv")}
+        found = {
+            name: _read(folder, name, root)
+            for name in ("responses.parquet", "labels.parquet", "scores.parquet", "summary.csv")
+        }
         parts += [missing("10_evidence", why) for frame, why in found.values() if frame is None]
         if (responses := found["responses.parquet"][0]) is not None:
-            parts += [answer_calls(responses, "10_evidence"), truncation(responses, "10_evidence", ("model", "thinking"))]
-        judged = [(frame, "judge") for name, (frame, _) in found.items() if name in ("labels.parquet", "scores.parquet") and frame is not None]
+            parts += [
+                answer_calls(responses, "10_evidence"),
+                truncation(responses, "10_evidence", ("model", "thinking")),
+            ]
+        judged = [
+            (frame, "judge")
+            for name, (frame, _) in found.items()
+            if name in ("labels.parquet", "scores.parquet") and frame is not None
+        ]
         parts.append(judge_calls(judged, "10_evidence"))
         if (summary := found["summary.csv"][0]) is not None and summary.height:
             parts.append(evidence_invalid(summary))

@@ -66,7 +66,11 @@ class AnalysisResult:
         if not self.ok:
             return []
         means = self.tables["condition_means"]
-        return [means.filter(pl.col("metric").is_in(HEADLINE_METRICS)), self.tables["significance_counts"], self.tables["associations"]]
+        return [
+            means.filter(pl.col("metric").is_in(HEADLINE_METRICS)),
+            self.tables["significance_counts"],
+            self.tables["associations"],
+        ]
 
     def explain(self) -> pl.DataFrame | str:
         """What the run could not compute and why: the ``notes`` table, or the missing input."""
@@ -98,7 +102,9 @@ def run(cfg: RunConfig) -> AnalysisResult:
         return AnalysisResult(out, "no_input", reason, tables, content, 0, ())
     facts = analysis.model_facts(specs, judged["model"].unique().sort().to_list(), inputs.roles_of(cfg))
     # Judges' families come from the registry: a judge need not be one of the evaluated models.
-    families = {f"{cfg.analysis.judge_score_prefix}{j}": specs[j].family for j in cfg.judge.accuracy_judges if j in specs}
+    families = {
+        f"{cfg.analysis.judge_score_prefix}{j}": specs[j].family for j in cfg.judge.accuracy_judges if j in specs
+    }
     tables = analysis.analyze(judged, facts, analysis.design_from_config(cfg), judge_families=families)
     tables["facts"] = facts
     tables.update(upstream)

@@ -103,15 +103,17 @@ def style_probe(
     k = min(folds, n_a, n_u)
     base = {"n_answerable": n_a, "n_unanswerable": n_u}
     if k < 2:
-        return StyleProbe(StyleAUC(math.nan, k, n_features=0, note="too few questions in a half for 2 folds", **base),
-                          math.nan)
+        return StyleProbe(
+            StyleAUC(math.nan, k, n_features=0, note="too few questions in a half for 2 folds", **base), math.nan
+        )
     vectorizer = TfidfVectorizer(token_pattern=_TOKEN, min_df=min_df, lowercase=True)
     try:
         # TF-IDF uses no labels, so fitting it on all questions leaks nothing into the folds.
         x = vectorizer.fit_transform(texts)
     except ValueError:
-        return StyleProbe(StyleAUC(math.nan, k, n_features=0, note=f"no word occurs in {min_df}+ questions", **base),
-                          math.nan)
+        return StyleProbe(
+            StyleAUC(math.nan, k, n_features=0, note=f"no word occurs in {min_df}+ questions", **base), math.nan
+        )
     cv = StratifiedKFold(n_splits=k, shuffle=True, random_state=seed)
     probe = LogisticRegression(C=1.0, max_iter=1000)
 
@@ -138,8 +140,12 @@ def style_table(bench: pl.DataFrame, titles: Iterable[str], *, folds: int, seed:
     asked = bench["asked_question"].to_list()
     rows = []
     for variant, texts in (("full", asked), ("style_only", [strip_words(t, words) for t in asked])):
-        rows.append({"variant": variant, **asdict(style_auc(texts, bench["answerable"].to_list(), folds=folds,
-                                                             seed=seed, min_df=min_df))})  # fmt: skip
+        rows.append(
+            {
+                "variant": variant,
+                **asdict(style_auc(texts, bench["answerable"].to_list(), folds=folds, seed=seed, min_df=min_df)),
+            }
+        )
     return pl.DataFrame(rows)
 
 
@@ -168,8 +174,18 @@ def format_table(candidates: pl.DataFrame) -> pl.DataFrame:
     """Drafts lost to format (and other generation stops) by step and reason."""
     lost = candidates.filter(pl.col("status") != "drafted")
     reason = pl.col("reason").str.replace_all(r"\d+ (words|question marks)", "N $1")
-    return lost.group_by("generator", "answerable", "status", "step", reason.alias("reason")).len("n").sort(
-        "generator", "answerable", "n", "status", "step", "reason", descending=[False, True, True, False, False, False]
+    return (
+        lost.group_by("generator", "answerable", "status", "step", reason.alias("reason"))
+        .len("n")
+        .sort(
+            "generator",
+            "answerable",
+            "n",
+            "status",
+            "step",
+            "reason",
+            descending=[False, True, True, False, False, False],
+        )
     )
 
 
@@ -181,14 +197,30 @@ def verifier_table(candidates: pl.DataFrame) -> pl.DataFrame:
             seen = part.filter(pl.col(f"{check}_raw").is_not_null())
             bad = part.filter(pl.col("fate_detail").str.starts_with(f"{check}: "))
             n_rej = part.filter(pl.col("fate") == rejected).height
-            rows.append({"generator": generator, "verifier": verifier, "answerable": answerable, "check": check,
-                         "evaluated": seen.height, "rejected": n_rej,
-                         "rejection_rate": n_rej / seen.height if seen.height else None,
-                         "unparsable": bad.filter(pl.col("fate") == "verifier_unparsable").height,
-                         "errors": bad.filter(pl.col("fate") == "verifier_error").height})  # fmt: skip
-    schema = {"generator": pl.String, "verifier": pl.String, "answerable": pl.Boolean, "check": pl.String,
-              "evaluated": pl.Int64, "rejected": pl.Int64, "rejection_rate": pl.Float64, "unparsable": pl.Int64,
-              "errors": pl.Int64}  # fmt: skip
+            rows.append(
+                {
+                    "generator": generator,
+                    "verifier": verifier,
+                    "answerable": answerable,
+                    "check": check,
+                    "evaluated": seen.height,
+                    "rejected": n_rej,
+                    "rejection_rate": n_rej / seen.height if seen.height else None,
+                    "unparsable": bad.filter(pl.col("fate") == "verifier_unparsable").height,
+                    "errors": bad.filter(pl.col("fate") == "verifier_error").height,
+                }
+            )
+    schema = {
+        "generator": pl.String,
+        "verifier": pl.String,
+        "answerable": pl.Boolean,
+        "check": pl.String,
+        "evaluated": pl.Int64,
+        "rejected": pl.Int64,
+        "rejection_rate": pl.Float64,
+        "unparsable": pl.Int64,
+        "errors": pl.Int64,
+    }
     return pl.DataFrame(rows, schema=schema).sort(
         "generator", "verifier", "answerable", "check", descending=[False, False, True, True]
     )
@@ -196,8 +228,10 @@ def verifier_table(candidates: pl.DataFrame) -> pl.DataFrame:
 
 def spread_table(bench: pl.DataFrame, *, by: str = "target_title") -> pl.DataFrame:
     """Questions per page (``target_title``) or chunk (``target_chunk_id``), most first."""
-    return bench.group_by("answerable", by).len("questions").sort(
-        "answerable", "questions", by, descending=[True, True, False]
+    return (
+        bench.group_by("answerable", by)
+        .len("questions")
+        .sort("answerable", "questions", by, descending=[True, True, False])
     )
 
 
@@ -282,8 +316,10 @@ def datasheet(cfg: RunConfig, out: dict[str, object], *, pre: pl.DataFrame, post
         part = cands.filter(pl.col("answerable") == half)
         kept = bench.filter(pl.col("answerable") == half).height
         short = f" (**{target - kept} short**)" if kept < target else ""
-        halves.append(f"- {'Answerable' if half else 'Unanswerable'}: {part.height} candidates, "
-                      f"{kept} kept of {target} targeted{short}")  # fmt: skip
+        halves.append(
+            f"- {'Answerable' if half else 'Unanswerable'}: {part.height} candidates, "
+            f"{kept} kept of {target} targeted{short}"
+        )
     source = c.dump if c.source == "dump" else c.api_url
     pages = (pre["title"].n_unique(), post["title"].n_unique())
     sections = [
@@ -301,9 +337,12 @@ def datasheet(cfg: RunConfig, out: dict[str, object], *, pre: pl.DataFrame, post
         f"- Repaired but kept (notes on the draft): {_repairs(cands)}.\n"
         f"- Passed every check (acceptance): {_pct(passed.height, n)}; "
         f"of the drafted: {_pct(passed.height, drafted)}.\n" + "\n".join(halves),
-        "### Fates", _md(out["audit_fates"]),  # type: ignore[arg-type]
-        "### Lost to format and other generation stops", _md(out["audit_format"]),  # type: ignore[arg-type]
-        "### Verifier rejections", _md(out["audit_verifier"]),  # type: ignore[arg-type]
+        "### Fates",
+        _md(out["audit_fates"]),  # type: ignore[arg-type]
+        "### Lost to format and other generation stops",
+        _md(out["audit_format"]),  # type: ignore[arg-type]
+        "### Verifier rejections",
+        _md(out["audit_verifier"]),  # type: ignore[arg-type]
         "## Audits",
         "Style AUC (App. F; paper: 0.80 full text, 0.57 style-only):",
         _md(out["audit_style"]),  # type: ignore[arg-type]
@@ -312,7 +351,8 @@ def datasheet(cfg: RunConfig, out: dict[str, object], *, pre: pl.DataFrame, post
         f"Spread: at most {v.max_per_chunk} questions per chunk and {v.max_per_page} per page; "
         f"the benchmark uses {bench['target_title'].n_unique()} pages and "
         f"{bench['target_chunk_id'].n_unique()} chunks.",
-        "Manual review (data/manual_review.yaml) and replacements:", _md(out["audit_review"]),  # type: ignore[arg-type]
+        "Manual review (data/manual_review.yaml) and replacements:",
+        _md(out["audit_review"]),  # type: ignore[arg-type]
     ]
     if "audit_generators" in out:
         sections += ["### Generator comparison (Table 9)", _md(out["audit_generators"])]  # type: ignore[arg-type]
@@ -324,14 +364,23 @@ def datasheet(cfg: RunConfig, out: dict[str, object], *, pre: pl.DataFrame, post
         "- Unanswerable facts are compared against the 3 C_pre chunks nearest the target chunk, found by "
         "embedding the chunk text as a query.\n"
         "- The technical-page title patterns are ours (the paper does not list them).\n"
-        + (f"- Generator prompts cut scenario and comparison chunks to {g.prompt_chunk_chars} characters "
-           "(CPU deviation; the target chunk stays whole).\n"
-           if g.prompt_chunk_chars else "")
-        + (f"- Verifier prompts cut each chunk to {v.context_chars} characters (CPU deviation).\n"
-           if v.context_chars else "")
-        + (f"- Self-verification: the verifier `{v.verifier}` also wrote the questions it checks "
-           "(`verify.self_verification`; the paper verifies with a separate model).\n"
-           if v.verifier == g.generator else "")
+        + (
+            f"- Generator prompts cut scenario and comparison chunks to {g.prompt_chunk_chars} characters "
+            "(CPU deviation; the target chunk stays whole).\n"
+            if g.prompt_chunk_chars
+            else ""
+        )
+        + (
+            f"- Verifier prompts cut each chunk to {v.context_chars} characters (CPU deviation).\n"
+            if v.context_chars
+            else ""
+        )
+        + (
+            f"- Self-verification: the verifier `{v.verifier}` also wrote the questions it checks "
+            "(`verify.self_verification`; the paper verifies with a separate model).\n"
+            if v.verifier == g.generator
+            else ""
+        )
         + "- Small offline models write and check these questions: expect malformed facts that a manual "
         "review would drop, and verdicts far noisier than the paper's 31B verifier. The verifier said "
         f"{_verdicts(cands)}.",

@@ -17,9 +17,9 @@ from typing import Any
 import numpy as np
 import polars as pl
 
+from declinecraft.core.config import GenerateParams
 from declinecraft.llm.calls import Ask, Call, Reply
 from declinecraft.llm.responses import FormatError, parse_json
-from declinecraft.core.config import GenerateParams
 
 #: How a half is written into candidate ids and random streams.
 HALVES = {True: ("a", 0), False: ("u", 1)}
@@ -55,9 +55,7 @@ def _norm(text: str) -> str:
     return " ".join(re.findall(r"[a-z0-9]+", text.lower()))
 
 
-def parse_scenario(
-    reply: Reply, *, max_words: int = 30, trim: bool = False, notes: list[str] | None = None
-) -> str:
+def parse_scenario(reply: Reply, *, max_words: int = 30, trim: bool = False, notes: list[str] | None = None) -> str:
     """Return the scenario G_scenario wrote, or raise :class:`FormatError` saying why not.
 
     With ``trim``, an over-long scenario (or one cut by the token budget) is cut back to its
@@ -232,11 +230,15 @@ def generate_drafts(
         One row per candidate (see :data:`DRAFT_SCHEMA`), ``status`` saying how far it got.
     """
     # A page whose cleaning left no text has no usable chunk: it can never be drawn.
-    pre, post = (f.filter(pl.col("text").str.strip_chars() != "").with_columns(pl.col("title").fill_null(""))
-                 for f in (pre, post))  # fmt: skip
+    pre, post = (
+        f.filter(pl.col("text").str.strip_chars() != "").with_columns(pl.col("title").fill_null(""))
+        for f in (pre, post)
+    )
     text = dict(zip(pre["chunk_id"], pre["text"], strict=True)) | dict(zip(post["chunk_id"], post["text"], strict=True))
-    titles = {"pre": dict(zip(pre["chunk_id"], pre["title"], strict=True)),
-              "post": dict(zip(post["chunk_id"], post["title"], strict=True))}  # fmt: skip
+    titles = {
+        "pre": dict(zip(pre["chunk_id"], pre["title"], strict=True)),
+        "post": dict(zip(post["chunk_id"], post["title"], strict=True)),
+    }
     urls = dict(zip(pre["chunk_id"], pre["url"], strict=True)) | dict(zip(post["chunk_id"], post["url"], strict=True))
     pre_ids = pre["chunk_id"].to_list()
     cap, budget = params.prompt_chunk_chars, params.max_tokens
@@ -246,9 +248,19 @@ def generate_drafts(
             rng = candidate_rng(seed, answerable, i)
             k = min(params.scenario_chunks, len(pre_ids))
             picked = [pre_ids[j] for j in rng.choice(len(pre_ids), size=k, replace=False)] if k else []
-            drafts.append({"id": candidate_id(answerable, i), "index": i, "answerable": answerable,
-                           "generator": generator or params.generator, "status": "drafted", "step": "",
-                           "reason": "", "notes": [], "scenario_chunk_ids": picked})  # fmt: skip
+            drafts.append(
+                {
+                    "id": candidate_id(answerable, i),
+                    "index": i,
+                    "answerable": answerable,
+                    "generator": generator or params.generator,
+                    "status": "drafted",
+                    "step": "",
+                    "reason": "",
+                    "notes": [],
+                    "scenario_chunk_ids": picked,
+                }
+            )
             rngs.append(rng)
     live = list(range(len(drafts)))
     for j in live:
@@ -257,13 +269,20 @@ def generate_drafts(
     live = [j for j in live if drafts[j]["status"] == "drafted"]
 
     # 1. Scenario from three random C_pre chunks.
-    calls = [Call("generate_scenario", {"context": join_chunks(drafts[j]["scenario_chunk_ids"], text, cap)},
-                  params.scenario_max_tokens or budget) for j in live]  # fmt: skip
+    calls = [
+        Call(
+            "generate_scenario",
+            {"context": join_chunks(drafts[j]["scenario_chunk_ids"], text, cap)},
+            params.scenario_max_tokens or budget,
+        )
+        for j in live
+    ]
     for j, reply in zip(live, complete(calls), strict=True):
         if _record(reply, drafts[j], "scenario"):
             try:
-                drafts[j]["scenario"] = parse_scenario(reply, max_words=params.max_words, trim=params.trim_scenarios,
-                                                        notes=drafts[j]["notes"])  # fmt: skip
+                drafts[j]["scenario"] = parse_scenario(
+                    reply, max_words=params.max_words, trim=params.trim_scenarios, notes=drafts[j]["notes"]
+                )
             except FormatError as exc:
                 _fail(drafts[j], "lost_to_format", "scenario", str(exc))
     live = [j for j in live if drafts[j]["status"] == "drafted"]
@@ -276,9 +295,14 @@ def generate_drafts(
             d = drafts[j]
             ranked = known_ids(ranked, titles[corpus], f"candidate {d['id']}: C_{corpus} search")
             exclude = d["scenario_chunk_ids"] if d["answerable"] else ()
-            chosen, eligible = choose_target(ranked[: params.target_pool], titles[corpus], rngs[j],
-                                             exclude=exclude, patterns=params.technical_title_patterns,
-                                             draw=params.target_draw)  # fmt: skip
+            chosen, eligible = choose_target(
+                ranked[: params.target_pool],
+                titles[corpus],
+                rngs[j],
+                exclude=exclude,
+                patterns=params.technical_title_patterns,
+                draw=params.target_draw,
+            )
             d.update(target_pool_ids=list(ranked[: params.target_pool]), eligible_targets=eligible)
             if chosen is None:
                 _fail(d, "no_target", "target", f"no eligible chunk among {len(ranked)} retrieved from C_{corpus}")
@@ -295,8 +319,17 @@ def generate_drafts(
     for j in live:
         if drafts[j]["answerable"]:
             drafts[j]["comparison_chunk_ids"] = list(drafts[j]["scenario_chunk_ids"])
-    calls = [Call("generate_facts", {"old": join_chunks(drafts[j]["comparison_chunk_ids"], text, cap),
-                                     "new": text[drafts[j]["target_chunk_id"]]}, budget) for j in live]  # fmt: skip
+    calls = [
+        Call(
+            "generate_facts",
+            {
+                "old": join_chunks(drafts[j]["comparison_chunk_ids"], text, cap),
+                "new": text[drafts[j]["target_chunk_id"]],
+            },
+            budget,
+        )
+        for j in live
+    ]
     for j, reply in zip(live, complete(calls), strict=True):
         d = drafts[j]
         if not _record(reply, d, "facts"):
@@ -314,9 +347,14 @@ def generate_drafts(
     live = [j for j in live if drafts[j]["status"] == "drafted"]
 
     # 4. Question, appended to the scenario.
-    calls = [Call("generate_question", {"scenario": drafts[j]["scenario"], "fact": drafts[j]["fact"],
-                                        "chunk": text[drafts[j]["target_chunk_id"]]},
-                  params.question_max_tokens or budget) for j in live]  # fmt: skip
+    calls = [
+        Call(
+            "generate_question",
+            {"scenario": drafts[j]["scenario"], "fact": drafts[j]["fact"], "chunk": text[drafts[j]["target_chunk_id"]]},
+            params.question_max_tokens or budget,
+        )
+        for j in live
+    ]
     for j, reply in zip(live, complete(calls), strict=True):
         d = drafts[j]
         if _record(reply, d, "question"):
@@ -330,11 +368,31 @@ def generate_drafts(
 
 _S, _L = pl.String, pl.List(pl.String)
 DRAFT_SCHEMA: dict[str, Any] = {
-    "id": _S, "index": pl.Int64, "answerable": pl.Boolean, "generator": _S,
-    "status": _S, "step": _S, "reason": _S, "notes": _L,
-    "scenario_chunk_ids": _L, "scenario_raw": _S, "scenario_key": _S, "scenario": _S,
-    "target_pool_ids": _L, "eligible_targets": pl.Int64,
-    "target_chunk_id": _S, "target_title": _S, "target_url": _S,
-    "comparison_chunk_ids": _L, "facts_raw": _S, "facts_key": _S, "facts": _L, "fact_index": pl.Int64, "fact": _S,
-    "question_raw": _S, "question_key": _S, "asked_question": _S, "question": _S,
-}  # fmt: skip
+    "id": _S,
+    "index": pl.Int64,
+    "answerable": pl.Boolean,
+    "generator": _S,
+    "status": _S,
+    "step": _S,
+    "reason": _S,
+    "notes": _L,
+    "scenario_chunk_ids": _L,
+    "scenario_raw": _S,
+    "scenario_key": _S,
+    "scenario": _S,
+    "target_pool_ids": _L,
+    "eligible_targets": pl.Int64,
+    "target_chunk_id": _S,
+    "target_title": _S,
+    "target_url": _S,
+    "comparison_chunk_ids": _L,
+    "facts_raw": _S,
+    "facts_key": _S,
+    "facts": _L,
+    "fact_index": pl.Int64,
+    "fact": _S,
+    "question_raw": _S,
+    "question_key": _S,
+    "asked_question": _S,
+    "question": _S,
+}

@@ -17,10 +17,10 @@ from typing import Any
 
 import polars as pl
 
-from declinecraft.core import paths
-from declinecraft.core.config import RunConfig
 from declinecraft.construction.generate import Search, generate_drafts
+from declinecraft.core import paths
 from declinecraft.core.artifacts import read_chunks as read_corpus_chunks
+from declinecraft.core.config import RunConfig
 from declinecraft.llm.calls import Ask
 from declinecraft.llm.pool import ModelPool
 from declinecraft.retrieval import retrieve
@@ -45,9 +45,12 @@ def input_report(pre: pl.DataFrame, post: pl.DataFrame) -> dict[str, int]:
         empty = frame["text"].fill_null("").str.strip_chars() == ""
         usable = frame.filter(~empty)["title"].unique()
         bare = frame.filter(empty & ~pl.col("title").is_in(usable.to_list()))["title"].n_unique()
-        out |= {f"{name}_chunks": frame.height - int(empty.sum()), f"{name}_pages": usable.len(),
-                f"{name}_empty_chunks": int(empty.sum()),
-                f"{name}_pages_without_text": bare}  # fmt: skip
+        out |= {
+            f"{name}_chunks": frame.height - int(empty.sum()),
+            f"{name}_pages": usable.len(),
+            f"{name}_empty_chunks": int(empty.sum()),
+            f"{name}_pages_without_text": bare,
+        }
     return out
 
 
@@ -77,9 +80,7 @@ def retriever_search(cfg: RunConfig) -> Search:
 
 
 @contextmanager
-def completer(
-    cfg: RunConfig, model_id: str, *, temperature: float, complete: Ask | None = None
-) -> Iterator[Ask]:
+def completer(cfg: RunConfig, model_id: str, *, temperature: float, complete: Ask | None = None) -> Iterator[Ask]:
     """Yield an :data:`~declinecraft.llm.calls.Ask` for one registry model (served locally while
     the block runs; each call carries its own output budget); an injected ``complete`` is passed
     through unchanged (tests)."""
@@ -107,8 +108,11 @@ def run(cfg: RunConfig, *, complete: Ask | None = None, search: Search | None = 
     for generator in dict.fromkeys((cfg.generate.generator, *cfg.generate.generators)):
         start = time.monotonic()
         with completer(cfg, generator, temperature=cfg.generate.temperature, complete=complete) as run:
-            frames.append(generate_drafts(pre, post, params=cfg.generate, seed=cfg.seed, complete=run,
-                                          search=search, generator=generator))  # fmt: skip
+            frames.append(
+                generate_drafts(
+                    pre, post, params=cfg.generate, seed=cfg.seed, complete=run, search=search, generator=generator
+                )
+            )
         timing.append({"generator": generator, "seconds": round(time.monotonic() - start, 1)})
     drafts = pl.concat(frames)
     folder = cfg.stage_dir("generate")

@@ -69,27 +69,63 @@ _TEXT = {"type": "string"}
 _IDS = {"type": "array", "items": {"type": "string"}}
 _OPTIONAL_TEXT = {"type": ["string", "null"]}
 _FULL = {
-    "id": _TEXT, "answerable": {"type": "boolean"}, "scenario": _TEXT, "asked_question": _TEXT, "question": _TEXT,
-    "fact": _TEXT, "target_chunk_id": _TEXT, "target_title": _TEXT, "target_url": _OPTIONAL_TEXT,
-    "scenario_chunk_ids": _IDS, "comparison_chunk_ids": {"type": ["array", "null"], "items": {"type": "string"}},
-    "generator": _OPTIONAL_TEXT, "verifier": _OPTIONAL_TEXT, "replacement": {"type": ["boolean", "null"]},
+    "id": _TEXT,
+    "answerable": {"type": "boolean"},
+    "scenario": _TEXT,
+    "asked_question": _TEXT,
+    "question": _TEXT,
+    "fact": _TEXT,
+    "target_chunk_id": _TEXT,
+    "target_title": _TEXT,
+    "target_url": _OPTIONAL_TEXT,
+    "scenario_chunk_ids": _IDS,
+    "comparison_chunk_ids": {"type": ["array", "null"], "items": {"type": "string"}},
+    "generator": _OPTIONAL_TEXT,
+    "verifier": _OPTIONAL_TEXT,
+    "replacement": {"type": ["boolean", "null"]},
     **{c: _OPTIONAL_TEXT for c in BENCHMARK_COLUMNS if c.endswith(("_key", "_raw"))},
-}  # fmt: skip
+}
 _MINIMAL = {
-    "id": _TEXT, "answerable": {"type": "boolean"}, "scenario": _TEXT, "question": _TEXT, "fact": _TEXT,
-    "target_page": _TEXT, "target_chunk_id": _TEXT, "scenario_chunk_ids": _IDS, "target_url": _OPTIONAL_TEXT,
-}  # fmt: skip
+    "id": _TEXT,
+    "answerable": {"type": "boolean"},
+    "scenario": _TEXT,
+    "question": _TEXT,
+    "fact": _TEXT,
+    "target_page": _TEXT,
+    "target_chunk_id": _TEXT,
+    "scenario_chunk_ids": _IDS,
+    "target_url": _OPTIONAL_TEXT,
+}
 #: JSON Schema of one question line, per schema (unknown fields are errors).
 SCHEMAS: dict[str, dict[str, Any]] = {
-    "full": {"type": "object", "properties": _FULL, "additionalProperties": False,
-             "required": ["id", "answerable", "scenario", "asked_question", "question", "fact", "target_chunk_id",
-                          "target_title", "scenario_chunk_ids"]},
-    "minimal": {"type": "object", "properties": _MINIMAL, "additionalProperties": False,
-                "required": ["id", "answerable", "scenario", "question", "fact", "target_page"]},
-}  # fmt: skip
+    "full": {
+        "type": "object",
+        "properties": _FULL,
+        "additionalProperties": False,
+        "required": [
+            "id",
+            "answerable",
+            "scenario",
+            "asked_question",
+            "question",
+            "fact",
+            "target_chunk_id",
+            "target_title",
+            "scenario_chunk_ids",
+        ],
+    },
+    "minimal": {
+        "type": "object",
+        "properties": _MINIMAL,
+        "additionalProperties": False,
+        "required": ["id", "answerable", "scenario", "question", "fact", "target_page"],
+    },
+}
 #: Fields that must hold more than white space, per schema.
-NONEMPTY = {"full": ("id", "asked_question", "question", "fact", "target_chunk_id", "target_title"),
-            "minimal": ("id", "question", "fact", "target_page")}  # fmt: skip
+NONEMPTY = {
+    "full": ("id", "asked_question", "question", "fact", "target_chunk_id", "target_title"),
+    "minimal": ("id", "question", "fact", "target_page"),
+}
 
 
 def _limited(properties: dict[str, Any]) -> dict[str, Any]:
@@ -170,7 +206,7 @@ def read_release(path: str | Path, *, errors: list[str] | None = None) -> Releas
             found.append(f"{path}:{number}: expected a JSON object, got {type(record).__name__}")
         elif "_meta" in record:
             if rows or meta or len(record) != 1 or not isinstance(record["_meta"], dict):
-                found.append(f"{path}:{number}: a {{\"_meta\": {{...}}}} record may only be the first line, alone")
+                found.append(f'{path}:{number}: a {{"_meta": {{...}}}} record may only be the first line, alone')
             else:
                 meta = record["_meta"]
         else:
@@ -259,8 +295,10 @@ def check_rows(release: Release, corpus: Corpus, *, errors: list[str] | None = N
         if page not in corpus.pages[answerable]:
             kind = "answerable" if answerable else "unanswerable"
             if page in corpus.pages[not answerable]:
-                found.append(f"{at}: target page {page!r} is a {other} page, but the question is {kind} "
-                             f"(its page must be in {half})")  # fmt: skip
+                found.append(
+                    f"{at}: target page {page!r} is a {other} page, but the question is {kind} "
+                    f"(its page must be in {half})"
+                )
             else:
                 near = difflib.get_close_matches(page, sorted(corpus.pages[answerable]), n=1)
                 hint = f" (did you mean {near[0]!r}?)" if near else ""
@@ -325,14 +363,29 @@ def to_benchmark(release: Release, corpus: Corpus) -> pl.DataFrame:
             target = r.get("target_chunk_id") or match_chunk(r["fact"], page)
             url = r.get("target_url") or page.filter(pl.col("chunk_id") == target)["url"][0]
             scenario, asked = r["scenario"].strip(), r["question"].strip()
-            out.append({"id": r["id"], "answerable": r["answerable"], "scenario": scenario, "asked_question": asked,
-                        "question": f"{scenario} {asked}".strip(), "fact": r["fact"], "target_chunk_id": target,
-                        "target_title": r["target_page"], "target_url": url,
-                        "scenario_chunk_ids": list(r.get("scenario_chunk_ids") or [])})  # fmt: skip
+            out.append(
+                {
+                    "id": r["id"],
+                    "answerable": r["answerable"],
+                    "scenario": scenario,
+                    "asked_question": asked,
+                    "question": f"{scenario} {asked}".strip(),
+                    "fact": r["fact"],
+                    "target_chunk_id": target,
+                    "target_title": r["target_page"],
+                    "target_url": url,
+                    "scenario_chunk_ids": list(r.get("scenario_chunk_ids") or []),
+                }
+            )
         frame = pl.DataFrame(out, schema_overrides={"scenario_chunk_ids": pl.List(pl.String)})
     lists = {"scenario_chunk_ids", "comparison_chunk_ids"}
-    missing = [pl.lit(None, dtype=pl.List(pl.String) if c in lists else pl.Boolean if c == "replacement" else pl.String)
-               .alias(c) for c in BENCHMARK_COLUMNS if c not in frame.columns]  # fmt: skip
+    missing = [
+        pl.lit(None, dtype=pl.List(pl.String) if c in lists else pl.Boolean if c == "replacement" else pl.String).alias(
+            c
+        )
+        for c in BENCHMARK_COLUMNS
+        if c not in frame.columns
+    ]
     frame = frame.with_columns(missing).select(BENCHMARK_COLUMNS)
     frame = frame.with_columns(pl.col(c).cast(pl.List(pl.String)) for c in lists)
     return frame.with_row_index("_line").sort(pl.col("answerable").not_(), "_line").drop("_line")
@@ -340,10 +393,17 @@ def to_benchmark(release: Release, corpus: Corpus) -> pl.DataFrame:
 
 def release_meta(cfg: RunConfig, bench: pl.DataFrame) -> dict[str, Any]:
     """The ``_meta`` record of a run's release: the corpus run and settings it needs, and counts."""
-    return {"format": FORMAT, "version": VERSION, "exported_from": cfg.run, "corpus": cfg.owner("corpus"),
-            "corpus_fingerprint": fingerprint(cfg.block_dict("corpus")), "cutoff": cfg.corpus.cutoff,
-            "embedder": cfg.index.embedder, "n_answerable": int(bench["answerable"].sum()),
-            "n_unanswerable": int((~bench["answerable"]).sum())}  # fmt: skip
+    return {
+        "format": FORMAT,
+        "version": VERSION,
+        "exported_from": cfg.run,
+        "corpus": cfg.owner("corpus"),
+        "corpus_fingerprint": fingerprint(cfg.block_dict("corpus")),
+        "cutoff": cfg.corpus.cutoff,
+        "embedder": cfg.index.embedder,
+        "n_answerable": int(bench["answerable"].sum()),
+        "n_unanswerable": int((~bench["answerable"]).sum()),
+    }
 
 
 def write_release(target: str | Path, bench: pl.DataFrame, meta: Mapping[str, Any] | None = None) -> Path:

@@ -30,8 +30,8 @@ from typing import Any
 import polars as pl
 import yaml
 
-from declinecraft.core.config import VerifyParams
 from declinecraft.construction.generate import Search, join_chunks, known_ids
+from declinecraft.core.config import VerifyParams
 from declinecraft.llm.calls import Ask, Call
 
 # --- cue filter (Appendix D) -----------------------------------------------------------------
@@ -64,8 +64,20 @@ CUES: dict[str, str] = {
 _CUE = re.compile("|".join(rf"(?P<c{i}>\b{p}\b)" for i, p in enumerate(CUES.values())), re.I)
 _CUE_NAMES = list(CUES)
 _YEAR = re.compile(r"\b20\d\d\b")
-MONTHS = ("January", "February", "March", "April", "May", "June", "July", "August", "September",
-          "October", "November", "December")  # fmt: skip
+MONTHS = (
+    "January",
+    "February",
+    "March",
+    "April",
+    "May",
+    "June",
+    "July",
+    "August",
+    "September",
+    "October",
+    "November",
+    "December",
+)
 # Month names are matched capitalised only ("march" and "may" are verbs), and "May" not as the
 # sentence's first word ("May I ...?").
 _MONTH = re.compile(rf"\b(?:{'|'.join(m for m in MONTHS if m != 'May')})\b|(?<=[\w,] )May\b")
@@ -137,7 +149,9 @@ def verify_drafts(
     unans = [r for r in live if not r["answerable"]]
     for r, ids in zip(unans, search([r["fact"] for r in unans], params.pipeline, k) if unans else [], strict=True):
         r["stated_context_ids"] = known_ids(ids, chunk_text, f"candidate {r['id']}: R+ for the fact")
-    contexts = [r["scenario"] if r["answerable"] else join_chunks(r["stated_context_ids"], chunk_text, cap) for r in live]
+    contexts = [
+        r["scenario"] if r["answerable"] else join_chunks(r["stated_context_ids"], chunk_text, cap) for r in live
+    ]
     run_check("stated", live, contexts, [{"fact": r["fact"]} for r in live])
     for r in live:
         if r["fate"] == "checking" and r["stated"]:
@@ -164,11 +178,19 @@ def verify_drafts(
 
 _S, _L = pl.String, pl.List(pl.String)
 VERIFY_SCHEMA: dict[str, Any] = {
-    "verifier": _S, "cues": _L,
-    "stated_context_ids": _L, "stated_raw": _S, "stated_key": _S, "stated": pl.Boolean,
-    "answers_context_ids": _L, "answers_raw": _S, "answers_key": _S, "answers": pl.Boolean,
-    "fate": _S, "fate_detail": _S,
-}  # fmt: skip
+    "verifier": _S,
+    "cues": _L,
+    "stated_context_ids": _L,
+    "stated_raw": _S,
+    "stated_key": _S,
+    "stated": pl.Boolean,
+    "answers_context_ids": _L,
+    "answers_raw": _S,
+    "answers_key": _S,
+    "answers": pl.Boolean,
+    "fate": _S,
+    "fate_detail": _S,
+}
 
 
 # --- manual review and assembly ---------------------------------------------------------------
@@ -273,11 +295,31 @@ def assemble(
 
 #: The benchmark's columns, in order (``question`` is the full text: scenario + asked question).
 BENCHMARK_COLUMNS = (
-    "id", "answerable", "scenario", "asked_question", "question", "fact", "target_chunk_id",
-    "target_title", "target_url", "scenario_chunk_ids", "comparison_chunk_ids", "generator", "verifier",
-    "replacement", "scenario_key", "facts_key", "question_key", "stated_key", "answers_key",
-    "scenario_raw", "facts_raw", "question_raw", "stated_raw", "answers_raw",
-)  # fmt: skip
+    "id",
+    "answerable",
+    "scenario",
+    "asked_question",
+    "question",
+    "fact",
+    "target_chunk_id",
+    "target_title",
+    "target_url",
+    "scenario_chunk_ids",
+    "comparison_chunk_ids",
+    "generator",
+    "verifier",
+    "replacement",
+    "scenario_key",
+    "facts_key",
+    "question_key",
+    "stated_key",
+    "answers_key",
+    "scenario_raw",
+    "facts_raw",
+    "question_raw",
+    "stated_raw",
+    "answers_raw",
+)
 
 
 def benchmark(candidates: pl.DataFrame) -> pl.DataFrame:

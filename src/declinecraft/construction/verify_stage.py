@@ -53,8 +53,10 @@ def _retrieval_audit(bench: pl.DataFrame, search: Search, pipeline: str, k: int)
     hits = search(bench["question"].to_list(), pipeline, k) if bench.height else []
     frame = frame.with_columns(retrieved_ids=pl.Series(hits, dtype=pl.List(pl.String)))
     rows = []
-    audits = (("hit_at_k", retrieval_diagnostics.hit_at_k, True),
-              ("scenario_overlap", retrieval_diagnostics.scenario_hit_rate, False))  # fmt: skip
+    audits = (
+        ("hit_at_k", retrieval_diagnostics.hit_at_k, True),
+        ("scenario_overlap", retrieval_diagnostics.scenario_hit_rate, False),
+    )
     for name, fn, half in audits:
         part = frame.filter(pl.col("answerable") == half)
         out = fn(part, k, by=None) if part.height else pl.DataFrame()
@@ -77,14 +79,24 @@ def run(cfg: RunConfig, *, complete: Ask | None = None, search: Search | None = 
     search = search or generate_stage.retriever_search(cfg)
     main_gen = cfg.generate.generator
     with generate_stage.completer(cfg, params.verifier, temperature=params.temperature, complete=complete) as run:
-        verified = verify.verify_drafts(drafts.filter(pl.col("generator") == main_gen), chunk_text=chunk_text,
-                                 complete=run, search=search, params=params)  # fmt: skip
+        verified = verify.verify_drafts(
+            drafts.filter(pl.col("generator") == main_gen),
+            chunk_text=chunk_text,
+            complete=run,
+            search=search,
+            params=params,
+        )
     review_path = cfg.resolve(params.review_file)
     review = verify.load_review(review_path, cfg.run)
-    cands = verify.assemble(verified, target_answerable=params.target_answerable,
-                     target_unanswerable=params.target_unanswerable, max_per_chunk=params.max_per_chunk,
-                     max_per_page=params.max_per_page, review=review,
-                     where=f"{review_path}: runs.{cfg.run}")  # fmt: skip
+    cands = verify.assemble(
+        verified,
+        target_answerable=params.target_answerable,
+        target_unanswerable=params.target_unanswerable,
+        max_per_chunk=params.max_per_chunk,
+        max_per_page=params.max_per_page,
+        review=review,
+        where=f"{review_path}: runs.{cfg.run}",
+    )
     bench = verify.benchmark(cands)
     titles = set(pre["title"]) | set(post["title"])
     style_kw = {"folds": params.audit_folds, "seed": cfg.seed, "min_df": params.audit_min_df}
@@ -114,13 +126,20 @@ def run(cfg: RunConfig, *, complete: Ask | None = None, search: Search | None = 
     marker = folder / "NOT_BUILT.md"
     marker.unlink(missing_ok=True)
     frames = {name: frame for name, frame in out.items() if isinstance(frame, pl.DataFrame)}
-    return VerifyResult(candidates=frames.pop("candidates"), benchmark=frames.pop("benchmark"), audits=frames,
-                        seconds=out["seconds"])
+    return VerifyResult(
+        candidates=frames.pop("candidates"), benchmark=frames.pop("benchmark"), audits=frames, seconds=out["seconds"]
+    )
 
 
 def _compare(
-    cfg: RunConfig, drafts: pl.DataFrame, main: pl.DataFrame, chunk_text: Mapping[str, str], titles: set[str],
-    search: Search, complete: Ask | None, style_kw: dict[str, Any],
+    cfg: RunConfig,
+    drafts: pl.DataFrame,
+    main: pl.DataFrame,
+    chunk_text: Mapping[str, str],
+    titles: set[str],
+    search: Search,
+    complete: Ask | None,
+    style_kw: dict[str, Any],
 ) -> dict[str, pl.DataFrame]:
     """Table 9: every generator's drafts through the comparison verifier, assembled to its targets."""
     params: VerifyParams = cfg.verify
@@ -129,20 +148,25 @@ def _compare(
     reuse = verifier == params.verifier
     todo = drafts.filter(pl.col("generator").is_in(generators[1:] if reuse else generators))
     with generate_stage.completer(cfg, verifier, temperature=params.temperature, complete=complete) as run:
-        checked = verify.verify_drafts(todo, chunk_text=chunk_text, complete=run, search=search, params=params,
-                                verifier=verifier)  # fmt: skip
+        checked = verify.verify_drafts(
+            todo, chunk_text=chunk_text, complete=run, search=search, params=params, verifier=verifier
+        )
     if reuse:
         checked = pl.concat([main, checked])
     rows, frames = [], []
     for generator in generators:
-        part = verify.assemble(checked.filter(pl.col("generator") == generator),
-                        target_answerable=params.comparison_answerable,
-                        target_unanswerable=params.comparison_unanswerable,
-                        max_per_chunk=params.max_per_chunk, max_per_page=params.max_per_page)  # fmt: skip
+        part = verify.assemble(
+            checked.filter(pl.col("generator") == generator),
+            target_answerable=params.comparison_answerable,
+            target_unanswerable=params.comparison_unanswerable,
+            max_per_chunk=params.max_per_chunk,
+            max_per_page=params.max_per_page,
+        )
         kept = part.filter(pl.col("fate") == "kept")
         words = audit.title_words(titles)
-        style = audit.style_auc([audit.strip_words(t, words) for t in kept["asked_question"]],
-                                kept["answerable"].to_list(), **style_kw)  # fmt: skip
+        style = audit.style_auc(
+            [audit.strip_words(t, words) for t in kept["asked_question"]], kept["answerable"].to_list(), **style_kw
+        )
         hit = _retrieval_audit(kept, search, params.audit_pipeline, params.audit_k)["rate"][0]
         rows.append(audit.comparison_row(part, style, hit))
         frames.append(part)

@@ -77,7 +77,11 @@ def read_chunks(cfg: RunConfig) -> pl.DataFrame:
     for corpus in CORPORA:
         path = folder / f"chunks_{corpus}.parquet"
         if not path.is_file():
-            hint = " (the corpus stage is not built yet: NOT_BUILT.md is there)" if (folder / "NOT_BUILT.md").exists() else ""
+            hint = (
+                " (the corpus stage is not built yet: NOT_BUILT.md is there)"
+                if (folder / "NOT_BUILT.md").exists()
+                else ""
+            )
             raise FileNotFoundError(
                 f"missing upstream corpus output {path}{hint}: run 01_corpus first "
                 f"(make nb NB=01 PARAMS={cfg.params_file.relative_to(cfg.root)})"
@@ -123,8 +127,10 @@ def read_benchmark(cfg: RunConfig, needed: Sequence[str] = BENCHMARK_COLUMNS) ->
     """
     path = cfg.stage_dir("verify") / "benchmark.parquet"
     if not path.is_file():
-        raise FileNotFoundError(f"missing upstream benchmark {path}: run 04_verify first (make all PARAMS="
-                                f"{cfg.params_file.relative_to(cfg.root)})")  # fmt: skip
+        raise FileNotFoundError(
+            f"missing upstream benchmark {path}: run 04_verify first (make all PARAMS="
+            f"{cfg.params_file.relative_to(cfg.root)})"
+        )
     frame = pl.read_parquet(path)
     if missing := [c for c in needed if c not in frame.columns]:
         raise ValueError(f"{path}: missing column {missing[0]!r} (have: {', '.join(frame.columns)})")

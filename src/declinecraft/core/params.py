@@ -92,10 +92,25 @@ class CorpusParams:
     )
     """C_post only: edition and version pages, spin-off games (by title), media, tutorials."""
     drop_sections: tuple[str, ...] = (
-        "History", "Trivia", "Data values", "Sounds", "Achievements", "Advancements",
-        "Screenshots", "Navigation", "See also", "References", "External links",
-        "In other media", "Mob votes", "Upcoming", "Joke", "Unimplemented", "Removed",
-        "April Fools", "Mentioned",
+        "History",
+        "Trivia",
+        "Data values",
+        "Sounds",
+        "Achievements",
+        "Advancements",
+        "Screenshots",
+        "Navigation",
+        "See also",
+        "References",
+        "External links",
+        "In other media",
+        "Mob votes",
+        "Upcoming",
+        "Joke",
+        "Unimplemented",
+        "Removed",
+        "April Fools",
+        "Mentioned",
     )
     """App. D: sections removed by cleaning, matched as heading prefixes (see ``clean``)."""
     min_chars: int = 200

@@ -34,7 +34,14 @@ def find_root(start: str | os.PathLike[str] | None = None) -> Path:
 
 
 #: The files the paper stage generates beside ``main.tex`` (besides ``tables/``).
-PAPER_GENERATED = ("numbers.tex", "view_numbers.tex", "health_numbers.tex", "skipped.tex", "environment.tex", "main.pdf")
+PAPER_GENERATED = (
+    "numbers.tex",
+    "view_numbers.tex",
+    "health_numbers.tex",
+    "skipped.tex",
+    "environment.tex",
+    "main.pdf",
+)
 
 
 def paper_dirs(root: Path, run: str) -> tuple[Path, Path]:

@@ -67,9 +67,7 @@ class StageSpec:
 SPECS: dict[str, StageSpec] = {
     spec.block: spec
     for spec in (
-        StageSpec(
-            "corpus", (), data=lambda cfg: [cfg.corpus.dump] if cfg.corpus.source == "dump" else []
-        ),
+        StageSpec("corpus", (), data=lambda cfg: [cfg.corpus.dump] if cfg.corpus.source == "dump" else []),
         StageSpec(
             "index",
             ("corpus",),

@@ -83,7 +83,9 @@ class Child:
 
     def ended(self, timeout_s: float) -> str:
         """How it ended, in words (:func:`exit_description`, or that it ran out of time)."""
-        return f"did not finish within {timeout_s:.0f} s" if self.returncode is None else exit_description(self.returncode)
+        return (
+            f"did not finish within {timeout_s:.0f} s" if self.returncode is None else exit_description(self.returncode)
+        )
 
     def stderr_tail(self, lines: int = 8) -> str:
         """The last lines of its stderr, indented."""

@@ -75,7 +75,7 @@ def counted(n: int, unit: str) -> str:
 
 
 def caveat(n: int | float | None, unit: str = "questions") -> str:
-    """"n = 4 questions, not interpretable at this n" (n unknown: "n unknown, ...")."""
+    """ "n = 4 questions, not interpretable at this n" (n unknown: "n unknown, ...")."""
     if n is None or (isinstance(n, float) and math.isnan(n)):
         return f"n unknown, {CAVEAT}"
     return f"n = {counted(int(n), unit)}, {CAVEAT}"

@@ -22,7 +22,6 @@ import polars as pl
 from numpy.typing import ArrayLike, NDArray
 from scipy import stats as st
 
-
 from declinecraft.core.agreement import is_missing
 
 LABELS: tuple[str, ...] = ("ABSTAIN", "DENY", "ANSWER")
@@ -81,9 +80,7 @@ def _resample_counts(n_items: int, n_resamples: int, seed: int) -> NDArray[np.fl
     return counts.reshape(n_resamples, n_items).astype(np.float64)
 
 
-def _percentiles(
-    samples: NDArray[np.float64], confidence: float
-) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
+def _percentiles(samples: NDArray[np.float64], confidence: float) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
     _check_confidence(confidence)
     alpha = (1.0 - confidence) / 2.0
     with np.errstate(invalid="ignore"):
@@ -94,7 +91,12 @@ def _percentiles(
 
 
 def bootstrap_means(
-    matrix: ArrayLike, n_resamples: int = 1000, confidence: float = 0.95, seed: int = 0, *, items: ArrayLike | None = None
+    matrix: ArrayLike,
+    n_resamples: int = 1000,
+    confidence: float = 0.95,
+    seed: int = 0,
+    *,
+    items: ArrayLike | None = None,
 ) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
     """Percentile bootstrap intervals of row means, resampling columns (questions).
 
@@ -216,9 +218,7 @@ def spearman(x: ArrayLike, y: ArrayLike) -> tuple[float, float]:
     return rho, _pearson_t(rho, xs.size - 2)
 
 
-def partial_rank_association(
-    x: ArrayLike, y: ArrayLike, covariate: ArrayLike
-) -> tuple[float, float]:
+def partial_rank_association(x: ArrayLike, y: ArrayLike, covariate: ArrayLike) -> tuple[float, float]:
     """Rank association of x and y with a covariate held fixed (App. A.6, release month).
 
     Regresses the ranks of x and of y on the covariate's ranks (with intercept), then returns the
@@ -366,9 +366,7 @@ def pareto_frontier(attempt: ArrayLike, car: ArrayLike) -> NDArray[np.bool_]:
     return ~dominated & ~np.isnan(a) & ~np.isnan(c)
 
 
-def thinking_transitions(
-    labels_off: Sequence[str | None], labels_on: Sequence[str | None]
-) -> dict[str, float]:
+def thinking_transitions(labels_off: Sequence[str | None], labels_on: Sequence[str | None]) -> dict[str, float]:
     """Matched label changes when thinking is enabled, with exact McNemar p (App. A.5, Table 8).
 
     Pairs where either response exhausted its budget (label None) are left out. A: abstain,

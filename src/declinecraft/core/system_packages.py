@@ -41,11 +41,26 @@ class Need:
 
 TEX = Need(
     "paper PDF",
-    ("latexmk", "texlive-latex-base", "texlive-latex-recommended", "texlive-latex-extra", "texlive-fonts-recommended",
-     "poppler-utils"),
+    (
+        "latexmk",
+        "texlive-latex-base",
+        "texlive-latex-recommended",
+        "texlive-latex-extra",
+        "texlive-fonts-recommended",
+        "poppler-utils",
+    ),
     commands=("latexmk", "pdflatex", "kpsewhich", "pdftotext"),
-    tex_files=("geometry.sty", "mathptmx.sty", "microtype.sty", "booktabs.sty", "adjustbox.sty", "hyperref.sty", "xcolor.sty",
-              "longtable.sty", "placeins.sty"),
+    tex_files=(
+        "geometry.sty",
+        "mathptmx.sty",
+        "microtype.sty",
+        "booktabs.sty",
+        "adjustbox.sty",
+        "hyperref.sty",
+        "xcolor.sty",
+        "longtable.sty",
+        "placeins.sty",
+    ),
 )
 NEEDS: tuple[Need, ...] = (
     Need("llama.cpp build (llama-cpp-python, llama-server)", ("cmake", "g++"), commands=("cmake", "g++")),
@@ -102,7 +117,10 @@ def privilege(*, uid: int | None = None, which: Callable[[str], str | None] = sh
 
 def install_commands(packages: Sequence[str], prefix: Sequence[str]) -> list[list[str]]:
     """The apt-get calls that install ``packages`` (an index update first)."""
-    return [[*prefix, "apt-get", "update", "-qq"], [*prefix, "apt-get", "install", "-y", "-qq", "--no-install-recommends", *packages]]
+    return [
+        [*prefix, "apt-get", "update", "-qq"],
+        [*prefix, "apt-get", "install", "-y", "-qq", "--no-install-recommends", *packages],
+    ]
 
 
 def plan(needs: Sequence[Need] = NEEDS, **probes: Callable) -> tuple[list[str], list[str]]:

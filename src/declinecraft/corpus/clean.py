@@ -132,9 +132,7 @@ def _node_text(node: Node) -> str:
     if isinstance(node, Heading):
         return _render(node.title).strip()
     if isinstance(node, ExternalLink):
-        return _render(node.title).strip() if node.title is not None else (
-            "" if node.brackets else str(node.url)
-        )
+        return _render(node.title).strip() if node.title is not None else ("" if node.brackets else str(node.url))
     if isinstance(node, Argument):
         return _render(node.default) if node.default is not None else ""
     if isinstance(node, Comment):

@@ -18,11 +18,9 @@ from urllib.parse import quote
 
 import polars as pl
 
-from declinecraft.corpus import clean
 from declinecraft.core import config
 from declinecraft.core.artifacts import CHUNK_COLUMNS  # noqa: F401  (the columns chunk tables carry)
-from declinecraft.corpus import wiki
-
+from declinecraft.corpus import clean, wiki
 
 #: The params of :class:`config.CorpusParams` that :func:`build` accepts as ``**rules``.
 RULES = (
@@ -100,8 +98,10 @@ def build(pages: Iterable[wiki.Page], cutoff: str | date | datetime = "2025-03-3
     cut = wiki.end_of_day(cutoff)
     snapshot = wiki.end_of_day(params.snapshot) if params.snapshot else None
     shared = _compile(params.exclude_titles)
-    patterns = {"pre": shared + _compile(params.exclude_titles_pre),
-                "post": shared + _compile(params.exclude_titles_post)}
+    patterns = {
+        "pre": shared + _compile(params.exclude_titles_pre),
+        "post": shared + _compile(params.exclude_titles_post),
+    }
     rows: dict[str, list[tuple[Any, ...]]] = {"pre": [], "post": []}
     dropped: list[tuple[str, str, str, str]] = []
     seen: set[str] = set()

@@ -29,7 +29,7 @@ import time
 from collections import deque
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from email.utils import parsedate_to_datetime
 from pathlib import Path
 from typing import Any
@@ -113,8 +113,15 @@ class ApiClient:
             if attempt == self.max_retries:
                 break
             delay = min(self.max_wait_s, max(self.backoff_s * 2**attempt, wait or 0.0))
-            log.warning("%s: %s for %s; retry %d/%d in %.1f s", self.api_url, problem, about,
-                        attempt + 1, self.max_retries, delay)
+            log.warning(
+                "%s: %s for %s; retry %d/%d in %.1f s",
+                self.api_url,
+                problem,
+                about,
+                attempt + 1,
+                self.max_retries,
+                delay,
+            )
             self._sleep(delay)
         raise CrawlError(
             f"{self.api_url}: request for {about} failed after {self.max_retries + 1} attempts "
@@ -171,7 +178,7 @@ def _retry_after(value: str | None) -> float | None:
             when = parsedate_to_datetime(value)
         except (TypeError, ValueError):
             return None
-        return max(0.0, (when - datetime.now(timezone.utc)).total_seconds())
+        return max(0.0, (when - datetime.now(UTC)).total_seconds())
 
 
 class CrawlCache:
@@ -221,8 +228,9 @@ class CrawlResult:
 class Crawler:
     """Fetches pages through an :class:`ApiClient`, caching every answer."""
 
-    def __init__(self, client: ApiClient, cache: CrawlCache, *, cutoff: str, snapshot: str = "",
-                 namespaces: Iterable[int] = (0,)) -> None:
+    def __init__(
+        self, client: ApiClient, cache: CrawlCache, *, cutoff: str, snapshot: str = "", namespaces: Iterable[int] = (0,)
+    ) -> None:
         self.client, self.cache = client, cache
         self.cut = wiki.end_of_day(cutoff)
         self.snapshot = wiki.end_of_day(snapshot) if snapshot else None
@@ -254,8 +262,9 @@ class Crawler:
 
     def _revision(self, title: str, params: dict[str, str], about: str) -> dict[str, Any]:
         # rvlimit=1 answers carry an rvcontinue for older revisions: never follow it here.
-        data = self.client.get({"action": "query", "prop": "revisions", "titles": title, "rvlimit": "1", **params},
-                               about=about)
+        data = self.client.get(
+            {"action": "query", "prop": "revisions", "titles": title, "rvlimit": "1", **params}, about=about
+        )
         pages = data.get("query", {}).get("pages", [])
         if len(pages) != 1:
             raise CrawlError(f"{self.client.api_url}: expected one page for {about}, got {len(pages)}")
@@ -267,10 +276,18 @@ class Crawler:
         cached = self.cache.get(key)
         if cached is not None:
             return cached
-        params = {"prop": "links", "titles": title, "pllimit": "max",
-                  "plnamespace": "|".join(map(str, self.namespaces))}
-        found = [link["title"] for batch in self.client.query(params, about=f"links of {title!r}")
-                 for page in batch.get("query", {}).get("pages", []) for link in page.get("links", [])]
+        params = {
+            "prop": "links",
+            "titles": title,
+            "pllimit": "max",
+            "plnamespace": "|".join(map(str, self.namespaces)),
+        }
+        found = [
+            link["title"]
+            for batch in self.client.query(params, about=f"links of {title!r}")
+            for page in batch.get("query", {}).get("pages", [])
+            for link in page.get("links", [])
+        ]
         self.cache.put(key, found)
         return found
 
@@ -288,8 +305,14 @@ class Crawler:
         self.cache.put(key, titles)
         return titles
 
-    def crawl(self, seeds: Iterable[str], *, follow: Callable[[wiki.Page, bool], bool] | None = None,
-              max_pages: int = 3000, side: str = "pre") -> CrawlResult:
+    def crawl(
+        self,
+        seeds: Iterable[str],
+        *,
+        follow: Callable[[wiki.Page, bool], bool] | None = None,
+        max_pages: int = 3000,
+        side: str = "pre",
+    ) -> CrawlResult:
         """Breadth-first over links from ``seeds`` (``follow=None``: visit the seeds only).
 
         ``follow(page, is_seed)`` says whether to expand a page's links; a redirect is always
@@ -320,8 +343,9 @@ class Crawler:
                     queued.add(name)
                     queue.append(name)
         if queue:
-            log.warning("crawl from %d seeds stopped at max_pages=%d with %d titles left", len(seeds_set),
-                        max_pages, len(queue))
+            log.warning(
+                "crawl from %d seeds stopped at max_pages=%d with %d titles left", len(seeds_set), max_pages, len(queue)
+            )
         result.stats = {"visited": visited, "frontier_left": len(queue)}
         return result
 
@@ -344,9 +368,13 @@ def to_page(record: dict[str, Any]) -> wiki.Page:
     return wiki.Page(record["title"], int(record["ns"]), revisions, redirect=wiki.redirect_target(latest))
 
 
-def crawl_corpus(params: config.CorpusParams, cache_dir: str | Path, *,
-                 transport: httpx.BaseTransport | None = None,
-                 sleep: Callable[[float], None] = time.sleep) -> CrawlResult:
+def crawl_corpus(
+    params: config.CorpusParams,
+    cache_dir: str | Path,
+    *,
+    transport: httpx.BaseTransport | None = None,
+    sleep: Callable[[float], None] = time.sleep,
+) -> CrawlResult:
     """Crawl the pages of both corpora as the run's params say (seeds, allpages, politeness).
 
     Raises:
@@ -366,9 +394,16 @@ def crawl_corpus(params: config.CorpusParams, cache_dir: str | Path, *,
         created = page.first()
         return allowed(page) and (is_seed or (created is not None and created.timestamp > cut))
 
-    client = ApiClient(params.api_url, user_agent=params.user_agent, requests_per_second=params.requests_per_second,
-                       max_retries=params.max_retries, timeout_s=params.timeout_s, maxlag=params.maxlag,
-                       transport=transport, sleep=sleep)
+    client = ApiClient(
+        params.api_url,
+        user_agent=params.user_agent,
+        requests_per_second=params.requests_per_second,
+        max_retries=params.max_retries,
+        timeout_s=params.timeout_s,
+        maxlag=params.maxlag,
+        transport=transport,
+        sleep=sleep,
+    )
     with client, CrawlCache(Path(cache_dir) / "crawl.sqlite") as cache:
         crawler = Crawler(client, cache, cutoff=params.cutoff, snapshot=params.snapshot, namespaces=params.namespaces)
         if params.seed_source == "allpages":
@@ -376,8 +411,10 @@ def crawl_corpus(params: config.CorpusParams, cache_dir: str | Path, *,
         elif params.seed_source == "links":
             if not params.seeds_pre and not params.seeds_post:
                 raise CrawlError(f"{params.api_url}: seed_source 'links' needs seeds_pre or seeds_post")
-            parts = [crawler.crawl(params.seeds_pre, follow=follow_pre, max_pages=params.max_pages, side="pre"),
-                     crawler.crawl(params.seeds_post, follow=follow_post, max_pages=params.max_pages, side="post")]
+            parts = [
+                crawler.crawl(params.seeds_pre, follow=follow_pre, max_pages=params.max_pages, side="pre"),
+                crawler.crawl(params.seeds_post, follow=follow_post, max_pages=params.max_pages, side="post"),
+            ]
         else:
             raise CrawlError(f"seed_source must be 'links' or 'allpages', got {params.seed_source!r}")
         merged, seen = CrawlResult(), set()

@@ -66,7 +66,9 @@ def run(cfg: RunConfig) -> CorpusResult:
     chunks = {}
     for name, pages in (("pre", result.pre), ("post", result.post)):
         with_url = pages.with_columns(
-            pl.col("title").map_elements(lambda t: page_url(params.url_template, t), return_dtype=pl.String).alias("url"),
+            pl.col("title")
+            .map_elements(lambda t: page_url(params.url_template, t), return_dtype=pl.String)
+            .alias("url"),
             pl.lit(name).alias("corpus"),
         )
         chunks[name] = chunk(with_url, params.chunk_size, params.chunk_overlap).select(CHUNK_COLUMNS)
@@ -83,8 +85,12 @@ def run(cfg: RunConfig) -> CorpusResult:
             frame.write_parquet(tmp)
     with paths.atomic_path(folder / "stats.csv") as tmp:
         stats.write_csv(tmp)
-    manifest = {"run": cfg.run, "params": cfg.block_dict("corpus"), "input": source,
-                "counts": stats.select("corpus", "pages", "chunks", "dropped").to_dicts()}
+    manifest = {
+        "run": cfg.run,
+        "params": cfg.block_dict("corpus"),
+        "input": source,
+        "counts": stats.select("corpus", "pages", "chunks", "dropped").to_dicts(),
+    }
     paths.write_text_atomic(folder / "manifest.json", json.dumps(manifest, indent=2, default=str) + "\n")
     (folder / "NOT_BUILT.md").unlink(missing_ok=True)  # the placeholder of a run before this stage existed
     log.info("corpus: %s", manifest["counts"])

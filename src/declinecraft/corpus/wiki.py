@@ -15,7 +15,7 @@ import xml.etree.ElementTree as ET
 from array import array
 from collections.abc import Iterator
 from dataclasses import dataclass, field
-from datetime import date, datetime, time, timedelta, timezone
+from datetime import UTC, date, datetime, time, timedelta
 from pathlib import Path
 from typing import IO
 
@@ -86,7 +86,7 @@ def parse_timestamp(value: str) -> datetime:
     stamp = datetime.fromisoformat(value.strip())
     if stamp.tzinfo is None:
         raise ValueError(f"timestamp {value!r} has no time zone")
-    return stamp.astimezone(timezone.utc)
+    return stamp.astimezone(UTC)
 
 
 def end_of_day(day: str | date | datetime) -> datetime:
@@ -95,12 +95,12 @@ def end_of_day(day: str | date | datetime) -> datetime:
     A full datetime is returned unchanged (as UTC), so callers may pass an exact instant.
     """
     if isinstance(day, datetime):
-        return day.astimezone(timezone.utc) if day.tzinfo else day.replace(tzinfo=timezone.utc)
+        return day.astimezone(UTC) if day.tzinfo else day.replace(tzinfo=UTC)
     if isinstance(day, str):
         if "T" in day:
             return parse_timestamp(day)
         day = date.fromisoformat(day)
-    start = datetime.combine(day, time(0), tzinfo=timezone.utc)
+    start = datetime.combine(day, time(0), tzinfo=UTC)
     return start + timedelta(days=1) - timedelta(microseconds=1)
 
 

@@ -80,9 +80,7 @@ def settings(params: AnswerParams) -> list[Setting]:
         raise ValueError(f"answer.conditions must be a non-empty subset of {CONDITIONS}, got {params.conditions}")
     if params.k < 1 or any(k < 1 for k in params.k_sweep):
         raise ValueError(f"answer.k and answer.k_sweep need k >= 1, got k={params.k}, k_sweep={params.k_sweep}")
-    out = [
-        Setting("no_rag") if c == "no_rag" else Setting(c, params.pipeline, params.k) for c in params.conditions
-    ]
+    out = [Setting("no_rag") if c == "no_rag" else Setting(c, params.pipeline, params.k) for c in params.conditions]
     out += [Setting("single", params.pipeline, k) for k in params.k_sweep]
     out += [Setting("single", p, params.k) for p in params.pipelines]
     if params.no_scenario:
@@ -166,8 +164,16 @@ def query_of(row: Mapping[str, Any], scenario: bool) -> str:
 
 def response_id(question_id: str, model: str, thinking: str, setting: Setting) -> str:
     """A stable 16-hex id of one response row (the join key of every 06_judge table)."""
-    key = [question_id, model, thinking, setting.condition, setting.pipeline, setting.k, setting.scenario,
-           setting.prompt_variant]  # fmt: skip
+    key = [
+        question_id,
+        model,
+        thinking,
+        setting.condition,
+        setting.pipeline,
+        setting.k,
+        setting.scenario,
+        setting.prompt_variant,
+    ]
     return hashlib.sha256(json.dumps(key).encode()).hexdigest()[:16]
 
 
@@ -219,12 +225,11 @@ def answer_setting(
         return [Answered(i, q, r) for i, q, r in zip(ids, queries, replies, strict=True)]
     first = search(queries, setting.pipeline, setting.k)
     if setting.condition == "single":
-        contexts = [context_of([h.chunk_id for h in hits], lookup, i, chunk_chars)
-                    for i, hits in zip(ids, first, strict=True)]  # fmt: skip
-        replies = ask([answer_call(setting, q, c) for q, c in zip(queries, contexts, strict=True)])
-        return [
-            Answered(i, q, r, list(h)) for i, q, r, h in zip(ids, queries, replies, first, strict=True)
+        contexts = [
+            context_of([h.chunk_id for h in hits], lookup, i, chunk_chars) for i, hits in zip(ids, first, strict=True)
         ]
+        replies = ask([answer_call(setting, q, c) for q, c in zip(queries, contexts, strict=True)])
+        return [Answered(i, q, r, list(h)) for i, q, r, h in zip(ids, queries, replies, first, strict=True)]
     owner = dict(zip(queries, ids, strict=False))
     ranks: dict[str, dict[str, Hit]] = {i: {h.chunk_id: h for h in hits} for i, hits in zip(ids, first, strict=True)}
 
@@ -232,15 +237,21 @@ def answer_setting(
         return [[h.chunk_id for h in hits] for hits in search(list(texts), setting.pipeline, k)]
 
     def reflect(items: Sequence[tuple[str, Sequence[str]]]) -> list[Reply]:
-        return ask([
-            Call(REFLECT, {"context": context_of(chunk_ids, lookup, owner.get(q, "?"), chunk_chars), "query": q})
-            for q, chunk_ids in items
-        ])  # fmt: skip
+        return ask(
+            [
+                Call(REFLECT, {"context": context_of(chunk_ids, lookup, owner.get(q, "?"), chunk_chars), "query": q})
+                for q, chunk_ids in items
+            ]
+        )
 
     traces = iterative.run(
-        queries, retrieve=retrieve, reflect=reflect, k=setting.k, max_rounds=max_rounds,
+        queries,
+        retrieve=retrieve,
+        reflect=reflect,
+        k=setting.k,
+        max_rounds=max_rounds,
         first=[[h.chunk_id for h in hits] for hits in first],
-    )  # fmt: skip
+    )
     contexts = [context_of(t.chunk_ids, lookup, i, chunk_chars) for i, t in zip(ids, traces, strict=True)]
     replies = ask([answer_call(setting, q, c) for q, c in zip(queries, contexts, strict=True)])
     out = []
@@ -287,30 +298,32 @@ def rows_of(
     thinking = thinking_label(thinking)
     for a in answered:
         r = a.reply
-        rows.append({
-            "response_id": response_id(a.question_id, model, thinking, setting),
-            "question_id": a.question_id,
-            "answerable": bool(answerable[a.question_id]),
-            "model": model,
-            "thinking": thinking,
-            "condition": setting.condition,
-            "pipeline": setting.pipeline,
-            "k": setting.k,
-            "scenario": setting.scenario,
-            "prompt_variant": setting.prompt_variant,
-            "query": a.query,
-            "response": r.text or "",
-            "thinking_trace": r.thinking,
-            "finish_reason": r.finish_reason,
-            "budget_exhausted": bool(r.budget_exhausted),
-            "cache_key": r.cache_key,
-            "retrieved_chunk_ids": [h.chunk_id for h in a.hits],
-            "component_ranks": json.dumps([dict(h.ranks) for h in a.hits]) if a.hits else None,
-            "rounds": a.rounds,
-            "n_rounds": a.n_rounds,
-            "completion_tokens": r.completion_tokens,
-            "error": r.error,
-        })  # fmt: skip
+        rows.append(
+            {
+                "response_id": response_id(a.question_id, model, thinking, setting),
+                "question_id": a.question_id,
+                "answerable": bool(answerable[a.question_id]),
+                "model": model,
+                "thinking": thinking,
+                "condition": setting.condition,
+                "pipeline": setting.pipeline,
+                "k": setting.k,
+                "scenario": setting.scenario,
+                "prompt_variant": setting.prompt_variant,
+                "query": a.query,
+                "response": r.text or "",
+                "thinking_trace": r.thinking,
+                "finish_reason": r.finish_reason,
+                "budget_exhausted": bool(r.budget_exhausted),
+                "cache_key": r.cache_key,
+                "retrieved_chunk_ids": [h.chunk_id for h in a.hits],
+                "component_ranks": json.dumps([dict(h.ranks) for h in a.hits]) if a.hits else None,
+                "rounds": a.rounds,
+                "n_rounds": a.n_rounds,
+                "completion_tokens": r.completion_tokens,
+                "error": r.error,
+            }
+        )
     return rows
 
 
@@ -323,6 +336,8 @@ def responses_frame(rows: Sequence[Mapping[str, Any]]) -> pl.DataFrame:
     frame = pl.DataFrame(list(rows), schema=SCHEMA)
     dup = frame.filter(pl.col("response_id").is_duplicated())
     if dup.height:
-        raise ValueError(f"duplicate response {dup.row(0, named=True)['response_id']} for question "
-                         f"{dup['question_id'][0]!r}: a setting was answered twice")  # fmt: skip
+        raise ValueError(
+            f"duplicate response {dup.row(0, named=True)['response_id']} for question "
+            f"{dup['question_id'][0]!r}: a setting was answered twice"
+        )
     return frame

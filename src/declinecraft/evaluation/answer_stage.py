@@ -67,8 +67,9 @@ def check_chunks(questions: pl.DataFrame, lookup: Lookup) -> None:
         try:
             lookup(wanted)
         except KeyError as exc:
-            raise ValueError(f"question {row['id']!r}: {exc.args[0]} "
-                             "(benchmark and index are from different builds?)") from exc  # fmt: skip
+            raise ValueError(
+                f"question {row['id']!r}: {exc.args[0]} (benchmark and index are from different builds?)"
+            ) from exc
 
 
 class MemoSearch:
@@ -111,20 +112,46 @@ def retrieved_frame(questions: pl.DataFrame, memo: MemoSearch, settings: Sequenc
             hits = memo.memo.get((answer.query_of(r, scenario), pipeline, k))
             if hits is None:
                 continue
-            rows.append({"question_id": r["id"], "answerable": r["answerable"], "pipeline": pipeline, "k": k,
-                         "scenario": scenario, "target_chunk_id": r["target_chunk_id"],
-                         "scenario_chunk_ids": list(r["scenario_chunk_ids"] or []),
-                         "retrieved_ids": [h.chunk_id for h in hits]})  # fmt: skip
-    return pl.DataFrame(rows, schema={"question_id": pl.String, "answerable": pl.Boolean, "pipeline": pl.String,
-                                      "k": pl.Int64, "scenario": pl.Boolean, "target_chunk_id": pl.String,
-                                      "scenario_chunk_ids": pl.List(pl.String), "retrieved_ids": pl.List(pl.String)})
+            rows.append(
+                {
+                    "question_id": r["id"],
+                    "answerable": r["answerable"],
+                    "pipeline": pipeline,
+                    "k": k,
+                    "scenario": scenario,
+                    "target_chunk_id": r["target_chunk_id"],
+                    "scenario_chunk_ids": list(r["scenario_chunk_ids"] or []),
+                    "retrieved_ids": [h.chunk_id for h in hits],
+                }
+            )
+    return pl.DataFrame(
+        rows,
+        schema={
+            "question_id": pl.String,
+            "answerable": pl.Boolean,
+            "pipeline": pl.String,
+            "k": pl.Int64,
+            "scenario": pl.Boolean,
+            "target_chunk_id": pl.String,
+            "scenario_chunk_ids": pl.List(pl.String),
+            "retrieved_ids": pl.List(pl.String),
+        },
+    )
 
 
 #: Columns of ``retrieval.parquet``.
 DIAGNOSTICS_SCHEMA = {
-    "metric": pl.String, "pipeline": pl.String, "k": pl.Int64, "depth": pl.Int64, "scenario": pl.Boolean,
-    "n": pl.Int64, "hits": pl.Int64, "rate": pl.Float64, "low": pl.Float64, "high": pl.Float64,
-}  # fmt: skip
+    "metric": pl.String,
+    "pipeline": pl.String,
+    "k": pl.Int64,
+    "depth": pl.Int64,
+    "scenario": pl.Boolean,
+    "n": pl.Int64,
+    "hits": pl.Int64,
+    "rate": pl.Float64,
+    "low": pl.Float64,
+    "high": pl.Float64,
+}
 
 
 def retrieval_diagnostics(retrieved: pl.DataFrame) -> pl.DataFrame:
@@ -141,10 +168,15 @@ def retrieval_diagnostics(retrieved: pl.DataFrame) -> pl.DataFrame:
         depth = int(k_used)  # type: ignore[call-overload]
         for metric, fn in (("hit_at_k", hit_at_k), ("scenario_overlap", scenario_hit_rate)):
             rate = fn(group, depth, by=None)
-            parts.append(rate.with_columns(
-                metric=pl.lit(metric), pipeline=pl.lit(pipeline), k=pl.lit(depth),
-                depth=pl.lit(depth), scenario=pl.lit(scenario),
-            ))  # fmt: skip
+            parts.append(
+                rate.with_columns(
+                    metric=pl.lit(metric),
+                    pipeline=pl.lit(pipeline),
+                    k=pl.lit(depth),
+                    depth=pl.lit(depth),
+                    scenario=pl.lit(scenario),
+                )
+            )
     if not parts:  # a no-RAG-only run retrieves nothing: the table is empty but keeps its columns
         return pl.DataFrame(schema=DIAGNOSTICS_SCHEMA)
     return pl.concat(parts, how="diagonal_relaxed").select(list(DIAGNOSTICS_SCHEMA))
@@ -159,14 +191,29 @@ def prefetch(questions: pl.DataFrame, settings: Sequence[answer.Setting], memo: 
 
 
 def setting_rows(
-    questions: pl.DataFrame, setting: answer.Setting, model: str, thinking: str, params: AnswerParams, *,
-    models: Models, search: Search, lookup: Lookup, answerable: dict[str, bool],
+    questions: pl.DataFrame,
+    setting: answer.Setting,
+    model: str,
+    thinking: str,
+    params: AnswerParams,
+    *,
+    models: Models,
+    search: Search,
+    lookup: Lookup,
+    answerable: dict[str, bool],
 ) -> list[dict[str, Any]]:
     """Answer every question under one setting with one model and thinking mode; the rows of
     ``responses.parquet`` (the answer params give the budget, rounds and chunk cut)."""
     ask = models.asker(model, thinking=thinking, max_tokens=params.max_tokens, temperature=params.temperature)
-    done = answer.answer_setting(questions, setting, ask=ask, search=search, lookup=lookup,
-                                 max_rounds=params.max_rounds, chunk_chars=params.context_chars)  # fmt: skip
+    done = answer.answer_setting(
+        questions,
+        setting,
+        ask=ask,
+        search=search,
+        lookup=lookup,
+        max_rounds=params.max_rounds,
+        chunk_chars=params.context_chars,
+    )
     return answer.rows_of(done, model=model, thinking=thinking, setting=setting, answerable=answerable)
 
 
@@ -182,10 +229,25 @@ def answer_all(
         for thinking in answer.thinking_modes(params.thinking, models.thinking_switch(model)):
             for setting in settings:
                 start = time.monotonic()
-                rows += setting_rows(questions, setting, model, thinking, params, models=models, search=search,
-                                     lookup=lookup, answerable=answerable)  # fmt: skip
-                timings.append({"model": model, "thinking": thinking, **setting.__dict__,
-                                "seconds": round(time.monotonic() - start, 2)})  # fmt: skip
+                rows += setting_rows(
+                    questions,
+                    setting,
+                    model,
+                    thinking,
+                    params,
+                    models=models,
+                    search=search,
+                    lookup=lookup,
+                    answerable=answerable,
+                )
+                timings.append(
+                    {
+                        "model": model,
+                        "thinking": thinking,
+                        **setting.__dict__,
+                        "seconds": round(time.monotonic() - start, 2),
+                    }
+                )
                 log.info("%s (%s) %s: %.1fs", model, thinking, setting, timings[-1]["seconds"])
         models.release()
     return answer.responses_frame(rows), timings
@@ -199,8 +261,17 @@ def answer_comparison(
     model = comparison.model(cfg)
     thinking = answer.thinking_modes(("off",), models.thinking_switch(model))[0]
     answerable = dict(zip(questions["id"], questions["answerable"], strict=True))
-    rows = setting_rows(questions, comparison.setting(cfg), model, thinking, cfg.answer, models=models,
-                        search=search, lookup=lookup, answerable=answerable)  # fmt: skip
+    rows = setting_rows(
+        questions,
+        comparison.setting(cfg),
+        model,
+        thinking,
+        cfg.answer,
+        models=models,
+        search=search,
+        lookup=lookup,
+        answerable=answerable,
+    )
     models.release()
     return answer.responses_frame(rows)
 
@@ -260,14 +331,20 @@ def run(
     else:
         (folder / comparison.RESPONSES).unlink(missing_ok=True)
     summary = {
-        "run": cfg.run, "params": cfg.block_dict("answer"), "questions": questions.height,
-        "answerable": int(questions["answerable"].sum()), "n_responses": frame.height,
-        "budget_exhausted": int(frame["budget_exhausted"].sum()), "errors": int(frame["error"].is_not_null().sum()),
+        "run": cfg.run,
+        "params": cfg.block_dict("answer"),
+        "questions": questions.height,
+        "answerable": int(questions["answerable"].sum()),
+        "n_responses": frame.height,
+        "budget_exhausted": int(frame["budget_exhausted"].sum()),
+        "errors": int(frame["error"].is_not_null().sum()),
         "comparison_responses": compared.height,
-        "empty": int((frame["response"].str.strip_chars() == "").sum()), "seconds": round(time.monotonic() - start, 1),
+        "empty": int((frame["response"].str.strip_chars() == "").sum()),
+        "seconds": round(time.monotonic() - start, 1),
         "timings": timings,
-    }  # fmt: skip
+    }
     paths.write_text_atomic(folder / "manifest.json", json.dumps(summary, indent=2, default=str) + "\n")
     (folder / "NOT_BUILT.md").unlink(missing_ok=True)
-    return AnswerResult(responses=frame, retrieval=diagnostics, retrieved=retrieved, questions=questions,
-                        manifest=summary)
+    return AnswerResult(
+        responses=frame, retrieval=diagnostics, retrieved=retrieved, questions=questions, manifest=summary
+    )

@@ -56,15 +56,30 @@ def car_by_generator(responses: pl.DataFrame, labels: pl.DataFrame) -> pl.DataFr
     ``car_unlabelled`` and left out, as a budget-exhausted one is."""
     primary = labels.filter(pl.col("role") == "response_judge").select("response_id", "label")
     frame = responses.join(primary, on="response_id", how="left").with_columns(
-        generator=pl.col("question_id").str.split("/").list.first(), accuracy=pl.lit(None, pl.Float64))
+        generator=pl.col("question_id").str.split("/").list.first(), accuracy=pl.lit(None, pl.Float64)
+    )
     unlabelled = pl.col("label").is_null() & ~pl.col("budget_exhausted").fill_null(False)
     rows = []
     for (generator,), part in frame.group_by(["generator"], maintain_order=True):
         rate = metrics.correct_abstention_rate(part.filter(~unlabelled))
-        rows.append({"generator": generator, "car_model": part["model"][0], "car": rate.rate, "car_k": rate.k,
-                     "car_n": rate.n, "car_unlabelled": part.filter(unlabelled).height})  # fmt: skip
-    schema = {"generator": pl.String, "car_model": pl.String, "car": pl.Float64, "car_k": pl.Int64,
-              "car_n": pl.Int64, "car_unlabelled": pl.Int64}  # fmt: skip
+        rows.append(
+            {
+                "generator": generator,
+                "car_model": part["model"][0],
+                "car": rate.rate,
+                "car_k": rate.k,
+                "car_n": rate.n,
+                "car_unlabelled": part.filter(unlabelled).height,
+            }
+        )
+    schema = {
+        "generator": pl.String,
+        "car_model": pl.String,
+        "car": pl.Float64,
+        "car_k": pl.Int64,
+        "car_n": pl.Int64,
+        "car_unlabelled": pl.Int64,
+    }
     return pl.DataFrame(rows, schema=schema)
 
 

@@ -30,6 +30,7 @@ def format_context(chunks: Sequence[Chunk], chunk_chars: int = 0) -> str:
 
     ``chunk_chars`` > 0 cuts each chunk's text to that many characters (``answer.context_chars``).
     """
+
     def body(text: str) -> str:
         text = text.strip()
         return text[:chunk_chars].rstrip() if chunk_chars > 0 else text

@@ -33,19 +33,33 @@ from typing import Any
 import numpy as np
 import polars as pl
 
-from declinecraft.evaluation import metrics
 from declinecraft.core import stats
 from declinecraft.core.agreement import cohen_kappa
+from declinecraft.evaluation import metrics
 from declinecraft.evaluation.context import Lookup, format_context
-from declinecraft.llm.calls import Ask, Call
 from declinecraft.evaluation.rule_labels import LABELS, SCORES, parse_label, parse_score, rule_label
 from declinecraft.evaluation.verdict import LABEL_CHOICES, REASK_LABEL, REASK_SCORE, SCORE_CHOICES, ask_parsed
+from declinecraft.llm.calls import Ask, Call
 
 __all__ = [
-    "LABELS", "SCORES", "LABEL_CHOICES", "SCORE_CHOICES", "REASK_LABEL", "REASK_SCORE", "rule_label", "parse_label",
-    "parse_score", "truncate", "ask_parsed",
-    "label_responses", "score_responses", "judged_frame", "results", "leakage", "agreement",
-]  # fmt: skip
+    "LABELS",
+    "SCORES",
+    "LABEL_CHOICES",
+    "SCORE_CHOICES",
+    "REASK_LABEL",
+    "REASK_SCORE",
+    "rule_label",
+    "parse_label",
+    "parse_score",
+    "truncate",
+    "ask_parsed",
+    "label_responses",
+    "score_responses",
+    "judged_frame",
+    "results",
+    "leakage",
+    "agreement",
+]
 
 RESPONSE_PROMPT = "judge_response"
 ACCURACY_PROMPT = "judge_accuracy"
@@ -71,14 +85,28 @@ def outcome(row: Mapping[str, Any]) -> str:
 
 
 LABEL_SCHEMA: dict[str, Any] = {
-    "response_id": pl.String, "judge": pl.String, "role": pl.String, "source": pl.String,
-    "raw_output": pl.String, "label": pl.String, "unparsable": pl.Boolean, "reasked": pl.Boolean,
-    "raw_reask": pl.String, "cache_key": pl.String, "error": pl.String, "rule_label": pl.String,
-}  # fmt: skip
+    "response_id": pl.String,
+    "judge": pl.String,
+    "role": pl.String,
+    "source": pl.String,
+    "raw_output": pl.String,
+    "label": pl.String,
+    "unparsable": pl.Boolean,
+    "reasked": pl.Boolean,
+    "raw_reask": pl.String,
+    "cache_key": pl.String,
+    "error": pl.String,
+    "rule_label": pl.String,
+}
 
 
 def label_responses(
-    responses: pl.DataFrame, ask: Ask, *, judge: str, truncate_chars: int = 12000, role: str = "response_judge",
+    responses: pl.DataFrame,
+    ask: Ask,
+    *,
+    judge: str,
+    truncate_chars: int = 12000,
+    role: str = "response_judge",
     constrain: bool = False,
 ) -> pl.DataFrame:
     """Label responses with one judge; one row per response (see :data:`LABEL_SCHEMA`); with
@@ -93,18 +121,33 @@ def label_responses(
         Call(RESPONSE_PROMPT, {"question": rows[i]["query"], "answer": truncate(rows[i]["response"], truncate_chars)})
         for i in todo
     ]
-    verdicts = dict(zip(todo, ask_parsed(calls, ask, parse_label, REASK_LABEL, choices=LABEL_CHOICES if constrain else ()), strict=True))
+    verdicts = dict(
+        zip(
+            todo,
+            ask_parsed(calls, ask, parse_label, REASK_LABEL, choices=LABEL_CHOICES if constrain else ()),
+            strict=True,
+        )
+    )
     out = []
     for i, (row, source) in enumerate(zip(rows, sources, strict=True)):
         v = verdicts.get(i)
         label = v.value if v else ("ANSWER" if source == "empty" else None)
-        out.append({
-            "response_id": row["response_id"], "judge": judge, "role": role, "source": source,
-            "raw_output": v.raw if v else None, "label": label, "unparsable": bool(v and v.unparsable),
-            "reasked": bool(v and v.reasked), "raw_reask": v.raw_reask if v else None,
-            "cache_key": v.cache_key if v else None, "error": v.error if v else None,
-            "rule_label": None if source in ("error", "budget_exhausted") else rule_label(row["response"] or ""),
-        })  # fmt: skip
+        out.append(
+            {
+                "response_id": row["response_id"],
+                "judge": judge,
+                "role": role,
+                "source": source,
+                "raw_output": v.raw if v else None,
+                "label": label,
+                "unparsable": bool(v and v.unparsable),
+                "reasked": bool(v and v.reasked),
+                "raw_reask": v.raw_reask if v else None,
+                "cache_key": v.cache_key if v else None,
+                "error": v.error if v else None,
+                "rule_label": None if source in ("error", "budget_exhausted") else rule_label(row["response"] or ""),
+            }
+        )
     return pl.DataFrame(out, schema=LABEL_SCHEMA)
 
 
@@ -127,10 +170,18 @@ def second_judge_sample(labels: pl.DataFrame, responses: pl.DataFrame, n: int, s
 # --- oracle references -----------------------------------------------------------------------------
 
 REFERENCE_SCHEMA: dict[str, Any] = {
-    "question_id": pl.String, "answerable": pl.Boolean, "oracle": pl.String, "prompt": pl.String,
-    "source_titles": pl.List(pl.String), "context_chars": pl.Int64, "reference": pl.String,
-    "finish_reason": pl.String, "budget_exhausted": pl.Boolean, "cache_key": pl.String, "error": pl.String,
-}  # fmt: skip
+    "question_id": pl.String,
+    "answerable": pl.Boolean,
+    "oracle": pl.String,
+    "prompt": pl.String,
+    "source_titles": pl.List(pl.String),
+    "context_chars": pl.Int64,
+    "reference": pl.String,
+    "finish_reason": pl.String,
+    "budget_exhausted": pl.Boolean,
+    "cache_key": pl.String,
+    "error": pl.String,
+}
 
 
 def reference_context(
@@ -167,28 +218,46 @@ def write_references(questions: pl.DataFrame, contexts: Mapping[str, str], ask: 
     then give that question's responses no score (counted as ``no_reference``).
     """
     rows = questions.to_dicts()
-    calls = [Call(ORACLE_PROMPTS[bool(r["answerable"])], {"context": contexts[r["id"]], "question": r["question"]})
-             for r in rows]  # fmt: skip
+    calls = [
+        Call(ORACLE_PROMPTS[bool(r["answerable"])], {"context": contexts[r["id"]], "question": r["question"]})
+        for r in rows
+    ]
     replies = ask(calls)
     out = []
     for r, call, reply in zip(rows, calls, replies, strict=True):
         usable = not reply.error and not reply.budget_exhausted and (reply.text or "").strip()
-        out.append({
-            "question_id": r["id"], "answerable": bool(r["answerable"]), "oracle": oracle, "prompt": call.prompt,
-            "source_titles": [r["target_title"]], "context_chars": len(contexts[r["id"]]),
-            "reference": reply.text.strip() if usable else None, "finish_reason": reply.finish_reason,
-            "budget_exhausted": reply.budget_exhausted, "cache_key": reply.cache_key, "error": reply.error,
-        })  # fmt: skip
+        out.append(
+            {
+                "question_id": r["id"],
+                "answerable": bool(r["answerable"]),
+                "oracle": oracle,
+                "prompt": call.prompt,
+                "source_titles": [r["target_title"]],
+                "context_chars": len(contexts[r["id"]]),
+                "reference": reply.text.strip() if usable else None,
+                "finish_reason": reply.finish_reason,
+                "budget_exhausted": reply.budget_exhausted,
+                "cache_key": reply.cache_key,
+                "error": reply.error,
+            }
+        )
     return pl.DataFrame(out, schema=REFERENCE_SCHEMA)
 
 
 # --- accuracy --------------------------------------------------------------------------------------
 
 SCORE_SCHEMA: dict[str, Any] = {
-    "response_id": pl.String, "judge": pl.String, "source": pl.String, "raw_output": pl.String,
-    "score": pl.Float64, "unparsable": pl.Boolean, "reasked": pl.Boolean, "raw_reask": pl.String,
-    "cache_key": pl.String, "error": pl.String,
-}  # fmt: skip
+    "response_id": pl.String,
+    "judge": pl.String,
+    "source": pl.String,
+    "raw_output": pl.String,
+    "score": pl.Float64,
+    "unparsable": pl.Boolean,
+    "reasked": pl.Boolean,
+    "raw_reask": pl.String,
+    "cache_key": pl.String,
+    "error": pl.String,
+}
 
 
 def scoring_source(row: Mapping[str, Any]) -> str:
@@ -218,19 +287,37 @@ def score_responses(items: pl.DataFrame, ask: Ask, *, judge: str, constrain: boo
     rows = items.to_dicts()
     sources = [scoring_source(r) for r in rows]
     todo = [i for i, s in enumerate(sources) if s == "llm"]
-    calls = [Call(ACCURACY_PROMPT, {"question": rows[i]["query"], "ground_truth": rows[i]["reference"],
-                                    "candidate": rows[i]["response"]}) for i in todo]  # fmt: skip
-    verdicts = dict(zip(todo, ask_parsed(calls, ask, parse_score, REASK_SCORE, choices=SCORE_CHOICES if constrain else ()), strict=True))
+    calls = [
+        Call(
+            ACCURACY_PROMPT,
+            {"question": rows[i]["query"], "ground_truth": rows[i]["reference"], "candidate": rows[i]["response"]},
+        )
+        for i in todo
+    ]
+    verdicts = dict(
+        zip(
+            todo,
+            ask_parsed(calls, ask, parse_score, REASK_SCORE, choices=SCORE_CHOICES if constrain else ()),
+            strict=True,
+        )
+    )
     out = []
     for i, (row, source) in enumerate(zip(rows, sources, strict=True)):
         v = verdicts.get(i)
-        out.append({
-            "response_id": row["response_id"], "judge": judge, "source": source,
-            "raw_output": v.raw if v else None, "score": v.value if v else FIXED.get(source),
-            "unparsable": bool(v and v.unparsable), "reasked": bool(v and v.reasked),
-            "raw_reask": v.raw_reask if v else None, "cache_key": v.cache_key if v else None,
-            "error": v.error if v else None,
-        })  # fmt: skip
+        out.append(
+            {
+                "response_id": row["response_id"],
+                "judge": judge,
+                "source": source,
+                "raw_output": v.raw if v else None,
+                "score": v.value if v else FIXED.get(source),
+                "unparsable": bool(v and v.unparsable),
+                "reasked": bool(v and v.reasked),
+                "raw_reask": v.raw_reask if v else None,
+                "cache_key": v.cache_key if v else None,
+                "error": v.error if v else None,
+            }
+        )
     return pl.DataFrame(out, schema=SCORE_SCHEMA)
 
 
@@ -242,7 +329,8 @@ def scoring_items(responses: pl.DataFrame, labels: pl.DataFrame, references: pl.
     primary = labels.filter(pl.col("role") == "response_judge").select("response_id", "label")
     refs = references.select("question_id", "reference")
     return chosen.join(primary, on="response_id", how="left", maintain_order="left").join(
-        refs, on="question_id", how="left", maintain_order="left")
+        refs, on="question_id", how="left", maintain_order="left"
+    )
 
 
 def judged_frame(
@@ -255,9 +343,13 @@ def judged_frame(
     scoring set (unanswerable outside the leakage audit).
     """
     primary = labels.filter(pl.col("role") == "response_judge").select(
-        "response_id", "label", pl.col("unparsable").alias("label_unparsable"),
-        pl.col("source").alias("label_source"), pl.col("error").alias("label_error"), "rule_label",
-    )  # fmt: skip
+        "response_id",
+        "label",
+        pl.col("unparsable").alias("label_unparsable"),
+        pl.col("source").alias("label_source"),
+        pl.col("error").alias("label_error"),
+        "rule_label",
+    )
     frame = responses.join(primary, on="response_id", how="left", maintain_order="left")
     if scores.height and judges:
         wide = scores.pivot(on="judge", index="response_id", values="score", aggregate_function="first")
@@ -267,10 +359,9 @@ def judged_frame(
                 wide = wide.with_columns(pl.lit(None, pl.Float64).alias(f"score_{j}"))
         cols = [f"score_{j}" for j in judges]
         wide = wide.select("response_id", *cols).with_columns(
-            accuracy=pl.when(pl.all_horizontal(pl.col(c).is_not_null() for c in cols))
-            .then(pl.mean_horizontal(cols)),
+            accuracy=pl.when(pl.all_horizontal(pl.col(c).is_not_null() for c in cols)).then(pl.mean_horizontal(cols)),
             accuracy_complete=pl.all_horizontal(pl.col(c).is_not_null() for c in cols),
-        )  # fmt: skip
+        )
         frame = frame.join(wide, on="response_id", how="left", maintain_order="left")
     else:
         frame = frame.with_columns(accuracy=pl.lit(None, pl.Float64), accuracy_complete=pl.lit(None, pl.Boolean))
@@ -301,7 +392,7 @@ def results(judged: pl.DataFrame, *, n_resamples: int = 1000, confidence: float 
         n_label_unparsable=(pl.col("label_unparsable").fill_null(False)).sum(),
         n_empty=(pl.col("label_source") == "empty").sum(),
         n_accuracy_incomplete=(pl.col("answerable") & (pl.col("accuracy_complete") == False)).sum(),  # noqa: E712
-    )  # fmt: skip
+    )
     return counts.join(table, on=keys, how="left", nulls_equal=True).sort(keys)
 
 
@@ -314,16 +405,30 @@ def leakage(judged: pl.DataFrame, *, n_resamples: int = 1000, confidence: float 
         scores = group.with_columns(score=pl.when(pl.col("budget_exhausted")).then(0.0).otherwise(pl.col("accuracy")))
         values = scores["score"].cast(pl.Float64).fill_null(np.nan).to_numpy()
         low, high = stats.bootstrap_mean_ci(values, n_resamples, confidence, seed)
-        rows.append({
-            "model": model, "thinking": thinking, "n": group.height,
-            "n_answer": int((group["label"] == "ANSWER").sum()),
-            "n_scored": int(np.isfinite(values).sum()), "n_incomplete": int(np.isnan(values).sum()),
-            "leakage_accuracy": float(np.nanmean(values)) if np.isfinite(values).any() else float("nan"),
-            "low": low, "high": high,
-        })  # fmt: skip
-    schema = {"model": pl.String, "thinking": pl.String, "n": pl.Int64, "n_answer": pl.Int64, "n_scored": pl.Int64,
-              "n_incomplete": pl.Int64, "leakage_accuracy": pl.Float64, "low": pl.Float64,
-              "high": pl.Float64}  # fmt: skip
+        rows.append(
+            {
+                "model": model,
+                "thinking": thinking,
+                "n": group.height,
+                "n_answer": int((group["label"] == "ANSWER").sum()),
+                "n_scored": int(np.isfinite(values).sum()),
+                "n_incomplete": int(np.isnan(values).sum()),
+                "leakage_accuracy": float(np.nanmean(values)) if np.isfinite(values).any() else float("nan"),
+                "low": low,
+                "high": high,
+            }
+        )
+    schema = {
+        "model": pl.String,
+        "thinking": pl.String,
+        "n": pl.Int64,
+        "n_answer": pl.Int64,
+        "n_scored": pl.Int64,
+        "n_incomplete": pl.Int64,
+        "leakage_accuracy": pl.Float64,
+        "low": pl.Float64,
+        "high": pl.Float64,
+    }
     return pl.DataFrame(rows, schema=schema)
 
 
@@ -341,18 +446,32 @@ def agreement(labels: pl.DataFrame, responses: pl.DataFrame) -> pl.DataFrame:
     meta = responses.select("response_id", "answerable", "condition")
     primary = labels.filter(pl.col("role") == "response_judge", pl.col("label").is_not_null())
     primary = primary.join(meta, on="response_id")
-    pairs = [("rule_label", primary.select("response_id", "answerable", "condition", "label",
-                                           pl.col("rule_label").alias("other")).filter(pl.col("other").is_not_null()))]
+    pairs = [
+        (
+            "rule_label",
+            primary.select(
+                "response_id", "answerable", "condition", "label", pl.col("rule_label").alias("other")
+            ).filter(pl.col("other").is_not_null()),
+        )
+    ]
     for judge in labels.filter(pl.col("role") == "second_judge")["judge"].unique(maintain_order=True).to_list():
         other = labels.filter(pl.col("judge") == judge, pl.col("role") == "second_judge", pl.col("label").is_not_null())
-        pairs.append((judge, primary.select("response_id", "answerable", "condition", "label").join(
-            other.select("response_id", pl.col("label").alias("other")), on="response_id")))
+        pairs.append(
+            (
+                judge,
+                primary.select("response_id", "answerable", "condition", "label").join(
+                    other.select("response_id", pl.col("label").alias("other")), on="response_id"
+                ),
+            )
+        )
     rows = []
     for name, frame in pairs:
         scopes = [("all", frame)]
         scopes += [(f"answerable={v}", frame.filter(pl.col("answerable") == v)) for v in (True, False)]
-        scopes += [(f"condition={c}", frame.filter(pl.col("condition") == c))
-                   for c in frame["condition"].unique(maintain_order=True).to_list()]
+        scopes += [
+            (f"condition={c}", frame.filter(pl.col("condition") == c))
+            for c in frame["condition"].unique(maintain_order=True).to_list()
+        ]
         for scope, part in scopes:
             n, agree, kappa = _agree(part["label"].to_list(), part["other"].to_list())
             rows.append({"comparison": name, "scope": scope, "n": n, "agreement": agree, "kappa": kappa})

@@ -41,6 +41,7 @@ from declinecraft.evaluation import comparison, judge
 from declinecraft.evaluation.context import Chunk, Lookup, chunks_by_id
 from declinecraft.llm.pool import ModelPool, Models
 
+
 @dataclass(frozen=True)
 class JudgeResult:
     """What stage 06 wrote (``outputs/<run>/06_judge/``)."""
@@ -124,36 +125,62 @@ def run(
     try:
         t0 = time.monotonic()
         constrain = params.constrain_reask
-        labels = judge.label_responses(responses, ask(params.response_judge), judge=params.response_judge,
-                                       truncate_chars=params.truncate_chars, constrain=constrain)  # fmt: skip
+        labels = judge.label_responses(
+            responses,
+            ask(params.response_judge),
+            judge=params.response_judge,
+            truncate_chars=params.truncate_chars,
+            constrain=constrain,
+        )
         compared_path = cfg.stage_dir("answer") / comparison.RESPONSES
         compared = None
         if compared_path.is_file():
-            compared = judge.label_responses(pl.read_parquet(compared_path), ask(params.response_judge),
-                                             judge=params.response_judge, truncate_chars=params.truncate_chars,
-                                             constrain=constrain)  # fmt: skip
+            compared = judge.label_responses(
+                pl.read_parquet(compared_path),
+                ask(params.response_judge),
+                judge=params.response_judge,
+                truncate_chars=params.truncate_chars,
+                constrain=constrain,
+            )
         parts = [labels]
         sample = judge.second_judge_sample(labels, responses, params.second_judge_sample, cfg.seed)
         for other in params.second_judges:
-            parts.append(judge.label_responses(sample, ask(other), judge=other, truncate_chars=params.truncate_chars,
-                                               role="second_judge", constrain=constrain))  # fmt: skip
+            parts.append(
+                judge.label_responses(
+                    sample,
+                    ask(other),
+                    judge=other,
+                    truncate_chars=params.truncate_chars,
+                    role="second_judge",
+                    constrain=constrain,
+                )
+            )
         all_labels = pl.concat(parts)
         timed("labels", t0)
 
         t0 = time.monotonic()
         need = reference_questions(bench, responses)
-        contexts = {r["id"]: judge.reference_context(r, pages[bool(r["answerable"])], lookup,
-                                                     page_chars=params.oracle_page_chars,
-                                                     chunk_chars=params.oracle_chunk_chars)
-                    for r in need.iter_rows(named=True)}  # fmt: skip
-        refs = judge.write_references(need, contexts, ask(params.oracle, params.oracle_max_tokens or params.max_tokens),
-                                      oracle=params.oracle)  # fmt: skip
+        contexts = {
+            r["id"]: judge.reference_context(
+                r,
+                pages[bool(r["answerable"])],
+                lookup,
+                page_chars=params.oracle_page_chars,
+                chunk_chars=params.oracle_chunk_chars,
+            )
+            for r in need.iter_rows(named=True)
+        }
+        refs = judge.write_references(
+            need, contexts, ask(params.oracle, params.oracle_max_tokens or params.max_tokens), oracle=params.oracle
+        )
         timed("references", t0)
 
         t0 = time.monotonic()
         items = judge.scoring_items(responses, all_labels, refs)
         order = sorted(dict.fromkeys(params.accuracy_judges), key=lambda j: j != params.oracle)  # open model first
-        scores = pl.concat([judge.score_responses(items, ask(j), judge=j, constrain=constrain) for j in order], how="vertical")
+        scores = pl.concat(
+            [judge.score_responses(items, ask(j), judge=j, constrain=constrain) for j in order], how="vertical"
+        )
         timed("scores", t0)
     finally:
         if own:
@@ -162,7 +189,8 @@ def run(
     judged = judge.judged_frame(responses, all_labels, scores, list(params.accuracy_judges))
     question_text = bench.select(pl.col("id").alias("question_id"), "question")
     judged = judged.join(question_text, on="question_id", how="left", maintain_order="left").join(
-        refs.select("question_id", "reference"), on="question_id", how="left", maintain_order="left")
+        refs.select("question_id", "reference"), on="question_id", how="left", maintain_order="left"
+    )
     tables = {
         "results": judge.results(judged, seed=cfg.seed),
         "leakage": judge.leakage(judged, seed=cfg.seed),
@@ -181,16 +209,29 @@ def run(
     _write(tables["agreement"], folder / "agreement.csv")
     primary = all_labels.filter(pl.col("role") == "response_judge")
     counts = {
-        "run": cfg.run, "params": cfg.block_dict("judge"), "n_responses": responses.height,
+        "run": cfg.run,
+        "params": cfg.block_dict("judge"),
+        "n_responses": responses.height,
         "labelled_by_llm": int((primary["source"] == "llm").sum()),
-        "label_unparsable": int(primary["unparsable"].sum()), "label_reasked": int(primary["reasked"].sum()),
+        "label_unparsable": int(primary["unparsable"].sum()),
+        "label_reasked": int(primary["reasked"].sum()),
         "comparison_labels": 0 if compared is None else compared.height,
-        "n_references": refs.height, "references_missing": int(refs["reference"].is_null().sum()),
-        "scored_by_llm": int((scores["source"] == "llm").sum()), "score_unparsable": int(scores["unparsable"].sum()),
+        "n_references": refs.height,
+        "references_missing": int(refs["reference"].is_null().sum()),
+        "scored_by_llm": int((scores["source"] == "llm").sum()),
+        "score_unparsable": int(scores["unparsable"].sum()),
         "score_reasked": int(scores["reasked"].sum()),
         "seconds": {**seconds, "total": round(time.monotonic() - start, 1)},
-    }  # fmt: skip
+    }
     paths.write_text_atomic(folder / "manifest.json", json.dumps(counts, indent=2, default=str) + "\n")
     (folder / "NOT_BUILT.md").unlink(missing_ok=True)
-    return JudgeResult(labels=all_labels, references=refs, scores=scores, judged=judged, results=tables["results"],
-                       leakage=tables["leakage"], agreement=tables["agreement"], manifest=counts)
+    return JudgeResult(
+        labels=all_labels,
+        references=refs,
+        scores=scores,
+        judged=judged,
+        results=tables["results"],
+        leakage=tables["leakage"],
+        agreement=tables["agreement"],
+        manifest=counts,
+    )

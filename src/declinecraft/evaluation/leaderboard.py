@@ -27,8 +27,24 @@ from declinecraft.core import config
 from declinecraft.evaluation import roster
 from declinecraft.evaluation.metrics import balanced_f1
 
-COLUMNS = ("rank", "source", "model", "thinking", "car", "car_low", "car_high", "attempt", "attempt_low",
-           "attempt_high", "accuracy", "accuracy_low", "accuracy_high", "bal_f1", "bal_f1_low", "bal_f1_high")  # fmt: skip
+COLUMNS = (
+    "rank",
+    "source",
+    "model",
+    "thinking",
+    "car",
+    "car_low",
+    "car_high",
+    "attempt",
+    "attempt_low",
+    "attempt_high",
+    "accuracy",
+    "accuracy_low",
+    "accuracy_high",
+    "bal_f1",
+    "bal_f1_low",
+    "bal_f1_high",
+)
 PAPER_RUN = "paper"
 
 
@@ -42,8 +58,13 @@ def run_rows(cfg: config.RunConfig) -> pl.DataFrame:
     if not path.is_file():
         raise FileNotFoundError(f"missing {path}: run the analysis first (make all PARAMS={cfg.params_file.name})")
     summary = pl.read_csv(path, infer_schema_length=None)
-    main = summary.filter(pl.col("condition") == "single", pl.col("pipeline") == cfg.answer.pipeline,
-                          pl.col("k") == cfg.answer.k, pl.col("scenario"), pl.col("prompt_variant") == "default")  # fmt: skip
+    main = summary.filter(
+        pl.col("condition") == "single",
+        pl.col("pipeline") == cfg.answer.pipeline,
+        pl.col("k") == cfg.answer.k,
+        pl.col("scenario"),
+        pl.col("prompt_variant") == "default",
+    )
     rows = main.select("model", "thinking", *COLUMNS[4:13]).with_columns(source=pl.lit(cfg.run))
     return _with_f1(rows)
 
@@ -66,8 +87,12 @@ def published_rows(root: Path) -> pl.DataFrame:
         name = re.sub(r"\s*\(of \d+\)$", "", where.removeprefix("Table 2, "))
         thinking = "on" if name.endswith("(thinking)") else "off"
         # Bal. F1 as published (its range is computed from the two intervals).
-        row: dict[str, Any] = {"source": "paper Table 2", "model": name.removesuffix(" (thinking)"),
-                               "thinking": thinking, "bal_f1": value("bal_f1") / 100}
+        row: dict[str, Any] = {
+            "source": "paper Table 2",
+            "model": name.removesuffix(" (thinking)"),
+            "thinking": thinking,
+            "bal_f1": value("bal_f1") / 100,
+        }
         for metric in ("car", "attempt", "accuracy"):
             low, high = value(f"{metric}_ci") or (None, None)
             row.update({metric: value(metric) / 100, f"{metric}_low": low / 100, f"{metric}_high": high / 100})
@@ -109,8 +134,16 @@ def render(table: pl.DataFrame, *, highlight: str | None = None) -> str:
     lines = [head]
     for row in table.iter_rows(named=True):
         mark = ">" if highlight and row["model"] == highlight and row["source"] != "paper Table 2" else ""
-        lines.append((mark, str(row["rank"]), row["model"], row["thinking"], row["source"],
-                      *(pct(row, m) for m in ("car", "attempt", "accuracy", "bal_f1"))))  # fmt: skip
+        lines.append(
+            (
+                mark,
+                str(row["rank"]),
+                row["model"],
+                row["thinking"],
+                row["source"],
+                *(pct(row, m) for m in ("car", "attempt", "accuracy", "bal_f1")),
+            )
+        )
     widths = [max(len(line[i]) for line in lines) for i in range(len(head))]
     return "\n".join("  ".join(cell.ljust(w) for cell, w in zip(line, widths, strict=True)).rstrip() for line in lines)
 
@@ -120,11 +153,15 @@ def _with_f1(rows: pl.DataFrame) -> pl.DataFrame:
 
     def f1(a: str, c: str) -> pl.Expr:
         return pl.struct(a, c).map_elements(
-            lambda s: None if s[a] is None or s[c] is None else balanced_f1(s[a], s[c]), return_dtype=pl.Float64)
+            lambda s: None if s[a] is None or s[c] is None else balanced_f1(s[a], s[c]), return_dtype=pl.Float64
+        )
 
     given = pl.col("bal_f1") if "bal_f1" in rows.columns else pl.lit(None, dtype=pl.Float64)
-    return rows.with_columns(bal_f1=pl.coalesce(given, f1("attempt", "car")), bal_f1_low=f1("attempt_low", "car_low"),
-                             bal_f1_high=f1("attempt_high", "car_high"))  # fmt: skip
+    return rows.with_columns(
+        bal_f1=pl.coalesce(given, f1("attempt", "car")),
+        bal_f1_low=f1("attempt_low", "car_low"),
+        bal_f1_high=f1("attempt_high", "car_high"),
+    )
 
 
 def _main(argv: list[str]) -> int:
@@ -132,8 +169,12 @@ def _main(argv: list[str]) -> int:
     parser = argparse.ArgumentParser(prog="python -m declinecraft.evaluation.leaderboard")
     parser.add_argument("params", type=Path)
     parser.add_argument("--model", default=None, help="the model to mark (a registry id or openai:<name>)")
-    parser.add_argument("--published", action=argparse.BooleanOptionalAction, default=None,
-                        help="rank Table 2's published rows beside the run's (default: for the paper's benchmark)")
+    parser.add_argument(
+        "--published",
+        action=argparse.BooleanOptionalAction,
+        default=None,
+        help="rank Table 2's published rows beside the run's (default: for the paper's benchmark)",
+    )
     args = parser.parse_args(argv)
     try:
         cfg = config.load(args.params)
@@ -142,8 +183,10 @@ def _main(argv: list[str]) -> int:
         print(f"error: {exc}", file=sys.stderr)
         return 1
     model = roster.model_id(args.model) if args.model else None
-    print(f"Leaderboard of run {cfg.run!r}: single-shot RAG, {cfg.answer.pipeline}, k={cfg.answer.k}; percent, "
-          "95% intervals (CAR, attempt: Wilson; accuracy: bootstrap; Bal. F1: its range over the two Wilson intervals)")
+    print(
+        f"Leaderboard of run {cfg.run!r}: single-shot RAG, {cfg.answer.pipeline}, k={cfg.answer.k}; percent, "
+        "95% intervals (CAR, attempt: Wilson; accuracy: bootstrap; Bal. F1: its range over the two Wilson intervals)"
+    )
     print(render(table, highlight=model))
     if model is not None:
         mine = table.filter(pl.col("model") == model, pl.col("source") != "paper Table 2")

@@ -52,9 +52,7 @@ class Rate(NamedTuple):
 @overload
 def balanced_f1(attempt_rate: float, car: float) -> float: ...
 @overload
-def balanced_f1(
-    attempt_rate: NDArray[np.float64], car: NDArray[np.float64]
-) -> NDArray[np.float64]: ...
+def balanced_f1(attempt_rate: NDArray[np.float64], car: NDArray[np.float64]) -> NDArray[np.float64]: ...
 def balanced_f1(
     attempt_rate: float | NDArray[np.float64], car: float | NDArray[np.float64]
 ) -> float | NDArray[np.float64]:
@@ -168,9 +166,7 @@ def _group_counts(frame: pl.DataFrame, keys: list[str]) -> pl.DataFrame:
     )
 
 
-def _accuracy_matrix(
-    frame: pl.DataFrame, groups: pl.DataFrame, keys: list[str]
-) -> NDArray[np.float64]:
+def _accuracy_matrix(frame: pl.DataFrame, groups: pl.DataFrame, keys: list[str]) -> NDArray[np.float64]:
     """Groups x questions matrix of per-question mean scores on answerable questions (NaN: none)."""
     per_question = (
         frame.filter(_ANS)
@@ -252,8 +248,7 @@ def summarize(
             "car_lenient_high": len_high,
         }
     out = counts.with_columns(
-        pl.Series(name, values, dtype=pl.Float64, nan_to_null=False)
-        for name, values in derived.items()
+        pl.Series(name, values, dtype=pl.Float64, nan_to_null=False) for name, values in derived.items()
     ).with_columns(
         pl.col("accuracy_when_attempted").cast(pl.Float64).fill_null(np.nan),
         # Questions behind each accuracy (the small-n rule, core.small_n): scored answerable ones.

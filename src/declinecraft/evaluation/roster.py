@@ -63,16 +63,22 @@ class Endpoint:
 
     def entry(self) -> dict[str, Any]:
         """The registry entry (backend ``openai``; the key's variable name, never the key)."""
-        return {"backend": "openai", "served_name": self.served_name, "display_name": self.served_name,
-                "base_url": self.base_url, "api_key_env": self.api_key_env, "thinking": "none",
-                "roles": ["under_test"]}  # fmt: skip
+        return {
+            "backend": "openai",
+            "served_name": self.served_name,
+            "display_name": self.served_name,
+            "base_url": self.base_url,
+            "api_key_env": self.api_key_env,
+            "thinking": "none",
+            "roles": ["under_test"],
+        }
 
 
 def model_id(model: str) -> str:
     """The run's id of ``MODEL``: a registry id as given, ``openai:<name>`` as a file-safe id."""
     if not model.startswith(OPENAI):
         return model
-    return re.sub(r"[^A-Za-z0-9._-]+", "-", model[len(OPENAI):]).strip("-").lower()
+    return re.sub(r"[^A-Za-z0-9._-]+", "-", model[len(OPENAI) :]).strip("-").lower()
 
 
 def overlay_path(params_file: Path) -> Path:
@@ -83,8 +89,9 @@ def overlay_path(params_file: Path) -> Path:
     return params_file.with_name(f"{params_file.stem}-eval.yaml")
 
 
-def endpoint_of(model: str, base_url: str | None, api_key_env: str | None,
-                environ: dict[str, str] | None = None) -> Endpoint | None:  # fmt: skip
+def endpoint_of(
+    model: str, base_url: str | None, api_key_env: str | None, environ: dict[str, str] | None = None
+) -> Endpoint | None:
     """The endpoint ``MODEL=openai:<name>`` names, or None for a registry id.
 
     Raises:
@@ -95,7 +102,7 @@ def endpoint_of(model: str, base_url: str | None, api_key_env: str | None,
         if base_url or api_key_env:
             raise RosterError(f"MODEL={model}: BASE_URL and API_KEY_ENV are for MODEL=openai:<served-name>")
         return None
-    served = model[len(OPENAI):].strip()
+    served = model[len(OPENAI) :].strip()
     if not served or not model_id(model):
         raise RosterError(f"MODEL={model}: give the served name after 'openai:'")
     if not base_url or not re.match(r"https?://", base_url):
@@ -108,8 +115,14 @@ def endpoint_of(model: str, base_url: str | None, api_key_env: str | None,
     return Endpoint(served_name=served, base_url=base_url.rstrip("/"), api_key_env=api_key_env)
 
 
-def add_model(params_file: str | Path, model: str, *, base_url: str | None = None,
-              api_key_env: str | None = None, environ: dict[str, str] | None = None) -> Path:  # fmt: skip
+def add_model(
+    params_file: str | Path,
+    model: str,
+    *,
+    base_url: str | None = None,
+    api_key_env: str | None = None,
+    environ: dict[str, str] | None = None,
+) -> Path:
     """Record ``model`` in the overlay of ``params_file``'s run and return the overlay's path.
 
     Adding a model the overlay already has changes nothing (so ``make evaluate`` can be re-run to
@@ -134,8 +147,10 @@ def add_model(params_file: str | Path, model: str, *, base_url: str | None = Non
     if endpoint is not None:
         known = specs.get(new_id)
         if known is not None and (known.backend, known.base_url) != ("openai", endpoint.base_url):
-            raise RosterError(f"MODEL={model}: id {new_id!r} is already a {known.backend} model of "
-                              f"{current.models_file}; use MODEL={new_id} for it")  # fmt: skip
+            raise RosterError(
+                f"MODEL={model}: id {new_id!r} is already a {known.backend} model of "
+                f"{current.models_file}; use MODEL={new_id} for it"
+            )
         data["models_file"] = _write_endpoints(current, target.stem, endpoint)
     elif new_id not in specs:
         raise RosterError(f"MODEL={model}: not in {current.models_file} (known: {', '.join(sorted(specs))})")
@@ -179,9 +194,11 @@ def _header(target: Path, run: str) -> str:
         head = "".join(line for line in lines[: next((i for i, l in enumerate(lines) if not l.startswith("#")), 0)])
         if head.startswith(GENERATED):
             return head
-    return (f"{HEADER} (declinecraft.evaluation.roster): run {run!r} plus the models added to it.\n"
-            "# Stages 01-04 are the base run's; the other models' answers and judgements come from the cache.\n"
-            f"# Add another with `make evaluate MODEL=<id> RUN={target.stem}`.\n")  # fmt: skip
+    return (
+        f"{HEADER} (declinecraft.evaluation.roster): run {run!r} plus the models added to it.\n"
+        "# Stages 01-04 are the base run's; the other models' answers and judgements come from the cache.\n"
+        f"# Add another with `make evaluate MODEL=<id> RUN={target.stem}`.\n"
+    )
 
 
 def _write_endpoints(cfg: config.RunConfig, run: str, endpoint: Endpoint) -> str:
@@ -190,8 +207,10 @@ def _write_endpoints(cfg: config.RunConfig, run: str, endpoint: Endpoint) -> str
     raw = yaml.safe_load(source.read_text(encoding="utf-8")) or {}
     models = {**raw.get("models", {}), endpoint.model_id: endpoint.entry()}
     target = cfg.root / "params" / "endpoints" / f"{run}.yaml"
-    head = (f"{HEADER} (declinecraft.evaluation.roster): {cfg.models_file} plus the OpenAI-compatible\n"
-            "# endpoints added to the run. API keys are read from the variable each entry names, never stored.\n")
+    head = (
+        f"{HEADER} (declinecraft.evaluation.roster): {cfg.models_file} plus the OpenAI-compatible\n"
+        "# endpoints added to the run. API keys are read from the variable each entry names, never stored.\n"
+    )
     paths.write_text_atomic(target, head + yaml.safe_dump({"models": models}, sort_keys=False))
     registry.load_models(target)  # the registry must stay valid
     return target.relative_to(cfg.root).as_posix()

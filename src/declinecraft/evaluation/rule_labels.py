@@ -90,8 +90,10 @@ _NOVELTY = (
 #: ESB's refusals that DeclineCraft's list lacks: the evidence is called insufficient (the
 #: abstention sentence of the ESB prompts P2 and P3 among them). Used only by ``scheme="esb"``.
 ESB_REFUSALS: tuple[str, ...] = (
-    (r"\b(?:evidence|context|passages?|sources?|information)\s+(?:is|are|was|were)\s+(?:insufficient|"
-     r"not\s+(?:sufficient|enough)|inconclusive)\b"),
+    (
+        r"\b(?:evidence|context|passages?|sources?|information)\s+(?:is|are|was|were)\s+(?:insufficient|"
+        r"not\s+(?:sufficient|enough)|inconclusive)\b"
+    ),
     r"\b(?:insufficient|not\s+enough|no\s+(?:sufficient|relevant))\s+evidence\b",
     r"\b(?:cannot|can't|can\s+not)\s+be\s+(?:determined|answered|confirmed)\s+(?:from|with|based\s+on)\b",
 )

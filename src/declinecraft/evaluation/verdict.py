@@ -61,9 +61,14 @@ def ask_parsed(
     for i, reply in enumerate(first):
         again = second.get(i)
         value = values[i] if again is None else (None if again.error else parse(again.text))
-        out.append(Verdict(
-            raw=reply.text if not reply.error else None, value=value, reasked=again is not None,
-            raw_reask=None if again is None else (again.text if not again.error else None),
-            cache_key=(again or reply).cache_key, error=(again or reply).error,
-        ))  # fmt: skip
+        out.append(
+            Verdict(
+                raw=reply.text if not reply.error else None,
+                value=value,
+                reasked=again is not None,
+                raw_reask=None if again is None else (again.text if not again.error else None),
+                cache_key=(again or reply).cache_key,
+                error=(again or reply).error,
+            )
+        )
     return out

@@ -14,8 +14,9 @@ from declinecraft.explore.report import write_report
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the command line; return the exit status (1 when the run's outputs are missing or wrong)."""
-    parser = argparse.ArgumentParser(prog="python -m declinecraft.explore",
-                                     description="Write the static HTML explorer of a run.")  # fmt: skip
+    parser = argparse.ArgumentParser(
+        prog="python -m declinecraft.explore", description="Write the static HTML explorer of a run."
+    )
     sub = parser.add_subparsers(dest="command", required=True)
     rep = sub.add_parser("report", help="write outputs/<run>/explorer/index.html")
     rep.add_argument("params_file")

@@ -47,17 +47,32 @@ def _is(column: str, value: str | None) -> pl.Expr:
     return pl.col(column).is_null() if label is None else pl.col(column) == label
 
 
-def _pairs(frame: pl.DataFrame, key: str, before: str, after: str, on: Sequence[str],
-           from_label: str | None, to_label: str | None) -> pl.DataFrame:  # fmt: skip
+def _pairs(
+    frame: pl.DataFrame,
+    key: str,
+    before: str,
+    after: str,
+    on: Sequence[str],
+    from_label: str | None,
+    to_label: str | None,
+) -> pl.DataFrame:
     cols = ("label", "accuracy", "response")
-    side = [frame.filter(pl.col(key) == v).select(*on, *CONTEXT, *[pl.col(c).alias(f"{c}_{n}") for c in cols])
-            for v, n in ((before, "from"), (after, "to"))]  # fmt: skip
+    side = [
+        frame.filter(pl.col(key) == v).select(*on, *CONTEXT, *[pl.col(c).alias(f"{c}_{n}") for c in cols])
+        for v, n in ((before, "from"), (after, "to"))
+    ]
     joined = side[0].join(side[1].drop(CONTEXT), on=list(on), how="inner")
     return joined.filter(_is("label_from", from_label), _is("label_to", to_label)).sort(*on)
 
 
-def transitions(frame: pl.DataFrame, before: str = "single", after: str = "iterative", *,
-                from_label: str | None = "ABSTAIN", to_label: str | None = "ANSWER") -> pl.DataFrame:  # fmt: skip
+def transitions(
+    frame: pl.DataFrame,
+    before: str = "single",
+    after: str = "iterative",
+    *,
+    from_label: str | None = "ABSTAIN",
+    to_label: str | None = "ANSWER",
+) -> pl.DataFrame:
     """Responses whose label goes from ``from_label`` in setting ``before`` to ``to_label`` in
     ``after`` for the same question, model and thinking (default: the Sulfur Cube of App. A.9).
 
@@ -67,8 +82,9 @@ def transitions(frame: pl.DataFrame, before: str = "single", after: str = "itera
     return _pairs(frame, "setting", before, after, ("question_id", "model", "thinking"), from_label, to_label)
 
 
-def thinking_changes(frame: pl.DataFrame, setting: str = "no_rag", *, from_label: str | None = "ABSTAIN",
-                     to_label: str | None = "DENY") -> pl.DataFrame:  # fmt: skip
+def thinking_changes(
+    frame: pl.DataFrame, setting: str = "no_rag", *, from_label: str | None = "ABSTAIN", to_label: str | None = "DENY"
+) -> pl.DataFrame:
     """Responses whose label goes from ``from_label`` with thinking off to ``to_label`` with it on,
     for the same question, model and setting (default: A -> D without retrieval, App. A.5)."""
     rows = frame.filter(pl.col("setting") == setting)
@@ -83,7 +99,7 @@ def all_failed(frame: pl.DataFrame, *, strict: bool = False, threshold: float = 
     scored = frame.with_columns(_failed=failed_expr(strict=strict, threshold=threshold)).drop_nulls("_failed")
     grouped = scored.group_by("question_id", "setting").agg(
         pl.col("_failed").all().alias("_all"), pl.len().alias("n_responses"), *[pl.col(c).first() for c in CONTEXT]
-    )  # fmt: skip
+    )
     return _sorted(grouped.filter("_all").drop("_all"), ("question_id", "setting"))
 
 

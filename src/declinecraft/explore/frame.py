@@ -14,31 +14,73 @@ from typing import Any
 
 import polars as pl
 
-from declinecraft.explore.protocols import with_know2guess
 from declinecraft.core import config, paths
 from declinecraft.core.config import RunConfig
+from declinecraft.explore.protocols import with_know2guess
 
 #: Columns a response table may lack (synthetic or older tables): added as nulls with these types.
 RESPONSE_COLUMNS: dict[str, Any] = {
-    "answerable": pl.Boolean, "thinking": pl.String, "pipeline": pl.String, "k": pl.Int64,
-    "scenario": pl.Boolean, "prompt_variant": pl.String, "label": pl.String, "rule_label": pl.String,
-    "accuracy": pl.Float64, "budget_exhausted": pl.Boolean, "finish_reason": pl.String, "error": pl.String,
-    "response": pl.String, "thinking_trace": pl.String, "query": pl.String,
-    "retrieved_chunk_ids": pl.List(pl.String), "component_ranks": pl.String, "rounds": pl.String,
-    "n_rounds": pl.Int64, "response_id": pl.String,
-}  # fmt: skip
+    "answerable": pl.Boolean,
+    "thinking": pl.String,
+    "pipeline": pl.String,
+    "k": pl.Int64,
+    "scenario": pl.Boolean,
+    "prompt_variant": pl.String,
+    "label": pl.String,
+    "rule_label": pl.String,
+    "accuracy": pl.Float64,
+    "budget_exhausted": pl.Boolean,
+    "finish_reason": pl.String,
+    "error": pl.String,
+    "response": pl.String,
+    "thinking_trace": pl.String,
+    "query": pl.String,
+    "retrieved_chunk_ids": pl.List(pl.String),
+    "component_ranks": pl.String,
+    "rounds": pl.String,
+    "n_rounds": pl.Int64,
+    "response_id": pl.String,
+}
 #: Benchmark columns the explorer shows (``scenario`` becomes ``scenario_text``).
 BENCH_COLUMNS: dict[str, Any] = {
-    "answerable": pl.Boolean, "scenario": pl.String, "asked_question": pl.String, "question": pl.String,
-    "fact": pl.String, "target_chunk_id": pl.String, "target_title": pl.String, "target_url": pl.String,
+    "answerable": pl.Boolean,
+    "scenario": pl.String,
+    "asked_question": pl.String,
+    "question": pl.String,
+    "fact": pl.String,
+    "target_chunk_id": pl.String,
+    "target_title": pl.String,
+    "target_url": pl.String,
     "scenario_chunk_ids": pl.List(pl.String),
-}  # fmt: skip
+}
 #: Benchmark fields every response row carries (and :func:`~declinecraft.explore.views.show` shows).
-FROM_BENCH = ("scenario_text", "asked_question", "question", "fact", "target_chunk_id", "target_title",
-              "target_url", "scenario_chunk_ids")  # fmt: skip
+FROM_BENCH = (
+    "scenario_text",
+    "asked_question",
+    "question",
+    "fact",
+    "target_chunk_id",
+    "target_title",
+    "target_url",
+    "scenario_chunk_ids",
+)
 #: The frame's leading columns, in this order (the rest follow as the tables have them).
-FIRST = ("question_id", "answerable", "setting", "main", "model", "thinking", "condition", "pipeline", "k",
-         "scenario", "prompt_variant", "label", "rule_label", "accuracy")  # fmt: skip
+FIRST = (
+    "question_id",
+    "answerable",
+    "setting",
+    "main",
+    "model",
+    "thinking",
+    "condition",
+    "pipeline",
+    "k",
+    "scenario",
+    "prompt_variant",
+    "label",
+    "rule_label",
+    "accuracy",
+)
 
 
 def resolve(run: str | Path | RunConfig, *, root: Path | None = None) -> RunConfig:
@@ -75,14 +117,21 @@ def load(run: str | Path | RunConfig, *, root: Path | None = None) -> pl.DataFra
     bench_path = cfg.stage_dir("verify") / "benchmark.parquet"
     if not bench_path.is_file():
         raise FileNotFoundError(_missing(bench_path, cfg, "04_verify"))
-    source = next((p for p in (cfg.stage_dir("judge") / "judged.parquet", cfg.stage_dir("answer") / "responses.parquet")
-                   if p.is_file()), cfg.stage_dir("answer") / "responses.parquet")  # fmt: skip
+    source = next(
+        (
+            p
+            for p in (cfg.stage_dir("judge") / "judged.parquet", cfg.stage_dir("answer") / "responses.parquet")
+            if p.is_file()
+        ),
+        cfg.stage_dir("answer") / "responses.parquet",
+    )
     if not source.is_file():
         raise FileNotFoundError(_missing(source, cfg, "05_answer"))
     refs_path = cfg.stage_dir("judge") / "references.parquet"
     refs = pl.read_parquet(refs_path, columns=["question_id", "reference"]) if refs_path.is_file() else None
-    frame = join_tables(pl.read_parquet(bench_path), pl.read_parquet(source), refs,
-                        pipeline=cfg.answer.pipeline, k=cfg.answer.k)  # fmt: skip
+    frame = join_tables(
+        pl.read_parquet(bench_path), pl.read_parquet(source), refs, pipeline=cfg.answer.pipeline, k=cfg.answer.k
+    )
     frame = with_know2guess(frame, cfg.stage_dir("know2guess"))
     return frame.with_columns(run=pl.lit(cfg.run), params_file=pl.lit(str(cfg.params_file)))
 
@@ -101,8 +150,14 @@ def _main_setting(resp: pl.DataFrame) -> tuple[str | None, int | None]:
     return None, None
 
 
-def join_tables(benchmark: pl.DataFrame, responses: pl.DataFrame, references: pl.DataFrame | None = None, *,
-                pipeline: str | None = None, k: int | None = None) -> pl.DataFrame:  # fmt: skip
+def join_tables(
+    benchmark: pl.DataFrame,
+    responses: pl.DataFrame,
+    references: pl.DataFrame | None = None,
+    *,
+    pipeline: str | None = None,
+    k: int | None = None,
+) -> pl.DataFrame:
     """Join responses (judged or not) with their questions; the frame :func:`load` returns.
 
     Adds ``setting`` (the condition for the main grid at ``pipeline``/``k``, inferred when None;
@@ -114,33 +169,44 @@ def join_tables(benchmark: pl.DataFrame, responses: pl.DataFrame, references: pl
     Raises:
         ValueError: a required column is missing, or a response's question is not in the benchmark.
     """
-    for name, frame, needed in (("responses", responses, ("question_id", "model", "condition")),
-                                ("benchmark", benchmark, ("id",))):  # fmt: skip
+    for name, frame, needed in (
+        ("responses", responses, ("question_id", "model", "condition")),
+        ("benchmark", benchmark, ("id",)),
+    ):
         if missing := [c for c in needed if c not in frame.columns]:
             raise ValueError(f"{name}: missing column {missing[0]!r} (have: {', '.join(frame.columns)})")
     resp = _with_defaults(responses, RESPONSE_COLUMNS).with_columns(
-        pl.col("question_id").cast(pl.String), pl.col("thinking").fill_null("off"),
-        pl.col("scenario").fill_null(True), pl.col("prompt_variant").fill_null("default"),
+        pl.col("question_id").cast(pl.String),
+        pl.col("thinking").fill_null("off"),
+        pl.col("scenario").fill_null(True),
+        pl.col("prompt_variant").fill_null("default"),
         pl.col("budget_exhausted").fill_null(False),
-    )  # fmt: skip
+    )
     bench = _with_defaults(benchmark, BENCH_COLUMNS)
     if isinstance(bench.schema["fact"], pl.List):
         bench = bench.with_columns(pl.col("fact").list.join("; "))
     bench = bench.select(
-        pl.col("id").cast(pl.String).alias("question_id"), pl.col("answerable").alias("_answerable"),
-        pl.col("scenario").alias("scenario_text"), *[c for c in FROM_BENCH if c != "scenario_text"],
+        pl.col("id").cast(pl.String).alias("question_id"),
+        pl.col("answerable").alias("_answerable"),
+        pl.col("scenario").alias("scenario_text"),
+        *[c for c in FROM_BENCH if c != "scenario_text"],
         pl.lit(True).alias("_known"),
-    )  # fmt: skip
+    )
     resp = resp.drop([c for c in (*FROM_BENCH, "scenario_text") if c in resp.columns])
     if "reference" not in resp.columns:
         none = pl.DataFrame(schema=dict.fromkeys(("question_id", "reference"), pl.String))
         refs = references if references is not None else none
-        resp = resp.join(refs.select(pl.col("question_id").cast(pl.String), "reference").unique("question_id"),
-                         on="question_id", how="left")  # fmt: skip
+        resp = resp.join(
+            refs.select(pl.col("question_id").cast(pl.String), "reference").unique("question_id"),
+            on="question_id",
+            how="left",
+        )
     frame = resp.join(bench, on="question_id", how="left")
     if (unknown := frame.filter(pl.col("_known").is_null())).height:
-        raise ValueError(f"response to question {unknown['question_id'][0]!r} but the benchmark has no such "
-                         "question (benchmark and responses from different builds?)")  # fmt: skip
+        raise ValueError(
+            f"response to question {unknown['question_id'][0]!r} but the benchmark has no such "
+            "question (benchmark and responses from different builds?)"
+        )
     if pipeline is None or k is None:
         pipeline, k = _main_setting(resp)
     cond = pl.col("condition")
@@ -150,20 +216,22 @@ def join_tables(benchmark: pl.DataFrame, responses: pl.DataFrame, references: pl
         & ((cond == "no_rag") | ((pl.col("pipeline") == pipeline) & (pl.col("k") == k)))
     )
     ablation = pl.concat_str(
-        cond, pl.when(cond != "no_rag").then(pl.format("/{}/k{}", "pipeline", "k")).otherwise(pl.lit("")),
+        cond,
+        pl.when(cond != "no_rag").then(pl.format("/{}/k{}", "pipeline", "k")).otherwise(pl.lit("")),
         pl.when(pl.col("scenario")).then(pl.lit("")).otherwise(pl.lit("/no-scenario")),
         pl.when(pl.col("prompt_variant") == "default").then(pl.lit("")).otherwise("/" + pl.col("prompt_variant")),
         ignore_nulls=True,
-    )  # fmt: skip
+    )
     retrieved = pl.col("retrieved_chunk_ids")
     rank = pl.concat_list("target_chunk_id", retrieved).list.eval(pl.element().slice(1).index_of(pl.element().first()))
     frame = frame.with_columns(
-        answerable=pl.coalesce("answerable", "_answerable"), main=main.fill_null(False),
+        answerable=pl.coalesce("answerable", "_answerable"),
+        main=main.fill_null(False),
         setting=pl.when(main.fill_null(False)).then(cond).otherwise(ablation),
         target_retrieved=retrieved.list.contains(pl.col("target_chunk_id")),
         target_rank=rank.list.first().cast(pl.Int64) + 1,
         scenario_hits=retrieved.list.set_intersection(pl.col("scenario_chunk_ids")).list.len().cast(pl.Int64),
-    ).with_columns(failed=failed_expr())  # fmt: skip
+    ).with_columns(failed=failed_expr())
     rest = [c for c in frame.columns if c not in FIRST and not c.startswith("_")]
     return frame.select(*FIRST, *rest)
 
@@ -173,10 +241,22 @@ def failed_expr(*, strict: bool = False, threshold: float = 0.5) -> pl.Expr:
     unanswerable questions (the paper's strict CAR counts only ABSTAIN)."""
     label = pl.col("label")
     score = pl.when(pl.col("budget_exhausted")).then(0.0).otherwise(pl.col("accuracy"))
-    unanswerable = (pl.when(label == "ANSWER").then(True).when(label == "DENY").then(strict)
-                    .when(label == "ABSTAIN").then(False).otherwise(None))  # fmt: skip
-    answerable = (pl.when((label == "ABSTAIN") | pl.col("budget_exhausted")).then(True)
-                  .when(label.is_in(["ANSWER", "DENY"])).then(score < threshold).otherwise(None))  # fmt: skip
+    unanswerable = (
+        pl.when(label == "ANSWER")
+        .then(True)
+        .when(label == "DENY")
+        .then(strict)
+        .when(label == "ABSTAIN")
+        .then(False)
+        .otherwise(None)
+    )
+    answerable = (
+        pl.when((label == "ABSTAIN") | pl.col("budget_exhausted"))
+        .then(True)
+        .when(label.is_in(["ANSWER", "DENY"]))
+        .then(score < threshold)
+        .otherwise(None)
+    )
     return pl.when(pl.col("answerable")).then(answerable).otherwise(unanswerable)
 
 

@@ -15,10 +15,26 @@ import polars as pl
 
 #: Columns of :func:`question_contexts`, in order.
 COLUMNS = (
-    "question_id", "level", "order", "query", "chunk_ids", "target_position", "context", "answer_string",
-    "altered_string", "model", "thinking", "prompt", "response", "label", "esb_judge", "esb_rule", "accuracy",
-    "known_wrong", "l5_type",
-)  # fmt: skip
+    "question_id",
+    "level",
+    "order",
+    "query",
+    "chunk_ids",
+    "target_position",
+    "context",
+    "answer_string",
+    "altered_string",
+    "model",
+    "thinking",
+    "prompt",
+    "response",
+    "label",
+    "esb_judge",
+    "esb_rule",
+    "accuracy",
+    "known_wrong",
+    "l5_type",
+)
 _LEVEL_ORDER = {"L1": 0, "L2": 1, "L3": 2, "L4": 3, "L5": 4, "T": 5}
 
 
@@ -42,8 +58,19 @@ def question_contexts(folder: Path, question_id: str) -> pl.DataFrame:
     """
     instances = _read(folder, "instances.parquet").filter(pl.col("question_id") == question_id)
     judged = _read(folder, "judged.parquet").filter(pl.col("question_id") == question_id)
-    wanted = ["instance_id", "model", "thinking", "prompt", "response", "label", "esb_judge", "esb_rule",
-              "accuracy", "known_wrong", "l5_type"]  # fmt: skip
+    wanted = [
+        "instance_id",
+        "model",
+        "thinking",
+        "prompt",
+        "response",
+        "label",
+        "esb_judge",
+        "esb_rule",
+        "accuracy",
+        "known_wrong",
+        "l5_type",
+    ]
     for name in wanted:
         if name not in judged.columns:
             judged = judged.with_columns(pl.lit(None).alias(name))
@@ -59,15 +86,21 @@ def question_contexts(folder: Path, question_id: str) -> pl.DataFrame:
 KNOW2GUESS_COLUMNS = {"k2g_state": pl.String, "k2g_confidence": pl.Float64, "k2g_answer": pl.String}
 
 
-def with_know2guess(frame: pl.DataFrame, folder: Path, *, prompt: str = "standard", parser: str = "strict") -> pl.DataFrame:
+def with_know2guess(
+    frame: pl.DataFrame, folder: Path, *, prompt: str = "standard", parser: str = "strict"
+) -> pl.DataFrame:
     """Add the Know2Guess decision of each no-RAG and main single-shot response (``setting``
     ``no_rag`` / ``single``); columns :data:`KNOW2GUESS_COLUMNS`, null where there is none."""
     path = Path(folder) / "know2guess_decisions.csv"
     if path.is_file():
         decisions = pl.read_csv(path, infer_schema_length=10_000, schema_overrides={"question_id": pl.String})
         decisions = decisions.filter(pl.col("prompt") == prompt, pl.col("parser") == parser).select(
-            "model", "thinking", pl.col("condition").alias("setting"), "question_id",
-            pl.col("state").alias("k2g_state"), pl.col("confidence").cast(pl.Float64).alias("k2g_confidence"),
+            "model",
+            "thinking",
+            pl.col("condition").alias("setting"),
+            "question_id",
+            pl.col("state").alias("k2g_state"),
+            pl.col("confidence").cast(pl.Float64).alias("k2g_confidence"),
             pl.col("answer").cast(pl.String).alias("k2g_answer"),
         )
         keys = ["model", "thinking", "setting", "question_id"]

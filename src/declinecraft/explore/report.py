@@ -63,17 +63,26 @@ def report_data(frame: pl.DataFrame, chunks: pl.DataFrame | None, *, run: str = 
     questions = []
     for qid in frame["question_id"].unique(maintain_order=True).to_list():
         view = show(qid, frame, chunks=meta)
-        questions.append({"id": qid, "answerable": bool(view.question.get("answerable")), "text": text[qid],
-                          "labels": labels.get(qid, {}), "flags": flags.get(qid, {}),
-                          "html": question_html(view, trace_chars=TRACE_CHARS)})  # fmt: skip
+        questions.append(
+            {
+                "id": qid,
+                "answerable": bool(view.question.get("answerable")),
+                "text": text[qid],
+                "labels": labels.get(qid, {}),
+                "flags": flags.get(qid, {}),
+                "html": question_html(view, trace_chars=TRACE_CHARS),
+            }
+        )
     return {
-        "run": run, "n_responses": frame.height,
+        "run": run,
+        "n_responses": frame.height,
         "settings": setting_order(frame["setting"].unique().to_list()),
         "models": sorted(frame["model"].unique().to_list()),
         "judges": [c.removeprefix("score_") for c in score_columns(frame)],
         "flags": {name: title for name, (title, _) in FLAGS.items()},
-        "questions": questions, "chunks": texts,
-    }  # fmt: skip
+        "questions": questions,
+        "chunks": texts,
+    }
 
 
 def report_html(frame: pl.DataFrame, chunks: pl.DataFrame | None, *, run: str = "") -> str:

@@ -39,9 +39,17 @@ def hits_of(row: dict[str, Any]) -> list[dict[str, Any]]:
         ranks = []
     round_of = {c: r.get("index") for r in rounds_of(row) for c in r.get("chunk_ids") or []}
     scenario = set(row.get("scenario_chunk_ids") or [])
-    return [{"chunk_id": c, "rank": i + 1, "ranks": ranks[i] if i < len(ranks) and isinstance(ranks[i], dict) else {},
-             "round": round_of.get(c), "target": c == row.get("target_chunk_id"), "scenario": c in scenario}
-            for i, c in enumerate(ids)]  # fmt: skip
+    return [
+        {
+            "chunk_id": c,
+            "rank": i + 1,
+            "ranks": ranks[i] if i < len(ranks) and isinstance(ranks[i], dict) else {},
+            "round": round_of.get(c),
+            "target": c == row.get("target_chunk_id"),
+            "scenario": c in scenario,
+        }
+        for i, c in enumerate(ids)
+    ]
 
 
 @dataclass(frozen=True)
@@ -118,8 +126,9 @@ class QuestionView:
     def chunk(self, chunk_id: str) -> ChunkInfo:
         """Title (the id where unknown), URL, corpus and text of a chunk."""
         c = self.chunks.get(chunk_id, {})
-        return ChunkInfo(c.get("title") or chunk_id, c.get("url"), c.get("corpus"), c.get("text"),
-                         bool(c) and "text" not in c)  # fmt: skip
+        return ChunkInfo(
+            c.get("title") or chunk_id, c.get("url"), c.get("corpus"), c.get("text"), bool(c) and "text" not in c
+        )
 
     def titles(self, chunk_ids: Sequence[str]) -> list[str]:
         """The chunks' page titles (the chunk id where the title is unknown)."""
@@ -146,8 +155,14 @@ class QuestionView:
     __repr__ = __str__
 
 
-def show(question_id: str, frame: pl.DataFrame, *, chunks: pl.DataFrame | None = None,
-         models: Sequence[str] | None = None, settings: Sequence[str] | None = None) -> QuestionView:  # fmt: skip
+def show(
+    question_id: str,
+    frame: pl.DataFrame,
+    *,
+    chunks: pl.DataFrame | None = None,
+    models: Sequence[str] | None = None,
+    settings: Sequence[str] | None = None,
+) -> QuestionView:
     """Everything about one question: scenario, question, target, fact, reference, and per setting
     the retrieved chunks and every model's response, thinking, label, scores and rounds.
 
@@ -202,15 +217,24 @@ def _response_lines(view: QuestionView, r: dict[str, Any], shared: bool, thinkin
     scores = ", ".join(f"{j} {markup.number(s)}" for j, s in view.scores(r))
     rule = f" (rule {r['rule_label']})" if r.get("rule_label") and r.get("rule_label") != r.get("label") else ""
     accuracy = f" · accuracy {markup.number(r.get('accuracy'))}" if scores or r.get("accuracy") is not None else ""
-    k2g = (f" · Know2Guess {r['k2g_state']} (confidence {markup.number(r.get('k2g_confidence'))})"
-           if r.get("k2g_state") else "")  # fmt: skip
-    lines = [f"- {r['model']} (thinking {r['thinking']}): {r.get('label') or 'no label'}{rule}{accuracy}{k2g}"
-             + (f" [{scores}]" if scores else "")]  # fmt: skip
+    k2g = (
+        f" · Know2Guess {r['k2g_state']} (confidence {markup.number(r.get('k2g_confidence'))})"
+        if r.get("k2g_state")
+        else ""
+    )
+    lines = [
+        f"- {r['model']} (thinking {r['thinking']}): {r.get('label') or 'no label'}{rule}{accuracy}{k2g}"
+        + (f" [{scores}]" if scores else "")
+    ]
     lines += [] if shared else _hit_lines(view, r, "    ")
     for rd in rounds_of(r):
         ref = rd.get("reflection") or {}
-        said = f"; {ref.get('assessment') or ref.get('status')}: {ref.get('missing_info') or ''} " \
-            f"follow-ups {ref.get('follow_ups')}" if ref else ""  # fmt: skip
+        said = (
+            f"; {ref.get('assessment') or ref.get('status')}: {ref.get('missing_info') or ''} "
+            f"follow-ups {ref.get('follow_ups')}"
+            if ref
+            else ""
+        )
         said += f"; stop: {rd['stop']}" if rd.get("stop") else ""
         new = len(rd.get("chunk_ids") or [])
         lines.append(f"    round {rd.get('index')}: queries {rd.get('queries')} -> {new} new{said}")
@@ -226,10 +250,16 @@ def _response_lines(view: QuestionView, r: dict[str, Any], shared: bool, thinkin
 def question_text(view: QuestionView, *, thinking: bool = False) -> str:
     """One question as plain text (the terminal form of :func:`show`)."""
     q = view.question
-    lines = [f"{q['question_id']} · {'answerable' if q.get('answerable') else 'unanswerable'} · target page "
-             f"{q.get('target_title')} ({q.get('target_chunk_id')}) {q.get('target_url') or ''}".rstrip()]  # fmt: skip
-    for name, key in (("Scenario", "scenario_text"), ("Question", "asked_question"), ("Fact", "fact"),
-                      ("Reference", "reference")):  # fmt: skip
+    lines = [
+        f"{q['question_id']} · {'answerable' if q.get('answerable') else 'unanswerable'} · target page "
+        f"{q.get('target_title')} ({q.get('target_chunk_id')}) {q.get('target_url') or ''}".rstrip()
+    ]
+    for name, key in (
+        ("Scenario", "scenario_text"),
+        ("Question", "asked_question"),
+        ("Fact", "fact"),
+        ("Reference", "reference"),
+    ):
         lines.append(f"{name}: {q.get(key) or '–'}")
     scenario = ", ".join(_titled(view, c) for c in q.get("scenario_chunk_ids") or [])
     lines.append("Scenario chunks: " + (scenario or "–"))

@@ -15,8 +15,9 @@ from declinecraft.explore.views import show
 LABEL_OPTIONS = [("any", "*"), ("ABSTAIN", "A"), ("DENY", "D"), ("ANSWER", "X"), ("no label", "-")]
 
 
-def browse(frame: pl.DataFrame, *, questions: pl.DataFrame | Sequence[str] | None = None,
-           chunks: pl.DataFrame | None = None) -> Browser:  # fmt: skip
+def browse(
+    frame: pl.DataFrame, *, questions: pl.DataFrame | Sequence[str] | None = None, chunks: pl.DataFrame | None = None
+) -> Browser:
     """An ipywidgets view (JupyterLab) to pick model, setting and filter and page through questions.
 
     ``questions`` (a filter's frame or a list of ids) starts the view on those questions.
@@ -27,8 +28,13 @@ def browse(frame: pl.DataFrame, *, questions: pl.DataFrame | Sequence[str] | Non
 class Browser:
     """Dropdowns for model, setting and filter, a search box and paging over questions."""
 
-    def __init__(self, frame: pl.DataFrame, *, questions: pl.DataFrame | Sequence[str] | None = None,
-                 chunks: pl.DataFrame | None = None) -> None:  # fmt: skip
+    def __init__(
+        self,
+        frame: pl.DataFrame,
+        *,
+        questions: pl.DataFrame | Sequence[str] | None = None,
+        chunks: pl.DataFrame | None = None,
+    ) -> None:
         import ipywidgets as w  # on use: it pulls in IPython, which the report and the filters do without
 
         self.frame, self.chunks, self.position = frame, chunks, 0
@@ -40,8 +46,11 @@ class Browser:
         ids = questions["question_id"] if isinstance(questions, pl.DataFrame) else (questions or [])
         self.given = list(dict.fromkeys(str(q) for q in ids))
         choices = [("given questions", "given")] if questions is not None else []
-        choices += [("all questions", "all"), ("label transition between settings", "transition"),
-                    ("thinking off → on (in setting)", "thinking")]  # fmt: skip
+        choices += [
+            ("all questions", "all"),
+            ("label transition between settings", "transition"),
+            ("thinking off → on (in setting)", "thinking"),
+        ]
         choices += [(title, name) for name, (title, _) in FLAGS.items()]
         models = [("all models", "")] + [(m, m) for m in sorted(frame["model"].unique().to_list())]
         self.model = w.Dropdown(options=models, description="model")
@@ -54,16 +63,27 @@ class Browser:
         self.search = w.Text(placeholder="words in question, page, responses", description="search")
         self.prev, self.next = w.Button(description="◀ previous"), w.Button(description="next ▶")
         self.status, self.view = w.Label(), w.HTML()
-        for control in (self.model, self.setting, self.filter, self.before, self.after, self.from_label,
-                        self.to_label, self.search):  # fmt: skip
+        for control in (
+            self.model,
+            self.setting,
+            self.filter,
+            self.before,
+            self.after,
+            self.from_label,
+            self.to_label,
+            self.search,
+        ):
             control.observe(lambda _: self.refresh(), names="value")
         self.prev.on_click(lambda _: self.go(-1))
         self.next.on_click(lambda _: self.go(1))
-        self.widget = w.VBox([
-            w.HBox([self.filter, self.model, self.setting]),
-            w.HBox([self.before, self.after, self.from_label, self.to_label]),
-            w.HBox([self.search, self.prev, self.next, self.status]), self.view,
-        ])  # fmt: skip
+        self.widget = w.VBox(
+            [
+                w.HBox([self.filter, self.model, self.setting]),
+                w.HBox([self.before, self.after, self.from_label, self.to_label]),
+                w.HBox([self.search, self.prev, self.next, self.status]),
+                self.view,
+            ]
+        )
         self.refresh()
 
     def ids(self) -> list[str]:
@@ -75,11 +95,17 @@ class Browser:
         elif kind == "all":
             found = (rows.filter(pl.col("setting") == setting) if setting else rows)["question_id"].to_list()
         elif kind == "transition":
-            found = transitions(rows, self.before.value, self.after.value, from_label=self.from_label.value,
-                                        to_label=self.to_label.value)["question_id"].to_list()  # fmt: skip
+            found = transitions(
+                rows,
+                self.before.value,
+                self.after.value,
+                from_label=self.from_label.value,
+                to_label=self.to_label.value,
+            )["question_id"].to_list()
         elif kind == "thinking":
-            found = thinking_changes(rows, setting or "no_rag", from_label=self.from_label.value,
-                                             to_label=self.to_label.value)["question_id"].to_list()  # fmt: skip
+            found = thinking_changes(
+                rows, setting or "no_rag", from_label=self.from_label.value, to_label=self.to_label.value
+            )["question_id"].to_list()
         else:
             hits = FLAGS[kind][1](rows)
             found = (hits.filter(pl.col("setting") == setting) if setting else hits)["question_id"].to_list()
@@ -103,8 +129,13 @@ class Browser:
         qid = ids[self.position]
         self.status.value = f"{self.position + 1} / {len(ids)} · {qid}"
         model, setting = self.model.value, self.setting.value
-        view = show(qid, self.frame, chunks=self.chunks, models=[model] if model else None,
-                            settings=[setting] if setting else None)  # fmt: skip
+        view = show(
+            qid,
+            self.frame,
+            chunks=self.chunks,
+            models=[model] if model else None,
+            settings=[setting] if setting else None,
+        )
         self.view.value = view._repr_html_()
 
     def _repr_mimebundle_(self, **kwargs: Any) -> Any:

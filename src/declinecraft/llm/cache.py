@@ -28,7 +28,7 @@ import threading
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, fields
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, Literal
 
@@ -69,8 +69,14 @@ class CallRecord:
 
 
 _COLUMNS = [f.name for f in fields(CallRecord)]
-_SQL_TYPES = {"attempts": "INTEGER NOT NULL", "prompt_tokens": "INTEGER", "completion_tokens": "INTEGER",
-              "latency_s": "REAL", "key": "TEXT PRIMARY KEY", "status": "TEXT NOT NULL"}  # fmt: skip
+_SQL_TYPES = {
+    "attempts": "INTEGER NOT NULL",
+    "prompt_tokens": "INTEGER",
+    "completion_tokens": "INTEGER",
+    "latency_s": "REAL",
+    "key": "TEXT PRIMARY KEY",
+    "status": "TEXT NOT NULL",
+}
 _CREATE = "CREATE TABLE IF NOT EXISTS calls ({}) WITHOUT ROWID".format(
     ", ".join(f"{c} {_SQL_TYPES.get(c, 'TEXT')}" for c in _COLUMNS)
 )
@@ -141,9 +147,7 @@ class Cache:
             _create(self.path)
         check_file(self.path)
         try:
-            self._db = sqlite3.connect(
-                self.path, timeout=busy_timeout_s, isolation_level=None, check_same_thread=False
-            )
+            self._db = sqlite3.connect(self.path, timeout=busy_timeout_s, isolation_level=None, check_same_thread=False)
             self._db.execute(f"PRAGMA busy_timeout = {int(busy_timeout_s * 1000)}")
             self._db.execute("PRAGMA journal_mode = WAL")
             self._db.execute("PRAGMA synchronous = NORMAL")
@@ -319,7 +323,7 @@ def salvage(path: str | Path) -> Salvaged:
         raise CacheError(f"{path}: no such file; there is nothing to salvage")
     if not os.access(path, os.R_OK):
         raise refused(path, "the file (it cannot even be read)")
-    stamp = datetime.now(timezone.utc).strftime("%Y%m%dT%H%M%SZ")
+    stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%SZ")
     aside = path.with_name(f"{path.name}.damaged-{stamp}")
     try:
         for suffix in ("", "-wal", "-shm"):

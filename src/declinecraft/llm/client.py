@@ -23,28 +23,48 @@ import os
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from declinecraft.core import bounds, prompts, replay
+from declinecraft.core.registry import ModelSpec
 from declinecraft.llm import cache as cache_mod
 from declinecraft.llm import serve
-from declinecraft.core import bounds, prompts, replay
 from declinecraft.llm.body_fields import ThinkingMode, choice_constraint, thinking_body
 from declinecraft.llm.cache import Cache, CallRecord
-from declinecraft.core.registry import ModelSpec
-from declinecraft.llm.responses import (
-    FormatError, Result, make_result, parse_json, reasoning_prompt, results_frame, split_thinking, summary,
-)  # fmt: skip
 from declinecraft.llm.progress import Progress
+from declinecraft.llm.responses import (
+    FormatError,
+    Result,
+    make_result,
+    parse_json,
+    reasoning_prompt,
+    results_frame,
+    split_thinking,
+    summary,
+)
 from declinecraft.llm.supervisor import MAX_SERVER_RESTARTS, LocalServer
 from declinecraft.llm.transport import LLMError, RetryPolicy, Sender, ServerGone, Unreachable, run_sync
 
 __all__ = [
-    "Client", "FormatError", "LLMError", "Request", "Result", "RetryPolicy", "Unreachable", "client_for", "connect",
-    "endpoint_identity", "parse_json", "results_frame", "run_batch", "split_thinking", "summary",
+    "Client",
+    "FormatError",
+    "LLMError",
+    "Request",
+    "Result",
+    "RetryPolicy",
+    "Unreachable",
+    "client_for",
+    "connect",
+    "endpoint_identity",
+    "parse_json",
+    "results_frame",
+    "run_batch",
+    "split_thinking",
+    "summary",
     "thinking_body",
-]  # fmt: skip
+]
 
 log = logging.getLogger(__name__)
 
@@ -77,9 +97,14 @@ class Request:
 
     @classmethod
     def from_prompt(
-        cls, prompt: prompts.Prompt, fields: Mapping[str, Any], *, max_tokens: int, system: str | None = None,
+        cls,
+        prompt: prompts.Prompt,
+        fields: Mapping[str, Any],
+        *,
+        max_tokens: int,
+        system: str | None = None,
         **options: Any,
-    ) -> Request:  # fmt: skip
+    ) -> Request:
         """Render ``prompt`` with ``fields`` into one user message (after an optional system one)."""
         messages = ([{"role": "system", "content": system}] if system else []) + [
             {"role": "user", "content": prompt.render(**fields)}
@@ -95,9 +120,7 @@ class Request:
 # --- request bodies --------------------------------------------------------------------------
 
 
-def endpoint_identity(
-    spec: ModelSpec, base_urls: Sequence[str] = (), cache_dir: Path | None = None
-) -> dict[str, str]:
+def endpoint_identity(spec: ModelSpec, base_urls: Sequence[str] = (), cache_dir: Path | None = None) -> dict[str, str]:
     """Return what identifies the model service in the cache key.
 
     Local servers: backend, served name, revision, weights and the server program: llama.cpp's
@@ -169,10 +192,16 @@ class Client:
     """Calls one registry model through the cache. Build it with :func:`client_for`."""
 
     def __init__(
-        self, spec: ModelSpec, cache: Cache, base_urls: Sequence[str] | Callable[[], Sequence[str]], *,
-        api_key: str | None = None, retry: RetryPolicy | None = None, concurrency: int | None = None,
+        self,
+        spec: ModelSpec,
+        cache: Cache,
+        base_urls: Sequence[str] | Callable[[], Sequence[str]],
+        *,
+        api_key: str | None = None,
+        retry: RetryPolicy | None = None,
+        concurrency: int | None = None,
         server: LocalServer | None = None,
-    ) -> None:  # fmt: skip
+    ) -> None:
         self.spec = spec
         self.server = server
         self.cache = cache
@@ -181,9 +210,13 @@ class Client:
         )
         self.endpoint = f"{spec.backend}:{spec.served_name}"
         self._sender = Sender(
-            spec.served_name, base_urls, api_key=api_key, retry=retry or RetryPolicy(),
-            concurrency=concurrency or spec.concurrency(), alive=server.alive if server else None,
-        )  # fmt: skip
+            spec.served_name,
+            base_urls,
+            api_key=api_key,
+            retry=retry or RetryPolicy(),
+            concurrency=concurrency or spec.concurrency(),
+            alive=server.alive if server else None,
+        )
         self._reached = False  # set once a call has been through: later batches need no probe
 
     def __repr__(self) -> str:  # never shows the key
@@ -199,9 +232,14 @@ class Client:
         return self.prepare(request).key
 
     async def arun(
-        self, requests: Sequence[Request], *, retry_failures: bool = False, failed_before: str | None = None,
-        progress: bool = True, desc: str | None = None,
-    ) -> list[Result]:  # fmt: skip
+        self,
+        requests: Sequence[Request],
+        *,
+        retry_failures: bool = False,
+        failed_before: str | None = None,
+        progress: bool = True,
+        desc: str | None = None,
+    ) -> list[Result]:
         """Answer every request (cache first), in request order; see :func:`run_batch`.
 
         The first call this client sends goes alone, as a probe: when nothing answers at the
@@ -242,10 +280,16 @@ class Client:
         finally:
             bar.close()
         results = [
-            make_result(records[p.key], model_id=self.spec.id, tag=p.request.tag, thinking_mode=p.mode,
-                        json_mode=p.request.json_mode, cached=p.key not in sent)
+            make_result(
+                records[p.key],
+                model_id=self.spec.id,
+                tag=p.request.tag,
+                thinking_mode=p.mode,
+                json_mode=p.request.json_mode,
+                cached=p.key not in sent,
+            )
             for p in prepared
-        ]  # fmt: skip
+        ]
         _log_summary(self.spec.id, results)
         return results
 
@@ -262,13 +306,22 @@ class Client:
                     raise
                 self._sender.set_urls(await asyncio.to_thread(self.server.restart, generation, str(exc)))
         record = CallRecord(
-            key=prepared.key, status="ok" if answer.ok else "failed", endpoint=self.endpoint,
-            revision=self.spec.revision or "", prompt_version=prepared.request.prompt_version,
-            request=cache_mod.canonical_json(prepared.body), text=answer.text, reasoning=answer.reasoning,
-            finish_reason=answer.finish_reason, prompt_tokens=answer.prompt_tokens,
-            completion_tokens=answer.completion_tokens, latency_s=answer.latency_s, error=answer.error,
-            attempts=answer.attempts, created_at=datetime.now(timezone.utc).isoformat(timespec="milliseconds"),
-        )  # fmt: skip
+            key=prepared.key,
+            status="ok" if answer.ok else "failed",
+            endpoint=self.endpoint,
+            revision=self.spec.revision or "",
+            prompt_version=prepared.request.prompt_version,
+            request=cache_mod.canonical_json(prepared.body),
+            text=answer.text,
+            reasoning=answer.reasoning,
+            finish_reason=answer.finish_reason,
+            prompt_tokens=answer.prompt_tokens,
+            completion_tokens=answer.completion_tokens,
+            latency_s=answer.latency_s,
+            error=answer.error,
+            attempts=answer.attempts,
+            created_at=datetime.now(UTC).isoformat(timespec="milliseconds"),
+        )
         self.cache.store([record])
         return record
 
@@ -304,10 +357,15 @@ def _api_key(spec: ModelSpec, environ: Mapping[str, str] | None) -> str | None:
 
 
 def client_for(
-    spec: ModelSpec, cache: Cache, base_url: str | Sequence[str] | Callable[[], Sequence[str]] | None = None, *,
-    retry: RetryPolicy | None = None, concurrency: int | None = None, environ: Mapping[str, str] | None = None,
+    spec: ModelSpec,
+    cache: Cache,
+    base_url: str | Sequence[str] | Callable[[], Sequence[str]] | None = None,
+    *,
+    retry: RetryPolicy | None = None,
+    concurrency: int | None = None,
+    environ: Mapping[str, str] | None = None,
     server: LocalServer | None = None,
-) -> Client:  # fmt: skip
+) -> Client:
     """THE way to get a client for a registry model.
 
     Args:

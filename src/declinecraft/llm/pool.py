@@ -17,14 +17,14 @@ import dataclasses
 import sys
 from collections.abc import Sequence
 from contextlib import ExitStack
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from typing import Any, Protocol
 
 from declinecraft.core import prompts, registry
 from declinecraft.core.config import RunConfig
 from declinecraft.llm import client as llm
-from declinecraft.llm.calls import Ask, Call, Reply, to_reply
 from declinecraft.llm.cache import open_cache
+from declinecraft.llm.calls import Ask, Call, Reply, to_reply
 
 
 class ModelFailed(llm.LLMError):
@@ -91,7 +91,7 @@ class ModelPool:
         self.calls = 0
         self.tallies: dict[str, Tally] = {}
         """Calls and failures per model id this stage, for :func:`check_failures`."""
-        self._started = datetime.now(timezone.utc).isoformat(timespec="milliseconds")
+        self._started = datetime.now(UTC).isoformat(timespec="milliseconds")
 
     def spec(self, model_id: str) -> registry.ModelSpec:
         """The registry entry of a model, with an error naming the models file."""
@@ -150,9 +150,14 @@ class ModelPool:
     def request(self, call: Call, *, thinking: str | None, max_tokens: int, temperature: float) -> llm.Request:
         """The LLM-layer request of a templated call (history turns appended after the prompt)."""
         base = llm.Request.from_prompt(
-            self.prompt(call.prompt), dict(call.fields), max_tokens=call.max_tokens or max_tokens,
-            thinking=thinking, temperature=temperature, tag=call.prompt, choices=call.choices,  # type: ignore[arg-type]
-        )  # fmt: skip
+            self.prompt(call.prompt),
+            dict(call.fields),
+            max_tokens=call.max_tokens or max_tokens,
+            thinking=thinking,
+            temperature=temperature,
+            tag=call.prompt,
+            choices=call.choices,  # type: ignore[arg-type]
+        )
         if not call.history:
             return base
         extra = tuple({"role": role, "content": text} for role, text in call.history)

@@ -173,13 +173,28 @@ def make_result(
         except FormatError:
             lost = True
     return Result(
-        key=record.key, model_id=model_id, tag=tag, status=record.status, text=text, thinking=thinking,
-        raw_text=record.text or "", thinking_mode=thinking_mode, finish_reason=record.finish_reason,
-        budget_exhausted=exhausted, prompt_tokens=record.prompt_tokens, completion_tokens=record.completion_tokens,
-        latency_s=record.latency_s, attempts=record.attempts, error=record.error, cached=cached,
-        created_at=record.created_at, prompt_version=record.prompt_version, json_mode=json_mode, parsed=parsed,
+        key=record.key,
+        model_id=model_id,
+        tag=tag,
+        status=record.status,
+        text=text,
+        thinking=thinking,
+        raw_text=record.text or "",
+        thinking_mode=thinking_mode,
+        finish_reason=record.finish_reason,
+        budget_exhausted=exhausted,
+        prompt_tokens=record.prompt_tokens,
+        completion_tokens=record.completion_tokens,
+        latency_s=record.latency_s,
+        attempts=record.attempts,
+        error=record.error,
+        cached=cached,
+        created_at=record.created_at,
+        prompt_version=record.prompt_version,
+        json_mode=json_mode,
+        parsed=parsed,
         lost_to_format=lost,
-    )  # fmt: skip
+    )
 
 
 def summary(results: Sequence[Result]) -> dict[str, int]:
@@ -205,10 +220,25 @@ def results_frame(results: Sequence[Result]) -> pl.DataFrame:
 
 
 _FRAME_SCHEMA: dict[str, Any] = {
-    "key": pl.String, "model_id": pl.String, "tag": pl.String, "status": pl.String, "text": pl.String,
-    "thinking": pl.String, "raw_text": pl.String, "thinking_mode": pl.String, "finish_reason": pl.String,
-    "budget_exhausted": pl.Boolean, "prompt_tokens": pl.Int64, "completion_tokens": pl.Int64,
-    "latency_s": pl.Float64, "attempts": pl.Int64, "error": pl.String, "cached": pl.Boolean,
-    "created_at": pl.String, "prompt_version": pl.String, "json_mode": pl.Boolean, "parsed_json": pl.String,
+    "key": pl.String,
+    "model_id": pl.String,
+    "tag": pl.String,
+    "status": pl.String,
+    "text": pl.String,
+    "thinking": pl.String,
+    "raw_text": pl.String,
+    "thinking_mode": pl.String,
+    "finish_reason": pl.String,
+    "budget_exhausted": pl.Boolean,
+    "prompt_tokens": pl.Int64,
+    "completion_tokens": pl.Int64,
+    "latency_s": pl.Float64,
+    "attempts": pl.Int64,
+    "error": pl.String,
+    "cached": pl.Boolean,
+    "created_at": pl.String,
+    "prompt_version": pl.String,
+    "json_mode": pl.Boolean,
+    "parsed_json": pl.String,
     "lost_to_format": pl.Boolean,
-}  # fmt: skip
+}

@@ -187,24 +187,62 @@ def server_command(
         if flavour == "llama-server":
             binary = llama_server_binary()
             if not binary.is_file():
-                raise ServeError(f"{binary} is missing: `make llama-server` builds it (llama.cpp's server, ~8 min once)")
+                raise ServeError(
+                    f"{binary} is missing: `make llama-server` builds it (llama.cpp's server, ~8 min once)"
+                )
             return [
-                str(binary), "--model", model, "--alias", spec.served_name,
-                "--ctx-size", str(spec.n_ctx), "--threads", threads, "--threads-batch", threads,
-                "--batch-size", str(prompt_batch), "--ubatch-size", str(prompt_batch),
-                "--parallel", "1", "--no-cache-prompt", "--cache-ram", "0", "--no-webui", "--reasoning-format", "none",
-                "--host", HOST, "--port", str(port),
-            ]  # fmt: skip
+                str(binary),
+                "--model",
+                model,
+                "--alias",
+                spec.served_name,
+                "--ctx-size",
+                str(spec.n_ctx),
+                "--threads",
+                threads,
+                "--threads-batch",
+                threads,
+                "--batch-size",
+                str(prompt_batch),
+                "--ubatch-size",
+                str(prompt_batch),
+                "--parallel",
+                "1",
+                "--no-cache-prompt",
+                "--cache-ram",
+                "0",
+                "--no-webui",
+                "--reasoning-format",
+                "none",
+                "--host",
+                HOST,
+                "--port",
+                str(port),
+            ]
         module = "declinecraft.llm.llamacpp_server" if flavour == "aligned" else "llama_cpp.server"
         return [
-            sys.executable, "-m", module,
-            "--model", model,
-            "--model_alias", spec.served_name,
-            "--n_ctx", str(spec.n_ctx),
-            "--n_threads", threads, "--n_threads_batch", threads,
-            "--n_batch", str(prompt_batch), "--n_ubatch", str(prompt_batch),
-            "--host", HOST, "--port", str(port),
-        ]  # fmt: skip
+            sys.executable,
+            "-m",
+            module,
+            "--model",
+            model,
+            "--model_alias",
+            spec.served_name,
+            "--n_ctx",
+            str(spec.n_ctx),
+            "--n_threads",
+            threads,
+            "--n_threads_batch",
+            threads,
+            "--n_batch",
+            str(prompt_batch),
+            "--n_ubatch",
+            str(prompt_batch),
+            "--host",
+            HOST,
+            "--port",
+            str(port),
+        ]
     if spec.backend == "vllm":
         engine = _engine(cache_dir)
         return vllm_engine.command(spec, vllm_model(spec, cache_dir, engine), HOST, port, engine)
@@ -308,9 +346,13 @@ def start(
         command = [sys.executable, "-I", guard, *([] if record else ["--with-parent"]), "--", *command]
     with open(log_file, "wb") as log:
         process = launch(
-            command, stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, env=env,
+            command,
+            stdout=log,
+            stderr=subprocess.STDOUT,
+            stdin=subprocess.DEVNULL,
+            env=env,
             start_new_session=True,  # own process group: stop() reaches every child
-        )  # fmt: skip
+        )
     base_url = f"http://{HOST}:{port}/v1"
     server = Server(spec, base_url, process, owned=True, log_file=log_file)
     atexit.register(server.stop)
@@ -318,8 +360,9 @@ def start(
     while time.monotonic() < deadline:
         if process.poll() is not None:
             how = exit_description(process.returncode)
-            raise ServeError(f"server for {spec.id!r} {how} while starting; the end of its log {log_file}:\n"
-                             + log_tail(log_file))
+            raise ServeError(
+                f"server for {spec.id!r} {how} while starting; the end of its log {log_file}:\n" + log_tail(log_file)
+            )
         if _healthy(base_url):
             break
         time.sleep(0.25)

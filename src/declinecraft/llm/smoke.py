@@ -55,9 +55,7 @@ def answer_once(spec: ModelSpec, cache_dir: Path) -> dict[str, object]:
         seed=0,
         verbose=False,
     )
-    reply = model.create_chat_completion(
-        messages=[{"role": "user", "content": PROMPT}], temperature=0.0, max_tokens=16
-    )
+    reply = model.create_chat_completion(messages=[{"role": "user", "content": PROMPT}], temperature=0.0, max_tokens=16)
     text = (reply["choices"][0]["message"].get("content") or "").strip()  # type: ignore[index]
     return {"model": spec.id, "answer": text, "seconds": round(time.monotonic() - start, 1)}
 

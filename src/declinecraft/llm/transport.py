@@ -28,7 +28,7 @@ import weakref
 from collections.abc import AsyncIterator, Callable, Coroutine, Sequence
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from typing import Any, TypeVar
 
 import httpx2
@@ -115,12 +115,15 @@ class _Pool:
         self.inflight = [0] * len(urls)
         self.clients = [
             openai.AsyncOpenAI(
-                base_url=url, api_key=api_key, max_retries=0, timeout=timeout_s,
+                base_url=url,
+                api_key=api_key,
+                max_retries=0,
+                timeout=timeout_s,
                 http_client=openai.DefaultAsyncHttpxClient(
                     timeout=timeout_s,
                     limits=httpx2.Limits(max_connections=per_url, max_keepalive_connections=per_url),
                 ),
-            )  # fmt: skip
+            )
             for url in urls
         ]
 
@@ -144,9 +147,15 @@ class Sender:
     """Posts chat bodies for one served model to one or more replica base URLs."""
 
     def __init__(
-        self, model: str, base_urls: Sequence[str] | Callable[[], Sequence[str]], *, api_key: str | None,
-        retry: RetryPolicy, concurrency: int, alive: Callable[[], bool] | None = None,
-    ) -> None:  # fmt: skip
+        self,
+        model: str,
+        base_urls: Sequence[str] | Callable[[], Sequence[str]],
+        *,
+        api_key: str | None,
+        retry: RetryPolicy,
+        concurrency: int,
+        alive: Callable[[], bool] | None = None,
+    ) -> None:
         self.model = model
         self._alive = alive  # False when the local server process has exited
         self.retry = retry
@@ -266,10 +275,15 @@ def _answer(content: bytes, latency: float, attempt: int) -> Answer:
         raise _Retryable(f"malformed response body ({type(exc).__name__}): {content[:200]!r}") from None
     reasoning = message.get("reasoning_content") or message.get("reasoning")
     return Answer(
-        ok=True, text=message.get("content"), reasoning=reasoning if isinstance(reasoning, str) else None,
-        finish_reason=choice.get("finish_reason"), prompt_tokens=usage.get("prompt_tokens"),
-        completion_tokens=usage.get("completion_tokens"), latency_s=latency, attempts=attempt,
-    )  # fmt: skip
+        ok=True,
+        text=message.get("content"),
+        reasoning=reasoning if isinstance(reasoning, str) else None,
+        finish_reason=choice.get("finish_reason"),
+        prompt_tokens=usage.get("prompt_tokens"),
+        completion_tokens=usage.get("completion_tokens"),
+        latency_s=latency,
+        attempts=attempt,
+    )
 
 
 def _message(exc: openai.APIStatusError) -> str:
@@ -293,7 +307,7 @@ def _retry_after(response: httpx2.Response) -> float | None:
             return max(0.0, float(value))
         except ValueError:
             when = email.utils.parsedate_to_datetime(value)
-            return max(0.0, (when - datetime.now(timezone.utc)).total_seconds())
+            return max(0.0, (when - datetime.now(UTC)).total_seconds())
     except (TypeError, ValueError, IndexError):
         return None
 

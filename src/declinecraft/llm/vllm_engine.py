@@ -27,7 +27,6 @@ from dataclasses import dataclass
 from importlib import metadata
 from pathlib import Path
 
-from declinecraft.core import paths
 from declinecraft.core.environment import sha256_file
 from declinecraft.core.registry import ModelSpec
 

@@ -13,7 +13,11 @@ import polars as pl
 from declinecraft.paper.latex import escape
 
 #: How each verdict prints (bold when the run speaks to the claim).
-VERDICT_TEX = {"supported": "\\textbf{supported}", "contradicted": "\\textbf{contradicted}", "not testable": "not testable"}
+VERDICT_TEX = {
+    "supported": "\\textbf{supported}",
+    "contradicted": "\\textbf{contradicted}",
+    "not testable": "not testable",
+}
 #: Column widths of claim, paper, this run, test and verdict (fractions of the text width).
 WIDTHS = (0.30, 0.12, 0.16, 0.19, 0.17)
 HEADER = ("Claim of the paper", "Paper", "This run", "Test", "Verdict")
@@ -31,8 +35,13 @@ def claims_tex(claims: pl.DataFrame | None, source: str = "notebooks/08_paper.ip
         verdict = VERDICT_TEX.get(row["verdict"], escape(row["verdict"]))
         if row.get("reason"):
             verdict += f": \\emph{{{escape(row['reason'])}}}"
-        cells = [escape(row["claim"]), escape(row["paper_value"]), escape(row["run_value"]), escape(row["test"]), verdict]
+        cells = [
+            escape(row["claim"]),
+            escape(row["paper_value"]),
+            escape(row["run_value"]),
+            escape(row["test"]),
+            verdict,
+        ]
         lines.append(" & ".join(cells) + " \\\\")
     lines += ["\\bottomrule", "\\end{tabular}", ""]
     return "\n".join(lines)
-

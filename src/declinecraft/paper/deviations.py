@@ -69,10 +69,13 @@ def _roles(cfg: RunConfig) -> dict[str, list[str]]:
     """Each model's roles in the run, in pipeline order."""
     roles: dict[str, list[str]] = {}
     named = [
-        ("generator", [cfg.generate.generator]), ("verifier", [cfg.verify.verifier]),
-        ("response judge", [cfg.judge.response_judge]), ("oracle", [cfg.judge.oracle]),
-        ("accuracy judge", list(cfg.judge.accuracy_judges)), ("model under test", list(cfg.answer.models)),
-    ]  # fmt: skip
+        ("generator", [cfg.generate.generator]),
+        ("verifier", [cfg.verify.verifier]),
+        ("response judge", [cfg.judge.response_judge]),
+        ("oracle", [cfg.judge.oracle]),
+        ("accuracy judge", list(cfg.judge.accuracy_judges)),
+        ("model under test", list(cfg.answer.models)),
+    ]
     for role, models in named:
         for model in models:
             if role not in roles.setdefault(model, []):
@@ -90,10 +93,13 @@ def _and(words: list[str]) -> str:
 PAPER_ROLE_PAIRS = frozenset(
     frozenset(pair)
     for pair in [
-        ("generator", "model under test"), ("response judge", "model under test"),
-        ("verifier", "accuracy judge"), ("verifier", "model under test"), ("accuracy judge", "model under test"),
+        ("generator", "model under test"),
+        ("response judge", "model under test"),
+        ("verifier", "accuracy judge"),
+        ("verifier", "model under test"),
+        ("accuracy judge", "model under test"),
     ]
-)  # fmt: skip
+)
 
 
 def _family(specs: Mapping[str, registry.ModelSpec], model: str) -> str:
@@ -127,10 +133,12 @@ def deviation_items(cfg: RunConfig, specs: Mapping[str, registry.ModelSpec]) -> 
         (cfg.verify.context_chars, "chunks in the verifier's prompts"),
         (cfg.answer.context_chars, "retrieved chunks in the answer prompts"),
         (cfg.judge.oracle_page_chars, "the source page in the oracle's prompt"),
-    ]  # fmt: skip
+    ]
     cut = [f"{what} to {thousands(n)} characters" for n, what in cuts if n > 0]
     if cut:
-        items.append(f"\\textbf{{Prompts cut.}} To fit small context windows and two cores, this run cuts {_and(cut)}; the paper sends them whole.")
+        items.append(
+            f"\\textbf{{Prompts cut.}} To fit small context windows and two cores, this run cuts {_and(cut)}; the paper sends them whole."
+        )
     items.append(f"\\textbf{{Review.}} {MANUAL_REVIEW}")
     items.append(f"\\textbf{{Prompts.}} {PROMPTS}")
     return "\n".join(f"\\item {item}" for item in items)

@@ -35,13 +35,28 @@ LABEL_COLORS = {"ABSTAIN": "#2b8a3e", "DENY": ORANGE, "ANSWER": "#c0392b"}
 CONDITION_NAMES = {"no_rag": "No RAG", "single": "RAG", "iterative": "Iter."}
 
 _RC = {
-    "font.size": 7, "axes.titlesize": 7.5, "axes.labelsize": 7, "xtick.labelsize": 6.5,
-    "ytick.labelsize": 6.5, "legend.fontsize": 6, "legend.frameon": False, "axes.spines.top": False,
-    "axes.spines.right": False, "axes.linewidth": 0.6, "lines.linewidth": 1.0, "lines.markersize": 3.5,
-    "xtick.major.width": 0.6, "ytick.major.width": 0.6, "grid.linewidth": 0.4, "grid.alpha": 0.5,
-    "savefig.bbox": "tight", "savefig.pad_inches": 0.02, "pdf.fonttype": 42, "figure.dpi": 100,
+    "font.size": 7,
+    "axes.titlesize": 7.5,
+    "axes.labelsize": 7,
+    "xtick.labelsize": 6.5,
+    "ytick.labelsize": 6.5,
+    "legend.fontsize": 6,
+    "legend.frameon": False,
+    "axes.spines.top": False,
+    "axes.spines.right": False,
+    "axes.linewidth": 0.6,
+    "lines.linewidth": 1.0,
+    "lines.markersize": 3.5,
+    "xtick.major.width": 0.6,
+    "ytick.major.width": 0.6,
+    "grid.linewidth": 0.4,
+    "grid.alpha": 0.5,
+    "savefig.bbox": "tight",
+    "savefig.pad_inches": 0.02,
+    "pdf.fonttype": 42,
+    "figure.dpi": 100,
     "font.family": "DejaVu Sans",
-}  # fmt: skip
+}
 
 
 @contextlib.contextmanager
@@ -62,13 +77,17 @@ def styled(func: Callable[..., Figure]) -> Callable[..., Figure]:
     return wrapper
 
 
-def new_figure(ncols: int = 1, nrows: int = 1, *, width: float = COLUMN_IN, height: float = 2.2, **kw: Any) -> tuple[Figure, Any]:
+def new_figure(
+    ncols: int = 1, nrows: int = 1, *, width: float = COLUMN_IN, height: float = 2.2, **kw: Any
+) -> tuple[Figure, Any]:
     """A figure of the paper's widths (``COLUMN_IN`` or ``FULL_IN``) with a grid of axes."""
     fig, axes = plt.subplots(nrows, ncols, figsize=(width, height), layout="constrained", **kw)
     return fig, axes
 
 
-def save(fig: Figure, folder: Path, stem: str, formats: Sequence[str] = ("pdf", "png"), *, dpi: int = 200) -> list[Path]:
+def save(
+    fig: Figure, folder: Path, stem: str, formats: Sequence[str] = ("pdf", "png"), *, dpi: int = 200
+) -> list[Path]:
     """Save a figure atomically in each format, cut to its tight bounding box whatever style it was
     drawn in (so a legend above the axes is never cut off, and :mod:`figure_check` sees what is
     saved), close it, and return the files."""
@@ -86,9 +105,15 @@ def save(fig: Figure, folder: Path, stem: str, formats: Sequence[str] = ("pdf", 
 LABEL_SPOTS = tuple(
     (sx * r, sy * r, ha, va)
     for r in (2.5, 6.0, 10.0)
-    for sx, sy, ha, va in ((1, 1, "left", "bottom"), (1, -1, "left", "top"), (-1, 1, "right", "bottom"),
-                           (-1, -1, "right", "top"), (0, 1.4, "center", "bottom"), (0, -1.4, "center", "top"))
-)  # fmt: skip
+    for sx, sy, ha, va in (
+        (1, 1, "left", "bottom"),
+        (1, -1, "left", "top"),
+        (-1, 1, "right", "bottom"),
+        (-1, -1, "right", "top"),
+        (0, 1.4, "center", "bottom"),
+        (0, -1.4, "center", "top"),
+    )
+)
 
 
 def renderer(fig: Figure) -> Any:
@@ -125,7 +150,9 @@ def label_points(ax: Any, points: Sequence[tuple[float, float, str]], *, fontsiz
             continue
         best = None
         for dx, dy, ha, va in LABEL_SPOTS:
-            label = ax.annotate(text, (x, y), xytext=(dx, dy), textcoords="offset points", ha=ha, va=va, fontsize=fontsize)
+            label = ax.annotate(
+                text, (x, y), xytext=(dx, dy), textcoords="offset points", ha=ha, va=va, fontsize=fontsize
+            )
             label.set_in_layout(False)
             box = label.get_window_extent(drawn)
             cost = clash(box)
@@ -189,7 +216,9 @@ def mean_with_interval(
     (:func:`mean_interval`: none on fewer than three models, clipped to the rate scale)."""
     mean, low, high = mean_interval(matrix, rate=rate)
     err = np.vstack([mean - low, high - mean])
-    ax.errorbar(x, mean, yerr=np.where(np.isnan(err), 0, err), color=color, marker="o", capsize=2, lw=1.4, zorder=5, label=label)
+    ax.errorbar(
+        x, mean, yerr=np.where(np.isnan(err), 0, err), color=color, marker="o", capsize=2, lw=1.4, zorder=5, label=label
+    )
 
 
 def lines_panel(
@@ -211,7 +240,11 @@ def lines_panel(
     for col in cols:
         if col not in wide.columns:
             wide = wide.with_columns(pl.lit(None, pl.Float64).alias(col))
-    matrix = pct(wide.select([pl.col(c).cast(pl.Float64) for c in cols]).to_numpy()) if wide.height else np.empty((0, len(cols)))
+    matrix = (
+        pct(wide.select([pl.col(c).cast(pl.Float64) for c in cols]).to_numpy())
+        if wide.height
+        else np.empty((0, len(cols)))
+    )
     xs = np.arange(len(cols))
     for row in matrix:
         ax.plot(xs, row, color=GRAY, lw=0.6, alpha=0.7, marker=".", ms=2)

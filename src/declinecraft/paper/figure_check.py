@@ -48,9 +48,7 @@ def _texts(fig: Figure) -> list[Text]:
                 continue
             for tick in axis._update_ticks():  # the ticks within the view, as drawn
                 drawn += [label for label in (tick.label1, tick.label2) if label.get_visible()]
-    others = [
-        t for t in fig.findobj(Text) if isinstance(t, Text) and id(t) not in ticks and t.get_visible()
-    ]  # fmt: skip
+    others = [t for t in fig.findobj(Text) if isinstance(t, Text) and id(t) not in ticks and t.get_visible()]
     return [t for t in [*others, *drawn] if t.get_text().strip()]
 
 
@@ -91,7 +89,12 @@ def problems(fig: Figure, caption: str | None = None) -> list[str]:
     boxes = [(t, b) for t, b in boxes if b.width > 0 and b.height > 0]
     out = []
     for text, box in boxes:
-        if box.x0 < page.x0 - EDGE_PX or box.x1 > page.x1 + EDGE_PX or box.y0 < page.y0 - EDGE_PX or box.y1 > page.y1 + EDGE_PX:
+        if (
+            box.x0 < page.x0 - EDGE_PX
+            or box.x1 > page.x1 + EDGE_PX
+            or box.y0 < page.y0 - EDGE_PX
+            or box.y1 > page.y1 + EDGE_PX
+        ):
             out.append(f"text cut off at the figure's edge: '{text.get_text()}'")
     for (a, box_a), (b, box_b) in combinations(boxes, 2):
         if _overlap(box_a, box_b) > OVERLAP_SHARE:

@@ -39,8 +39,9 @@ def _rows(tables: Mapping[str, pl.DataFrame], name: str, **where: Any) -> pl.Dat
     return table
 
 
-def needs(name: str, reason: str, *, min_rows: int = 1, distinct: str | None = None, min_distinct: int = 2,
-          **where: Any) -> Callable[[Mapping[str, pl.DataFrame]], str]:  # fmt: skip
+def needs(
+    name: str, reason: str, *, min_rows: int = 1, distinct: str | None = None, min_distinct: int = 2, **where: Any
+) -> Callable[[Mapping[str, pl.DataFrame]], str]:
     """A ``lacks`` check: table ``name`` (filtered by ``where``) has rows (and enough distinct values)."""
 
     def lacks(tables: Mapping[str, pl.DataFrame]) -> str:

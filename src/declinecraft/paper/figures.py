@@ -29,9 +29,12 @@ FIGURE_FILE = re.compile(r"fig\d\d_[a-z0-9_]+\.(pdf|png)")
 #: drawn from fewer points than the small-n rule asks for, they show nothing and are printed
 #: small, with their n, in the paper's list of what the run cannot show.
 ASSOCIATIONS = {
-    "fig05_size_release": "models", "fig12_car_active_params": "models", "fig13_accuracy_total_params": "models",
-    "fig26_car_accuracy": "configurations", "fig27_car_accuracy_attempted": "configurations",
-}  # fmt: skip
+    "fig05_size_release": "models",
+    "fig12_car_active_params": "models",
+    "fig13_accuracy_total_params": "models",
+    "fig26_car_accuracy": "configurations",
+    "fig27_car_accuracy_attempted": "configurations",
+}
 
 
 def too_few_points(stem: str, results: Mapping[str, pl.DataFrame], min_points: int) -> str:
@@ -52,9 +55,16 @@ def figures() -> list[FigureSpec]:
     return [*figures_main.FIGURES, *figures_configs.FIGURES, *figures_extra.FIGURES]
 
 
-def write_figures(results: Mapping[str, pl.DataFrame], folder: Path, *, formats: tuple[str, ...], dpi: int,
-                  no_input: str = "", captions: Mapping[str, str] | None = None,
-                  min_points: int = 0) -> list[dict[str, Any]]:  # fmt: skip
+def write_figures(
+    results: Mapping[str, pl.DataFrame],
+    folder: Path,
+    *,
+    formats: tuple[str, ...],
+    dpi: int,
+    no_input: str = "",
+    captions: Mapping[str, str] | None = None,
+    min_points: int = 0,
+) -> list[dict[str, Any]]:
     """Draw every figure the results support into ``folder`` (one file per format), remove figure
     files an earlier run left, and return one status row per figure (``reason`` empty when drawn;
     ``layout``: its layout problems, :func:`figure_check.problems`, empty when none; with
@@ -78,7 +88,16 @@ def write_figures(results: Mapping[str, pl.DataFrame], folder: Path, *, formats:
             fig = spec.draw(results)
             layout = figure_check.problems(fig, None if captions is None else captions.get(spec.stem, ""))
             written |= {f.name for f in save(fig, folder, spec.stem, formats, dpi=dpi)}
-        rows.append(dict(kind="figure", number=spec.number, name=spec.stem, title=spec.title, reason=reason,
-                         layout="; ".join(layout), small=small))  # fmt: skip
+        rows.append(
+            dict(
+                kind="figure",
+                number=spec.number,
+                name=spec.stem,
+                title=spec.title,
+                reason=reason,
+                layout="; ".join(layout),
+                small=small,
+            )
+        )
     remove_stale(folder, FIGURE_FILE, written)
     return rows

@@ -17,9 +17,9 @@ from declinecraft.paper.drawing import (
     BLUE,
     CONDITION_NAMES,
     FULL_IN,
-    label_points,
     GRAY,
     ORANGE,
+    label_points,
     lines_panel,
     new_figure,
     pct,
@@ -37,24 +37,55 @@ def plot_conditions(main_grid: pl.DataFrame) -> Figure:
     """Figure 8: CAR (left) and Answer Accuracy (right) under the three conditions, per configuration."""
     fig, axes = new_figure(2, width=FULL_IN * 0.7, height=2.1)
     names = {c: CONDITION_NAMES[c] for c in CONDITIONS}
-    lines_panel(axes[0], main_grid, x="condition", y="car", order=CONDITIONS, names=names, ylabel="Correct Abstention Rate (%)", unit="config_label")
-    lines_panel(axes[1], main_grid, x="condition", y="accuracy", order=CONDITIONS, names=names, ylabel="Answer Accuracy (%)", unit="config_label")
+    lines_panel(
+        axes[0],
+        main_grid,
+        x="condition",
+        y="car",
+        order=CONDITIONS,
+        names=names,
+        ylabel="Correct Abstention Rate (%)",
+        unit="config_label",
+    )
+    lines_panel(
+        axes[1],
+        main_grid,
+        x="condition",
+        y="accuracy",
+        order=CONDITIONS,
+        names=names,
+        ylabel="Answer Accuracy (%)",
+        unit="config_label",
+    )
     return fig
 
 
 @styled
 def plot_thinking_accuracy(main_grid: pl.DataFrame) -> Figure:
     """Figure 9: Answer Accuracy with thinking off and on, without retrieval and with single-shot RAG."""
-    frames = {c: thinking_pairs(main_grid, None, c, "accuracy").with_columns(significant=pl.lit(True)) for c in ("no_rag", "single")}
+    frames = {
+        c: thinking_pairs(main_grid, None, c, "accuracy").with_columns(significant=pl.lit(True))
+        for c in ("no_rag", "single")
+    }
     n = max(f.height for f in frames.values())
     fig, axes = new_figure(2, width=FULL_IN, height=0.9 + 0.17 * n)
     for ax, (condition, frame) in zip(axes, frames.items(), strict=True):
-        arrows_panel(ax, frame, metric="Answer Accuracy (%)", title="No RAG" if condition == "no_rag" else "Single-shot RAG")
+        arrows_panel(
+            ax, frame, metric="Answer Accuracy (%)", title="No RAG" if condition == "no_rag" else "Single-shot RAG"
+        )
     return fig
 
 
-def config_scatter(ax: object, frame: pl.DataFrame, *, x: str, y: str, colors: Mapping[str, object], bars: bool = True,
-                   labels: np.ndarray | None = None) -> list[tuple[float, float, str]]:  # fmt: skip
+def config_scatter(
+    ax: object,
+    frame: pl.DataFrame,
+    *,
+    x: str,
+    y: str,
+    colors: Mapping[str, object],
+    bars: bool = True,
+    labels: np.ndarray | None = None,
+) -> list[tuple[float, float, str]]:
     """One marker per configuration: color by family, square with thinking on, optional interval
     bars. Returns the points ``labels`` marks with their names, for :func:`label_points` once the
     axes' limits and legend are final."""
@@ -66,7 +97,9 @@ def config_scatter(ax: object, frame: pl.DataFrame, *, x: str, y: str, colors: M
         if bars and f"{x}_low" in row and f"{y}_low" in row:
             xerr = [[max(0, xv - 100 * (row[f"{x}_low"] or np.nan))], [max(0, 100 * (row[f"{x}_high"] or np.nan) - xv)]]
             yerr = [[max(0, yv - 100 * (row[f"{y}_low"] or np.nan))], [max(0, 100 * (row[f"{y}_high"] or np.nan) - yv)]]
-            ax.errorbar(xv, yv, xerr=np.nan_to_num(xerr), yerr=np.nan_to_num(yerr), color=color, lw=0.4, alpha=0.35, zorder=2)
+            ax.errorbar(
+                xv, yv, xerr=np.nan_to_num(xerr), yerr=np.nan_to_num(yerr), color=color, lw=0.4, alpha=0.35, zorder=2
+            )
         ax.scatter(xv, yv, s=16, marker=marker, color=color, edgecolor="white", lw=0.4, zorder=3)
         if labels is not None and labels[row_i]:
             named.append((xv, yv, row.get("config_label") or row["model"]))
@@ -86,10 +119,14 @@ def _label_mask(frame: pl.DataFrame, y: str) -> np.ndarray:
 
     if frame.height == 0:
         return np.zeros(0, bool)
-    best = frame.with_row_index("_i").sort(y, nulls_last=True).group_by("family").agg(pl.col("_i").last())["_i"].to_list()
+    best = (
+        frame.with_row_index("_i").sort(y, nulls_last=True).group_by("family").agg(pl.col("_i").last())["_i"].to_list()
+    )
     mask = np.zeros(frame.height, bool)
     mask[best] = True
-    return mask | stats.pareto_frontier(frame["attempt"].fill_null(np.nan).to_numpy(), frame[y].fill_null(np.nan).to_numpy())
+    return mask | stats.pareto_frontier(
+        frame["attempt"].fill_null(np.nan).to_numpy(), frame[y].fill_null(np.nan).to_numpy()
+    )
 
 
 def _attempt_scatter(main_grid: pl.DataFrame, condition: str, y: str, ylabel: str) -> Figure:
@@ -128,8 +165,16 @@ def plot_attempt_accuracy(main_grid: pl.DataFrame) -> Figure:
 def plot_car_active(points: pl.DataFrame, associations: pl.DataFrame | None = None) -> Figure:
     """Figure 12: CAR against active parameters, open-weight models, single-shot RAG."""
     fig, ax = new_figure(height=2.1)
-    size_panel(ax, points.filter(pl.col("open_weight")), x="params_active_b", y="car", xlabel="Active parameters (B)",
-               ylabel="Correct Abstention Rate (%)", log=True, text=assoc_text(associations, "car_active_params"))  # fmt: skip
+    size_panel(
+        ax,
+        points.filter(pl.col("open_weight")),
+        x="params_active_b",
+        y="car",
+        xlabel="Active parameters (B)",
+        ylabel="Correct Abstention Rate (%)",
+        log=True,
+        text=assoc_text(associations, "car_active_params"),
+    )
     return fig
 
 
@@ -137,8 +182,16 @@ def plot_car_active(points: pl.DataFrame, associations: pl.DataFrame | None = No
 def plot_accuracy_size(points: pl.DataFrame, associations: pl.DataFrame | None = None) -> Figure:
     """Figure 13: Answer Accuracy against total parameters, open-weight models, single-shot RAG."""
     fig, ax = new_figure(height=2.1)
-    size_panel(ax, points.filter(pl.col("open_weight")), x="params_total_b", y="accuracy", xlabel="Total parameters (B)",
-               ylabel="Answer Accuracy (%)", log=True, text=assoc_text(associations, "accuracy_total_params"))  # fmt: skip
+    size_panel(
+        ax,
+        points.filter(pl.col("open_weight")),
+        x="params_total_b",
+        y="accuracy",
+        xlabel="Total parameters (B)",
+        ylabel="Answer Accuracy (%)",
+        log=True,
+        text=assoc_text(associations, "accuracy_total_params"),
+    )
     return fig
 
 
@@ -146,7 +199,9 @@ def _per_model(main_grid: pl.DataFrame, metric: str, xlabel: str) -> Figure:
     points = pl.concat([model_points(main_grid, c) for c in CONDITIONS])
     order = points.filter(pl.col("condition") == "single").sort(metric, nulls_last=True)["model"].to_list()
     order += [m for m in points["model"].unique().sort().to_list() if m not in order]
-    names = dict(zip(points["model"].to_list(), points["display_name"].fill_null(points["model"]).to_list(), strict=True))
+    names = dict(
+        zip(points["model"].to_list(), points["display_name"].fill_null(points["model"]).to_list(), strict=True)
+    )
     fig, ax = new_figure(width=COLUMN_WIDTH, height=0.8 + 0.16 * len(order))
     for condition, color, marker in zip(CONDITIONS, (GRAY, BLUE, ORANGE), ("o", "s", "^"), strict=True):
         part = points.filter(pl.col("condition") == condition)
@@ -192,15 +247,28 @@ def _simple_scatter(frame: pl.DataFrame, x: str, y: str, xlabel: str, ylabel: st
 def plot_car_accuracy(main_grid: pl.DataFrame, associations: pl.DataFrame | None = None) -> Figure:
     """Figure 26: CAR against Answer Accuracy per configuration, single-shot RAG."""
     single = main_grid.filter(pl.col("condition") == "single")
-    return _simple_scatter(single, "accuracy", "car", "Answer Accuracy (%)", "Correct Abstention Rate (%)", assoc_text(associations, "car_accuracy"))
+    return _simple_scatter(
+        single,
+        "accuracy",
+        "car",
+        "Answer Accuracy (%)",
+        "Correct Abstention Rate (%)",
+        assoc_text(associations, "car_accuracy"),
+    )
 
 
 @styled
 def plot_car_accuracy_attempted(main_grid: pl.DataFrame, associations: pl.DataFrame | None = None) -> Figure:
     """Figure 27: Accuracy when attempted against CAR, single-shot RAG."""
     single = main_grid.filter(pl.col("condition") == "single")
-    return _simple_scatter(single, "car", "accuracy_when_attempted", "Correct Abstention Rate (%)",
-                           "Accuracy when attempted (%)", assoc_text(associations, "car_accuracy_when_attempted"))  # fmt: skip
+    return _simple_scatter(
+        single,
+        "car",
+        "accuracy_when_attempted",
+        "Correct Abstention Rate (%)",
+        "Accuracy when attempted (%)",
+        assoc_text(associations, "car_accuracy_when_attempted"),
+    )
 
 
 @styled
@@ -211,10 +279,25 @@ def plot_tradeoff(main_grid: pl.DataFrame) -> Figure:
         part = main_grid.filter(pl.col("condition") == condition)
         for thinking, marker in (("off", "o"), ("on", "s")):
             sub = part.filter(pl.col("thinking") == thinking)
-            ax.scatter(pct(sub["attempt"]), pct(sub["car"]), color=color, marker=marker, s=14, edgecolor="white", lw=0.4, zorder=3)
-        frontier_line(ax, part["attempt"].fill_null(np.nan).to_numpy(), part["car"].fill_null(np.nan).to_numpy(), color=color)
-    handles = [Line2D([], [], marker="o", ls="", color=GRAY, label="No RAG"), Line2D([], [], marker="o", ls="", color=ORANGE, label="Single-shot RAG"),
-               Line2D([], [], marker="s", ls="", color="k", label="thinking on"), Line2D([], [], ls="--", color="k", label="frontier")]  # fmt: skip
+            ax.scatter(
+                pct(sub["attempt"]),
+                pct(sub["car"]),
+                color=color,
+                marker=marker,
+                s=14,
+                edgecolor="white",
+                lw=0.4,
+                zorder=3,
+            )
+        frontier_line(
+            ax, part["attempt"].fill_null(np.nan).to_numpy(), part["car"].fill_null(np.nan).to_numpy(), color=color
+        )
+    handles = [
+        Line2D([], [], marker="o", ls="", color=GRAY, label="No RAG"),
+        Line2D([], [], marker="o", ls="", color=ORANGE, label="Single-shot RAG"),
+        Line2D([], [], marker="s", ls="", color="k", label="thinking on"),
+        Line2D([], [], ls="--", color="k", label="frontier"),
+    ]
     ax.legend(handles=handles, loc="best")
     ax.set_xlabel("Answerable Attempt Rate (%)")
     ax.set_ylabel("Correct Abstention Rate (%)")
@@ -228,22 +311,86 @@ def _pts(t: Mapping[str, pl.DataFrame]) -> pl.DataFrame:
 
 
 _single = needs("main_grid", "needs single-shot results", condition="single")
-_open = needs("main_grid", "needs open-weight models (parameter counts) under single-shot RAG", condition="single", open_weight=True)
+_open = needs(
+    "main_grid",
+    "needs open-weight models (parameter counts) under single-shot RAG",
+    condition="single",
+    open_weight=True,
+)
 _grid = needs("main_grid", "needs the main grid (no RAG, single-shot, iterative)", distinct="condition", min_distinct=2)
 FIGURES = [
-    FigureSpec(8, "fig08_conditions", "CAR and accuracy by condition", lambda t: plot_conditions(t["main_grid"]), _grid),
-    FigureSpec(9, "fig09_thinking_accuracy", "Thinking and accuracy", lambda t: plot_thinking_accuracy(t["main_grid"]),
-               needs("main_grid", "Figure 9 needs thinking on/off pairs; this run's models have no switchable thinking", distinct="thinking")),
-    FigureSpec(10, "fig10_attempt_car_single", "Attempt against CAR, single-shot", lambda t: plot_attempt_car(t["main_grid"], "single"), _single),
-    FigureSpec(11, "fig11_attempt_accuracy", "Attempt against accuracy", lambda t: plot_attempt_accuracy(t["main_grid"]), _single),
-    FigureSpec(12, "fig12_car_active_params", "CAR and active parameters", lambda t: plot_car_active(_pts(t), t.get("associations")), _open),
-    FigureSpec(13, "fig13_accuracy_total_params", "Accuracy and total parameters", lambda t: plot_accuracy_size(_pts(t), t.get("associations")), _open),
+    FigureSpec(
+        8, "fig08_conditions", "CAR and accuracy by condition", lambda t: plot_conditions(t["main_grid"]), _grid
+    ),
+    FigureSpec(
+        9,
+        "fig09_thinking_accuracy",
+        "Thinking and accuracy",
+        lambda t: plot_thinking_accuracy(t["main_grid"]),
+        needs(
+            "main_grid",
+            "Figure 9 needs thinking on/off pairs; this run's models have no switchable thinking",
+            distinct="thinking",
+        ),
+    ),
+    FigureSpec(
+        10,
+        "fig10_attempt_car_single",
+        "Attempt against CAR, single-shot",
+        lambda t: plot_attempt_car(t["main_grid"], "single"),
+        _single,
+    ),
+    FigureSpec(
+        11,
+        "fig11_attempt_accuracy",
+        "Attempt against accuracy",
+        lambda t: plot_attempt_accuracy(t["main_grid"]),
+        _single,
+    ),
+    FigureSpec(
+        12,
+        "fig12_car_active_params",
+        "CAR and active parameters",
+        lambda t: plot_car_active(_pts(t), t.get("associations")),
+        _open,
+    ),
+    FigureSpec(
+        13,
+        "fig13_accuracy_total_params",
+        "Accuracy and total parameters",
+        lambda t: plot_accuracy_size(_pts(t), t.get("associations")),
+        _open,
+    ),
     FigureSpec(14, "fig14_car_per_model", "CAR per model", lambda t: plot_car_per_model(t["main_grid"]), _grid),
-    FigureSpec(15, "fig15_accuracy_per_model", "Accuracy per model", lambda t: plot_accuracy_per_model(t["main_grid"]), _grid),
-    FigureSpec(16, "fig16_attempt_car_iterative", "Attempt against CAR, iterative", lambda t: plot_attempt_car(t["main_grid"], "iterative"),
-               needs("main_grid", "needs iterative RAG results", condition="iterative")),
-    FigureSpec(26, "fig26_car_accuracy", "CAR against accuracy", lambda t: plot_car_accuracy(t["main_grid"], t.get("associations")), _single),
-    FigureSpec(27, "fig27_car_accuracy_attempted", "Accuracy when attempted", lambda t: plot_car_accuracy_attempted(t["main_grid"], t.get("associations")), _single),
-    FigureSpec(28, "fig28_tradeoff", "Trade-off frontier", lambda t: plot_tradeoff(t["main_grid"]),
-               needs("main_grid", "needs no-RAG and single-shot results", condition=["no_rag", "single"])),
-]  # fmt: skip
+    FigureSpec(
+        15, "fig15_accuracy_per_model", "Accuracy per model", lambda t: plot_accuracy_per_model(t["main_grid"]), _grid
+    ),
+    FigureSpec(
+        16,
+        "fig16_attempt_car_iterative",
+        "Attempt against CAR, iterative",
+        lambda t: plot_attempt_car(t["main_grid"], "iterative"),
+        needs("main_grid", "needs iterative RAG results", condition="iterative"),
+    ),
+    FigureSpec(
+        26,
+        "fig26_car_accuracy",
+        "CAR against accuracy",
+        lambda t: plot_car_accuracy(t["main_grid"], t.get("associations")),
+        _single,
+    ),
+    FigureSpec(
+        27,
+        "fig27_car_accuracy_attempted",
+        "Accuracy when attempted",
+        lambda t: plot_car_accuracy_attempted(t["main_grid"], t.get("associations")),
+        _single,
+    ),
+    FigureSpec(
+        28,
+        "fig28_tradeoff",
+        "Trade-off frontier",
+        lambda t: plot_tradeoff(t["main_grid"]),
+        needs("main_grid", "needs no-RAG and single-shot results", condition=["no_rag", "single"]),
+    ),
+]

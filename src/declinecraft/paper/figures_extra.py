@@ -30,7 +30,11 @@ from declinecraft.paper.drawing import (
 from declinecraft.paper.figure_spec import FigureSpec, needs
 from declinecraft.paper.panels import PIPELINE_NAMES, PIPELINE_ORDER
 
-SHARES = (("share_abstain", "ABSTAIN", "abstain"), ("share_deny", "DENY", "premise denial"), ("share_answer", "ANSWER", "answer"))
+SHARES = (
+    ("share_abstain", "ABSTAIN", "abstain"),
+    ("share_deny", "DENY", "premise denial"),
+    ("share_answer", "ANSWER", "answer"),
+)
 
 
 def stacked_shares(ax: object, frame: pl.DataFrame, labels: list[str]) -> None:
@@ -51,9 +55,13 @@ def plot_family_labels(family_label_shares: pl.DataFrame) -> Figure:
     """Figure 17: abstention, premise denial and answer shares per family and condition."""
     conditions = [c for c in ("no_rag", "single", "iterative") if c in family_label_shares["condition"].to_list()]
     families = sorted(family_label_shares["family"].unique().to_list())
-    fig, axes = new_figure(len(conditions), width=FULL_IN, height=0.8 + 0.15 * len(families), sharey=True, squeeze=False)
+    fig, axes = new_figure(
+        len(conditions), width=FULL_IN, height=0.8 + 0.15 * len(families), sharey=True, squeeze=False
+    )
     for ax, condition in zip(axes[0], conditions, strict=True):
-        part = pl.DataFrame({"family": families}).join(family_label_shares.filter(pl.col("condition") == condition), on="family", how="left")
+        part = pl.DataFrame({"family": families}).join(
+            family_label_shares.filter(pl.col("condition") == condition), on="family", how="left"
+        )
         stacked_shares(ax, part, families)
         ax.set_title(CONDITION_NAMES[condition] if condition != "single" else "Single-shot RAG")
         ax.set_xlabel("Share of unanswerable (%)")
@@ -66,7 +74,9 @@ def plot_family_labels(family_label_shares: pl.DataFrame) -> Figure:
 def plot_model_labels(main_grid: pl.DataFrame) -> Figure:
     """Figure 18: label shares per configuration under single-shot RAG, families together,
     smallest model first within a family."""
-    part = main_grid.filter(pl.col("condition") == "single").sort("family", "params_total_b", "thinking", nulls_last=True)
+    part = main_grid.filter(pl.col("condition") == "single").sort(
+        "family", "params_total_b", "thinking", nulls_last=True
+    )
     fig, ax = new_figure(width=FULL_IN * 0.6, height=0.8 + 0.14 * part.height)
     stacked_shares(ax, part, part["config_label"].to_list())
     ax.set_xlabel("Share of unanswerable questions (%)")
@@ -75,7 +85,7 @@ def plot_model_labels(main_grid: pl.DataFrame) -> Figure:
 
 
 def _scored_note(row: dict) -> str:
-    """" (n=5, 2 without score)" for a leakage row whose answers a judge left unscored."""
+    """ " (n=5, 2 without score)" for a leakage row whose answers a judge left unscored."""
     n, dropped = row.get("n"), row.get("dropped")
     if n is None:
         return ""
@@ -89,12 +99,20 @@ def plot_leakage(leakage_model: pl.DataFrame, facts: pl.DataFrame | None = None)
     frame = leakage_model.sort("accuracy", nulls_last=True)
     if facts is not None and "display_name" in facts.columns:
         frame = frame.join(facts.select("model", "display_name"), on="model", how="left")
-    names = [(r.get("display_name") or r["model"]) + (" (thinking)" if r["thinking"] == "on" else "") + _scored_note(r)
-             for r in frame.iter_rows(named=True)]  # fmt: skip
+    names = [
+        (r.get("display_name") or r["model"]) + (" (thinking)" if r["thinking"] == "on" else "") + _scored_note(r)
+        for r in frame.iter_rows(named=True)
+    ]
     fig, axes = new_figure(2, width=FULL_IN * 0.75, height=0.8 + 0.15 * frame.height, sharey=True)
-    acc, low, high = pct(frame["accuracy"]), clip_rate(pct(frame["accuracy_low"])), clip_rate(pct(frame["accuracy_high"]))
+    acc, low, high = (
+        pct(frame["accuracy"]),
+        clip_rate(pct(frame["accuracy_low"])),
+        clip_rate(pct(frame["accuracy_high"])),
+    )
     ys = np.arange(frame.height)
-    axes[0].errorbar(acc, ys, xerr=np.nan_to_num(np.vstack([acc - low, high - acc])), fmt="o", color=BLUE, ms=3, capsize=1.5)
+    axes[0].errorbar(
+        acc, ys, xerr=np.nan_to_num(np.vstack([acc - low, high - acc])), fmt="o", color=BLUE, ms=3, capsize=1.5
+    )
     axes[0].set_xlabel("Accuracy on unanswerable (%)")
     reference = frame.filter(pl.col("model") == "gpt-oss-120b")
     if reference.height:
@@ -142,7 +160,10 @@ def plot_k_choice(ablation_k: pl.DataFrame, retrieval_k: pl.DataFrame | None = N
     if retrieval_k is not None and retrieval_k.height:
         part = retrieval_k.sort("k")
         xs = np.arange(part.height)
-        for col, color, name in (("target_hit", BLUE, "answerable: target chunk"), ("scenario_hit", ORANGE, "unanswerable: scenario chunk")):
+        for col, color, name in (
+            ("target_hit", BLUE, "answerable: target chunk"),
+            ("scenario_hit", ORANGE, "unanswerable: scenario chunk"),
+        ):
             if col in part.columns:
                 axes[0].plot(xs, pct(part[col]), marker="o", color=color, label=name)
         axes[0].set_xticks(xs, [str(k) for k in part["k"].to_list()])
@@ -165,19 +186,32 @@ def plot_pipelines_car_accuracy(ablation_pipelines: pl.DataFrame) -> Figure:
     frame = _configs(ablation_pipelines)
     order = [p for p in PIPELINE_ORDER if p in frame["pipeline"].to_list()]
     fig, axes = new_figure(2, width=FULL_IN, height=2.2)
-    lines_panel(axes[0], frame, x="pipeline", y="car", order=order, names=PIPELINE_NAMES, ylabel="Correct Abstention Rate (%)")
-    lines_panel(axes[1], frame, x="pipeline", y="accuracy", order=order, names=PIPELINE_NAMES, ylabel="Answer Accuracy (%)")
+    lines_panel(
+        axes[0], frame, x="pipeline", y="car", order=order, names=PIPELINE_NAMES, ylabel="Correct Abstention Rate (%)"
+    )
+    lines_panel(
+        axes[1], frame, x="pipeline", y="accuracy", order=order, names=PIPELINE_NAMES, ylabel="Answer Accuracy (%)"
+    )
     return fig
 
 
 @styled
 def plot_scenario(ablation_scenario: pl.DataFrame) -> Figure:
     """Figure 23: CAR and attempt rate with the scenario (default) and without it."""
-    frame = _configs(ablation_scenario).with_columns(variant=pl.when(pl.col("scenario")).then(pl.lit("with")).otherwise(pl.lit("without")))
+    frame = _configs(ablation_scenario).with_columns(
+        variant=pl.when(pl.col("scenario")).then(pl.lit("with")).otherwise(pl.lit("without"))
+    )
     fig, axes = new_figure(2, width=FULL_IN * 0.6, height=2.1)
-    for ax, metric, label in ((axes[0], "car", "Correct Abstention Rate (%)"), (axes[1], "attempt", "Answerable Attempt Rate (%)")):
+    for ax, metric, label in (
+        (axes[0], "car", "Correct Abstention Rate (%)"),
+        (axes[1], "attempt", "Answerable Attempt Rate (%)"),
+    ):
         wide = frame.pivot(on="variant", index="config", values=metric, aggregate_function="first")
-        matrix = pct(wide.select([pl.col(c).cast(pl.Float64) if c in wide.columns else pl.lit(np.nan) for c in ("with", "without")]).to_numpy())
+        matrix = pct(
+            wide.select(
+                [pl.col(c).cast(pl.Float64) if c in wide.columns else pl.lit(np.nan) for c in ("with", "without")]
+            ).to_numpy()
+        )
         for row in matrix:
             ax.plot([0, 1], row, color=GRAY, lw=0.6)
         mean_with_interval(ax, [0, 1], matrix)
@@ -206,15 +240,15 @@ def plot_scenario_overlap(scenario_overlap: pl.DataFrame) -> Figure:
 def plot_transitions(thinking_transitions: pl.DataFrame, facts: pl.DataFrame | None = None) -> Figure:
     """Figure 25: share of matched questions moving abstain->deny (orange) and deny->abstain (blue)
     when thinking is enabled; faded when not significant, * when significant."""
-    frame = thinking_transitions.with_columns(
-        ad=pl.col("a_to_d") / pl.col("n"), da=pl.col("d_to_a") / pl.col("n")
-    )
+    frame = thinking_transitions.with_columns(ad=pl.col("a_to_d") / pl.col("n"), da=pl.col("d_to_a") / pl.col("n"))
     if facts is not None:
         frame = frame.join(facts.select("model", "display_name"), on="model", how="left")
     order = frame.filter(pl.col("condition") == "no_rag").sort("net_shift")["model"].to_list()
     order += [m for m in frame["model"].unique().sort().to_list() if m not in order]
     conditions = [c for c in ("no_rag", "single") if c in frame["condition"].to_list()]
-    fig, axes = new_figure(len(conditions), width=FULL_IN * 0.8, height=0.8 + 0.17 * len(order), sharey=True, squeeze=False)
+    fig, axes = new_figure(
+        len(conditions), width=FULL_IN * 0.8, height=0.8 + 0.17 * len(order), sharey=True, squeeze=False
+    )
     names = {r["model"]: r.get("display_name") or r["model"] for r in frame.iter_rows(named=True)}
     for ax, condition in zip(axes[0], conditions, strict=True):
         part = frame.filter(pl.col("condition") == condition)
@@ -235,24 +269,85 @@ def plot_transitions(thinking_transitions: pl.DataFrame, facts: pl.DataFrame | N
 
 _think = "needs thinking on/off pairs; this run's models have no switchable thinking"
 FIGURES = [
-    FigureSpec(17, "fig17_family_labels", "Labels by family", lambda t: plot_family_labels(t["family_label_shares"]),
-               needs("family_label_shares", "needs label shares")),
-    FigureSpec(18, "fig18_model_labels", "Labels by model", lambda t: plot_model_labels(t["main_grid"]),
-               needs("main_grid", "needs single-shot results", condition="single")),
-    FigureSpec(19, "fig19_leakage", "Leakage audit", lambda t: plot_leakage(t["leakage_model"], t.get("facts")),
-               needs("leakage_model", "needs no-RAG answers to unanswerable questions scored by the accuracy judges")),
-    FigureSpec(20, "fig20_judge_pairs", "Accuracy judges", lambda t: plot_judge_pairs(t["judge_run_accuracy"]),
-               lambda t: "" if len([c for c in t.get("judge_run_accuracy", pl.DataFrame()).columns if c.startswith("score_")]) >= 2
-               else "Figure 20 needs two or more accuracy judges; this run has fewer"),
-    FigureSpec(21, "fig21_k_choice", "Choice of k", lambda t: plot_k_choice(t["ablation_k"], t.get("retrieval_k")),
-               needs("ablation_k", "Figure 21 needs a k sweep (answer.k_sweep); this run has one k", distinct="k", min_distinct=3)),
-    FigureSpec(22, "fig22_pipelines", "Retrieval ablation", lambda t: plot_pipelines_car_accuracy(t["ablation_pipelines"]),
-               needs("ablation_pipelines", "Figure 22 needs several retrieval pipelines (answer.pipelines); this run has one", distinct="pipeline")),
-    FigureSpec(23, "fig23_scenario", "Scenario ablation", lambda t: plot_scenario(t["ablation_scenario"]),
-               needs("ablation_scenario", "Figure 23 needs runs without the scenario (answer.no_scenario); this run has none", distinct="scenario")),
-    FigureSpec(24, "fig24_scenario_overlap", "Scenario chunks retrieved", lambda t: plot_scenario_overlap(t["scenario_overlap"]),
-               needs("scenario_overlap", "Figure 24 needs the scenario-chunk overlap of several retrieval pipelines (answer.pipelines); this run has one",
-                     distinct="pipeline")),
-    FigureSpec(25, "fig25_transitions", "Matched thinking pairs", lambda t: plot_transitions(t["thinking_transitions"], t.get("facts")),
-               needs("thinking_transitions", "Figure 25 " + _think)),
-]  # fmt: skip
+    FigureSpec(
+        17,
+        "fig17_family_labels",
+        "Labels by family",
+        lambda t: plot_family_labels(t["family_label_shares"]),
+        needs("family_label_shares", "needs label shares"),
+    ),
+    FigureSpec(
+        18,
+        "fig18_model_labels",
+        "Labels by model",
+        lambda t: plot_model_labels(t["main_grid"]),
+        needs("main_grid", "needs single-shot results", condition="single"),
+    ),
+    FigureSpec(
+        19,
+        "fig19_leakage",
+        "Leakage audit",
+        lambda t: plot_leakage(t["leakage_model"], t.get("facts")),
+        needs("leakage_model", "needs no-RAG answers to unanswerable questions scored by the accuracy judges"),
+    ),
+    FigureSpec(
+        20,
+        "fig20_judge_pairs",
+        "Accuracy judges",
+        lambda t: plot_judge_pairs(t["judge_run_accuracy"]),
+        lambda t: (
+            ""
+            if len([c for c in t.get("judge_run_accuracy", pl.DataFrame()).columns if c.startswith("score_")]) >= 2
+            else "Figure 20 needs two or more accuracy judges; this run has fewer"
+        ),
+    ),
+    FigureSpec(
+        21,
+        "fig21_k_choice",
+        "Choice of k",
+        lambda t: plot_k_choice(t["ablation_k"], t.get("retrieval_k")),
+        needs(
+            "ablation_k", "Figure 21 needs a k sweep (answer.k_sweep); this run has one k", distinct="k", min_distinct=3
+        ),
+    ),
+    FigureSpec(
+        22,
+        "fig22_pipelines",
+        "Retrieval ablation",
+        lambda t: plot_pipelines_car_accuracy(t["ablation_pipelines"]),
+        needs(
+            "ablation_pipelines",
+            "Figure 22 needs several retrieval pipelines (answer.pipelines); this run has one",
+            distinct="pipeline",
+        ),
+    ),
+    FigureSpec(
+        23,
+        "fig23_scenario",
+        "Scenario ablation",
+        lambda t: plot_scenario(t["ablation_scenario"]),
+        needs(
+            "ablation_scenario",
+            "Figure 23 needs runs without the scenario (answer.no_scenario); this run has none",
+            distinct="scenario",
+        ),
+    ),
+    FigureSpec(
+        24,
+        "fig24_scenario_overlap",
+        "Scenario chunks retrieved",
+        lambda t: plot_scenario_overlap(t["scenario_overlap"]),
+        needs(
+            "scenario_overlap",
+            "Figure 24 needs the scenario-chunk overlap of several retrieval pipelines (answer.pipelines); this run has one",
+            distinct="pipeline",
+        ),
+    ),
+    FigureSpec(
+        25,
+        "fig25_transitions",
+        "Matched thinking pairs",
+        lambda t: plot_transitions(t["thinking_transitions"], t.get("facts")),
+        needs("thinking_transitions", "Figure 25 " + _think),
+    ),
+]

@@ -15,9 +15,9 @@ from declinecraft.paper.drawing import (
     BLUE,
     CONDITION_NAMES,
     FULL_IN,
-    label_points,
     GRAY,
     ORANGE,
+    label_points,
     lines_panel,
     new_figure,
     note_missing,
@@ -27,8 +27,14 @@ from declinecraft.paper.drawing import (
 )
 from declinecraft.paper.figure_spec import FigureSpec, always, needs
 from declinecraft.paper.panels import (
-    PIPELINE_NAMES, PIPELINE_ORDER, arrows_panel, assoc_text, frontier_line, size_panel, thinking_pairs,
-)  # fmt: skip
+    PIPELINE_NAMES,
+    PIPELINE_ORDER,
+    arrows_panel,
+    assoc_text,
+    frontier_line,
+    size_panel,
+    thinking_pairs,
+)
 
 FINETUNED_FAMILIES = ("Trust-Align", "Abstain-R1")
 
@@ -47,11 +53,20 @@ def plot_pipeline(frame: pl.DataFrame | None = None) -> Figure:
         "target": (44, 14, 17, 14, "2. Target chunk\none of the top 5\nretrieved ($C_{pre}$ or\n$C_{post}$)", "white"),
         "fact": (66, 24, 15, 12, "3. Fact\nnew vs. comparison\ntext (≤ 6, pick 1)", "white"),
         "question": (66, 3, 15, 12, "4. Question\nplayer's view,\nneeds the fact", "white"),
-        "verify": (85, 14, 14, 14, "5. Verifier\nretrieved $C_{pre}$\nsupports (answerable)\nor not (unanswerable)", "#eef6ee"),
+        "verify": (
+            85,
+            14,
+            14,
+            14,
+            "5. Verifier\nretrieved $C_{pre}$\nsupports (answerable)\nor not (unanswerable)",
+            "#eef6ee",
+        ),
     }
     centers = {}
     for key, (x, y, w, h, text, color) in boxes.items():
-        ax.add_patch(FancyBboxPatch((x, y), w, h, boxstyle="round,pad=0.4,rounding_size=1.2", fc=color, ec="#555", lw=0.7))
+        ax.add_patch(
+            FancyBboxPatch((x, y), w, h, boxstyle="round,pad=0.4,rounding_size=1.2", fc=color, ec="#555", lw=0.7)
+        )
         ax.text(x + w / 2, y + h / 2, text, ha="center", va="center", fontsize=6)
         centers[key] = (x, y, w, h)
 
@@ -64,7 +79,9 @@ def plot_pipeline(frame: pl.DataFrame | None = None) -> Figure:
             start, end = (xa + wa / 2, ya - 0.6), (xb + wb / 2, yb + hb + 0.6)
         ax.add_patch(FancyArrowPatch(start, end, arrowstyle="-|>", mutation_scale=7, lw=0.8, color=color))
         if label:
-            ax.text((start[0] + end[0]) / 2, (start[1] + end[1]) / 2 + 1.2, label, fontsize=5.5, ha="center", color=color)
+            ax.text(
+                (start[0] + end[0]) / 2, (start[1] + end[1]) / 2 + 1.2, label, fontsize=5.5, ha="center", color=color
+            )
 
     arrow("pre", "scen")
     arrow("pre", "target", "answerable", BLUE)
@@ -81,10 +98,22 @@ def _k_rows(main_grid: pl.DataFrame, ablation_k: pl.DataFrame) -> pl.DataFrame:
     has_k = ablation_k.filter(pl.col("k") != 5).select("model", "thinking").unique()
     keep = lambda f: f.join(has_k, on=["model", "thinking"], how="semi")  # noqa: E731
     main = keep(main_grid).select("model", "thinking", "condition", "car", "accuracy")
-    extra = keep(ablation_k).filter(pl.col("k") != 5).select(
-        "model", "thinking", pl.format("k{}", pl.col("k")).alias("condition"), "car", "accuracy"
+    extra = (
+        keep(ablation_k)
+        .filter(pl.col("k") != 5)
+        .select("model", "thinking", pl.format("k{}", pl.col("k")).alias("condition"), "car", "accuracy")
     )
-    frame = pl.concat([main.with_columns(pl.when(pl.col("condition") == "single").then(pl.lit("k5")).otherwise(pl.col("condition")).alias("condition")), extra])
+    frame = pl.concat(
+        [
+            main.with_columns(
+                pl.when(pl.col("condition") == "single")
+                .then(pl.lit("k5"))
+                .otherwise(pl.col("condition"))
+                .alias("condition")
+            ),
+            extra,
+        ]
+    )
     return frame.with_columns(config=pl.col("model") + "/" + pl.col("thinking"))
 
 
@@ -107,7 +136,9 @@ def plot_pipelines(ablation_pipelines: pl.DataFrame) -> Figure:
     order = [p for p in PIPELINE_ORDER if p in frame["pipeline"].to_list()]
     order += [p for p in frame["pipeline"].unique().sort().to_list() if p not in order]
     fig, ax = new_figure(height=2.0)
-    lines_panel(ax, frame, x="pipeline", y="car", order=order, names=PIPELINE_NAMES, ylabel="Correct Abstention Rate (%)")
+    lines_panel(
+        ax, frame, x="pipeline", y="car", order=order, names=PIPELINE_NAMES, ylabel="Correct Abstention Rate (%)"
+    )
     return fig
 
 
@@ -118,7 +149,12 @@ def plot_thinking_car(main_grid: pl.DataFrame, paired: pl.DataFrame) -> Figure:
     n = max(f.height for f in frames.values())
     fig, axes = new_figure(2, width=FULL_IN, height=0.9 + 0.17 * n)
     for ax, (condition, frame) in zip(axes, frames.items(), strict=True):
-        arrows_panel(ax, frame, metric="Correct Abstention Rate (%)", title=CONDITION_NAMES[condition] if condition != "single" else "Single-shot RAG")
+        arrows_panel(
+            ax,
+            frame,
+            metric="Correct Abstention Rate (%)",
+            title=CONDITION_NAMES[condition] if condition != "single" else "Single-shot RAG",
+        )
     return fig
 
 
@@ -135,10 +171,26 @@ def plot_size_release(points: pl.DataFrame, associations: pl.DataFrame | None = 
     """Figure 5: CAR against total parameters (open weights) and release month, single-shot RAG."""
     fig, axes = new_figure(2, width=FULL_IN * 0.75, height=2.1)
     opens = points.filter(pl.col("open_weight"))
-    size_panel(axes[0], opens, x="params_total_b", y="car", xlabel="Total parameters (B)", ylabel="Correct Abstention Rate (%)",
-               log=True, text=assoc_text(associations, "car_total_params"))  # fmt: skip
-    size_panel(axes[1], points, x="release_month", y="car", xlabel="Release month", ylabel="",
-               log=False, text=assoc_text(associations, "car_release_month"))  # fmt: skip
+    size_panel(
+        axes[0],
+        opens,
+        x="params_total_b",
+        y="car",
+        xlabel="Total parameters (B)",
+        ylabel="Correct Abstention Rate (%)",
+        log=True,
+        text=assoc_text(associations, "car_total_params"),
+    )
+    size_panel(
+        axes[1],
+        points,
+        x="release_month",
+        y="car",
+        xlabel="Release month",
+        ylabel="",
+        log=False,
+        text=assoc_text(associations, "car_release_month"),
+    )
     month_ticks(axes[1], points["release_month"].cast(pl.Float64).fill_null(np.nan).to_numpy())
     return fig
 
@@ -147,7 +199,9 @@ def plot_size_release(points: pl.DataFrame, associations: pl.DataFrame | None = 
 def plot_k_sweep(ablation_k: pl.DataFrame) -> Figure:
     """Figure 6: CAR and Answer Accuracy against k for the models run at every k."""
     ks = sorted(ablation_k["k"].unique().to_list())
-    frame = analysis_models.complete_sweep(ablation_k, "k").with_columns(config=pl.col("model") + "/" + pl.col("thinking"))
+    frame = analysis_models.complete_sweep(ablation_k, "k").with_columns(
+        config=pl.col("model") + "/" + pl.col("thinking")
+    )
     fig, axes = new_figure(2, width=FULL_IN * 0.7, height=2.0)
     names = {k: str(k) for k in ks}
     lines_panel(axes[0], frame, x="k", y="car", order=ks, names=names, ylabel="Correct Abstention Rate (%)")
@@ -175,8 +229,18 @@ def plot_finetuned(main_grid: pl.DataFrame) -> Figure:
         ax.grid(True)
     axes[0].legend(loc="lower left")
     for ax, y in ((axes[0], "car"), (axes[1], "accuracy")):
-        label_points(ax, [(100 * (r["attempt"] if r["attempt"] is not None else np.nan), 100 * (r[y] if r[y] is not None else np.nan),
-                           r["display_name"] or r["model"]) for r in tuned.iter_rows(named=True)], fontsize=5)  # fmt: skip
+        label_points(
+            ax,
+            [
+                (
+                    100 * (r["attempt"] if r["attempt"] is not None else np.nan),
+                    100 * (r[y] if r[y] is not None else np.nan),
+                    r["display_name"] or r["model"],
+                )
+                for r in tuned.iter_rows(named=True)
+            ],
+            fontsize=5,
+        )
     if tuned.height == 0:
         note_missing(axes[1], "no fine-tuned model in this run")
     return fig
@@ -187,7 +251,10 @@ def _size_or_release(tables: Mapping[str, pl.DataFrame]) -> str:
     if grid is None or grid.height == 0 or "open_weight" not in grid.columns:
         return "Figure 5 needs single-shot results"
     single = grid.filter(pl.col("condition") == "single")
-    if single.filter(pl.col("open_weight")).height == 0 and single["release_month"].cast(pl.Float64, strict=False).fill_null(np.nan).is_nan().all():
+    if (
+        single.filter(pl.col("open_weight")).height == 0
+        and single["release_month"].cast(pl.Float64, strict=False).fill_null(np.nan).is_nan().all()
+    ):
         return "Figure 5 needs models with parameter counts or release months in params/models.yaml; this run's models have neither"
     return ""
 
@@ -198,24 +265,68 @@ def _points(tables: Mapping[str, pl.DataFrame]) -> pl.DataFrame:
 
 FIGURES = [
     FigureSpec(1, "fig01_pipeline", "Building the benchmark", lambda t: plot_pipeline(), always),
-    FigureSpec(2, "fig02_k_ablation", "Retrieval depth ablation",
-               lambda t: plot_k_ablation(t["main_grid"], t["ablation_k"]),
-               needs("ablation_k", "Figure 2 needs single-shot runs at k=5 and another k (e.g. k=10); this run has one k",
-                     distinct="k")),
-    FigureSpec(3, "fig03_pipelines", "Retrieval pipeline ablation", lambda t: plot_pipelines(t["ablation_pipelines"]),
-               needs("ablation_pipelines", "Figure 3 needs single-shot runs under several retrieval pipelines; this run has one pipeline",
-                     distinct="pipeline")),
-    FigureSpec(4, "fig04_thinking_car", "Thinking on and off",
-               lambda t: plot_thinking_car(t["main_grid"], t["paired_tests"]),
-               needs("main_grid", "Figure 4 needs thinking on/off pairs; this run's models have no switchable thinking",
-                     distinct="thinking")),
-    FigureSpec(5, "fig05_size_release", "CAR, size and release month",
-               lambda t: plot_size_release(_points(t), t.get("associations")),
-               _size_or_release),
-    FigureSpec(6, "fig06_k_sweep", "The k sweep", lambda t: plot_k_sweep(t["ablation_k"]),
-               needs("ablation_k", "Figure 6 needs a k sweep (answer.k_sweep with three or more k); this run has fewer",
-                     distinct="k", min_distinct=3)),
-    FigureSpec(7, "fig07_finetuned", "Models fine-tuned to abstain", lambda t: plot_finetuned(t["main_grid"]),
-               needs("main_grid", "Figure 7 needs the models fine-tuned to abstain (App. A.8); none is in this run",
-                     family=list(FINETUNED_FAMILIES), condition="single")),
-]  # fmt: skip
+    FigureSpec(
+        2,
+        "fig02_k_ablation",
+        "Retrieval depth ablation",
+        lambda t: plot_k_ablation(t["main_grid"], t["ablation_k"]),
+        needs(
+            "ablation_k",
+            "Figure 2 needs single-shot runs at k=5 and another k (e.g. k=10); this run has one k",
+            distinct="k",
+        ),
+    ),
+    FigureSpec(
+        3,
+        "fig03_pipelines",
+        "Retrieval pipeline ablation",
+        lambda t: plot_pipelines(t["ablation_pipelines"]),
+        needs(
+            "ablation_pipelines",
+            "Figure 3 needs single-shot runs under several retrieval pipelines; this run has one pipeline",
+            distinct="pipeline",
+        ),
+    ),
+    FigureSpec(
+        4,
+        "fig04_thinking_car",
+        "Thinking on and off",
+        lambda t: plot_thinking_car(t["main_grid"], t["paired_tests"]),
+        needs(
+            "main_grid",
+            "Figure 4 needs thinking on/off pairs; this run's models have no switchable thinking",
+            distinct="thinking",
+        ),
+    ),
+    FigureSpec(
+        5,
+        "fig05_size_release",
+        "CAR, size and release month",
+        lambda t: plot_size_release(_points(t), t.get("associations")),
+        _size_or_release,
+    ),
+    FigureSpec(
+        6,
+        "fig06_k_sweep",
+        "The k sweep",
+        lambda t: plot_k_sweep(t["ablation_k"]),
+        needs(
+            "ablation_k",
+            "Figure 6 needs a k sweep (answer.k_sweep with three or more k); this run has fewer",
+            distinct="k",
+            min_distinct=3,
+        ),
+    ),
+    FigureSpec(
+        7,
+        "fig07_finetuned",
+        "Models fine-tuned to abstain",
+        lambda t: plot_finetuned(t["main_grid"]),
+        needs(
+            "main_grid",
+            "Figure 7 needs the models fine-tuned to abstain (App. A.8); none is in this run",
+            family=list(FINETUNED_FAMILIES),
+            condition="single",
+        ),
+    ),
+]

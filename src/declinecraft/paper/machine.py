@@ -76,7 +76,9 @@ def build(cfg: RunConfig, call_environments: dict[str, int] | None = None) -> di
         weights = recorded.get("model_files") or {}
     else:
         files = model_files(cfg)
-        hashes = environment.file_hashes([p for group in files.values() for p in group], cfg.cache_dir / "models" / "sha256.json")
+        hashes = environment.file_hashes(
+            [p for group in files.values() for p in group], cfg.cache_dir / "models" / "sha256.json"
+        )
         weights = {
             model: [{"file": p.name, "sha256": hashes[str(p.resolve())], "bytes": p.stat().st_size} for p in group]
             for model, group in files.items()
@@ -107,7 +109,9 @@ def essentials_tex(data: dict[str, Any]) -> str:
         "EnvOS": data.get("os") or "",
         "EnvPython": data.get("python") or "",
         "EnvLlamaBuild": (
-            f"llama-cpp-python {build_record.get('llama_cpp_python', '?')}, " + (", ".join(simd) or "no SIMD") + ", AMX off"
+            f"llama-cpp-python {build_record.get('llama_cpp_python', '?')}, "
+            + (", ".join(simd) or "no SIMD")
+            + ", AMX off"
             if build_record
             else "not recorded (built before the build record existed)"
         ),

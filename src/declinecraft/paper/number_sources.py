@@ -67,13 +67,17 @@ def one(frame: pl.DataFrame, col: str, what: str, **where: Any) -> Any:
 
 def mean(condition: str, metric: str = "car") -> Getter:
     """Mean of ``metric`` over configurations under ``condition`` (``condition_means``)."""
-    return lambda t: one(table(t, "condition_means"), "mean", f"mean {metric} ({condition})", condition=condition, metric=metric)
+    return lambda t: one(
+        table(t, "condition_means"), "mean", f"mean {metric} ({condition})", condition=condition, metric=metric
+    )
 
 
 def significant(comparison: str, direction: str, family: str = "main_grid") -> Getter:
     """How many configurations a comparison significantly moves ``up`` or down (``significance_counts``)."""
     col = "n_increase" if direction == "up" else "n_decrease"
-    return lambda t: one(table(t, "significance_counts"), col, f"{family} {comparison}", family=family, comparison=comparison)
+    return lambda t: one(
+        table(t, "significance_counts"), col, f"{family} {comparison}", family=family, comparison=comparison
+    )
 
 
 def association(name: str, col: str = "rho") -> Getter:
@@ -183,7 +187,9 @@ def leakage_top(col: str) -> Getter:
 
 def families_denying(condition: str) -> Getter:
     """How many families deny the premise more often than they abstain (``family_label_shares``)."""
-    return lambda t: int(table(t, "family_label_shares").filter(pl.col("condition") == condition)["deny_gt_abstain"].sum())
+    return lambda t: int(
+        table(t, "family_label_shares").filter(pl.col("condition") == condition)["deny_gt_abstain"].sum()
+    )
 
 
 def corpus(side: str, col: str) -> Getter:
@@ -212,7 +218,9 @@ def second_judge(col: str) -> Getter:
     """Mean agreement (or kappa, or ``n`` responses) of the second response judges with the response judge."""
 
     def get(t: Tables) -> Any:
-        frame = table(t, "response_judge_agreement").filter((pl.col("scope") == "all") & (pl.col("comparison") != "rule_label"))
+        frame = table(t, "response_judge_agreement").filter(
+            (pl.col("scope") == "all") & (pl.col("comparison") != "rule_label")
+        )
         if frame.height == 0:
             raise Missing("no second response judge in this run")
         return frame[col].mean()
@@ -223,7 +231,9 @@ def second_judge(col: str) -> Getter:
 def thinking_significant(t: Tables, condition: str, direction: str) -> int:
     """How many models switching thinking on significantly ``increase`` or ``decrease`` CAR."""
     tests = table(t, "paired_tests").filter(
-        (pl.col("family") == "main_grid") & (pl.col("comparison") == "thinking_on_vs_off") & (pl.col("condition") == condition)
+        (pl.col("family") == "main_grid")
+        & (pl.col("comparison") == "thinking_on_vs_off")
+        & (pl.col("condition") == condition)
     )
     if tests.height == 0:
         raise Missing(f"no thinking on/off pairs under {condition}")
@@ -265,7 +275,10 @@ def style_questions(variant: str) -> Getter:
     ranks every pair of one answerable and one unanswerable question, so the smaller half bounds it."""
 
     def get(t: Tables) -> Any:
-        halves = [one(table(t, "audit_style"), c, f"style AUC {variant}", variant=variant) for c in ("n_answerable", "n_unanswerable")]
+        halves = [
+            one(table(t, "audit_style"), c, f"style AUC {variant}", variant=variant)
+            for c in ("n_answerable", "n_unanswerable")
+        ]
         return int(min(halves))
 
     return get
@@ -289,4 +302,3 @@ def ablation_questions(name: str, metric: str = "car", **where: Any) -> Getter:
         return int(counts.min()) if counts.len() else 0  # type: ignore[arg-type]
 
     return get
-

@@ -11,8 +11,14 @@ from declinecraft.paper.drawing import BLUE, GRAY, ORANGE, pct, rate_axis
 
 PIPELINE_ORDER = ("bm25", "dense", "hybrid", "hybrid+rerank", "hybrid+rewrite", "hybrid+rewrite+rerank")
 """Retrieval pipelines from simplest to most elaborate: the x order of every pipeline panel."""
-PIPELINE_NAMES = {"bm25": "BM25", "dense": "Dense", "hybrid": "Hybrid", "hybrid+rerank": "+rerank",
-                  "hybrid+rewrite": "+rewrite", "hybrid+rewrite+rerank": "+rewrite\n+rerank"}  # fmt: skip
+PIPELINE_NAMES = {
+    "bm25": "BM25",
+    "dense": "Dense",
+    "hybrid": "Hybrid",
+    "hybrid+rerank": "+rerank",
+    "hybrid+rewrite": "+rewrite",
+    "hybrid+rewrite+rerank": "+rewrite\n+rerank",
+}
 """Tick labels of the pipelines (two lines for the longest)."""
 
 
@@ -21,14 +27,28 @@ def thinking_pairs(main_grid: pl.DataFrame, paired: pl.DataFrame | None, conditi
     part = main_grid.filter(pl.col("condition") == condition)
     wide = part.pivot(on="thinking", index=["model", "display_name"], values=metric, aggregate_function="first")
     if "off" not in wide.columns or "on" not in wide.columns:
-        return pl.DataFrame(schema={"model": pl.String, "label": pl.String, "off": pl.Float64, "on": pl.Float64, "significant": pl.Boolean})
+        return pl.DataFrame(
+            schema={
+                "model": pl.String,
+                "label": pl.String,
+                "off": pl.Float64,
+                "on": pl.Float64,
+                "significant": pl.Boolean,
+            }
+        )
     wide = wide.drop_nulls(["off", "on"]).with_columns(label=pl.col("display_name").fill_null(pl.col("model")))
     sig = pl.lit(False).alias("significant")
     if paired is not None and paired.height and metric == "car":
-        tests = paired.filter((pl.col("family") == "main_grid") & (pl.col("comparison") == "thinking_on_vs_off") & (pl.col("condition") == condition))
+        tests = paired.filter(
+            (pl.col("family") == "main_grid")
+            & (pl.col("comparison") == "thinking_on_vs_off")
+            & (pl.col("condition") == condition)
+        )
         wide = wide.join(tests.select("model", pl.col("significant").cast(pl.Boolean)), on="model", how="left")
         sig = pl.col("significant").fill_null(False)
-    return wide.with_columns(sig).select("model", "label", pl.col("off").cast(pl.Float64), pl.col("on").cast(pl.Float64), "significant")
+    return wide.with_columns(sig).select(
+        "model", "label", pl.col("off").cast(pl.Float64), pl.col("on").cast(pl.Float64), "significant"
+    )
 
 
 def arrows_panel(ax: object, frame: pl.DataFrame, *, metric: str, title: str) -> None:
@@ -41,7 +61,12 @@ def arrows_panel(ax: object, frame: pl.DataFrame, *, metric: str, title: str) ->
         color = ORANGE if on < off else BLUE
         alpha = 1.0 if row.get("significant") else 0.35
         ax.plot(off, i, "o", color=GRAY, ms=3, zorder=3)
-        ax.annotate("", xy=(on, i), xytext=(off, i), arrowprops=dict(arrowstyle="-|>", color=color, alpha=alpha, lw=1.1, mutation_scale=7))
+        ax.annotate(
+            "",
+            xy=(on, i),
+            xytext=(off, i),
+            arrowprops=dict(arrowstyle="-|>", color=color, alpha=alpha, lw=1.1, mutation_scale=7),
+        )
     ax.set_yticks(range(frame.height), frame["label"].to_list())
     ax.set_xlabel(metric)
     rate_axis(ax, "x")
@@ -59,11 +84,17 @@ def assoc_text(associations: pl.DataFrame | None, name: str) -> str:
     return f"ρ = {row['rho'][0]:+.2f}, p = {row['p'][0]:.2f}"
 
 
-def size_panel(ax: object, points: pl.DataFrame, *, x: str, y: str, xlabel: str, ylabel: str, log: bool, text: str) -> None:
+def size_panel(
+    ax: object, points: pl.DataFrame, *, x: str, y: str, xlabel: str, ylabel: str, log: bool, text: str
+) -> None:
     """One point per model; closed models (no parameter count) in orange when x is the release month."""
     xs = points[x].cast(pl.Float64).fill_null(np.nan).to_numpy()
     ys = pct(points[y])
-    closed = ~points["open_weight"].fill_null(False).to_numpy() if "open_weight" in points.columns else np.zeros(len(xs), bool)
+    closed = (
+        ~points["open_weight"].fill_null(False).to_numpy()
+        if "open_weight" in points.columns
+        else np.zeros(len(xs), bool)
+    )
     ax.scatter(xs[~closed], ys[~closed], s=14, color=BLUE, edgecolor="white", lw=0.4, zorder=3, label="open weights")
     if closed.any():
         ax.scatter(xs[closed], ys[closed], s=14, color=ORANGE, edgecolor="white", lw=0.4, zorder=3, label="closed")
@@ -77,7 +108,9 @@ def size_panel(ax: object, points: pl.DataFrame, *, x: str, y: str, xlabel: str,
     ax.grid(True)
 
 
-def frontier_line(ax: object, attempt: np.ndarray, car: np.ndarray, *, color: str = GRAY, label: str = "frontier") -> None:
+def frontier_line(
+    ax: object, attempt: np.ndarray, car: np.ndarray, *, color: str = GRAY, label: str = "frontier"
+) -> None:
     """The observed trade-off frontier (highest CAR at or above each attempt rate) as a step line."""
     on = stats.pareto_frontier(attempt, car)
     if on.sum() == 0:

@@ -45,7 +45,11 @@ def build_pdf(paper_dir: Path, *, tex: str = "main.tex", timeout: int = 600) -> 
         pdf = Path(tmp) / (Path(tex).stem + ".pdf")
         if proc.returncode != 0 or not pdf.is_file():
             log_path = Path(tmp) / (Path(tex).stem + ".log")
-            log = log_path.read_text(encoding="utf-8", errors="replace") if log_path.is_file() else proc.stdout + proc.stderr
+            log = (
+                log_path.read_text(encoding="utf-8", errors="replace")
+                if log_path.is_file()
+                else proc.stdout + proc.stderr
+            )
             raise PaperBuildError(f"latexmk failed on {paper_dir / tex}:\n{_first_errors(log)}")
         target = paper_dir / pdf.name
         with paths.atomic_path(target) as out:

@@ -56,9 +56,14 @@ def of(k: int, n: int) -> str:
 def _cell(measure: str, rows: list[dict[str, Any]], min_n: int) -> str:
     """The text of one table cell from the rows of one measure, model and condition."""
     if measure == "reflection_outcome":
-        return "; ".join(f"{r['detail'].replace('_', ' ')}: {r['numerator']}" for r in sorted(rows, key=lambda r: r["detail"]))
+        return "; ".join(
+            f"{r['detail'].replace('_', ' ')}: {r['numerator']}" for r in sorted(rows, key=lambda r: r["detail"])
+        )
     if measure == "further_rounds":
-        return "; ".join(f"{r['detail']}: {of(r['numerator'], r['denominator'])}" for r in sorted(rows, key=lambda r: int(r["detail"])))
+        return "; ".join(
+            f"{r['detail']}: {of(r['numerator'], r['denominator'])}"
+            for r in sorted(rows, key=lambda r: int(r["detail"]))
+        )
     row = rows[0]
     text = of(row["numerator"], row["denominator"])
     if measure == "accuracy_questions":
@@ -78,7 +83,8 @@ def with_reasks(frame: pl.DataFrame) -> pl.DataFrame:
     """The ``*_unparsable`` rows with the matching ``*_reasked`` count in a ``reasked`` column."""
     keys = ["stage", "model", "thinking", "condition", "detail"]
     asked = frame.filter(pl.col("measure").str.ends_with("_reasked")).select(
-        *keys, pl.col("measure").str.replace("_reasked", "_unparsable"), reasked=pl.col("numerator"))
+        *keys, pl.col("measure").str.replace("_reasked", "_unparsable"), reasked=pl.col("numerator")
+    )
     return frame.join(asked, on=[*keys, "measure"], how="left", nulls_equal=True)
 
 
@@ -100,8 +106,16 @@ def health_tex(frame: pl.DataFrame, min_n: int, source: str = "notebooks/08_pape
     if not body:
         return "\n".join([*lines, "\\textit{No run-health counts: the answer and judge stages have not run.}", ""])
     spec = "ll" + ">{\\raggedright\\arraybackslash}p{0.17\\textwidth}" * 3 + "l"
-    lines += [f"\\begin{{tabular}}{{{spec}}}", "\\toprule", " & ".join(["Check", "Model or judge", *CONDITIONS.values()]) + " \\\\",
-              "\\midrule", *body, "\\bottomrule", "\\end{tabular}", ""]  # fmt: skip
+    lines += [
+        f"\\begin{{tabular}}{{{spec}}}",
+        "\\toprule",
+        " & ".join(["Check", "Model or judge", *CONDITIONS.values()]) + " \\\\",
+        "\\midrule",
+        *body,
+        "\\bottomrule",
+        "\\end{tabular}",
+        "",
+    ]
     return "\n".join(lines)
 
 
@@ -123,8 +137,13 @@ def _truncation_sentence(frame: pl.DataFrame) -> str:
         return ""
     if cut == 0:
         return f"No answer of the {small_n.counted(answers, 'answers')} stopped at the output budget."
-    by = frame.filter((pl.col("measure") == "truncated") & (pl.col("stage") == "05_answer")).group_by("model").agg(
-        pl.col("numerator", "denominator").sum()).filter(pl.col("numerator") > 0).sort("model")  # fmt: skip
+    by = (
+        frame.filter((pl.col("measure") == "truncated") & (pl.col("stage") == "05_answer"))
+        .group_by("model")
+        .agg(pl.col("numerator", "denominator").sum())
+        .filter(pl.col("numerator") > 0)
+        .sort("model")
+    )
     where = "; ".join(f"{m}: {of(k, n)}" for m, k, n in by.iter_rows())
     return f"{of(cut, answers)} answers stopped at the output budget (finish reason length; {where})."
 
@@ -136,23 +155,46 @@ def _truncation_note(frame: pl.DataFrame) -> str:
         return ""
     if cut == 0:
         return "No answer stopped at this budget."
-    return (f"Of the {small_n.counted(answers, 'answers')}, {cut} ({100 * cut / answers:.1f}%) stopped at this budget "
-            "in mid-answer; they are labelled and scored as written, so a short budget can turn an abstention "
-            "or an answer into a fragment.")  # fmt: skip
+    return (
+        f"Of the {small_n.counted(answers, 'answers')}, {cut} ({100 * cut / answers:.1f}%) stopped at this budget "
+        "in mid-answer; they are labelled and scored as written, so a short budget can turn an abstention "
+        "or an answer into a fragment."
+    )
 
 
 def _judge_sentence(frame: pl.DataFrame) -> str:
     said = []
-    for measure, judge, lost in (("label_unparsable", "response judge", "no label"), ("score_unparsable", "accuracy judge", "no accuracy")):
+    for measure, judge, lost in (
+        ("label_unparsable", "response judge", "no label"),
+        ("score_unparsable", "accuracy judge", "no accuracy"),
+    ):
         bad = with_reasks(frame).filter((pl.col("measure") == measure) & (pl.col("numerator") > 0)).to_dicts()
-        said += [f"the {judge} {r['model']} gave no usable output on {of(r['numerator'], r['denominator'])} calls "
-                 f"after re-asking {r['reasked']}, so those responses have {lost}" for r in bad]  # fmt: skip
-    rescued = with_reasks(frame).filter(pl.col("measure").is_in(["label_unparsable", "score_unparsable"])
-                                        & (pl.col("reasked").fill_null(0) > pl.col("numerator"))).to_dicts()  # fmt: skip
-    again = [f"{r['model']}: {r['reasked'] - r['numerator']} of its {r['denominator']} "
-             f"{'labels' if r['measure'] == 'label_unparsable' else 'scores'}" for r in rescued]  # fmt: skip
-    after = (" Parsed only after the one re-ask (constrained to the valid answers where "
-             f"judge.constrain_reask is on): {'; '.join(again)}.") if again else ""  # fmt: skip
+        said += [
+            f"the {judge} {r['model']} gave no usable output on {of(r['numerator'], r['denominator'])} calls "
+            f"after re-asking {r['reasked']}, so those responses have {lost}"
+            for r in bad
+        ]
+    rescued = (
+        with_reasks(frame)
+        .filter(
+            pl.col("measure").is_in(["label_unparsable", "score_unparsable"])
+            & (pl.col("reasked").fill_null(0) > pl.col("numerator"))
+        )
+        .to_dicts()
+    )
+    again = [
+        f"{r['model']}: {r['reasked'] - r['numerator']} of its {r['denominator']} "
+        f"{'labels' if r['measure'] == 'label_unparsable' else 'scores'}"
+        for r in rescued
+    ]
+    after = (
+        (
+            " Parsed only after the one re-ask (constrained to the valid answers where "
+            f"judge.constrain_reask is on): {'; '.join(again)}."
+        )
+        if again
+        else ""
+    )
     if not said:
         return ("Every judge output parsed." + after) if frame.filter(pl.col("stage") == "06_judge").height else ""
     return "In judging, " + "; ".join(said) + "." + after
@@ -161,25 +203,34 @@ def _judge_sentence(frame: pl.DataFrame) -> str:
 def _rule_sentence(frame: pl.DataFrame) -> str:
     """Where the response judge may have mislabelled: its disagreements with the phrase rule."""
     part = frame.filter((pl.col("measure") == "label_rule_disagree") & (pl.col("numerator") > 0)).to_dicts()
-    said = [f"{r['model']} and the phrase rule label {of(r['numerator'], r['denominator'])} responses differently "
-            f"(first: {r['detail']})" for r in part]  # fmt: skip
+    said = [
+        f"{r['model']} and the phrase rule label {of(r['numerator'], r['denominator'])} responses differently "
+        f"(first: {r['detail']})"
+        for r in part
+    ]
     if not said:
         return ""
-    return ("Where the judge may have mislabelled: " + "; ".join(said) + ". Either may be wrong; the run's "
-            "explorer page shows each response with both labels.")  # fmt: skip
+    return (
+        "Where the judge may have mislabelled: " + "; ".join(said) + ". Either may be wrong; the run's "
+        "explorer page shows each response with both labels."
+    )
 
 
 def _scored_sentence(frame: pl.DataFrame, min_n: int) -> str:
     part = frame.filter(pl.col("measure") == "accuracy_questions").drop_nulls("numerator")
     if part.height == 0:
         return ""
-    below = part.filter(~pl.col("numerator").map_elements(lambda n: small_n.is_finding(n, min_n), return_dtype=pl.Boolean))
+    below = part.filter(
+        ~pl.col("numerator").map_elements(lambda n: small_n.is_finding(n, min_n), return_dtype=pl.Boolean)
+    )
     most = int(part["numerator"].max())  # type: ignore[arg-type]
     head = f"Answer accuracy rests on at most {small_n.counted(most, 'questions')} per configuration and condition"
     if below.height == 0:
         return head + f", at least the run's minimum of {min_n} in every one."
-    return (f"{head}; {of(below.height, part.height)} fall below the run's minimum of {min_n} questions "
-            f"and are {small_n.CAVEAT}.")  # fmt: skip
+    return (
+        f"{head}; {of(below.height, part.height)} fall below the run's minimum of {min_n} questions "
+        f"and are {small_n.CAVEAT}."
+    )
 
 
 def _rounds_sentence(frame: pl.DataFrame) -> str:
@@ -189,8 +240,11 @@ def _rounds_sentence(frame: pl.DataFrame) -> str:
     total = int(part["numerator"].sum())
     more = part.filter(pl.col("detail") != "0")
     if int(more["numerator"].sum()) == 0:
-        return (f"All {small_n.counted(total, 'iterative answers')} used the first retrieval round only"
-                + _asked(frame) + ".")  # fmt: skip
+        return (
+            f"All {small_n.counted(total, 'iterative answers')} used the first retrieval round only"
+            + _asked(frame)
+            + "."
+        )
     return f"Further retrieval rounds were used by {of(int(more['numerator'].sum()), total)} iterative answers."
 
 
@@ -207,11 +261,13 @@ OUTCOMES = {
 
 
 def _asked(frame: pl.DataFrame) -> str:
-    """": of the n reflections, k judged ... and m were not JSON" (the reflections' outcomes)."""
+    """ ": of the n reflections, k judged ... and m were not JSON" (the reflections' outcomes)."""
     part = frame.filter(pl.col("measure") == "reflection_outcome")
     if part.height == 0:
         return ""
-    counts = part.group_by("detail").agg(pl.col("numerator").sum()).sort("numerator", "detail", descending=[True, False])
+    counts = (
+        part.group_by("detail").agg(pl.col("numerator").sum()).sort("numerator", "detail", descending=[True, False])
+    )
     said = [f"{k} {OUTCOMES.get(d, escape(d))}" for d, k in counts.iter_rows()]
     total = int(part["numerator"].sum())
     listed = said[0] if len(said) == 1 else ", ".join(said[:-1]) + " and " + said[-1]
@@ -236,8 +292,11 @@ def health_macros(frame: pl.DataFrame, min_n: int) -> list[tuple[str, str, str]]
     out = [(name, escape(write(frame, min_n)), what) for name, what, write in SENTENCES]
     gone = frame.filter(pl.col("measure") == "missing")["detail"].unique(maintain_order=True).to_list()
     omitted = f"Not counted: {'; '.join(gone)}." if gone else ""
-    return [*out, ("HealthMinN", str(min_n), "the run's minimum number of questions"),
-            ("HealthOmitted", escape(omitted), "parts of the run health not counted")]  # fmt: skip
+    return [
+        *out,
+        ("HealthMinN", str(min_n), "the run's minimum number of questions"),
+        ("HealthOmitted", escape(omitted), "parts of the run health not counted"),
+    ]
 
 
 def macros_tex(macros: list[tuple[str, str, str]], source: str = "notebooks/08_paper.ipynb") -> str:
@@ -251,9 +310,12 @@ def write(cfg: RunConfig, paper_dir: Path, stage_dir: Path) -> dict[str, Any]:
     source = cfg.stage_dir("analysis") / "run_health.csv"
     if source.is_file():
         counted = pl.read_csv(source, schema_overrides=run_health.SCHEMA).with_columns(
-            pl.col("model", "thinking", "condition", "detail").fill_null(""))  # fmt: skip
+            pl.col("model", "thinking", "condition", "detail").fill_null("")
+        )
     else:
-        counted = run_health.missing("07_analysis", f"{source.relative_to(cfg.root)} is missing (the analysis stage has not run)")
+        counted = run_health.missing(
+            "07_analysis", f"{source.relative_to(cfg.root)} is missing (the analysis stage has not run)"
+        )
     frame = pl.concat([counted, run_health.collect_views(cfg)])
     min_n = small_n.threshold(cfg.analysis.min_n, cfg.analysis.alpha)
     analysis_results.write_csv(frame, stage_dir / "run_health.csv")

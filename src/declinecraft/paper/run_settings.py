@@ -36,35 +36,65 @@ def config_macros(cfg: RunConfig, reported: Mapping[str, Mapping[str, Any]]) -> 
     fact = lambda key: str(reported.get(key, {}).get("value", "n/a"))  # noqa: E731
     count = lambda n: _Tex(thousands(n))  # noqa: E731
     values = {
-        "RunName": cfg.run, "Cutoff": cfg.corpus.cutoff, "CorpusSource": cfg.corpus.source,
-        "ChunkSize": count(cfg.corpus.chunk_size), "ChunkOverlap": str(cfg.corpus.chunk_overlap),
-        "Embedder": cfg.index.embedder, "Reranker": cfg.index.reranker, "BMkOne": f"{cfg.index.bm25_k1:g}",
-        "BMb": f"{cfg.index.bm25_b:g}", "RRFk": str(cfg.index.rrf_k), "Generator": name(cfg.generate.generator),
+        "RunName": cfg.run,
+        "Cutoff": cfg.corpus.cutoff,
+        "CorpusSource": cfg.corpus.source,
+        "ChunkSize": count(cfg.corpus.chunk_size),
+        "ChunkOverlap": str(cfg.corpus.chunk_overlap),
+        "Embedder": cfg.index.embedder,
+        "Reranker": cfg.index.reranker,
+        "BMkOne": f"{cfg.index.bm25_k1:g}",
+        "BMb": f"{cfg.index.bm25_b:g}",
+        "RRFk": str(cfg.index.rrf_k),
+        "Generator": name(cfg.generate.generator),
         "Verifier": name(cfg.verify.verifier),
         "VerifierNote": " (also the generator: self-verification, which the paper never uses)"
-        if cfg.verify.verifier == cfg.generate.generator else "",
-        "VerifierK": str(cfg.verify.retrieve_k), "ResponseJudge": name(cfg.judge.response_judge),
-        "AccuracyJudges": ", ".join(name(m) for m in cfg.judge.accuracy_judges), "Oracle": name(cfg.judge.oracle),
+        if cfg.verify.verifier == cfg.generate.generator
+        else "",
+        "VerifierK": str(cfg.verify.retrieve_k),
+        "ResponseJudge": name(cfg.judge.response_judge),
+        "AccuracyJudges": ", ".join(name(m) for m in cfg.judge.accuracy_judges),
+        "Oracle": name(cfg.judge.oracle),
         "ModelsUnderTest": ", ".join(name(m) for m in cfg.answer.models) or "none",
         "JudgeReaskNote": " An unparsable label or score is re-asked once with the answer constrained to the valid"
         " ones (a grammar on llama.cpp, structured outputs on vLLM); the paper re-asks without a constraint."
-        if cfg.judge.constrain_reask else "",
-        "KChunks": str(cfg.answer.k), "MaxRounds": str(cfg.answer.max_rounds),
-        "MaxTokens": count(cfg.answer.max_tokens), "Pipeline": cfg.answer.pipeline,
-        "TargetAnswerable": str(cfg.verify.target_answerable), "TargetUnanswerable": str(cfg.verify.target_unanswerable),
+        if cfg.judge.constrain_reask
+        else "",
+        "KChunks": str(cfg.answer.k),
+        "MaxRounds": str(cfg.answer.max_rounds),
+        "MaxTokens": count(cfg.answer.max_tokens),
+        "Pipeline": cfg.answer.pipeline,
+        "TargetAnswerable": str(cfg.verify.target_answerable),
+        "TargetUnanswerable": str(cfg.verify.target_unanswerable),
         "Resamples": count(cfg.analysis.bootstrap_resamples),
-        "ConfLevel": f"{100 * cfg.analysis.confidence:g}", "Alpha": f"{cfg.analysis.alpha:g}",
+        "ConfLevel": f"{100 * cfg.analysis.confidence:g}",
+        "Alpha": f"{cfg.analysis.alpha:g}",
         "MinAttempt": f"{100 * cfg.analysis.min_attempt:g}",
-        "PaperBMkOne": fact("bm25_k1"), "PaperNModels": fact("n_models"), "PaperNConfigs": fact("n_configurations"),
-        "PaperNAnswerable": fact("n_answerable"), "PaperNUnanswerable": fact("n_unanswerable"),
-        "PaperCprePages": fact("c_pre_pages"), "PaperCpostPages": fact("c_post_pages"),
-        "PaperMaxTokens": count(int(fact("output_budget_tokens"))) if fact("output_budget_tokens").isdigit() else "n/a", "PaperBudgetExhausted": fact("budget_exhausted_share"),
-        "MiniatureBox": _Tex(miniature_box(cfg, reported)), "DeviationItems": _Tex(deviation_items(cfg, specs)),
+        "PaperBMkOne": fact("bm25_k1"),
+        "PaperNModels": fact("n_models"),
+        "PaperNConfigs": fact("n_configurations"),
+        "PaperNAnswerable": fact("n_answerable"),
+        "PaperNUnanswerable": fact("n_unanswerable"),
+        "PaperCprePages": fact("c_pre_pages"),
+        "PaperCpostPages": fact("c_post_pages"),
+        "PaperMaxTokens": count(int(fact("output_budget_tokens"))) if fact("output_budget_tokens").isdigit() else "n/a",
+        "PaperBudgetExhausted": fact("budget_exhausted_share"),
+        "MiniatureBox": _Tex(miniature_box(cfg, reported)),
+        "DeviationItems": _Tex(deviation_items(cfg, specs)),
         **thinking_macros(cfg, specs),
-    }  # fmt: skip
-    rows = [dict(macro=k, what="run setting" if not k.startswith("Paper") else "reported in the paper", value=None,
-                 text=v if isinstance(v, _Tex) else escape(v), reason="", reported="", fmt="text")
-            for k, v in values.items()]  # fmt: skip
+    }
+    rows = [
+        dict(
+            macro=k,
+            what="run setting" if not k.startswith("Paper") else "reported in the paper",
+            value=None,
+            text=v if isinstance(v, _Tex) else escape(v),
+            reason="",
+            reported="",
+            fmt="text",
+        )
+        for k, v in values.items()
+    ]
     return pl.DataFrame(rows, schema=SCHEMA)
 
 
@@ -78,8 +108,11 @@ def thinking_macros(cfg: RunConfig, specs: Mapping[str, registry.ModelSpec]) -> 
     thinking results are never read as a native switch."""
     thinking = cfg.answer.thinking
     if not is_prompted(thinking):
-        return {"ThinkingCaption": "", "ThinkingNote": f"Thinking settings: {', '.join(thinking)}; a model "
-                "without a native thinking switch runs its only mode."}  # fmt: skip
+        return {
+            "ThinkingCaption": "",
+            "ThinkingNote": f"Thinking settings: {', '.join(thinking)}; a model "
+            "without a native thinking switch runs its only mode.",
+        }
     prompted = [specs[m].display_name or m for m in cfg.answer.models if m in specs and specs[m].thinking == "none"]
     return {
         "ThinkingCaption": f" Thinking on: {PROMPTED_WORDS}.",

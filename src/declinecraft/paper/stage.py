@@ -41,8 +41,8 @@ from declinecraft.analysis import inputs as analysis_inputs
 from declinecraft.analysis import results as analysis_results
 from declinecraft.core import paths, small_n
 from declinecraft.core.config import RunConfig
-from declinecraft.paper import numbers as report_numbers
 from declinecraft.paper import caption_check, machine, page_check, run_health, run_settings, wording
+from declinecraft.paper import numbers as report_numbers
 from declinecraft.paper.claims_table import claims_tex
 from declinecraft.paper.figures import write_figures
 from declinecraft.paper.latex import escape_marked
@@ -104,7 +104,9 @@ def reported_facts(cfg: RunConfig) -> dict[str, Any]:
     return analysis_claims.reported_facts(cfg.root)
 
 
-def write_numbers(results: Mapping[str, pl.DataFrame], cfg: RunConfig, paper_dir: Path, stage_dir: Path, no_input: str) -> pl.DataFrame:
+def write_numbers(
+    results: Mapping[str, pl.DataFrame], cfg: RunConfig, paper_dir: Path, stage_dir: Path, no_input: str
+) -> pl.DataFrame:
     """Write ``numbers.tex`` (numbers, run settings and the words chosen by them,
     :mod:`~declinecraft.paper.wording`), the reported-vs-reproduced table and ``numbers.csv``."""
     rule = small_n.threshold(cfg.analysis.min_n, cfg.analysis.alpha)
@@ -114,7 +116,9 @@ def write_numbers(results: Mapping[str, pl.DataFrame], cfg: RunConfig, paper_dir
     said = wording.words(numbers, alpha=cfg.analysis.alpha, min_n=cfg.analysis.min_n, thinking_problem=thinking)
     numbers = pl.concat([numbers, said])
     paths.write_text_atomic(paper_dir / "numbers.tex", report_numbers.numbers_tex(numbers))
-    paths.write_text_atomic(paper_dir / "tables" / "reported.tex", report_numbers.reported_vs_reproduced(numbers, reported_facts(cfg)))
+    paths.write_text_atomic(
+        paper_dir / "tables" / "reported.tex", report_numbers.reported_vs_reproduced(numbers, reported_facts(cfg))
+    )
     analysis_results.write_csv(numbers, stage_dir / "numbers.csv")
     missing = numbers.filter(pl.col("reason") != "")
     if missing.height:
@@ -129,12 +133,18 @@ def read_results(analysis_dir: Path) -> tuple[dict[str, pl.DataFrame], str]:
     statistics, audits) are used, so Tables 11 and 12 and the setup numbers still fill.
     """
     status_file = analysis_dir / "status.json"
-    state = json.loads(status_file.read_text()) if status_file.is_file() else {"status": "missing", "reason": "the analysis stage has not run"}
+    state = (
+        json.loads(status_file.read_text())
+        if status_file.is_file()
+        else {"status": "missing", "reason": "the analysis stage has not run"}
+    )
     results = analysis_results.read_tables(analysis_dir) if state.get("status") == "ok" else {}
     if results:
         return results, ""
     keep = {"facts", "claims", *analysis_inputs.UPSTREAM.values(), *analysis_inputs.DERIVED}
-    return {k: v for k, v in analysis_results.read_tables(analysis_dir).items() if k in keep}, state.get("reason", "no analysis results")
+    return {k: v for k, v in analysis_results.read_tables(analysis_dir).items() if k in keep}, state.get(
+        "reason", "no analysis results"
+    )
 
 
 def _check_pages(pdf: Path | None, stage_dir: Path) -> list[str]:
@@ -144,7 +154,9 @@ def _check_pages(pdf: Path | None, stage_dir: Path) -> list[str]:
         found = page_check.problems(pdf) if pdf else []
     except page_check.PageCheckError as exc:
         found = [f"not checked: {exc}"]
-    analysis_results.write_csv(pl.DataFrame({"problem": found}, schema={"problem": pl.String}), stage_dir / "page_checks.csv")
+    analysis_results.write_csv(
+        pl.DataFrame({"problem": found}, schema={"problem": pl.String}), stage_dir / "page_checks.csv"
+    )
     return found
 
 
@@ -165,7 +177,9 @@ def run(cfg: RunConfig) -> PaperResult:
     captions = caption_check.captions(source.read_text(encoding="utf-8")) if source.is_file() else None
     formats, dpi = tuple(cfg.paper.figure_formats), cfg.paper.figure_dpi
     min_points = small_n.threshold(cfg.analysis.min_n, cfg.analysis.alpha, floor=small_n.min_n_rank(cfg.analysis.alpha))
-    status = write_figures(results, fig_dir, formats=formats, dpi=dpi, no_input=no_input, captions=captions, min_points=min_points)
+    status = write_figures(
+        results, fig_dir, formats=formats, dpi=dpi, no_input=no_input, captions=captions, min_points=min_points
+    )
     status += write_view_figures(cfg, fig_dir, formats=formats, dpi=dpi, captions=captions)
     status += write_tables(results, cfg, paper_dir / "tables")
     status.append(run_health.write(cfg, paper_dir, stage_dir))
@@ -174,8 +188,11 @@ def run(cfg: RunConfig) -> PaperResult:
     # a rate axis beyond [0, 100], a caption that names not what is drawn; recorded, and printed
     # below, never silently dropped.
     # A figure drawn from too few points for its statistic is listed with its n (too_few_points).
-    checks = [dict(name=r["name"], problems=r.pop("layout", ""), too_few_points=r.get("small", ""))
-              for r in status if r["kind"] == "figure" and not r["reason"]]  # fmt: skip
+    checks = [
+        dict(name=r["name"], problems=r.pop("layout", ""), too_few_points=r.get("small", ""))
+        for r in status
+        if r["kind"] == "figure" and not r["reason"]
+    ]
     schema = {"name": pl.String, "problems": pl.String, "too_few_points": pl.String}
     analysis_results.write_csv(pl.DataFrame(checks, schema=schema), stage_dir / "figure_checks.csv")
     for r in status:
@@ -188,7 +205,9 @@ def run(cfg: RunConfig) -> PaperResult:
     numbers = write_numbers(results, cfg, paper_dir, stage_dir, no_input)
     views = view_macros(cfg)
     paths.write_text_atomic(paper_dir / "view_numbers.tex", view_numbers_tex(views))
-    analysis_results.write_csv(pl.DataFrame(views, schema=["macro", "value", "what"], orient="row"), stage_dir / "view_numbers.csv")
+    analysis_results.write_csv(
+        pl.DataFrame(views, schema=["macro", "value", "what"], orient="row"), stage_dir / "view_numbers.csv"
+    )
     machine.write(cfg, paper_dir)
     pdf = build_pdf(paper_dir) if cfg.paper.build_pdf else None
     page_problems = _check_pages(pdf, stage_dir)

@@ -49,56 +49,125 @@ def _star(value: str, sig: Any) -> str:
 
 
 SPECS: dict[str, Spec] = {
-    "table01": [("", lambda r: escape(r["part"]), None), ("", lambda r: escape(r["source"]), None),
-                ("", lambda r: escape(r["text"]), None)],
-    "table02": [("Model", lambda r: escape_marked(r["model"]), None), ("Attempt \\%", lambda r: _ci(r, "attempt"), "attempt"),
-                ("CAR \\%", lambda r: _ci(r, "car"), "car"), ("Accuracy \\%", lambda r: _ci(r, "accuracy"), "accuracy"),
-                ("Acc.\\ when att.\\ \\%", _col("accuracy_when_attempted"), "accuracy_when_attempted"),
-                ("Bal.\\ F1", _col("bal_f1"), "bal_f1")],
+    "table01": [
+        ("", lambda r: escape(r["part"]), None),
+        ("", lambda r: escape(r["source"]), None),
+        ("", lambda r: escape(r["text"]), None),
+    ],
+    "table02": [
+        ("Model", lambda r: escape_marked(r["model"]), None),
+        ("Attempt \\%", lambda r: _ci(r, "attempt"), "attempt"),
+        ("CAR \\%", lambda r: _ci(r, "car"), "car"),
+        ("Accuracy \\%", lambda r: _ci(r, "accuracy"), "accuracy"),
+        ("Acc.\\ when att.\\ \\%", _col("accuracy_when_attempted"), "accuracy_when_attempted"),
+        ("Bal.\\ F1", _col("bal_f1"), "bal_f1"),
+    ],
     "table03": [("Model", lambda r: escape_marked(r["model"]), None)]
-    + [(f"{m} {c}", _col(f"{k}_{cc}"), f"{k}_{cc}") for k, m in (("car", "CAR"), ("attempt", "Att."), ("accuracy", "Acc."))
-       for cc, c in (("no_rag", "none"), ("single", "RAG"), ("iterative", "iter."))],
-    "table04": [("Family", lambda r: escape_marked(r["family"]), None), ("Runs", _col("runs"), None),
-                ("$n$", _col("n"), None), ("No score", _col("dropped"), None), ("Attempted \\%", _col("attempt"), None), ("Correct \\%", _col("accuracy"), None),
-                ("CI low", _col("accuracy_low"), None), ("CI high", _col("accuracy_high"), None),
-                ("Acc.\\ when att.\\ \\%", _col("accuracy_when_attempted"), None)],
-    "table05": [("Judges", lambda r: escape_marked(r["judges"]), None), ("Rows", _col("rows"), None),
-                ("Rule-scored (excluded)", _col("excluded"), None),
-                ("Exact agreement \\%", _col("exact"), None), ("Weighted $\\kappa$", _col("kappa", 3), None),
-                ("Mean diff (pts)", _col("mean_diff", 1, True), None)],
-    "table06": [("Model", lambda r: escape_marked(r["model"]), None), ("$k$", _col("k"), None), ("CAR \\%", _col("car"), "car"),
-                ("Accuracy \\%", _col("accuracy"), "accuracy"), ("Bal.\\ F1", _col("bal_f1"), "bal_f1")],
-    "table07": [("Model", lambda r: escape_marked(r["model"]), None), ("Thinking", lambda r: r["thinking"], None),
-                ("Retrieval", lambda r: escape_marked(r["retrieval"]), None), ("CAR \\%", _col("car"), "car"),
-                ("Accuracy \\%", _col("accuracy"), "accuracy"), ("Bal.\\ F1", _col("bal_f1"), "bal_f1")],
+    + [
+        (f"{m} {c}", _col(f"{k}_{cc}"), f"{k}_{cc}")
+        for k, m in (("car", "CAR"), ("attempt", "Att."), ("accuracy", "Acc."))
+        for cc, c in (("no_rag", "none"), ("single", "RAG"), ("iterative", "iter."))
+    ],
+    "table04": [
+        ("Family", lambda r: escape_marked(r["family"]), None),
+        ("Runs", _col("runs"), None),
+        ("$n$", _col("n"), None),
+        ("No score", _col("dropped"), None),
+        ("Attempted \\%", _col("attempt"), None),
+        ("Correct \\%", _col("accuracy"), None),
+        ("CI low", _col("accuracy_low"), None),
+        ("CI high", _col("accuracy_high"), None),
+        ("Acc.\\ when att.\\ \\%", _col("accuracy_when_attempted"), None),
+    ],
+    "table05": [
+        ("Judges", lambda r: escape_marked(r["judges"]), None),
+        ("Rows", _col("rows"), None),
+        ("Rule-scored (excluded)", _col("excluded"), None),
+        ("Exact agreement \\%", _col("exact"), None),
+        ("Weighted $\\kappa$", _col("kappa", 3), None),
+        ("Mean diff (pts)", _col("mean_diff", 1, True), None),
+    ],
+    "table06": [
+        ("Model", lambda r: escape_marked(r["model"]), None),
+        ("$k$", _col("k"), None),
+        ("CAR \\%", _col("car"), "car"),
+        ("Accuracy \\%", _col("accuracy"), "accuracy"),
+        ("Bal.\\ F1", _col("bal_f1"), "bal_f1"),
+    ],
+    "table07": [
+        ("Model", lambda r: escape_marked(r["model"]), None),
+        ("Thinking", lambda r: r["thinking"], None),
+        ("Retrieval", lambda r: escape_marked(r["retrieval"]), None),
+        ("CAR \\%", _col("car"), "car"),
+        ("Accuracy \\%", _col("accuracy"), "accuracy"),
+        ("Bal.\\ F1", _col("bal_f1"), "bal_f1"),
+    ],
     "table08": [("Model", lambda r: escape_marked(r["model"]), None)]
-    + [item for c in ("no_rag", "single") for item in (
-        (f"$n$ ({'none' if c == 'no_rag' else 'RAG'})", _col(f"n_{c}"), None),
-        ("A$\\to$D / D$\\to$A", lambda r, c=c: _star(escape_marked(r[f"ad_{c}"] or "--"), r[f"sig_ad_{c}"]), None),
-        ("A$\\to$X / X$\\to$A", lambda r, c=c: _star(escape_marked(r[f"ax_{c}"] or "--"), r[f"sig_ax_{c}"]), None))],
-    "table09": [("Generator", lambda r: escape_marked(r["generator"]), None),
-                ("Accepted (ans.\\,/\\,unans.)", lambda r: f"{_num(r['accepted_answerable'], 0)} / {_num(r['accepted_unanswerable'], 0)}", None),
-                ("Lost to format", _col("lost_to_format", 0), None), ("Scenario unreadable", _col("lost_at_scenario", 0), None),
-                ("Fact in $C_{\\mathrm{pre}}$ \\%", _col("fact_in_cpre_pct"), None),
-                ("Style AUC", _col("style_auc", 2), None), ("Hit@5 \\%", _col("hit_at_5_pct"), None),
-                ("CAR \\%", lambda r: _num(r["car"]) + (f" ({escape(r['car_model'])})" if r.get("car_model") else ""), None)],
-    "table10": [("Part", _col("part"), None), ("Measure", lambda r: escape_marked(r["measure"]), None),
-                ("$\\kappa$ [95\\% CI]", lambda r: f"{_num(r['kappa'], 2)} [{_num(r['low'], 2)}, {_num(r['high'], 2)}]", None),
-                ("Items", _col("n_items"), None)],
-    "table11": [(h, (lambda r, c=c: escape_marked(r[c])), None) for h, c in (("Family", "family"), ("Model", "model"),
-                ("Switchable thinking", "switchable"), ("Precision", "precision"), ("Released", "release"),
-                ("Knowledge cut-off", "knowledge_cutoff"))],
-    "table12": [("Role", lambda r: escape_marked(r["role"]), None), ("Model", lambda r: escape_marked(r["model"]), None)],
-    "selfpref": [("Judge", lambda r: escape(r["judge"]), None), ("Family", lambda r: escape(r["family"]), None),
-                 ("Self-preference (pts) [95\\% CI]", lambda r: f"{_num(r['estimate'], 1, True)} [{_num(r['low'], 1, True)}, {_num(r['high'], 1, True)}]", None),
-                 ("Own answers", _col("n_own"), None), ("Other answers", _col("n_other"), None), ("Note", lambda r: escape(r["note"]), None)],
-}  # fmt: skip
+    + [
+        item
+        for c in ("no_rag", "single")
+        for item in (
+            (f"$n$ ({'none' if c == 'no_rag' else 'RAG'})", _col(f"n_{c}"), None),
+            ("A$\\to$D / D$\\to$A", lambda r, c=c: _star(escape_marked(r[f"ad_{c}"] or "--"), r[f"sig_ad_{c}"]), None),
+            ("A$\\to$X / X$\\to$A", lambda r, c=c: _star(escape_marked(r[f"ax_{c}"] or "--"), r[f"sig_ax_{c}"]), None),
+        )
+    ],
+    "table09": [
+        ("Generator", lambda r: escape_marked(r["generator"]), None),
+        (
+            "Accepted (ans.\\,/\\,unans.)",
+            lambda r: f"{_num(r['accepted_answerable'], 0)} / {_num(r['accepted_unanswerable'], 0)}",
+            None,
+        ),
+        ("Lost to format", _col("lost_to_format", 0), None),
+        ("Scenario unreadable", _col("lost_at_scenario", 0), None),
+        ("Fact in $C_{\\mathrm{pre}}$ \\%", _col("fact_in_cpre_pct"), None),
+        ("Style AUC", _col("style_auc", 2), None),
+        ("Hit@5 \\%", _col("hit_at_5_pct"), None),
+        ("CAR \\%", lambda r: _num(r["car"]) + (f" ({escape(r['car_model'])})" if r.get("car_model") else ""), None),
+    ],
+    "table10": [
+        ("Part", _col("part"), None),
+        ("Measure", lambda r: escape_marked(r["measure"]), None),
+        ("$\\kappa$ [95\\% CI]", lambda r: f"{_num(r['kappa'], 2)} [{_num(r['low'], 2)}, {_num(r['high'], 2)}]", None),
+        ("Items", _col("n_items"), None),
+    ],
+    "table11": [
+        (h, (lambda r, c=c: escape_marked(r[c])), None)
+        for h, c in (
+            ("Family", "family"),
+            ("Model", "model"),
+            ("Switchable thinking", "switchable"),
+            ("Precision", "precision"),
+            ("Released", "release"),
+            ("Knowledge cut-off", "knowledge_cutoff"),
+        )
+    ],
+    "table12": [
+        ("Role", lambda r: escape_marked(r["role"]), None),
+        ("Model", lambda r: escape_marked(r["model"]), None),
+    ],
+    "selfpref": [
+        ("Judge", lambda r: escape(r["judge"]), None),
+        ("Family", lambda r: escape(r["family"]), None),
+        (
+            "Self-preference (pts) [95\\% CI]",
+            lambda r: f"{_num(r['estimate'], 1, True)} [{_num(r['low'], 1, True)}, {_num(r['high'], 1, True)}]",
+            None,
+        ),
+        ("Own answers", _col("n_own"), None),
+        ("Other answers", _col("n_other"), None),
+        ("Note", lambda r: escape(r["note"]), None),
+    ],
+}
 #: Tables whose best value is bolded within each group of rows (the paper: "the best k for each
 #: model in each column"), not over the whole column.
 BOLD_WITHIN = {"table06": ("model",), "table07": ("model", "thinking")}
 #: Column formats other than a left column and right-aligned numbers (long text wraps).
-COLUMN_FORMATS = {"table01": "p{0.14\\textwidth}p{0.2\\textwidth}p{0.6\\textwidth}",
-                  "selfpref": "llrrrp{0.3\\textwidth}"}  # fmt: skip
+COLUMN_FORMATS = {
+    "table01": "p{0.14\\textwidth}p{0.2\\textwidth}p{0.6\\textwidth}",
+    "selfpref": "llrrrp{0.3\\textwidth}",
+}
 
 
 def _best(frame: pl.DataFrame, col: str, within: tuple[str, ...]) -> pl.Series:
@@ -117,8 +186,11 @@ def to_latex(name: str, frame: pl.DataFrame) -> str:
     best = {col: _best(frame, col, within).to_list() for _, _, col in spec if col and col in frame.columns}
     fmt = COLUMN_FORMATS.get(name, "l" * min(1, len(spec)) + "r" * (len(spec) - 1))
     header = " & ".join(h for h, _, _ in spec)
-    lines = ["% Generated by notebooks/08_paper.ipynb (declinecraft.paper.tables) -- do not edit",
-             "\\begin{tabular}{" + fmt + "}", "\\toprule"]  # fmt: skip
+    lines = [
+        "% Generated by notebooks/08_paper.ipynb (declinecraft.paper.tables) -- do not edit",
+        "\\begin{tabular}{" + fmt + "}",
+        "\\toprule",
+    ]
     lines += [header + " \\\\", "\\midrule"] if header.strip(" &") else []
     for i, row in enumerate(frame.iter_rows(named=True)):
         cells = []

@@ -33,14 +33,21 @@ VIEW_FIGURE_FILE = re.compile(r"(k2g|esb)_[a-z0-9_]+\.(pdf|png)")
 
 #: stem -> (view block, drawing function, CSV it reads, title)
 FIGURES: dict[str, tuple[str, Callable[[pl.DataFrame], Figure], str, str]] = {
-    **{stem: ("know2guess", draw, csv, f"Know2Guess: {stem[4:].replace('_', ' ')}")
-       for stem, (draw, csv) in k2g_plots.FIGURES.items()},
+    **{
+        stem: ("know2guess", draw, csv, f"Know2Guess: {stem[4:].replace('_', ' ')}")
+        for stem, (draw, csv) in k2g_plots.FIGURES.items()
+    },
     "esb_sufficiency_curve": ("evidence", esb_plots.plot_sufficiency_curve, "curve.csv", "ESB: sufficiency curve"),
     "esb_l5_distribution": ("evidence", esb_plots.plot_l5_distribution, "l5_types.csv", "ESB: L5 responses"),
     "esb_prompt_heatmap": ("evidence", esb_plots.plot_prompt_heatmap, "curve.csv", "ESB: prompt x level"),
     "esb_position_bias": ("evidence", esb_plots.plot_position_bias, "position_bias.csv", "ESB: position bias"),
-    "esb_helpfulness_safety": ("evidence", esb_plots.plot_helpfulness_safety, "summary.csv", "ESB: helpfulness and safety"),
-}  # fmt: skip
+    "esb_helpfulness_safety": (
+        "evidence",
+        esb_plots.plot_helpfulness_safety,
+        "summary.csv",
+        "ESB: helpfulness and safety",
+    ),
+}
 
 
 def _table(cfg: RunConfig, block: str, csv: str) -> tuple[pl.DataFrame | None, str]:
@@ -54,8 +61,9 @@ def _table(cfg: RunConfig, block: str, csv: str) -> tuple[pl.DataFrame | None, s
     return (frame, "") if frame.height else (None, f"{path.name} has no rows in this run")
 
 
-def write_view_figures(cfg: RunConfig, folder: Path, *, formats: tuple[str, ...], dpi: int,
-                       captions: Mapping[str, str] | None = None) -> list[dict[str, Any]]:  # fmt: skip
+def write_view_figures(
+    cfg: RunConfig, folder: Path, *, formats: tuple[str, ...], dpi: int, captions: Mapping[str, str] | None = None
+) -> list[dict[str, Any]]:
     """Draw every view figure the run supports into ``folder``; one status row per figure, with
     its layout problems (:func:`figure_check.problems`, '' when none; with ``captions``, also
     what its caption fails to name)."""
@@ -76,11 +84,15 @@ def view_macros(cfg: RunConfig) -> list[tuple[str, str, str]]:
     """Every macro of both views' sections: (name, LaTeX value, what it is). ``KgEnabled`` and
     ``EsbEnabled`` (1 or 0) say whether the run has the view; ``paper/main.tex`` leaves out the
     section of a view that is switched off (its figures are listed as skipped, with the reason)."""
-    switches = [(f"{prefix}Enabled", "1" if getattr(cfg, block).enabled else "0", f"{block}.enabled")
-                for prefix, block in (("Kg", "know2guess"), ("Esb", "evidence"))]  # fmt: skip
+    switches = [
+        (f"{prefix}Enabled", "1" if getattr(cfg, block).enabled else "0", f"{block}.enabled")
+        for prefix, block in (("Kg", "know2guess"), ("Esb", "evidence"))
+    ]
     rule = small_n.threshold(cfg.analysis.min_n, cfg.analysis.alpha)
-    settings = [("KgMaxTokens", f"{cfg.know2guess.max_tokens:,}", "know2guess.max_tokens"),
-                ("KgResamples", f"{cfg.know2guess.bootstrap_resamples:,}", "know2guess.bootstrap_resamples")]
+    settings = [
+        ("KgMaxTokens", f"{cfg.know2guess.max_tokens:,}", "know2guess.max_tokens"),
+        ("KgResamples", f"{cfg.know2guess.bootstrap_resamples:,}", "know2guess.bootstrap_resamples"),
+    ]
     out = [
         *switches,
         *settings,

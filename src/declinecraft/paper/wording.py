@@ -72,7 +72,7 @@ def sign(x: str, up: str, down: str, same: str, missing: str) -> Rule:
 
 
 def significance(p: str) -> Rule:
-    """"significant" when p < alpha, else "not significant"; "not testable" when p is n/a."""
+    """ "significant" when p < alpha, else "not significant"; "not testable" when p is n/a."""
 
     def rule(n: Mapping[str, Printed], alpha: float, min_n: int) -> str:
         value = n[p][0]
@@ -82,7 +82,7 @@ def significance(p: str) -> Rule:
 
 
 def association(rho: str, p: str, n_items: str) -> Rule:
-    """"significant and positive/negative" when p < alpha, else "not significant"; "not testable"
+    """ "significant and positive/negative" when p < alpha, else "not significant"; "not testable"
     when rho or p is n/a, or there are too few items for a rank correlation to be a finding (the
     claims check's rule: :func:`~declinecraft.core.small_n.is_finding` at the rank test's minimum,
     :func:`~declinecraft.core.small_n.min_n_rank`, or ``analysis.min_n`` when larger)."""
@@ -100,24 +100,61 @@ def association(rho: str, p: str, n_items: str) -> Rule:
 
 
 WORDS: list[Word] = [
-    Word("DirCARSingle", "single-shot RAG against no retrieval, mean CAR", change("CARnoragMean", "CARsingleMean", "raises it to", "lowers it to", "leaves it at", "gives")),
+    Word(
+        "DirCARSingle",
+        "single-shot RAG against no retrieval, mean CAR",
+        change("CARnoragMean", "CARsingleMean", "raises it to", "lowers it to", "leaves it at", "gives"),
+    ),
     Word("SigCARSingle", "Wilcoxon test of the single minus no-RAG CAR change", significance("PCARSingleMinusNorag")),
-    Word("DirCARIter", "iterative against single-shot RAG, mean CAR", change("CARsingleMean", "CARiterMean", "raises the mean to", "lowers the mean to", "leaves the mean at", "gives a mean of")),
+    Word(
+        "DirCARIter",
+        "iterative against single-shot RAG, mean CAR",
+        change(
+            "CARsingleMean",
+            "CARiterMean",
+            "raises the mean to",
+            "lowers the mean to",
+            "leaves the mean at",
+            "gives a mean of",
+        ),
+    ),
     Word("SigCARIter", "Wilcoxon test of the iterative minus single CAR change", significance("PCARIterMinusSingle")),
-    Word("DirAccIter", "iterative against single-shot RAG, mean accuracy", change("AccSingleMean", "AccIterMean", "rises to", "falls to", "stays at", "is")),
-    Word("SigAccIter", "Wilcoxon test of the iterative minus single accuracy change", significance("PAccIterMinusSingle")),
+    Word(
+        "DirAccIter",
+        "iterative against single-shot RAG, mean accuracy",
+        change("AccSingleMean", "AccIterMean", "rises to", "falls to", "stays at", "is"),
+    ),
+    Word(
+        "SigAccIter", "Wilcoxon test of the iterative minus single accuracy change", significance("PAccIterMinusSingle")
+    ),
     Word("AssocCARTotal", "CAR vs total parameters", association("RhoCARTotal", "PCARTotal", "NOpenWeight")),
     Word("AssocCARActive", "CAR vs active parameters", association("RhoCARActive", "PCARActive", "NActive")),
     Word("AssocCARRelease", "CAR vs release month", association("RhoCARRelease", "PCARRelease", "NReleaseModels")),
-    Word("AssocCARReleaseBest", "best CAR per family vs release month", association("RhoCARReleaseBest", "PCARReleaseBest", "NReleaseFamilies")),
+    Word(
+        "AssocCARReleaseBest",
+        "best CAR per family vs release month",
+        association("RhoCARReleaseBest", "PCARReleaseBest", "NReleaseFamilies"),
+    ),
     Word("AssocAccTotal", "accuracy vs total parameters", association("RhoAccTotal", "PAccTotal", "NAccTotal")),
     Word("AssocCARAcc", "CAR vs accuracy over configurations", association("RhoCARAcc", "PCARAcc", "NCARAcc")),
     Word("AssocPartial", "CAR vs accuracy with release month fixed", association("RhoPartial", "PPartial", "NPartial")),
-    Word("DirThinkNorag", "thinking on against off, mean CAR without retrieval", sign("ThinkCARNorag", "raises", "lowers", "does not change", "has an unmeasured effect on")),
+    Word(
+        "DirThinkNorag",
+        "thinking on against off, mean CAR without retrieval",
+        sign("ThinkCARNorag", "raises", "lowers", "does not change", "has an unmeasured effect on"),
+    ),
     Word("SigThinkNorag", "Wilcoxon test of the thinking CAR change without retrieval", significance("ThinkCARPNorag")),
-    Word("DirThinkSingle", "thinking on against off, mean CAR with single-shot RAG", sign("ThinkCARSingle", "raises", "lowers", "does not change", "has an unmeasured effect on")),
-    Word("SigThinkSingle", "Wilcoxon test of the thinking CAR change with single-shot RAG", significance("ThinkCARPSingle")),
-]  # fmt: skip
+    Word(
+        "DirThinkSingle",
+        "thinking on against off, mean CAR with single-shot RAG",
+        sign("ThinkCARSingle", "raises", "lowers", "does not change", "has an unmeasured effect on"),
+    ),
+    Word(
+        "SigThinkSingle",
+        "Wilcoxon test of the thinking CAR change with single-shot RAG",
+        significance("ThinkCARPSingle"),
+    ),
+]
 
 
 def words(numbers: pl.DataFrame, *, alpha: float, min_n: int = 0, thinking_problem: str = "") -> pl.DataFrame:
@@ -140,5 +177,6 @@ def words(numbers: pl.DataFrame, *, alpha: float, min_n: int = 0, thinking_probl
         ("ThinkingWhy", "why the run has no native thinking pairs", escape(thinking_problem)),
     ]
     return pl.DataFrame(
-        [dict(macro=m, what=w, value=None, text=t, reason="", reported="", fmt="text") for m, w, t in rows], schema=SCHEMA
+        [dict(macro=m, what=w, value=None, text=t, reason="", reported="", fmt="text") for m, w, t in rows],
+        schema=SCHEMA,
     )

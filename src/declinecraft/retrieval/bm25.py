@@ -107,7 +107,9 @@ def write_frequent(index: tantivy.Index, folder: Path, share: float) -> dict[str
     for i, (token, doc_freq) in enumerate(terms):
         rows, found = search_rows(searcher, text_query(index.schema, {token: 1}), doc_freq)
         if len(rows) != doc_freq:
-            raise RuntimeError(f"{folder}: Tantivy returned {len(rows)} chunks for {token!r}, whose doc freq is {doc_freq}")
+            raise RuntimeError(
+                f"{folder}: Tantivy returned {len(rows)} chunks for {token!r}, whose doc freq is {doc_freq}"
+            )
         scores[i, rows] = found
     np.save(folder / FREQUENT_FILE, scores)
     return {"file": FREQUENT_FILE, "share": share, "terms": [t for t, _ in terms], "doc_freqs": [d for _, d in terms]}
@@ -134,13 +136,19 @@ class FrequentScores:
         scores = np.load(path, mmap_mode="r")
         want = (len(entry["terms"]), chunks)
         if scores.shape != want or scores.dtype != np.float32:
-            raise RuntimeError(f"{path}: holds {scores.dtype} {scores.shape}, the manifest says float32 {want} (terms, chunks)")
+            raise RuntimeError(
+                f"{path}: holds {scores.dtype} {scores.shape}, the manifest says float32 {want} (terms, chunks)"
+            )
         return cls({token: i for i, token in enumerate(entry["terms"])}, scores)
 
 
 def search_two_pass(
-    searcher: tantivy.Searcher, schema: tantivy.Schema, counts: Mapping[str, int], frequent: FrequentScores,
-    depth: int, candidates: int,
+    searcher: tantivy.Searcher,
+    schema: tantivy.Schema,
+    counts: Mapping[str, int],
+    frequent: FrequentScores,
+    depth: int,
+    candidates: int,
 ) -> Rows | None:
     """Return (rows, full BM25 scores) of the best ``depth`` of ``candidates`` chunks found by the
     query's rarer terms, their frequent terms' stored scores added; ``None`` where a search over
@@ -173,7 +181,9 @@ def check_bm25_params(params: IndexParams) -> None:
             outside (0, 1], ``bm25_candidates`` is below 1 or ``bm25_exact_max_rows`` is negative.
     """
     if not 0 < params.bm25_frequent_share <= 1:
-        raise ValueError(f"index.bm25_frequent_share must be in (0, 1] (a share of C_pre's chunks), got {params.bm25_frequent_share}")
+        raise ValueError(
+            f"index.bm25_frequent_share must be in (0, 1] (a share of C_pre's chunks), got {params.bm25_frequent_share}"
+        )
     if params.bm25_candidates < 1:
         raise ValueError(f"index.bm25_candidates must be >= 1, got {params.bm25_candidates}")
     if params.bm25_exact_max_rows < 0:

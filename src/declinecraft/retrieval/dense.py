@@ -63,8 +63,14 @@ def check_dense_params(params: IndexParams) -> None:
     """Raise ValueError naming the ``index.dense_*`` field that cannot build or search an index."""
     if params.dense_index not in DENSE_INDEXES:
         raise ValueError(f"index.dense_index is {params.dense_index!r}; known: {', '.join(DENSE_INDEXES)}")
-    for name in ("dense_flat_max_rows", "dense_partition_rows", "dense_hnsw_m", "dense_hnsw_ef_construction",
-                 "dense_nprobes", "dense_ef"):  # fmt: skip
+    for name in (
+        "dense_flat_max_rows",
+        "dense_partition_rows",
+        "dense_hnsw_m",
+        "dense_hnsw_ef_construction",
+        "dense_nprobes",
+        "dense_ef",
+    ):
         if getattr(params, name) < 1:
             raise ValueError(f"index.{name} must be >= 1, got {getattr(params, name)}")
     for name in ("dense_partitions", "dense_pq_sub_vectors", "dense_refine_factor"):
@@ -105,7 +111,10 @@ def index_config(params: IndexParams, rows: int, dim: int) -> tuple[str, Any]:
             raise ValueError(f"index.dense_pq_sub_vectors={sub} does not divide the vector dimension {dim}")
         return "ivf_pq", IvfPq(distance_type="dot", num_partitions=parts, num_sub_vectors=sub)
     return "ivf_hnsw_sq", HnswSq(
-        distance_type="dot", num_partitions=parts, m=params.dense_hnsw_m, ef_construction=params.dense_hnsw_ef_construction
+        distance_type="dot",
+        num_partitions=parts,
+        m=params.dense_hnsw_m,
+        ef_construction=params.dense_hnsw_ef_construction,
     )
 
 
@@ -209,7 +218,11 @@ class DenseTable:
             result = _run(self._query(part, depth).to_arrow())
             rows = result["row"].to_numpy().astype(np.int64)
             scores = (1.0 - result["_distance"].to_numpy()).astype(np.float32)
-            which = result["query_index"].to_numpy() if "query_index" in result.column_names else np.zeros(len(rows), dtype=np.int64)
+            which = (
+                result["query_index"].to_numpy()
+                if "query_index" in result.column_names
+                else np.zeros(len(rows), dtype=np.int64)
+            )
             order = np.lexsort((rows, -scores, which))
             rows, scores, which = rows[order], scores[order], which[order]
             bounds = np.searchsorted(which, np.arange(len(part) + 1))

@@ -9,9 +9,9 @@ from typing import Any
 import numpy as np
 import polars as pl
 
+from declinecraft.core.stats import wilson_arrays
 from declinecraft.retrieval.fusion import check_k
 from declinecraft.retrieval.retrieve import Retriever
-from declinecraft.core.stats import wilson_arrays
 
 
 def results_frame(
@@ -38,8 +38,16 @@ def results_frame(
                     }
                 )
     schema = {
-        "query_index": pl.Int64, "query": pl.Utf8, "pipeline": pl.Utf8, "rank": pl.Int64, "chunk_id": pl.Utf8,
-        "title": pl.Utf8, "score": pl.Float64, "bm25_rank": pl.Int64, "dense_rank": pl.Int64, "rerank_rank": pl.Int64,
+        "query_index": pl.Int64,
+        "query": pl.Utf8,
+        "pipeline": pl.Utf8,
+        "rank": pl.Int64,
+        "chunk_id": pl.Utf8,
+        "title": pl.Utf8,
+        "score": pl.Float64,
+        "bm25_rank": pl.Int64,
+        "dense_rank": pl.Int64,
+        "rerank_rank": pl.Int64,
     }
     return pl.DataFrame(rows, schema=schema)
 

@@ -44,11 +44,10 @@ from typing import Literal
 import numpy as np
 from numpy.typing import NDArray
 
-from declinecraft.retrieval.hashing import HashEmbedder
+from declinecraft.core.model_files import load_onnx, local_model_folder, package_dir, package_version, path_fingerprint
 from declinecraft.retrieval.embedder import Embedder, check_texts, normalise
 from declinecraft.retrieval.embedding_cache import CachedEmbedder, EmbeddingCache
-from declinecraft.core.model_files import load_onnx, local_model_folder, package_dir, package_version, path_fingerprint
-
+from declinecraft.retrieval.hashing import HashEmbedder
 
 #: Qwen3-Embedding's instruction for retrieval queries (the model card's web-search task).
 QWEN3_QUERY_INSTRUCTION = (
@@ -121,7 +120,6 @@ def _batches(n: int, size: int, *, progress: bool, desc: str) -> Iterator[range]
 # --- embedders -------------------------------------------------------------------------------
 
 
-
 class _PromptedEmbedder:
     """Shared front of the embedders that encode batches themselves and prefix queries with a
     model-specific prompt; subclasses set ``name``, ``query_prompt`` and ``_encode(texts, desc)``."""
@@ -186,7 +184,6 @@ class OnnxEmbedder(_PromptedEmbedder):
                     raise ValueError(f"{self.name}: model gives {hidden.shape[-1]}-d vectors, expected {self.dim}")
                 out[i] = hidden[0] if self.pooling == "cls" else hidden.mean(axis=0)
         return normalise(out)
-
 
 
 class SentenceTransformerEmbedder:
@@ -300,9 +297,10 @@ class LlamaCppEmbedder(_PromptedEmbedder):
         # vector must not depend on its neighbours.
         for batch in _batches(len(texts), self.batch_size, progress=self.progress, desc=desc):
             for i in batch:
-                out[i] = np.asarray(self._model.embed(texts[i] + self._eos, normalize=False, truncate=True), dtype=np.float32)
+                out[i] = np.asarray(
+                    self._model.embed(texts[i] + self._eos, normalize=False, truncate=True), dtype=np.float32
+                )
         return normalise(out)
-
 
 
 # --- loading ---------------------------------------------------------------------------------

@@ -75,9 +75,7 @@ class EmbeddingCache:
         with self._lock:
             if model is None:
                 return int(self._db.execute("SELECT COUNT(*) FROM vectors").fetchone()[0])
-            return int(
-                self._db.execute("SELECT COUNT(*) FROM vectors WHERE model = ?", (model,)).fetchone()[0]
-            )
+            return int(self._db.execute("SELECT COUNT(*) FROM vectors WHERE model = ?", (model,)).fetchone()[0])
 
     def close(self) -> None:
         """Close the database."""
@@ -113,9 +111,7 @@ class CachedEmbedder:
             embed = self.inner.embed_documents if kind == "document" else self.inner.embed_queries
             vectors = embed(new_texts)
             if vectors.shape != (len(todo), self.dim):
-                raise ValueError(
-                    f"{self.name}: returned shape {vectors.shape}, expected {(len(todo), self.dim)}"
-                )
+                raise ValueError(f"{self.name}: returned shape {vectors.shape}, expected {(len(todo), self.dim)}")
             self.cache.put_many(self.key, list(zip(todo, vectors)))
             found.update(zip(todo, vectors))
         self.misses += len(todo)

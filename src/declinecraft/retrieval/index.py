@@ -34,7 +34,7 @@ import json
 import os
 import shutil
 import time
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -43,8 +43,7 @@ import polars as pl
 import pyarrow as pa
 import tantivy
 
-from declinecraft.core import config
-from declinecraft.core import paths, replay
+from declinecraft.core import config, paths, replay
 from declinecraft.core.artifacts import CHUNK_COLUMNS, CORPORA, validate_chunks
 from declinecraft.core.config import IndexParams
 from declinecraft.retrieval.bm25 import TANTIVY_B, TANTIVY_K1, bm25_analyzer, check_bm25_params, write_frequent
@@ -217,7 +216,9 @@ def build(
         import lancedb
 
         uri = dense_uri(params, tmp)
-        written = {c: dense_write(uri, table_name(c, version, params), _arrow_table(frame, vectors, c)) for c in CORPORA}
+        written = {
+            c: dense_write(uri, table_name(c, version, params), _arrow_table(frame, vectors, c)) for c in CORPORA
+        }
         del vectors  # LanceDB indexes from the tables: the build never holds the vectors twice
         tables = {c: dense_index(written[c], params) for c in CORPORA}
         lance_pre, lance_rows = tables["pre"]["rows"], tables["pre"]["rows"] + tables["post"]["rows"]
@@ -239,7 +240,7 @@ def build(
         manifest = {
             "format": INDEX_FORMAT,
             "version": version,
-            "created": datetime.now(timezone.utc).isoformat(timespec="seconds"),
+            "created": datetime.now(UTC).isoformat(timespec="seconds"),
             "params": dataclasses.asdict(params),
             "chunks_sha256": sha,
             "counts": {
@@ -351,7 +352,9 @@ def ensure(
         built = False
         # A replay builds the index afresh: the ledger lists the vectors a build would read.
         texts = frame["text"].to_list()
-        replay.ledger_note("embedding", getattr(embedder, "key", embedder.name), [EmbeddingCache.digest("document", t) for t in texts])
+        replay.ledger_note(
+            "embedding", getattr(embedder, "key", embedder.name), [EmbeddingCache.digest("document", t) for t in texts]
+        )
     else:
         manifest = build(frame, target, embedder=embedder, params=params, chunks_sha256=sha)
     if not keep_stale:

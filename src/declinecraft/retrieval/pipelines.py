@@ -52,7 +52,9 @@ class Searchable(Protocol):
     ) -> list[tuple[NDArray[np.int64], NDArray[np.float32]]]: ...
 
 
-def _hits(retriever: Searchable, corpus: Corpus, rows: NDArray[np.int64], scores: NDArray[np.float32], name: str, k: int) -> list[Hit]:
+def _hits(
+    retriever: Searchable, corpus: Corpus, rows: NDArray[np.int64], scores: NDArray[np.float32], name: str, k: int
+) -> list[Hit]:
     ids = retriever._ids[corpus]
     return [Hit(ids[r], float(s), {name: i}) for i, (r, s) in enumerate(zip(rows[:k], scores[:k]), start=1)]
 

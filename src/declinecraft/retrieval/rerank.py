@@ -19,8 +19,8 @@ import numpy as np
 from numpy.typing import NDArray
 
 from declinecraft.core import replay
-from declinecraft.retrieval.embedding_cache import EmbeddingCache
 from declinecraft.core.model_files import load_onnx, local_model_folder, package_dir, package_version
+from declinecraft.retrieval.embedding_cache import EmbeddingCache
 
 
 @runtime_checkable
@@ -117,9 +117,13 @@ class TransformersCrossEncoder:
         self._device = "cuda" if torch.cuda.is_available() else "cpu"
         dtype = torch.bfloat16 if self._device == "cuda" else torch.float32
         self._tokenizer = AutoTokenizer.from_pretrained(folder, local_files_only=True, trust_remote_code=True)
-        self._model = AutoModelForSequenceClassification.from_pretrained(
-            folder, local_files_only=True, trust_remote_code=True, torch_dtype=dtype
-        ).to(self._device).eval()
+        self._model = (
+            AutoModelForSequenceClassification.from_pretrained(
+                folder, local_files_only=True, trust_remote_code=True, torch_dtype=dtype
+            )
+            .to(self._device)
+            .eval()
+        )
         self.name, self.template, self.max_length, self.batch_size = name, template, max_length, batch_size
         self.key = key or name
 

@@ -45,17 +45,15 @@ import numpy as np
 import polars as pl
 from numpy.typing import NDArray
 
-from declinecraft.retrieval import index as index_mod
 from declinecraft.core import paths
 from declinecraft.core.config import IndexParams
+from declinecraft.retrieval import index as index_mod
+from declinecraft.retrieval.bm25 import FrequentScores, Rows, bm25_analyzer, search_rows, search_two_pass, text_query
 from declinecraft.retrieval.embed import load_embedder
 from declinecraft.retrieval.embedder import Embedder
-from declinecraft.retrieval.rerank import Reranker, load_reranker
-
-from declinecraft.retrieval.bm25 import FrequentScores, Rows, bm25_analyzer, search_rows, search_two_pass, text_query
 from declinecraft.retrieval.fusion import Hit
 from declinecraft.retrieval.pipelines import FUNCTIONS, PIPELINES, Corpus, Pipeline, Rewrite, dense
-
+from declinecraft.retrieval.rerank import Reranker, load_reranker
 
 # --- the retriever ---------------------------------------------------------------------------
 
@@ -295,5 +293,3 @@ class Retriever:
         if pipeline == "dense":
             return dense(self, queries, k, corpus=corpus)
         return FUNCTIONS[pipeline](self, queries, k)
-
-

@@ -50,7 +50,9 @@ def check(params_file: str | Path, *, timeout_s: float = TIMEOUT_S) -> list[str]
     """Run the embedder and the reranker each in a child process; one failure message per failure."""
     failures = []
     for part in ("embed", "score"):
-        child = run_child([sys.executable, "-m", "declinecraft.retrieval.smoke", f"--{part}", str(params_file)], timeout_s)
+        child = run_child(
+            [sys.executable, "-m", "declinecraft.retrieval.smoke", f"--{part}", str(params_file)], timeout_s
+        )
         result = child.result() if child.returncode == 0 else None
         if not result or not result.get("ok"):
             what = child.ended(timeout_s) if child.returncode != 0 else "returned no finite result"

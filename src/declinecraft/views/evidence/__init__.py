@@ -50,4 +50,4 @@ __all__ = [
     "main_weights",
     "over_answer_rate",
     "wrong_answer_rate",
-]  # fmt: skip
+]

@@ -31,19 +31,36 @@ from declinecraft.evaluation.answer import Setting
 from declinecraft.llm.calls import Call
 from declinecraft.llm.pool import Models
 
-PROMPTS: dict[str, str] = {"P1": "esb_baseline", "P2": "esb_sufficiency", "P3": "esb_cot_sufficiency",
-                           "J2": answer.TEMPLATES["default"]}  # fmt: skip
+PROMPTS: dict[str, str] = {
+    "P1": "esb_baseline",
+    "P2": "esb_sufficiency",
+    "P3": "esb_cot_sufficiency",
+    "J2": answer.TEMPLATES["default"],
+}
 """Template of each prompt strategy when there is a context."""
 NO_PASSAGES = "(No passages were retrieved.)"
 """The context of P2 and P3 at L4 (no context)."""
 
 RESPONSE_SCHEMA: dict[str, Any] = {
-    "response_id": pl.String, "instance_id": pl.String, "question_id": pl.String, "answerable": pl.Boolean,
-    "level": pl.String, "order": pl.String, "model": pl.String, "thinking": pl.String, "prompt": pl.String,
-    "template": pl.String, "query": pl.String, "response": pl.String, "thinking_trace": pl.String,
-    "finish_reason": pl.String, "budget_exhausted": pl.Boolean, "cache_key": pl.String,
-    "completion_tokens": pl.Int64, "error": pl.String,
-}  # fmt: skip
+    "response_id": pl.String,
+    "instance_id": pl.String,
+    "question_id": pl.String,
+    "answerable": pl.Boolean,
+    "level": pl.String,
+    "order": pl.String,
+    "model": pl.String,
+    "thinking": pl.String,
+    "prompt": pl.String,
+    "template": pl.String,
+    "query": pl.String,
+    "response": pl.String,
+    "thinking_trace": pl.String,
+    "finish_reason": pl.String,
+    "budget_exhausted": pl.Boolean,
+    "cache_key": pl.String,
+    "completion_tokens": pl.Int64,
+    "error": pl.String,
+}
 
 
 def check_prompts(prompts: Sequence[str]) -> list[str]:
@@ -93,17 +110,36 @@ def answer_instances(
                 start = time.monotonic()
                 calls = [call_of(prompt, i["level"], i["query"], i["context"]) for i in items]
                 for item, call, reply in zip(items, calls, ask(calls), strict=True):
-                    rows.append({
-                        "response_id": response_id(item["instance_id"], model, mode, prompt),
-                        "instance_id": item["instance_id"], "question_id": item["question_id"],
-                        "answerable": item["answerable"], "level": item["level"], "order": item["order"],
-                        "model": model, "thinking": mode, "prompt": prompt, "template": call.prompt,
-                        "query": item["query"], "response": reply.text or "", "thinking_trace": reply.thinking,
-                        "finish_reason": reply.finish_reason, "budget_exhausted": bool(reply.budget_exhausted),
-                        "cache_key": reply.cache_key, "completion_tokens": reply.completion_tokens,
-                        "error": reply.error,
-                    })  # fmt: skip
-                timings.append({"model": model, "thinking": mode, "prompt": prompt, "calls": len(calls),
-                                "seconds": round(time.monotonic() - start, 2)})  # fmt: skip
+                    rows.append(
+                        {
+                            "response_id": response_id(item["instance_id"], model, mode, prompt),
+                            "instance_id": item["instance_id"],
+                            "question_id": item["question_id"],
+                            "answerable": item["answerable"],
+                            "level": item["level"],
+                            "order": item["order"],
+                            "model": model,
+                            "thinking": mode,
+                            "prompt": prompt,
+                            "template": call.prompt,
+                            "query": item["query"],
+                            "response": reply.text or "",
+                            "thinking_trace": reply.thinking,
+                            "finish_reason": reply.finish_reason,
+                            "budget_exhausted": bool(reply.budget_exhausted),
+                            "cache_key": reply.cache_key,
+                            "completion_tokens": reply.completion_tokens,
+                            "error": reply.error,
+                        }
+                    )
+                timings.append(
+                    {
+                        "model": model,
+                        "thinking": mode,
+                        "prompt": prompt,
+                        "calls": len(calls),
+                        "seconds": round(time.monotonic() - start, 2),
+                    }
+                )
         models.release()
     return pl.DataFrame(rows, schema=RESPONSE_SCHEMA), timings

@@ -176,9 +176,15 @@ def cluster_interval(
         if not np.isfinite(point):
             return float("nan"), float("nan")
         res = st.bootstrap(
-            tuple(arrays), statistic, n_resamples=n_resamples, vectorized=True, paired=True,
-            confidence_level=confidence, method="percentile", rng=np.random.default_rng(seed),
-        )  # fmt: skip
+            tuple(arrays),
+            statistic,
+            n_resamples=n_resamples,
+            vectorized=True,
+            paired=True,
+            confidence_level=confidence,
+            method="percentile",
+            rng=np.random.default_rng(seed),
+        )
     low, high = float(res.confidence_interval.low), float(res.confidence_interval.high)
     return low, high
 

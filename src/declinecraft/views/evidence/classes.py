@@ -43,8 +43,15 @@ from declinecraft.core.agreement import cohen_kappa
 from declinecraft.evaluation.rule_labels import ESB_LABELS, rule_label
 from declinecraft.views.evidence import values
 
-L5_TYPES: tuple[str, ...] = ("abstain", "pick_gold", "pick_conflict", "conflict_aware", "both_values", "other",
-                             "invalid")  # fmt: skip
+L5_TYPES: tuple[str, ...] = (
+    "abstain",
+    "pick_gold",
+    "pick_conflict",
+    "conflict_aware",
+    "both_values",
+    "other",
+    "invalid",
+)
 _CONFLICT = re.compile(
     r"\b(?:conflict\w*|contradict\w*|inconsisten\w*|discrepan\w*|disagree\w*|(?:passages|sources)\s+differ|"
     r"another\s+(?:passage|source|chunk)|other\s+(?:passage|source)\s+(?:says|states)|"
@@ -125,8 +132,18 @@ def annotate(judged: pl.DataFrame, key_values: pl.DataFrame) -> pl.DataFrame:
     the rows of :func:`conflicts.find_values` (original and altered value per question).
     """
     kv: Mapping[str, Mapping[str, Any]] = {r["question_id"]: r for r in key_values.iter_rows(named=True)}
-    extra: dict[str, list[Any]] = {k: [] for k in ("esb_judge", "esb_rule", "mentions_gold", "mentions_conflict",
-                                                   "known_wrong", "gold_adopted", "l5_type")}  # fmt: skip
+    extra: dict[str, list[Any]] = {
+        k: []
+        for k in (
+            "esb_judge",
+            "esb_rule",
+            "mentions_gold",
+            "mentions_conflict",
+            "known_wrong",
+            "gold_adopted",
+            "l5_type",
+        )
+    }
     for r in judged.iter_rows(named=True):
         cls = judge_class(r["label"], r["label_source"], bool(r["budget_exhausted"]))
         extra["esb_judge"].append(cls)
@@ -143,9 +160,15 @@ def annotate(judged: pl.DataFrame, key_values: pl.DataFrame) -> pl.DataFrame:
         extra["known_wrong"].append(None if cls is None else cls == "ANSWER" and wrong and not gold)
         extra["gold_adopted"].append(None if cls is None else cls == "ANSWER" and gold and not wrong)
         extra["l5_type"].append(l5_type(cls, r["response"], value["original"], value["altered"]))
-    types = {"esb_judge": pl.String, "esb_rule": pl.String, "mentions_gold": pl.Boolean,
-             "mentions_conflict": pl.Boolean, "known_wrong": pl.Boolean, "gold_adopted": pl.Boolean,
-             "l5_type": pl.String}  # fmt: skip
+    types = {
+        "esb_judge": pl.String,
+        "esb_rule": pl.String,
+        "mentions_gold": pl.Boolean,
+        "mentions_conflict": pl.Boolean,
+        "known_wrong": pl.Boolean,
+        "gold_adopted": pl.Boolean,
+        "l5_type": pl.String,
+    }
     frame = judged.with_columns(pl.Series(name, extra[name], dtype=types[name]) for name in types)
     return frame.with_columns(
         abstained=pl.when(pl.col("esb_judge").is_not_null()).then(pl.col("esb_judge") == "ABSTAIN"),
@@ -153,8 +176,7 @@ def annotate(judged: pl.DataFrame, key_values: pl.DataFrame) -> pl.DataFrame:
     )
 
 
-AGREEMENT_SCHEMA: dict[str, Any] = {"scope": pl.String, "n": pl.Int64, "agreement": pl.Float64,
-                                    "kappa": pl.Float64}  # fmt: skip
+AGREEMENT_SCHEMA: dict[str, Any] = {"scope": pl.String, "n": pl.Int64, "agreement": pl.Float64, "kappa": pl.Float64}
 
 
 def agreement(frame: pl.DataFrame) -> pl.DataFrame:

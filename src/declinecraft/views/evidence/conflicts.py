@@ -23,10 +23,18 @@ from declinecraft.views.evidence.values import KeyValue
 PROMPT = "esb_conflict"
 
 SCHEMA: dict[str, Any] = {
-    "question_id": pl.String, "source": pl.String, "kind": pl.String, "original": pl.String,
-    "altered": pl.String, "unit": pl.String, "answer_string": pl.String, "altered_string": pl.String,
-    "reason": pl.String, "raw_output": pl.String, "cache_key": pl.String,
-}  # fmt: skip
+    "question_id": pl.String,
+    "source": pl.String,
+    "kind": pl.String,
+    "original": pl.String,
+    "altered": pl.String,
+    "unit": pl.String,
+    "answer_string": pl.String,
+    "altered_string": pl.String,
+    "reason": pl.String,
+    "raw_output": pl.String,
+    "cache_key": pl.String,
+}
 
 
 def question_rng(seed: int, question_id: str, purpose: str) -> np.random.Generator:
@@ -36,15 +44,27 @@ def question_rng(seed: int, question_id: str, purpose: str) -> np.random.Generat
     return np.random.default_rng([seed, int.from_bytes(digest[:8], "little")])
 
 
-def _row(qid: str, source: str | None, value: KeyValue | None, reason: str | None,
-         raw: str | None = None, key: str | None = None) -> dict[str, Any]:  # fmt: skip
+def _row(
+    qid: str,
+    source: str | None,
+    value: KeyValue | None,
+    reason: str | None,
+    raw: str | None = None,
+    key: str | None = None,
+) -> dict[str, Any]:
     return {
-        "question_id": qid, "source": source, "kind": value.kind if value else None,
-        "original": value.original if value else None, "altered": value.altered if value else None,
-        "unit": value.unit if value else None, "answer_string": value.answer_string if value else None,
-        "altered_string": value.altered_string if value else None, "reason": reason, "raw_output": raw,
+        "question_id": qid,
+        "source": source,
+        "kind": value.kind if value else None,
+        "original": value.original if value else None,
+        "altered": value.altered if value else None,
+        "unit": value.unit if value else None,
+        "answer_string": value.answer_string if value else None,
+        "altered_string": value.altered_string if value else None,
+        "reason": reason,
+        "raw_output": raw,
         "cache_key": key,
-    }  # fmt: skip
+    }
 
 
 def find_values(
@@ -70,9 +90,14 @@ def find_values(
         if chunk is None:
             continue  # counted by the level builder as target_chunk_missing
         value = values.rule_value(
-            r["fact"] or "", r["question"] or "", chunk.text, titles, own_title=chunk.title,
-            related=related.get(qid, ()), rng=question_rng(seed, qid, "value"),
-        )  # fmt: skip
+            r["fact"] or "",
+            r["question"] or "",
+            chunk.text,
+            titles,
+            own_title=chunk.title,
+            related=related.get(qid, ()),
+            rng=question_rng(seed, qid, "value"),
+        )
         if value:
             rows[qid] = _row(qid, "rule", value, None)
         elif ask is None or not (r["fact"] or "").strip():

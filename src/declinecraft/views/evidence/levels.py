@@ -42,18 +42,36 @@ PARTIAL_SUFFIX = "#partial"
 """Appended to the target chunk id to name L2's partial chunk in ``chunk_ids``."""
 
 INSTANCE_SCHEMA: dict[str, Any] = {
-    "instance_id": pl.String, "question_id": pl.String, "answerable": pl.Boolean, "level": pl.String,
-    "order": pl.String, "query": pl.String, "chunk_ids": pl.List(pl.String), "target_position": pl.Int64,
-    "context": pl.String, "value_kind": pl.String, "answer_string": pl.String, "altered_string": pl.String,
-    "answer_present": pl.Boolean, "altered_present": pl.Boolean,
-}  # fmt: skip
+    "instance_id": pl.String,
+    "question_id": pl.String,
+    "answerable": pl.Boolean,
+    "level": pl.String,
+    "order": pl.String,
+    "query": pl.String,
+    "chunk_ids": pl.List(pl.String),
+    "target_position": pl.Int64,
+    "context": pl.String,
+    "value_kind": pl.String,
+    "answer_string": pl.String,
+    "altered_string": pl.String,
+    "answer_present": pl.Boolean,
+    "altered_present": pl.Boolean,
+}
 PROBLEM_SCHEMA: dict[str, Any] = {
-    "question_id": pl.String, "level": pl.String, "problem": pl.String, "detail": pl.String, "action": pl.String,
-}  # fmt: skip
+    "question_id": pl.String,
+    "level": pl.String,
+    "problem": pl.String,
+    "detail": pl.String,
+    "action": pl.String,
+}
 QUALITY_SCHEMA: dict[str, Any] = {
-    "check": pl.String, "level": pl.String, "n_checked": pl.Int64, "n_failed": pl.Int64,
-    "n_unchecked": pl.Int64, "on_failure": pl.String,
-}  # fmt: skip
+    "check": pl.String,
+    "level": pl.String,
+    "n_checked": pl.Int64,
+    "n_failed": pl.Int64,
+    "n_unchecked": pl.Int64,
+    "on_failure": pl.String,
+}
 #: (check, level, what a failure does) in the order of the quality table.
 CHECKS: tuple[tuple[str, str, str], ...] = (
     ("answer_absent", "L3", "chunk not drawn"),
@@ -99,8 +117,9 @@ class _Builder:
 
     def problem(self, qid: str, level: str, problem: str, detail: str, action: str) -> None:
         """Record a question or level not built as defined."""
-        self.problems.append({"question_id": qid, "level": level, "problem": problem, "detail": detail,
-                              "action": action})  # fmt: skip
+        self.problems.append(
+            {"question_id": qid, "level": level, "problem": problem, "detail": detail, "action": action}
+        )
 
     def check(self, name: str, level: str, ok: bool | None) -> None:
         """Count one quality check (None: no answer string to check)."""
@@ -117,19 +136,36 @@ class _Builder:
             self.problem(qid, level, "retrieved_chunk_missing", ", ".join(missing), "chunk skipped")
         return [c for c in ids if c in self.chunks]
 
-    def add(self, r: Mapping[str, Any], level: str, shown: Sequence[Chunk], *, order: str = "",
-            target: int | None = None, answer: str | None = None, altered: str | None = None,
-            kind: str | None = None) -> dict[str, Any]:  # fmt: skip
+    def add(
+        self,
+        r: Mapping[str, Any],
+        level: str,
+        shown: Sequence[Chunk],
+        *,
+        order: str = "",
+        target: int | None = None,
+        answer: str | None = None,
+        altered: str | None = None,
+        kind: str | None = None,
+    ) -> dict[str, Any]:
         """One instance row, with the context exactly as the model reads it."""
         context = format_context(shown, self.chunk_chars) if shown else ""
         row = {
-            "instance_id": instance_id(r["id"], level, order), "question_id": r["id"],
-            "answerable": bool(r["answerable"]), "level": level, "order": order, "query": r["question"].strip(),
-            "chunk_ids": [c.chunk_id for c in shown], "target_position": target, "context": context,
-            "value_kind": kind, "answer_string": answer, "altered_string": altered,
+            "instance_id": instance_id(r["id"], level, order),
+            "question_id": r["id"],
+            "answerable": bool(r["answerable"]),
+            "level": level,
+            "order": order,
+            "query": r["question"].strip(),
+            "chunk_ids": [c.chunk_id for c in shown],
+            "target_position": target,
+            "context": context,
+            "value_kind": kind,
+            "answer_string": answer,
+            "altered_string": altered,
             "answer_present": None if answer is None else values.contains(context, answer),
             "altered_present": None if altered is None else values.contains(context, altered),
-        }  # fmt: skip
+        }
         self.rows.append(row)
         return row
 
@@ -146,8 +182,13 @@ class _Builder:
         if answer is None:
             self.problem(qid, "L3", "no_answer_string", (value or {}).get("reason") or "", "L3 drawn unchecked")
         if len(self.pages[target.title]) == 1:
-            self.problem(qid, "L2", "single_chunk_page", target.title,
-                         "kept: L2's other chunks are retrieved ones, L3 comes from other pages")  # fmt: skip
+            self.problem(
+                qid,
+                "L2",
+                "single_chunk_page",
+                target.title,
+                "kept: L2's other chunks are retrieved ones, L3 comes from other pages",
+            )
         row = self.add(r, "L1", [target], target=1, answer=answer, kind=kind)
         self.check("answer_present", "L1", row["answer_present"])
         self.level2(r, target, retrieved, answer, kind)
@@ -156,8 +197,9 @@ class _Builder:
         self.check("answer_absent", "L4", None if answer is None else True)
         self.level5(r, target, kv, value)
 
-    def level2(self, r: Mapping[str, Any], target: Chunk, retrieved: Sequence[str], answer: str | None,
-               kind: str | None) -> None:  # fmt: skip
+    def level2(
+        self, r: Mapping[str, Any], target: Chunk, retrieved: Sequence[str], answer: str | None, kind: str | None
+    ) -> None:
         """L2: the target with its answer sentences cut (:mod:`.partial`) among the first k-1 other
         retrieved chunks, at a seeded position."""
         qid = r["id"]
@@ -180,27 +222,33 @@ class _Builder:
         if row["answer_present"]:
             self.problem(qid, "L2", "answer_in_context", str(answer), "kept, counted")
 
-    def level3(self, r: Mapping[str, Any], target: Chunk, retrieved: Sequence[str], answer: str | None,
-               kind: str | None) -> None:  # fmt: skip
+    def level3(
+        self, r: Mapping[str, Any], target: Chunk, retrieved: Sequence[str], answer: str | None, kind: str | None
+    ) -> None:
         """L3: k seeded chunks of unrelated pages that do not state the answer string."""
         qid = r["id"]
         near = [*retrieved, *(r.get("scenario_chunk_ids") or [])]
         related = {target.title} | {self.chunks[c].title for c in near if c in self.chunks}
-        pool = sorted(c for c, ch in self.chunks.items() if ch.title not in related
-                      and (answer is None or not values.contains(ch.text, answer)))  # fmt: skip
+        pool = sorted(
+            c
+            for c, ch in self.chunks.items()
+            if ch.title not in related and (answer is None or not values.contains(ch.text, answer))
+        )
         rng = conflicts.question_rng(self.seed, qid, "L3")
         picked = [pool[i] for i in rng.permutation(len(pool))[: self.k]] if pool else []
         if not picked:
-            self.problem(qid, "L3", "no_unrelated_chunks", "every other page is related or states the answer",
-                         "L3 dropped")  # fmt: skip
+            self.problem(
+                qid, "L3", "no_unrelated_chunks", "every other page is related or states the answer", "L3 dropped"
+            )
             return
         if len(picked) < self.k:
             self.problem(qid, "L3", "l3_short", f"{len(picked)} of {self.k} unrelated chunks", "kept")
         row = self.add(r, "L3", [self.chunks[c] for c in picked], answer=answer, kind=kind)
         self.check("answer_absent", "L3", None if answer is None else not row["answer_present"])
 
-    def level5(self, r: Mapping[str, Any], target: Chunk, kv: values.KeyValue | None,
-               value: Mapping[str, Any] | None) -> None:  # fmt: skip
+    def level5(
+        self, r: Mapping[str, Any], target: Chunk, kv: values.KeyValue | None, value: Mapping[str, Any] | None
+    ) -> None:
         """L5: the target and its checked conflicting copy, in both orders."""
         qid = r["id"]
         if kv is None:
@@ -213,8 +261,13 @@ class _Builder:
         if failure != "altered_value_absent":
             self.check("original_absent_in_copy", "L5", failure is None)
         if failure:
-            self.problem(qid, "L5", "conflict_check_failed", f"{failure}: {kv.answer_string!r} -> "
-                         f"{kv.altered_string!r}", "L5 dropped")  # fmt: skip
+            self.problem(
+                qid,
+                "L5",
+                "conflict_check_failed",
+                f"{failure}: {kv.answer_string!r} -> {kv.altered_string!r}",
+                "L5 dropped",
+            )
             return
         twin = Chunk(target.chunk_id + COPY_SUFFIX, target.title, target.url, copy)
         shown_text = format_context([target, twin], self.chunk_chars)
@@ -224,8 +277,16 @@ class _Builder:
             return
         self.check("answer_present", "L5", True)
         for order, shown in (("gold_first", [target, twin]), ("conflict_first", [twin, target])):
-            self.add(r, "L5", shown, order=order, target=1 if order == "gold_first" else 2,
-                     answer=kv.answer_string, altered=kv.altered_string, kind=kv.kind)  # fmt: skip
+            self.add(
+                r,
+                "L5",
+                shown,
+                order=order,
+                target=1 if order == "gold_first" else 2,
+                answer=kv.answer_string,
+                altered=kv.altered_string,
+                kind=kv.kind,
+            )
 
     def temporal(self, r: Mapping[str, Any], retrieved: Sequence[str], answer: str | None) -> None:
         """T of one unanswerable question: its first k retrieved chunks."""
@@ -240,8 +301,17 @@ class _Builder:
 
     def quality(self) -> pl.DataFrame:
         """The checks counted so far, as ESB §4.4's table."""
-        rows = [{"check": c, "level": lv, "n_checked": self.checked[(c, lv)], "n_failed": self.failed[(c, lv)],
-                 "n_unchecked": self.unchecked[(c, lv)], "on_failure": action} for c, lv, action in CHECKS]  # fmt: skip
+        rows = [
+            {
+                "check": c,
+                "level": lv,
+                "n_checked": self.checked[(c, lv)],
+                "n_failed": self.failed[(c, lv)],
+                "n_unchecked": self.unchecked[(c, lv)],
+                "on_failure": action,
+            }
+            for c, lv, action in CHECKS
+        ]
         return pl.DataFrame(rows, schema=QUALITY_SCHEMA)
 
 

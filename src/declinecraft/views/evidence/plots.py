@@ -29,19 +29,34 @@ import polars as pl  # noqa: E402
 from matplotlib.figure import Figure  # noqa: E402
 
 from declinecraft.core.palette import model_styles  # noqa: E402
-
 from declinecraft.views.evidence.calibration import LEVELS  # noqa: E402
 from declinecraft.views.evidence.classes import L5_TYPES  # noqa: E402
 
 WIDTH_IN = 3.4
 """One column of the paper, inches."""
 _STYLES = {"P1": "-", "P2": "--", "P3": ":", "J2": "-."}
-_TYPE_COLORS = {"abstain": "#2b8a3e", "pick_gold": "#1f5fa8", "pick_conflict": "#c0392b", "conflict_aware": "#e07b1a",
-                "both_values": "#8e6bbf", "other": "#9a9a9a", "invalid": "#d0d0d0"}  # fmt: skip
+_TYPE_COLORS = {
+    "abstain": "#2b8a3e",
+    "pick_gold": "#1f5fa8",
+    "pick_conflict": "#c0392b",
+    "conflict_aware": "#e07b1a",
+    "both_values": "#8e6bbf",
+    "other": "#9a9a9a",
+    "invalid": "#d0d0d0",
+}
 
 
-_RC = {"font.size": 7, "axes.titlesize": 7, "axes.labelsize": 7, "xtick.labelsize": 6.5, "ytick.labelsize": 6.5,
-       "legend.fontsize": 5.5, "axes.spines.top": False, "axes.spines.right": False, "axes.linewidth": 0.6}  # fmt: skip
+_RC = {
+    "font.size": 7,
+    "axes.titlesize": 7,
+    "axes.labelsize": 7,
+    "xtick.labelsize": 6.5,
+    "ytick.labelsize": 6.5,
+    "legend.fontsize": 5.5,
+    "axes.spines.top": False,
+    "axes.spines.right": False,
+    "axes.linewidth": 0.6,
+}
 
 
 def _styled(draw: Callable[[pl.DataFrame], Figure]) -> Callable[[pl.DataFrame], Figure]:
@@ -120,8 +135,9 @@ def plot_l5_distribution(frame: pl.DataFrame) -> Figure:
     fig, ax = plt.subplots(figsize=(WIDTH_IN, 0.9 + 0.22 * len(groups)))
     left = np.zeros(len(groups))
     for kind in L5_TYPES:
-        share = [float(rows.filter(*[pl.col(k) == g[k] for k in g], pl.col("type") == kind)["share"].sum())
-                 for g in groups]  # fmt: skip
+        share = [
+            float(rows.filter(*[pl.col(k) == g[k] for k in g], pl.col("type") == kind)["share"].sum()) for g in groups
+        ]
         ax.barh(range(len(groups)), np.array(share) * 100, left=left, color=_TYPE_COLORS[kind], label=kind, height=0.7)
         left += np.array(share) * 100
     ax.set(yticks=range(len(groups)), yticklabels=[_name(g) for g in groups], xlim=(0, 100), xlabel="L5 responses (%)")
@@ -146,10 +162,18 @@ def plot_prompt_heatmap(frame: pl.DataFrame) -> Figure:
             grid[i, j] = cell[0] * 100 if cell.len() and cell[0] is not None else np.nan
     ax.imshow(np.ma.masked_invalid(grid), cmap="Greens", vmin=0, vmax=100, aspect="auto")
     for (i, j), value in np.ndenumerate(grid):
-        ax.text(j, i, "–" if np.isnan(value) else f"{value:.0f}", ha="center", va="center", fontsize=5.5,
-                color="white" if value > 60 else "black")  # fmt: skip
-    ax.set(xticks=range(len(LEVELS)), xticklabels=LEVELS, yticks=range(len(groups)),
-           yticklabels=[_name(g) for g in groups])  # fmt: skip
+        ax.text(
+            j,
+            i,
+            "–" if np.isnan(value) else f"{value:.0f}",
+            ha="center",
+            va="center",
+            fontsize=5.5,
+            color="white" if value > 60 else "black",
+        )
+    ax.set(
+        xticks=range(len(LEVELS)), xticklabels=LEVELS, yticks=range(len(groups)), yticklabels=[_name(g) for g in groups]
+    )
     ax.set_title("abstention (%)", fontsize=7)
     fig.tight_layout()
     return fig
@@ -196,9 +220,22 @@ def plot_helpfulness_safety(frame: pl.DataFrame) -> Figure:
         x, y = _pct(r["over_answer"]), _pct(r["accuracy"])
         xerr = np.nan_to_num([[x - _pct(r["over_answer_low"])], [_pct(r["over_answer_high"]) - x]]).clip(0)
         yerr = np.nan_to_num([[y - _pct(r["accuracy_low"])], [_pct(r["accuracy_high"]) - y]]).clip(0)
-        marker = ["o", "s", "^", "D", "v"][prompts.index(r["prompt"]) % 5]  # the colour is the model's, the marker the prompt's
-        ax.errorbar(x, y, xerr=xerr, yerr=yerr, fmt=marker, color=styles[r["model"]][0], ms=3.5, lw=0.7, capsize=1.5,
-                    clip_on=False, label=_name(r))  # fmt: skip
+        marker = ["o", "s", "^", "D", "v"][
+            prompts.index(r["prompt"]) % 5
+        ]  # the colour is the model's, the marker the prompt's
+        ax.errorbar(
+            x,
+            y,
+            xerr=xerr,
+            yerr=yerr,
+            fmt=marker,
+            color=styles[r["model"]][0],
+            ms=3.5,
+            lw=0.7,
+            capsize=1.5,
+            clip_on=False,
+            label=_name(r),
+        )
     ax.set(xlim=RATE_LIMITS, ylim=RATE_LIMITS, xlabel="over-answer rate, L3-L5 (%)", ylabel="accuracy, L1-L2 (%)")
     ax.legend(frameon=False, loc="lower left")
     fig.tight_layout()

@@ -123,16 +123,32 @@ def macros(folder: Path, *, min_n: int = small_n.threshold(0, 0.05)) -> list[Mac
         ("EsbValuesRule", str(sources.get("rule", 0)), "key values found by rule"),
         ("EsbValuesModel", str(sources.get("model", 0)), "key values proposed by the generator (checked)"),
         ("EsbNoLFive", str(no_l5), "answerable questions without L5 (no alterable value or a failed check)"),
-        ("EsbQualityFailures", str(int(quality["n_failed"].sum()) if not quality.is_empty() else 0),
-         "failed ESB 4.4 quality checks"),
-        ("EsbValidationItems", str(sheet.height), "responses on ESB 7.7's human-validation sheet (40 per level at most)"),
-        ("EsbPartialDropped", _quality(quality, "answer_sentence_cut", "L2", "n_failed"),
-         "L2 not built: no sentence states the answer, or every sentence does"),
-        ("EsbPartialChecked", _quality(quality, "answer_absent", "L2", "n_checked"),
-         "L2 contexts checked for the answer string"),
-        ("EsbPartialLeaks", _quality(quality, "answer_absent", "L2", "n_failed"),
-         "L2 contexts in which a retrieved neighbour still states the answer string (kept)"),
-    ]  # fmt: skip
+        (
+            "EsbQualityFailures",
+            str(int(quality["n_failed"].sum()) if not quality.is_empty() else 0),
+            "failed ESB 4.4 quality checks",
+        ),
+        (
+            "EsbValidationItems",
+            str(sheet.height),
+            "responses on ESB 7.7's human-validation sheet (40 per level at most)",
+        ),
+        (
+            "EsbPartialDropped",
+            _quality(quality, "answer_sentence_cut", "L2", "n_failed"),
+            "L2 not built: no sentence states the answer, or every sentence does",
+        ),
+        (
+            "EsbPartialChecked",
+            _quality(quality, "answer_absent", "L2", "n_checked"),
+            "L2 contexts checked for the answer string",
+        ),
+        (
+            "EsbPartialLeaks",
+            _quality(quality, "answer_absent", "L2", "n_failed"),
+            "L2 contexts in which a retrieved neighbour still states the answer string (kept)",
+        ),
+    ]
     rates = {lv: _mean(curve, "abstention", level=lv, prompt="P1") for lv in _NAMES}
     sizes = {lv: _fewest(curve, ("n",), level=lv, prompt="P1") for lv in _NAMES}
     # L5 is asked twice per question (gold first, then conflict first): its n counts both orders.
@@ -148,27 +164,45 @@ def macros(folder: Path, *, min_n: int = small_n.threshold(0, 0.05)) -> list[Mac
         ("EsbAbstainLFiveMin", _pct(_extreme(curve, "abstention", "min", **l5)), "lowest L5 abstention (P1)"),
         ("EsbAbstainLFiveMax", _pct(_extreme(curve, "abstention", "max", **l5)), "highest L5 abstention (P1)"),
         ("EsbBoundaryWord", compare(rates["L3"], rates["L2"], ("rises", "falls", "stays level")), "L2 to L3 (P1)"),
-        ("EsbLFiveVsLFour", compare(rates["L5"], rates["L4"], ("higher than", "lower than", "the same as")),
-         "L5 abstention against L4 (P1): 'lower than' is ESB's conflict trap"),
-        ("EsbTVsLThree", compare(rates["T"], rates["L3"], ("higher than", "lower than", "the same as")),
-         "T abstention against L3 (P1)"),
-    ]  # fmt: skip
-    for name, column in (("Accuracy", "accuracy"), ("OverAnswer", "over_answer"), ("WrongAnswer", "wrong_answer"),
-                         ("MemoryAccuracy", "memory_accuracy")):  # fmt: skip
+        (
+            "EsbLFiveVsLFour",
+            compare(rates["L5"], rates["L4"], ("higher than", "lower than", "the same as")),
+            "L5 abstention against L4 (P1): 'lower than' is ESB's conflict trap",
+        ),
+        (
+            "EsbTVsLThree",
+            compare(rates["T"], rates["L3"], ("higher than", "lower than", "the same as")),
+            "T abstention against L3 (P1)",
+        ),
+    ]
+    for name, column in (
+        ("Accuracy", "accuracy"),
+        ("OverAnswer", "over_answer"),
+        ("WrongAnswer", "wrong_answer"),
+        ("MemoryAccuracy", "memory_accuracy"),
+    ):
         size = _fewest(summary, ("n_questions", f"n_{column}"), per=PER_QUESTION[column], prompt="P1")
         text = _stated(_pct(_mean(summary, column, prompt="P1")), size, min_n)
         out.append((f"Esb{name}", text, f"{column} (P1, mean over models)"))
     out += [
         ("EsbOverAnswerMin", _pct(_extreme(summary, "over_answer", "min", prompt="P1")), "lowest over-answer (P1)"),
         ("EsbOverAnswerMax", _pct(_extreme(summary, "over_answer", "max", prompt="P1")), "highest over-answer (P1)"),
-        ("EsbBECE", _stated(_pct(_mean(summary, "b_ece", prompt="P1")), questions, min_n),
-         "B-ECE over L1-L5 (P1, mean over models)"),
-        ("EsbBECET", _stated(_pct(_mean(summary, "b_ece_t", prompt="P1")), questions, min_n),
-         "B-ECE with T abstention-expected (P1)"),
-    ]  # fmt: skip
+        (
+            "EsbBECE",
+            _stated(_pct(_mean(summary, "b_ece", prompt="P1")), questions, min_n),
+            "B-ECE over L1-L5 (P1, mean over models)",
+        ),
+        (
+            "EsbBECET",
+            _stated(_pct(_mean(summary, "b_ece_t", prompt="P1")), questions, min_n),
+            "B-ECE with T abstention-expected (P1)",
+        ),
+    ]
     pairs = {"EsbBoundaryWord": ("L3", "L2"), "EsbLFiveVsLFour": ("L5", "L4"), "EsbTVsLThree": ("T", "L3")}
     out = [
-        (name, SMALL_WORDS[name], what) if name in pairs and value != "n/a" and small & set(pairs[name]) else (name, value, what)
+        (name, SMALL_WORDS[name], what)
+        if name in pairs and value != "n/a" and small & set(pairs[name])
+        else (name, value, what)
         for name, value, what in out
     ]
     out += _tests(bias, effects, agree)
@@ -202,8 +236,11 @@ def _tests(bias: pl.DataFrame, effects: pl.DataFrame, agree: pl.DataFrame) -> li
         ("EsbPromptThreeWord", compare(change, 0.0, ("raises", "lowers", "does not change")), "P3 against P1 on L5"),
         ("EsbPromptThreeChangeLFive", _points(change), "mean change of L5 abstention from P1 to P3, points"),
         ("EsbPromptTests", str(n_eff.height), "prompt comparisons (model x level x P2/P3)"),
-        ("EsbPromptSignificant", str(int(n_eff["significant"].sum()) if not n_eff.is_empty() else 0),
-         "of them significant after Benjamini-Hochberg"),
+        (
+            "EsbPromptSignificant",
+            str(int(n_eff["significant"].sum()) if not n_eff.is_empty() else 0),
+            "of them significant after Benjamini-Hochberg",
+        ),
         ("EsbRuleAgreement", _pct(agreement), "response judge vs rule classifier, ESB classes"),
         ("EsbRuleKappa", _num(kappa), "their Cohen's kappa"),
-    ]  # fmt: skip
+    ]

@@ -50,8 +50,17 @@ from declinecraft.evaluation.context import Chunk, chunks_by_id
 from declinecraft.llm.pool import ModelPool, Models
 from declinecraft.views.evidence import asking, classes, conflicts, levels, tables, validation
 
-TABLES = ("curve", "summary", "position_bias", "prompt_effects", "l5_types", "agreement", "quality", "problems",
-          "validation_sample")  # fmt: skip
+TABLES = (
+    "curve",
+    "summary",
+    "position_bias",
+    "prompt_effects",
+    "l5_types",
+    "agreement",
+    "quality",
+    "problems",
+    "validation_sample",
+)
 FRAMES = ("key_values", "instances", "responses", "labels", "scores", "judged")
 STATUS = "STATUS.md"
 
@@ -91,12 +100,15 @@ class Settings:
         p: EvidenceParams = cfg.evidence
         conflict = p.conflict_model or cfg.generate.generator
         return cls(
-            models=tuple(p.models or cfg.answer.models), prompts=tuple(asking.check_prompts(p.prompts)),
-            k=p.k or cfg.answer.k, pipeline=p.pipeline or cfg.answer.pipeline,
+            models=tuple(p.models or cfg.answer.models),
+            prompts=tuple(asking.check_prompts(p.prompts)),
+            k=p.k or cfg.answer.k,
+            pipeline=p.pipeline or cfg.answer.pipeline,
             context_chars=cfg.answer.context_chars if p.context_chars < 0 else p.context_chars,
-            max_tokens=p.max_tokens or cfg.answer.max_tokens, conflict_model=None if conflict == "none" else conflict,
+            max_tokens=p.max_tokens or cfg.answer.max_tokens,
+            conflict_model=None if conflict == "none" else conflict,
             accuracy_judges=tuple(dict.fromkeys(p.accuracy_judges or cfg.judge.accuracy_judges)),
-        )  # fmt: skip
+        )
 
 
 def c_pre(cfg: RunConfig) -> dict[str, Chunk]:
@@ -148,14 +160,16 @@ def disabled(cfg: RunConfig) -> EvidenceResult:
     folder = cfg.stage_dir("evidence")
     for name in (*(f"{t}.csv" for t in TABLES), *(f"{f}.parquet" for f in FRAMES), "manifest.json"):
         (folder / name).unlink(missing_ok=True)
-    paths.write_text_atomic(folder / STATUS, "The evidence view is disabled in this run (evidence.enabled: false); "
-                                             "it wrote no tables.\n")  # fmt: skip
+    paths.write_text_atomic(
+        folder / STATUS, "The evidence view is disabled in this run (evidence.enabled: false); it wrote no tables.\n"
+    )
     (folder / "NOT_BUILT.md").unlink(missing_ok=True)
     return EvidenceResult(manifest={"run": cfg.run, "enabled": False})
 
 
-def run(cfg: RunConfig, *, models: Models | None = None, search: Search | None = None,
-        progress: bool = False) -> EvidenceResult:  # fmt: skip
+def run(
+    cfg: RunConfig, *, models: Models | None = None, search: Search | None = None, progress: bool = False
+) -> EvidenceResult:
     """Run stage 10 and write its outputs (``10_evidence/``); return them.
 
     ``models`` and ``search`` default to the run's model servers and index (tests inject fakes).
@@ -178,19 +192,38 @@ def run(cfg: RunConfig, *, models: Models | None = None, search: Search | None =
     pool: Models = models or ModelPool(cfg, progress=progress)
     try:
         t0 = time.monotonic()
-        ask = (pool.asker(s.conflict_model, thinking=None, max_tokens=params.conflict_max_tokens,
-                          temperature=params.temperature) if s.conflict_model else None)  # fmt: skip
-        values = conflicts.find_values(questions, chunks, titles=titles, related=related_titles(retrieved, chunks),
-                                       ask=ask, seed=cfg.seed)  # fmt: skip
+        ask = (
+            pool.asker(
+                s.conflict_model, thinking=None, max_tokens=params.conflict_max_tokens, temperature=params.temperature
+            )
+            if s.conflict_model
+            else None
+        )
+        values = conflicts.find_values(
+            questions, chunks, titles=titles, related=related_titles(retrieved, chunks), ask=ask, seed=cfg.seed
+        )
         pool.release()
-        built = levels.build(questions, chunks, retrieved=retrieved, key_values=values, titles=titles, k=s.k,
-                             chunk_chars=s.context_chars, seed=cfg.seed)  # fmt: skip
+        built = levels.build(
+            questions,
+            chunks,
+            retrieved=retrieved,
+            key_values=values,
+            titles=titles,
+            k=s.k,
+            chunk_chars=s.context_chars,
+            seed=cfg.seed,
+        )
         seconds["levels"] = round(time.monotonic() - t0, 1)
         t0 = time.monotonic()
         responses, timings = asking.answer_instances(
-            built.instances, models=pool, model_ids=s.models, thinking=params.thinking, prompts=s.prompts,
-            max_tokens=s.max_tokens, temperature=params.temperature,
-        )  # fmt: skip
+            built.instances,
+            models=pool,
+            model_ids=s.models,
+            thinking=params.thinking,
+            prompts=s.prompts,
+            max_tokens=s.max_tokens,
+            temperature=params.temperature,
+        )
         seconds["answers"] = round(time.monotonic() - t0, 1)
         t0 = time.monotonic()
         labels, scores = _judge(cfg, s, pool, responses, refs)
@@ -201,42 +234,62 @@ def run(cfg: RunConfig, *, models: Models | None = None, search: Search | None =
     judged = classes.annotate(judge.judged_frame(responses, labels, scores, list(s.accuracy_judges)), values)
     boot = tables.Boot(params.bootstrap_resamples, params.confidence, cfg.seed)
     out = {
-        "curve": tables.curve(judged, boot), "summary": tables.summary(judged, boot),
+        "curve": tables.curve(judged, boot),
+        "summary": tables.summary(judged, boot),
         "position_bias": tables.position_bias(judged),
         "prompt_effects": tables.prompt_effects(judged, alpha=params.alpha),
-        "l5_types": tables.l5_types(judged), "agreement": classes.agreement(judged), "quality": built.quality,
+        "l5_types": tables.l5_types(judged),
+        "agreement": classes.agreement(judged),
+        "quality": built.quality,
         "problems": built.problems,
         "validation_sample": validation.validation_sample(judged, built.instances, seed=cfg.seed),
-    }  # fmt: skip
+    }
     folder = cfg.stage_dir("evidence")
-    frames = {"key_values": values, "instances": built.instances, "responses": responses, "labels": labels,
-              "scores": scores, "judged": judged}  # fmt: skip
+    frames = {
+        "key_values": values,
+        "instances": built.instances,
+        "responses": responses,
+        "labels": labels,
+        "scores": scores,
+        "judged": judged,
+    }
     for name, frame in frames.items():
         _write(frame, folder / f"{name}.parquet")
     for name, frame in out.items():
         _write(frame, folder / f"{name}.csv")
     manifest = {
-        "run": cfg.run, "enabled": True, "params": cfg.block_dict("evidence"), "settings": s.__dict__,
-        "questions": questions.height, "answerable": int(questions["answerable"].sum()),
+        "run": cfg.run,
+        "enabled": True,
+        "params": cfg.block_dict("evidence"),
+        "settings": s.__dict__,
+        "questions": questions.height,
+        "answerable": int(questions["answerable"].sum()),
         "answerable_built": built.instances.filter(pl.col("answerable"))["question_id"].n_unique(),
         "unanswerable_built": built.instances.filter(~pl.col("answerable"))["question_id"].n_unique(),
         "instances": dict(built.instances.group_by("level").len().sort("level").iter_rows()),
-        "searched_questions": searched, "key_values": dict(values.group_by("source").len().iter_rows()),
+        "searched_questions": searched,
+        "key_values": dict(values.group_by("source").len().iter_rows()),
         "problems": dict(built.problems.group_by("problem").len().sort("problem").iter_rows()),
-        "quality_failures": int(built.quality["n_failed"].sum()), "n_responses": responses.height,
-        "calls_sent": {"conflict": int(values["raw_output"].is_not_null().sum()), "answers": responses.height,
-                       "labels": int((labels["source"] == "llm").sum() + labels["reasked"].sum()),
-                       "scores": int((scores["source"] == "llm").sum() + scores["reasked"].sum())},
-        "timings": timings, "seconds": {**seconds, "total": round(time.monotonic() - start, 1)},
-    }  # fmt: skip
+        "quality_failures": int(built.quality["n_failed"].sum()),
+        "n_responses": responses.height,
+        "calls_sent": {
+            "conflict": int(values["raw_output"].is_not_null().sum()),
+            "answers": responses.height,
+            "labels": int((labels["source"] == "llm").sum() + labels["reasked"].sum()),
+            "scores": int((scores["source"] == "llm").sum() + scores["reasked"].sum()),
+        },
+        "timings": timings,
+        "seconds": {**seconds, "total": round(time.monotonic() - start, 1)},
+    }
     paths.write_text_atomic(folder / "manifest.json", json.dumps(manifest, indent=2, default=str) + "\n")
     for stale in ("NOT_BUILT.md", STATUS):
         (folder / stale).unlink(missing_ok=True)
     return EvidenceResult(key_values=values, instances=built.instances, judged=judged, tables=out, manifest=manifest)
 
 
-def _judge(cfg: RunConfig, s: Settings, pool: Models, responses: pl.DataFrame,
-           refs: pl.DataFrame) -> tuple[pl.DataFrame, pl.DataFrame]:  # fmt: skip
+def _judge(
+    cfg: RunConfig, s: Settings, pool: Models, responses: pl.DataFrame, refs: pl.DataFrame
+) -> tuple[pl.DataFrame, pl.DataFrame]:
     """Label every response with the response judge, then score L1-L4 answers with the accuracy
     judges against stage 06's references (the response judge's model first: one server start).
     L3-L4 answers are scored for ESB's error diagnostics (answers from memory)."""
@@ -246,11 +299,14 @@ def _judge(cfg: RunConfig, s: Settings, pool: Models, responses: pl.DataFrame,
         return pool.asker(model, thinking=None, max_tokens=p.max_tokens, temperature=p.temperature)
 
     ordered = responses.sort("question_id", "response_id")
-    labels = judge.label_responses(ordered, ask(p.response_judge), judge=p.response_judge,
-                                   truncate_chars=p.truncate_chars)  # fmt: skip
-    items = ordered.filter(pl.col("level").is_in(["L1", "L2", "L3", "L4"])).join(
-        labels.select("response_id", "label"), on="response_id", how="left", maintain_order="left"
-    ).join(refs, on="question_id", how="left", maintain_order="left")  # fmt: skip
+    labels = judge.label_responses(
+        ordered, ask(p.response_judge), judge=p.response_judge, truncate_chars=p.truncate_chars
+    )
+    items = (
+        ordered.filter(pl.col("level").is_in(["L1", "L2", "L3", "L4"]))
+        .join(labels.select("response_id", "label"), on="response_id", how="left", maintain_order="left")
+        .join(refs, on="question_id", how="left", maintain_order="left")
+    )
     order = sorted(s.accuracy_judges, key=lambda j: j != p.response_judge)
     parts = [judge.score_responses(items, ask(j), judge=j) for j in order]
     scores = pl.concat(parts) if parts else pl.DataFrame(schema=judge.SCORE_SCHEMA)

@@ -37,13 +37,19 @@ class Boot:
         each row weighted by its ``weight`` column when there is one; n counts responses."""
         expr = (value if value is not None else hit.cast(pl.Float64)).alias("v")
         weight = (pl.col("weight") if "weight" in part.columns else pl.lit(1.0)).alias("w")
-        per = part.select("question_id", expr, weight).drop_nulls("v").group_by("question_id").agg(
-            s=(pl.col("v") * pl.col("w")).sum(), n=pl.col("w").sum(), rows=pl.len()).sort("question_id")  # fmt: skip
+        per = (
+            part.select("question_id", expr, weight)
+            .drop_nulls("v")
+            .group_by("question_id")
+            .agg(s=(pl.col("v") * pl.col("w")).sum(), n=pl.col("w").sum(), rows=pl.len())
+            .sort("question_id")
+        )
         if per.height == 0:
             return float("nan"), float("nan"), float("nan"), 0
         num, den = per["s"].to_numpy().astype(float), per["n"].to_numpy().astype(float)
-        low, high = cal.cluster_interval([num, den], cal.ratio, n_resamples=self.n_resamples,
-                                         confidence=self.confidence, seed=self.seed)  # fmt: skip
+        low, high = cal.cluster_interval(
+            [num, den], cal.ratio, n_resamples=self.n_resamples, confidence=self.confidence, seed=self.seed
+        )
         return float(num.sum() / den.sum()), low, high, int(per["rows"].sum())
 
     def b_ece(self, part: pl.DataFrame, ideal: dict[str, float]) -> tuple[float, float, float]:
@@ -51,8 +57,9 @@ class Boot:
         rows = part.filter(pl.col("level").is_in(list(ideal)))
         if "weight" not in rows.columns:
             rows = rows.with_columns(weight=pl.lit(1.0))
-        point = cal.b_ece(rows["level"].to_list(), rows["abstained"].to_list(), ideal=ideal,
-                          weights=rows["weight"].to_list())  # fmt: skip
+        point = cal.b_ece(
+            rows["level"].to_list(), rows["abstained"].to_list(), ideal=ideal, weights=rows["weight"].to_list()
+        )
         qids = sorted(rows["question_id"].unique().to_list())
         index = {q: i for i, q in enumerate(qids)}
         counts = np.zeros((2, len(ideal), len(qids)))
@@ -61,8 +68,13 @@ class Boot:
             counts[0, j, index[q]] += w * bool(a)
             counts[1, j, index[q]] += w
         statistic = cal.b_ece_statistic(list(ideal.values()))
-        low, high = cal.cluster_interval([*counts[0], *counts[1]], statistic, n_resamples=self.n_resamples,
-                                         confidence=self.confidence, seed=self.seed)  # fmt: skip
+        low, high = cal.cluster_interval(
+            [*counts[0], *counts[1]],
+            statistic,
+            n_resamples=self.n_resamples,
+            confidence=self.confidence,
+            seed=self.seed,
+        )
         return point, low, high
 
 
@@ -89,15 +101,39 @@ def curve(frame: pl.DataFrame, boot: Boot) -> pl.DataFrame:
             at = part.filter(pl.col("level") == level)
             ok = _classified(at)
             rate, low, high, n = boot.rate(ok, pl.col("abstained"))
-            rows.append({**key, "level": level, "n_responses": at.height, "n": n,
-                         "n_abstain": int(ok["abstained"].sum()), "n_answer": int(ok["answered"].sum()),
-                         "n_invalid": int((ok["esb_judge"] == "INVALID").sum()),
-                         "n_unclassified": at.height - ok.height, "abstention": rate, "low": low, "high": high,
-                         "ideal": cal.IDEAL_WITH_T[level]})  # fmt: skip
-    return pl.DataFrame(rows, schema={**{k: pl.String for k in GROUP}, "level": pl.String, "n_responses": pl.Int64,
-                                      "n": pl.Int64, "n_abstain": pl.Int64, "n_answer": pl.Int64,
-                                      "n_invalid": pl.Int64, "n_unclassified": pl.Int64, "abstention": pl.Float64,
-                                      "low": pl.Float64, "high": pl.Float64, "ideal": pl.Float64})  # fmt: skip
+            rows.append(
+                {
+                    **key,
+                    "level": level,
+                    "n_responses": at.height,
+                    "n": n,
+                    "n_abstain": int(ok["abstained"].sum()),
+                    "n_answer": int(ok["answered"].sum()),
+                    "n_invalid": int((ok["esb_judge"] == "INVALID").sum()),
+                    "n_unclassified": at.height - ok.height,
+                    "abstention": rate,
+                    "low": low,
+                    "high": high,
+                    "ideal": cal.IDEAL_WITH_T[level],
+                }
+            )
+    return pl.DataFrame(
+        rows,
+        schema={
+            **{k: pl.String for k in GROUP},
+            "level": pl.String,
+            "n_responses": pl.Int64,
+            "n": pl.Int64,
+            "n_abstain": pl.Int64,
+            "n_answer": pl.Int64,
+            "n_invalid": pl.Int64,
+            "n_unclassified": pl.Int64,
+            "abstention": pl.Float64,
+            "low": pl.Float64,
+            "high": pl.Float64,
+            "ideal": pl.Float64,
+        },
+    )
 
 
 def summary(frame: pl.DataFrame, boot: Boot) -> pl.DataFrame:
@@ -107,21 +143,37 @@ def summary(frame: pl.DataFrame, boot: Boot) -> pl.DataFrame:
     rows = []
     for key, part in _groups(weighted(frame)):
         ok = _classified(part)
-        row: dict[str, Any] = {**key, "n_questions": part["question_id"].n_unique(), "n_responses": part.height,
-                               "n_unclassified": part.height - ok.height,
-                               "n_invalid": int((ok["esb_judge"] == "INVALID").sum())}  # fmt: skip
+        row: dict[str, Any] = {
+            **key,
+            "n_questions": part["question_id"].n_unique(),
+            "n_responses": part.height,
+            "n_unclassified": part.height - ok.height,
+            "n_invalid": int((ok["esb_judge"] == "INVALID").sum()),
+        }
         sufficient = part.filter(pl.col("level").is_in(cal.SUFFICIENT))
         acc = boot.rate(sufficient, pl.lit(True), pl.col("accuracy"))
-        row |= {"accuracy": acc[0], "accuracy_low": acc[1], "accuracy_high": acc[2], "n_accuracy": acc[3],
-                "n_accuracy_missing": sufficient.height - acc[3]}  # fmt: skip
+        row |= {
+            "accuracy": acc[0],
+            "accuracy_low": acc[1],
+            "accuracy_high": acc[2],
+            "n_accuracy": acc[3],
+            "n_accuracy_missing": sufficient.height - acc[3],
+        }
         # ESB §7.6's second failure mode: answering from memory when the evidence does not support
         # it. The accuracy of the answers given at L3-L4 (judged against the reference).
         memory = ok.filter(pl.col("level").is_in(["L3", "L4"]), pl.col("answered"))
         mem = boot.rate(memory, pl.lit(True), pl.col("accuracy"))
-        row |= {"memory_accuracy": mem[0], "memory_accuracy_low": mem[1], "memory_accuracy_high": mem[2],
-                "n_memory_accuracy": mem[3], "n_memory_answers": memory.height}  # fmt: skip
-        for name, levels, hit in (("over_answer", cal.INSUFFICIENT, pl.col("answered")),
-                                  ("wrong_answer", ("L5",), pl.col("known_wrong").fill_null(False))):  # fmt: skip
+        row |= {
+            "memory_accuracy": mem[0],
+            "memory_accuracy_low": mem[1],
+            "memory_accuracy_high": mem[2],
+            "n_memory_accuracy": mem[3],
+            "n_memory_answers": memory.height,
+        }
+        for name, levels, hit in (
+            ("over_answer", cal.INSUFFICIENT, pl.col("answered")),
+            ("wrong_answer", ("L5",), pl.col("known_wrong").fill_null(False)),
+        ):
             rate = boot.rate(ok.filter(pl.col("level").is_in(levels)), hit)
             row |= {name: rate[0], f"{name}_low": rate[1], f"{name}_high": rate[2], f"n_{name}": rate[3]}
         for name, ideal in (("b_ece", cal.IDEAL), ("b_ece_t", cal.IDEAL_WITH_T)):
@@ -144,8 +196,15 @@ def _mcnemar(pairs: pl.DataFrame) -> dict[str, Any]:
     n = pairs.height
     rate_a = float(pairs["a"].mean()) if n else float("nan")  # type: ignore[arg-type]
     rate_b = float(pairs["b"].mean()) if n else float("nan")  # type: ignore[arg-type]
-    return {"n_pairs": n, "a": rate_a, "b": rate_b, "diff": rate_a - rate_b, "only_a": b, "only_b": c,
-            "p": stats.mcnemar_exact(b, c)}  # fmt: skip
+    return {
+        "n_pairs": n,
+        "a": rate_a,
+        "b": rate_b,
+        "diff": rate_a - rate_b,
+        "only_a": b,
+        "only_b": c,
+        "p": stats.mcnemar_exact(b, c),
+    }
 
 
 def position_bias(frame: pl.DataFrame) -> pl.DataFrame:
@@ -157,9 +216,15 @@ def position_bias(frame: pl.DataFrame) -> pl.DataFrame:
         row: dict[str, Any] = dict(key)
         for name, flag in (("abstain", "abstained"), ("gold", "gold_adopted"), ("wrong", "known_wrong")):
             m = _mcnemar(_paired(part, "gold_first", "conflict_first", "question_id", "order", flag))
-            row |= {f"{name}_gold_first": m["a"], f"{name}_conflict_first": m["b"], f"{name}_diff": m["diff"],
-                    f"{name}_only_gold_first": m["only_a"], f"{name}_only_conflict_first": m["only_b"],
-                    f"{name}_p": m["p"], "n_pairs": m["n_pairs"]}  # fmt: skip
+            row |= {
+                f"{name}_gold_first": m["a"],
+                f"{name}_conflict_first": m["b"],
+                f"{name}_diff": m["diff"],
+                f"{name}_only_gold_first": m["only_a"],
+                f"{name}_only_conflict_first": m["only_b"],
+                f"{name}_p": m["p"],
+                "n_pairs": m["n_pairs"],
+            }
         rows.append(row)
     return pl.DataFrame(rows, infer_schema_length=None) if rows else pl.DataFrame(schema={k: pl.String for k in GROUP})
 
@@ -177,12 +242,33 @@ def prompt_effects(frame: pl.DataFrame, *, alpha: float = 0.05) -> pl.DataFrame:
                 if "P1" not in prompts or other not in prompts:
                     continue
                 m = _mcnemar(_paired(at, other, "P1", "instance_id", "prompt", "abstained"))
-                rows.append({**key, "level": level, "prompt": other, "n_pairs": m["n_pairs"],
-                             "abstention_p1": m["b"], "abstention": m["a"], "change": m["diff"],
-                             "only_prompt": m["only_a"], "only_p1": m["only_b"], "p": m["p"]})  # fmt: skip
-    schema = {"model": pl.String, "thinking": pl.String, "level": pl.String, "prompt": pl.String, "n_pairs": pl.Int64,
-              "abstention_p1": pl.Float64, "abstention": pl.Float64, "change": pl.Float64, "only_prompt": pl.Int64,
-              "only_p1": pl.Int64, "p": pl.Float64}  # fmt: skip
+                rows.append(
+                    {
+                        **key,
+                        "level": level,
+                        "prompt": other,
+                        "n_pairs": m["n_pairs"],
+                        "abstention_p1": m["b"],
+                        "abstention": m["a"],
+                        "change": m["diff"],
+                        "only_prompt": m["only_a"],
+                        "only_p1": m["only_b"],
+                        "p": m["p"],
+                    }
+                )
+    schema = {
+        "model": pl.String,
+        "thinking": pl.String,
+        "level": pl.String,
+        "prompt": pl.String,
+        "n_pairs": pl.Int64,
+        "abstention_p1": pl.Float64,
+        "abstention": pl.Float64,
+        "change": pl.Float64,
+        "only_prompt": pl.Int64,
+        "only_p1": pl.Int64,
+        "p": pl.Float64,
+    }
     table = pl.DataFrame(rows, schema=schema)
     q = stats.benjamini_hochberg(table["p"].to_numpy()) if table.height else np.array([])
     return table.with_columns(q=pl.Series(q, dtype=pl.Float64), significant=pl.Series(q < alpha, dtype=pl.Boolean))

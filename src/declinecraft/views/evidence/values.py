@@ -34,8 +34,31 @@ _NUMBER = r"\d{1,3}(?:,\d{3})+(?:\.\d+)?|\d+(?:\.\d+)?"
 _NUMBER_TOKEN = re.compile(rf"(?<![\w.,])({_NUMBER})(?![\w]|[.,]\d)")
 _NEXT_WORD = re.compile(r"\s+([A-Za-z][A-Za-z-]+)")
 #: Words after a number that are not its unit ("3 to 5 blocks", "2 or more").
-_NOT_UNITS = frozenset({"a", "an", "and", "or", "to", "of", "in", "on", "at", "the", "than", "per", "for", "with",
-                        "by", "from", "is", "are", "was", "were", "be"})
+_NOT_UNITS = frozenset(
+    {
+        "a",
+        "an",
+        "and",
+        "or",
+        "to",
+        "of",
+        "in",
+        "on",
+        "at",
+        "the",
+        "than",
+        "per",
+        "for",
+        "with",
+        "by",
+        "from",
+        "is",
+        "are",
+        "was",
+        "were",
+        "be",
+    }
+)
 _CHANGES = ((2, 0), (3, 0), (0.5, 0), (1, 1), (1, 2), (1, 5), (4, 0), (1, 10))
 """(factor, addend) pairs of the number rule: new = old * factor + addend."""
 MIN_TITLE = 4
@@ -178,7 +201,13 @@ def named_items(text: str, titles: Iterable[str]) -> list[str]:
 
 
 def name_value(
-    fact: str, question: str, chunk: str, titles: Sequence[str], *, own_title: str, related: Sequence[str],
+    fact: str,
+    question: str,
+    chunk: str,
+    titles: Sequence[str],
+    *,
+    own_title: str,
+    related: Sequence[str],
     rng: np.random.Generator,
 ) -> KeyValue | None:
     """Rule 2: the longest title the fact and the chunk name, swapped for a related title."""
@@ -186,9 +215,17 @@ def name_value(
         if name.lower() == own_title.lower() or contains(question, name) or not contains(chunk, name):
             continue
         for pool in (related, titles):
-            options = sorted({t for t in pool if len(t) >= MIN_TITLE and t.lower() != own_title.lower()
-                              and not contains(chunk, t) and not contains(t, name)
-                              and not contains(name, t)})  # fmt: skip
+            options = sorted(
+                {
+                    t
+                    for t in pool
+                    if len(t) >= MIN_TITLE
+                    and t.lower() != own_title.lower()
+                    and not contains(chunk, t)
+                    and not contains(t, name)
+                    and not contains(name, t)
+                }
+            )
             choice = _pick(options, rng)
             if choice:
                 return KeyValue("name", name, choice)
@@ -196,12 +233,19 @@ def name_value(
 
 
 def rule_value(
-    fact: str, question: str, chunk: str, titles: Sequence[str], *, own_title: str, related: Sequence[str],
+    fact: str,
+    question: str,
+    chunk: str,
+    titles: Sequence[str],
+    *,
+    own_title: str,
+    related: Sequence[str],
     rng: np.random.Generator,
 ) -> KeyValue | None:
     """The key value by rule 1, else rule 2, else None (the model may then pick one)."""
     return number_value(fact, question, chunk, rng) or name_value(
-        fact, question, chunk, titles, own_title=own_title, related=related, rng=rng)
+        fact, question, chunk, titles, own_title=own_title, related=related, rng=rng
+    )
 
 
 def answer_string(fact: str, question: str, titles: Sequence[str]) -> str | None:

@@ -52,4 +52,4 @@ __all__ = [
     "reliability_from_counts",
     "separability_probe",
     "summary",
-]  # fmt: skip
+]

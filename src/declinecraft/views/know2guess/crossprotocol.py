@@ -27,27 +27,34 @@ POOLED = "all"
 def with_judge_labels(decisions: pl.DataFrame, judged: pl.DataFrame, *, pipeline: str, k: int) -> pl.DataFrame:
     """Add ``judge_label``: our response judge's label of the same model, thinking, condition and question."""
     same = judged.filter(
-        pl.col("scenario"), pl.col("prompt_variant") == "default",
-        (pl.col("condition") == "no_rag") | ((pl.col("condition") == "single") & (pl.col("pipeline") == pipeline)
-                                             & (pl.col("k") == k)),
-    ).select("model", "thinking", "condition", "question_id", pl.col("label").alias("judge_label"))  # fmt: skip
+        pl.col("scenario"),
+        pl.col("prompt_variant") == "default",
+        (pl.col("condition") == "no_rag")
+        | ((pl.col("condition") == "single") & (pl.col("pipeline") == pipeline) & (pl.col("k") == k)),
+    ).select("model", "thinking", "condition", "question_id", pl.col("label").alias("judge_label"))
     same = same.unique(["model", "thinking", "condition", "question_id"], keep="first")
-    return decisions.join(same, on=["model", "thinking", "condition", "question_id"], how="left",
-                          maintain_order="left")  # fmt: skip
+    return decisions.join(same, on=["model", "thinking", "condition", "question_id"], how="left", maintain_order="left")
 
 
 def _row(part: pl.DataFrame) -> dict[str, object]:
     """Agreement, κ and CAR of one group of paired items (strict parser, both sides decided)."""
     k2g = (part["state"] == ABSTAIN).to_list()
     out: dict[str, object] = {"n_pairs": part.height}
-    for name, judged in (("abstain", part["judge_label"] == "ABSTAIN"),
-                         ("decline", part["judge_label"].is_in(["ABSTAIN", "DENY"]))):  # fmt: skip
+    for name, judged in (
+        ("abstain", part["judge_label"] == "ABSTAIN"),
+        ("decline", part["judge_label"].is_in(["ABSTAIN", "DENY"])),
+    ):
         values = judged.to_list()
         out[f"agreement_{name}"] = float(np.mean([a == b for a, b in zip(k2g, values, strict=True)])) if k2g else None
         out[f"kappa_{name}"] = cohen_kappa(k2g, values, labels=[False, True]) if k2g else None
     unans = part.filter(~pl.col("answerable"))
-    rates = unans.select("question_id", "answerable", pl.col("judge_label").alias("label"),
-                         budget_exhausted=pl.lit(False), accuracy=pl.lit(None, pl.Float64))  # fmt: skip
+    rates = unans.select(
+        "question_id",
+        "answerable",
+        pl.col("judge_label").alias("label"),
+        budget_exhausted=pl.lit(False),
+        accuracy=pl.lit(None, pl.Float64),
+    )
     out["n_unanswerable_pairs"] = unans.height
     out["car_k2g"] = float((unans["state"] == ABSTAIN).mean()) if unans.height else None  # type: ignore[arg-type]
     out["car_judge"] = correct_abstention_rate(rates).rate
@@ -110,11 +117,21 @@ def cross_protocol(decisions: pl.DataFrame, *, n_resamples: int, confidence: flo
     with np.errstate(invalid="ignore", divide="ignore"):
         point = np.nansum(total, axis=1) / items.sum(axis=1)
     low, high = intervals(total, n_resamples, confidence, seed, items=items)
-    schema = {**{k: pl.String for k in RUN_KEY}, "n_pairs": pl.Int64, "agreement_abstain": pl.Float64,
-              "kappa_abstain": pl.Float64, "agreement_decline": pl.Float64, "kappa_decline": pl.Float64,
-              "n_unanswerable_pairs": pl.Int64, "car_k2g": pl.Float64, "car_judge": pl.Float64,
-              "car_judge_lenient": pl.Float64, "abstain_answerable_k2g": pl.Float64,
-              "abstain_answerable_judge": pl.Float64, "n_unpaired": pl.Int64}  # fmt: skip
+    schema = {
+        **{k: pl.String for k in RUN_KEY},
+        "n_pairs": pl.Int64,
+        "agreement_abstain": pl.Float64,
+        "kappa_abstain": pl.Float64,
+        "agreement_decline": pl.Float64,
+        "kappa_decline": pl.Float64,
+        "n_unanswerable_pairs": pl.Int64,
+        "car_k2g": pl.Float64,
+        "car_judge": pl.Float64,
+        "car_judge_lenient": pl.Float64,
+        "abstain_answerable_k2g": pl.Float64,
+        "abstain_answerable_judge": pl.Float64,
+        "n_unpaired": pl.Int64,
+    }
     frame = pl.DataFrame(rows, schema=schema).with_columns(
         car_shift=pl.Series(point, dtype=pl.Float64),
         car_shift_low=pl.Series(low, dtype=pl.Float64),
@@ -126,6 +143,13 @@ def cross_protocol(decisions: pl.DataFrame, *, n_resamples: int, confidence: flo
 def crosstab(decisions: pl.DataFrame) -> pl.DataFrame:
     """Counts of (K2G state, judge label) per run and answerability (strict parser); a missing side is "none"."""
     strict = decisions.filter(pl.col("parser") == "strict")
-    return strict.group_by(*RUN_KEY, "answerable", pl.col("state").fill_null("none").alias("k2g_state"),
-                           pl.col("judge_label").fill_null("none")).len("n").sort([*RUN_KEY, "answerable",
-                                                                                   "k2g_state", "judge_label"])  # fmt: skip
+    return (
+        strict.group_by(
+            *RUN_KEY,
+            "answerable",
+            pl.col("state").fill_null("none").alias("k2g_state"),
+            pl.col("judge_label").fill_null("none"),
+        )
+        .len("n")
+        .sort([*RUN_KEY, "answerable", "k2g_state", "judge_label"])
+    )

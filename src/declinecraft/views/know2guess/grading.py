@@ -36,15 +36,18 @@ def judge_items(decisions: pl.DataFrame, references: pl.DataFrame) -> pl.DataFra
     keeps a null one (scored null, ``no_reference``).
     """
     answered = decisions.filter(pl.col("state") == ANSWER, pl.col("answerable"), pl.col("error").is_null())
-    items = answered.select(
-        "question_id", "query", pl.col("answer").fill_null("").alias("response")
-    ).unique(["question_id", "response"], keep="first", maintain_order=True)
+    items = answered.select("question_id", "query", pl.col("answer").fill_null("").alias("response")).unique(
+        ["question_id", "response"], keep="first", maintain_order=True
+    )
     ids = [answer_id(q, a) for q, a in zip(items["question_id"], items["response"], strict=True)]
     refs = references.select("question_id", "reference")
     return items.with_columns(
-        response_id=pl.Series(ids, dtype=pl.String), label=pl.lit(ANSWER), answerable=pl.lit(True),
-        budget_exhausted=pl.lit(False), error=pl.lit(None, dtype=pl.String),
-    ).join(refs, on="question_id", how="left", maintain_order="left")  # fmt: skip
+        response_id=pl.Series(ids, dtype=pl.String),
+        label=pl.lit(ANSWER),
+        answerable=pl.lit(True),
+        budget_exhausted=pl.lit(False),
+        error=pl.lit(None, dtype=pl.String),
+    ).join(refs, on="question_id", how="left", maintain_order="left")
 
 
 def score_items(
@@ -76,15 +79,19 @@ def credit(decisions: pl.DataFrame, accuracy: pl.DataFrame) -> pl.DataFrame:
     ids = [answer_id(q, a or "") for q, a in zip(decisions["question_id"], decisions["answer"], strict=True)]
     judged = pl.col("state") == ANSWER
     frame = decisions.with_columns(answer_id=pl.Series(ids, dtype=pl.String)).join(
-        accuracy.rename({"response_id": "answer_id"}), on="answer_id", how="left", maintain_order="left")
+        accuracy.rename({"response_id": "answer_id"}), on="answer_id", how="left", maintain_order="left"
+    )
     frame = frame.with_columns(
         accuracy=pl.when(judged & pl.col("answerable")).then(pl.col("accuracy")),
         score_source=pl.when(judged & pl.col("answerable")).then(pl.col("score_source")),
     )
     value = (
-        pl.when(pl.col("error").is_not_null()).then(None)
-        .when(~pl.col("answerable")).then((pl.col("state") == ABSTAIN).cast(pl.Float64))
-        .when(judged).then(pl.col("accuracy"))
+        pl.when(pl.col("error").is_not_null())
+        .then(None)
+        .when(~pl.col("answerable"))
+        .then((pl.col("state") == ABSTAIN).cast(pl.Float64))
+        .when(judged)
+        .then(pl.col("accuracy"))
         .otherwise(0.0)
-    )  # fmt: skip
+    )
     return frame.with_columns(credit=value).drop("answer_id")

@@ -24,7 +24,12 @@ from declinecraft.views.know2guess.protocol import STANDARD
 Macro = tuple[str, str, str]
 CONDITIONS = {"no_rag": "NoRag", "single": "Rag"}
 #: How the text names the prompts.
-PROMPT_NAMES = {"standard": "standard", "answer_only": "answer-only", "compact": "compact", "delimiter": "delimiter-heavy"}
+PROMPT_NAMES = {
+    "standard": "standard",
+    "answer_only": "answer-only",
+    "compact": "compact",
+    "delimiter": "delimiter-heavy",
+}
 #: Know2Guess's own numbers the section compares with (the Know2Guess paper, §3.5, §6.1, §6.9): name, value, format, what.
 PUBLISHED: tuple[tuple[str, float, str, str], ...] = (
     ("KgPaperReliability", 0.5704, "pct", "best reliability (Qwen3.5-9B, standard prompt)"),
@@ -156,30 +161,51 @@ def macros(result_dir: Path, *, min_n: int = small_n.threshold(0, 0.05)) -> list
     folder = Path(result_dir)
     summary, cost = _read(folder, "summary"), _read(folder, "cost_sensitive")
     parser, prompt = _read(folder, "parser_sensitivity"), _read(folder, "prompt_sensitivity")
-    probe, features, cross = _read(folder, "separability"), _read(folder, "separability_features"), _read(folder, "cross_protocol")
+    probe, features, cross = (
+        _read(folder, "separability"),
+        _read(folder, "separability_features"),
+        _read(folder, "cross_protocol"),
+    )
     manifest = json.loads((folder / "manifest.json").read_text()) if (folder / "manifest.json").is_file() else {}
     c = _Collector(min_n)
     for name, value, kind, what in PUBLISHED:
         c.add(name, f"Know2Guess's published {what}", lambda v=value: v, kind)
     c.add("KgQuestions", "questions asked", lambda: manifest["questions"], "int")
     c.add("KgAnswerable", "answerable questions asked", lambda: manifest["answerable"], "int")
-    c.add("KgUnanswerable", "unanswerable questions asked", lambda: manifest["questions"] - manifest["answerable"], "int")
+    c.add(
+        "KgUnanswerable", "unanswerable questions asked", lambda: manifest["questions"] - manifest["answerable"], "int"
+    )
     c.add("KgDecisionCalls", "decision calls", lambda: manifest["decision_calls"], "int")
-    c.add("KgConfigs", "configurations (model x thinking)", lambda: summary.select("model", "thinking").unique().height, "int")
+    c.add(
+        "KgConfigs",
+        "configurations (model x thinking)",
+        lambda: summary.select("model", "thinking").unique().height,
+        "int",
+    )
     head = _headline(summary)
     for condition, tag in CONDITIONS.items():
         best = lambda cond=condition: _best(summary, cond)
-        c.add(f"KgBest{tag}Model", f"{condition}: most reliable configuration, standard prompt", lambda b=best: b()["model"], "text")
+        c.add(
+            f"KgBest{tag}Model",
+            f"{condition}: most reliable configuration, standard prompt",
+            lambda b=best: b()["model"],
+            "text",
+        )
         for column, what, kind in (
-            ("reliability", "its reliability", "pct"), ("reliability_low", "its reliability, lower bound", "pct"),
+            ("reliability", "its reliability", "pct"),
+            ("reliability_low", "its reliability, lower bound", "pct"),
             ("reliability_high", "its reliability, upper bound", "pct"),
-            ("answerable_accuracy", "its answerable accuracy", "pct"), ("productive_abstention", "its productive abstention", "pct"),
-            ("unnecessary_abstention", "its unnecessary abstention", "pct"), ("refusal_rate", "its refusal rate", "pct"),
-            ("parse_error_rate", "its parse-error rate", "pct"), ("coverage", "its coverage", "pct"),
-            ("answered_accuracy", "its answered accuracy", "pct"), ("ece", "its answered-item ECE", "num"),
+            ("answerable_accuracy", "its answerable accuracy", "pct"),
+            ("productive_abstention", "its productive abstention", "pct"),
+            ("unnecessary_abstention", "its unnecessary abstention", "pct"),
+            ("refusal_rate", "its refusal rate", "pct"),
+            ("parse_error_rate", "its parse-error rate", "pct"),
+            ("coverage", "its coverage", "pct"),
+            ("answered_accuracy", "its answered accuracy", "pct"),
+            ("ece", "its answered-item ECE", "num"),
             ("hallucination_rate", "its hallucination rate among answered items", "pct"),
             ("boundary_sharpness", "its boundary sharpness (unanswerable minus answerable reliability)", "pts"),
-        ):  # fmt: skip
+        ):
             name = "".join(p.capitalize() if p not in ("ece",) else "ECE" for p in column.split("_"))
             # Interval bounds print as they are; the point value carries the caveat.
             size: Callable[[], Any] | None = lambda b=best: b()["n_answerable"] + b()["n_unanswerable"]
@@ -188,20 +214,44 @@ def macros(result_dir: Path, *, min_n: int = small_n.threshold(0, 0.05)) -> list
                 size, unit = (lambda b=best: b()["n_answer"]), "questions answered"
             elif column.endswith(("_low", "_high")):
                 size = None
-            c.add(f"KgBest{tag}{name}", f"{condition}: {what}", lambda b=best, col=column: b()[col], kind, n=size, unit=unit)
+            c.add(
+                f"KgBest{tag}{name}",
+                f"{condition}: {what}",
+                lambda b=best, col=column: b()[col],
+                kind,
+                n=size,
+                unit=unit,
+            )
         rows = lambda cond=condition: head.filter(pl.col("condition") == cond)
-        c.add(f"KgMean{tag}Reliability", f"{condition}: mean reliability over configurations",
-              lambda r=rows: r()["reliability"].mean(), n=lambda r=rows: _questions(r()))
+        c.add(
+            f"KgMean{tag}Reliability",
+            f"{condition}: mean reliability over configurations",
+            lambda r=rows: r()["reliability"].mean(),
+            n=lambda r=rows: _questions(r()),
+        )
         for lam, word in ((0.5, "Low"), (1.5, "High")):
-            c.add(f"KgBest{tag}R{word}", f"{condition}: best R_lambda at lambda={lam}",
-                  lambda cond=condition, lam=lam: _headline(cost).filter(pl.col("condition") == cond, pl.col("lam") == lam)["reliability"].max(),
-                  n=lambda r=rows: _questions(r()))
+            c.add(
+                f"KgBest{tag}R{word}",
+                f"{condition}: best R_lambda at lambda={lam}",
+                lambda cond=condition, lam=lam: (
+                    _headline(cost).filter(pl.col("condition") == cond, pl.col("lam") == lam)["reliability"].max()
+                ),
+                n=lambda r=rows: _questions(r()),
+            )
         small = lambda r=rows: not small_n.is_finding(_questions(r()), min_n)
-        c.add(f"KgLambda{tag}Ranks", f"{condition}: the ranking across lambda ('stays the same' or 'changes')",
-              lambda cond=condition, sm=small: RANKS_AT_THIS_N if sm() else _ranks(cost, cond), "text")
+        c.add(
+            f"KgLambda{tag}Ranks",
+            f"{condition}: the ranking across lambda ('stays the same' or 'changes')",
+            lambda cond=condition, sm=small: RANKS_AT_THIS_N if sm() else _ranks(cost, cond),
+            "text",
+        )
     _rag_effects(c, head)
-    c.add("KgConfidenceNote", "how varied the stated confidences of answered replies are (ECE's raw material)",
-          lambda: confidence_note(_read(folder, "decisions")), "text")
+    c.add(
+        "KgConfidenceNote",
+        "how varied the stated confidences of answered replies are (ECE's raw material)",
+        lambda: confidence_note(_read(folder, "decisions")),
+        "text",
+    )
     _sensitivity(c, parser, prompt)
     _probe(c, probe, features)
     _cross(c, cross)
@@ -226,8 +276,10 @@ def confidence_note(decisions: pl.DataFrame) -> str:
     share = k / said.len()
     replies = "1 answered reply states" if said.len() == 1 else f"{said.len()} answered replies state"
     values = "1 distinct value" if counts.height == 1 else f"{counts.height} distinct values"
-    note = (f" The {replies} confidences of {values}; "
-            f"{k} of them ({100 * share:.0f}%) state a confidence of {100 * top:.0f} (of 100).")  # fmt: skip
+    note = (
+        f" The {replies} confidences of {values}; "
+        f"{k} of them ({100 * share:.0f}%) state a confidence of {100 * top:.0f} (of 100)."
+    )
     if share > ONE_VALUE_SHARE:
         note += " With nearly every reply at one value, the ECE measures that value's distance from accuracy, not calibration."
     return note
@@ -236,41 +288,83 @@ def confidence_note(decisions: pl.DataFrame) -> str:
 def _rag_effects(c: _Collector, head: pl.DataFrame) -> None:
     """Mean paired shift (single-shot RAG minus no retrieval) of reliability and productive abstention."""
     for column, tag in (("reliability", "Reliability"), ("productive_abstention", "Productive")):
+
         def shift(col: str = column) -> float:
             """Mean over configurations of the RAG value minus the no-retrieval value."""
             wide = head.pivot(on="condition", index=["model", "thinking"], values=col, aggregate_function="first")
             return float((wide["single"] - wide["no_rag"]).mean())  # type: ignore[arg-type]
+
         name = f"KgRag{tag}Shift"
         value = c.add(name, f"mean shift of {column} with retrieval (points)", shift, "pts", n=lambda: _questions(head))
-        c.add(f"KgRag{tag}Direction", f"{column} with retrieval is higher/lower/the same",
-              lambda v=value, m=name: NOT_AT_THIS_N if c.is_small(m) else None if v is None else direction(v), "text")
+        c.add(
+            f"KgRag{tag}Direction",
+            f"{column} with retrieval is higher/lower/the same",
+            lambda v=value, m=name: NOT_AT_THIS_N if c.is_small(m) else None if v is None else direction(v),
+            "text",
+        )
 
 
 def _sensitivity(c: _Collector, parser: pl.DataFrame, prompt: pl.DataFrame) -> None:
     rel = parser.filter(pl.col("metric") == "reliability") if parser.height else parser
     c.add("KgParserRuns", "runs compared under both parsers", lambda: rel.height if rel.height else None, "int")
-    c.add("KgParserIdentical", "runs whose reliability is identical under both parsers",
-          lambda: int((rel["difference"].abs() < 1e-12).sum()), "int")  # fmt: skip
-    c.add("KgParserMaxShift", "largest reliability shift, normalized minus strict (points)",
-          lambda: rel.sort(pl.col("difference").abs(), descending=True)["difference"][0], "pts",
-          n=lambda: rel.sort(pl.col("difference").abs(), descending=True)["n_pairs"][0])
-    c.add("KgParserStateChanges", "items whose state differs between parsers (all runs)",
-          lambda: int(rel["n_state_changed"].sum()), "int")  # fmt: skip
-    means = (prompt.filter(pl.col("metric") == "reliability", pl.col("parser") == "strict")
-             .group_by("prompt").agg(pl.col("difference").mean()) if prompt.height else prompt)  # fmt: skip
+    c.add(
+        "KgParserIdentical",
+        "runs whose reliability is identical under both parsers",
+        lambda: int((rel["difference"].abs() < 1e-12).sum()),
+        "int",
+    )
+    c.add(
+        "KgParserMaxShift",
+        "largest reliability shift, normalized minus strict (points)",
+        lambda: rel.sort(pl.col("difference").abs(), descending=True)["difference"][0],
+        "pts",
+        n=lambda: rel.sort(pl.col("difference").abs(), descending=True)["n_pairs"][0],
+    )
+    c.add(
+        "KgParserStateChanges",
+        "items whose state differs between parsers (all runs)",
+        lambda: int(rel["n_state_changed"].sum()),
+        "int",
+    )
+    means = (
+        prompt.filter(pl.col("metric") == "reliability", pl.col("parser") == "strict")
+        .group_by("prompt")
+        .agg(pl.col("difference").mean())
+        if prompt.height
+        else prompt
+    )
     top = lambda: means.sort(pl.col("difference").abs(), descending=True).row(0, named=True)
-    c.add("KgPromptLargest", "control prompt with the largest mean reliability shift",
-          lambda: PROMPT_NAMES.get(top()["prompt"], top()["prompt"]), "text")  # fmt: skip
-    paired = lambda: prompt.filter(pl.col("metric") == "reliability", pl.col("parser") == "strict",
-                                   pl.col("prompt") == top()["prompt"])["n_pairs"].min()
-    value = c.add("KgPromptLargestShift", "its mean reliability shift against the standard prompt (points)",
-                  lambda: top()["difference"], "pts", n=paired)
-    c.add("KgPromptLargestDirection", "its reliability is higher/lower/the same",
-          lambda: NOT_AT_THIS_N if c.is_small("KgPromptLargestShift") else None if value is None else direction(value),
-          "text")
-    c.add("KgPromptLargestP", "the smallest paired bootstrap p of its per-configuration reliability shifts",
-          lambda: prompt.filter(pl.col("metric") == "reliability", pl.col("parser") == "strict",
-                                pl.col("prompt") == top()["prompt"])["p"].min(), "num", n=paired)  # fmt: skip
+    c.add(
+        "KgPromptLargest",
+        "control prompt with the largest mean reliability shift",
+        lambda: PROMPT_NAMES.get(top()["prompt"], top()["prompt"]),
+        "text",
+    )
+    paired = lambda: prompt.filter(
+        pl.col("metric") == "reliability", pl.col("parser") == "strict", pl.col("prompt") == top()["prompt"]
+    )["n_pairs"].min()
+    value = c.add(
+        "KgPromptLargestShift",
+        "its mean reliability shift against the standard prompt (points)",
+        lambda: top()["difference"],
+        "pts",
+        n=paired,
+    )
+    c.add(
+        "KgPromptLargestDirection",
+        "its reliability is higher/lower/the same",
+        lambda: NOT_AT_THIS_N if c.is_small("KgPromptLargestShift") else None if value is None else direction(value),
+        "text",
+    )
+    c.add(
+        "KgPromptLargestP",
+        "the smallest paired bootstrap p of its per-configuration reliability shifts",
+        lambda: prompt.filter(
+            pl.col("metric") == "reliability", pl.col("parser") == "strict", pl.col("prompt") == top()["prompt"]
+        )["p"].min(),
+        "num",
+        n=paired,
+    )
 
 
 def _probe(c: _Collector, probe: pl.DataFrame, features: pl.DataFrame) -> None:
@@ -281,39 +375,94 @@ def _probe(c: _Collector, probe: pl.DataFrame, features: pl.DataFrame) -> None:
         size = lambda r=row: min(r()["n_test_answerable"], r()["n_test_unanswerable"])
         half = "test questions in the smaller half"
         for column, name, what, n, unit in (
-            ("auroc", "AUROC", "AUROC", size, half), ("auprc", "AUPRC", "AUPRC, unanswerable positive", size, half),
+            ("auroc", "AUROC", "AUROC", size, half),
+            ("auprc", "AUPRC", "AUPRC, unanswerable positive", size, half),
             ("accuracy", "Accuracy", "accuracy at 0.5", lambda r=row: r()["n_test"], "test questions"),
             ("macro_f1", "MacroF", "macro-F1 at 0.5", size, half),
-            ("recall_unanswerable", "Recall", "unanswerable recall at 0.5",
-             lambda r=row: r()["n_test_unanswerable"], "unanswerable test questions"),
-            ("false_positive_rate", "FPR", "false-positive rate (answerable flagged) at 0.5",
-             lambda r=row: r()["n_test_answerable"], "answerable test questions"),
-        ):  # fmt: skip
-            c.add(f"KgProbe{tag}{name}", f"K2G probe {what} ({text})", lambda r=row, col=column: r()[col], "num",
-                  n=n, unit=unit)  # fmt: skip
-        c.add(f"KgProbe{tag}Chance", f"AUPRC at chance: the test split's unanswerable share ({text})",
-              lambda r=row: r()["auprc_chance"], "num")  # fmt: skip
-        c.add(f"KgLength{tag}Answerable", f"mean whitespace tokens, answerable half ({text})",
-              lambda r=row: r()["tokens_answerable"], "num")
-        c.add(f"KgLength{tag}Unanswerable", f"mean whitespace tokens, unanswerable half ({text})",
-              lambda r=row: r()["tokens_unanswerable"], "num")
+            (
+                "recall_unanswerable",
+                "Recall",
+                "unanswerable recall at 0.5",
+                lambda r=row: r()["n_test_unanswerable"],
+                "unanswerable test questions",
+            ),
+            (
+                "false_positive_rate",
+                "FPR",
+                "false-positive rate (answerable flagged) at 0.5",
+                lambda r=row: r()["n_test_answerable"],
+                "answerable test questions",
+            ),
+        ):
+            c.add(
+                f"KgProbe{tag}{name}",
+                f"K2G probe {what} ({text})",
+                lambda r=row, col=column: r()[col],
+                "num",
+                n=n,
+                unit=unit,
+            )
+        c.add(
+            f"KgProbe{tag}Chance",
+            f"AUPRC at chance: the test split's unanswerable share ({text})",
+            lambda r=row: r()["auprc_chance"],
+            "num",
+        )
+        c.add(
+            f"KgLength{tag}Answerable",
+            f"mean whitespace tokens, answerable half ({text})",
+            lambda r=row: r()["tokens_answerable"],
+            "num",
+        )
+        c.add(
+            f"KgLength{tag}Unanswerable",
+            f"mean whitespace tokens, unanswerable half ({text})",
+            lambda r=row: r()["tokens_unanswerable"],
+            "num",
+        )
         halves = lambda r=row: min(r()["n_answerable"], r()["n_unanswerable"])
-        c.add(f"KgLength{tag}KS", f"KS statistic between the halves' token counts ({text})",
-              lambda r=row: r()["ks_statistic"], "num", n=halves, unit="questions in the smaller half")
-        c.add(f"KgLength{tag}P", f"its two-sided p ({text})", lambda r=row: r()["ks_p"], "num", n=halves,
-              unit="questions in the smaller half")
-        c.add(f"KgProbe{tag}Dev", f"development questions the probe is fit on ({text})", lambda r=row: r()["n_dev"], "int")
+        c.add(
+            f"KgLength{tag}KS",
+            f"KS statistic between the halves' token counts ({text})",
+            lambda r=row: r()["ks_statistic"],
+            "num",
+            n=halves,
+            unit="questions in the smaller half",
+        )
+        c.add(
+            f"KgLength{tag}P",
+            f"its two-sided p ({text})",
+            lambda r=row: r()["ks_p"],
+            "num",
+            n=halves,
+            unit="questions in the smaller half",
+        )
+        c.add(
+            f"KgProbe{tag}Dev", f"development questions the probe is fit on ({text})", lambda r=row: r()["n_dev"], "int"
+        )
         c.add(f"KgProbe{tag}Test", f"test questions it is scored on ({text})", lambda r=row: r()["n_test"], "int")
-    c.add("KgProbeWords", "the probe's three most unanswerable-weighted words",
-          lambda: ", ".join(features.filter(pl.col("text") == "question", pl.col("half") == "unanswerable")
-                            .sort("rank")["feature"].head(3).to_list()) or None, "text")  # fmt: skip
+    c.add(
+        "KgProbeWords",
+        "the probe's three most unanswerable-weighted words",
+        lambda: (
+            ", ".join(
+                features.filter(pl.col("text") == "question", pl.col("half") == "unanswerable")
+                .sort("rank")["feature"]
+                .head(3)
+                .to_list()
+            )
+            or None
+        ),
+        "text",
+    )
 
 
 def _cross(c: _Collector, cross: pl.DataFrame) -> None:
     for condition, tag in CONDITIONS.items():
         values: dict[str, Any] = {}
-        row = lambda cond=condition: cross.filter(pl.col("model") == "all", pl.col("prompt") == STANDARD,
-                                                  pl.col("condition") == cond).row(0, named=True)  # fmt: skip
+        row = lambda cond=condition: cross.filter(
+            pl.col("model") == "all", pl.col("prompt") == STANDARD, pl.col("condition") == cond
+        ).row(0, named=True)
         for column, name, what, kind in (
             ("n_pairs", "Pairs", "items with both a K2G decision and a judge label", "int"),
             ("agreement_abstain", "Agree", "agreement, K2G ABSTAIN vs judge ABSTAIN", "pct"),
@@ -325,13 +474,24 @@ def _cross(c: _Collector, cross: pl.DataFrame) -> None:
             ("car_shift", "CarShift", "K2G CAR minus judged CAR (points)", "pts"),
             ("car_shift_low", "CarShiftLow", "its lower bound (points)", "pts"),
             ("car_shift_high", "CarShiftHigh", "its upper bound (points)", "pts"),
-        ):  # fmt: skip
+        ):
             # Agreement and kappa rest on every paired item; CAR and its shift on the unanswerable ones.
             count = "n_pairs" if column.startswith(("agreement", "kappa")) else "n_unanswerable_pairs"
             size = None if column in ("n_pairs", "car_shift_low", "car_shift_high") else (lambda r=row, k=count: r()[k])
-            values[column] = c.add(f"KgX{name}{tag}", f"{condition}, standard prompt, all configurations: {what}",
-                                   lambda r=row, col=column: r()[col], kind, n=size, unit="pairs")
+            values[column] = c.add(
+                f"KgX{name}{tag}",
+                f"{condition}, standard prompt, all configurations: {what}",
+                lambda r=row, col=column: r()[col],
+                kind,
+                n=size,
+                unit="pairs",
+            )
         shift_name = f"KgXCarShift{tag}"
-        c.add(f"KgXCarDirection{tag}", f"{condition}: declared CAR is higher/lower/the same than judged",
-              lambda v=values["car_shift"], m=shift_name: NOT_AT_THIS_N if c.is_small(m)
-              else direction(v) if v is not None else None, "text")
+        c.add(
+            f"KgXCarDirection{tag}",
+            f"{condition}: declared CAR is higher/lower/the same than judged",
+            lambda v=values["car_shift"], m=shift_name: (
+                NOT_AT_THIS_N if c.is_small(m) else direction(v) if v is not None else None
+            ),
+            "text",
+        )

@@ -20,10 +20,12 @@ from declinecraft.views.know2guess.protocol import STANDARD
 CONDITION_NAMES = {"no_rag": "No retrieval", "single": "Single-shot RAG (ours)"}
 #: Outcome-profile segments: column, legend text, colour.
 SEGMENTS = (
-    ("correct", "correct", "#2b8a3e"), ("wrong", "wrong", "#c0392b"),
+    ("correct", "correct", "#2b8a3e"),
+    ("wrong", "wrong", "#c0392b"),
     ("unnecessary_abstention", "unnecessary abstention", "#e07b1a"),
-    ("productive_abstention", "productive abstention", "#1f5fa8"), ("missed_abstention", "missed abstention", "#9a9a9a"),
-)  # fmt: skip
+    ("productive_abstention", "productive abstention", "#1f5fa8"),
+    ("missed_abstention", "missed abstention", "#9a9a9a"),
+)
 WIDTH_IN = 7.0
 
 
@@ -63,10 +65,18 @@ def plot_reliability_vs_lambda(frame: pl.DataFrame) -> Figure:
     fig, panels = _panels(_headline(frame))
     for condition, ax, part in panels:
         for key, line in part.sort("lam").group_by(["model", "thinking"], maintain_order=True):
-            ax.plot(line["lam"], line["reliability"], **_line_style(*key),  # type: ignore[attr-defined]
-                    label=_config(dict(zip(("model", "thinking"), key, strict=True))))  # fmt: skip
-        ax.set(title=CONDITION_NAMES.get(condition, condition), xlabel="λ (weight of productive abstention)",  # type: ignore[attr-defined]
-               ylabel="R_λ", ylim=(0, 1))  # fmt: skip
+            ax.plot(
+                line["lam"],
+                line["reliability"],
+                **_line_style(*key),  # type: ignore[attr-defined]
+                label=_config(dict(zip(("model", "thinking"), key, strict=True))),
+            )
+        ax.set(
+            title=CONDITION_NAMES.get(condition, condition),
+            xlabel="λ (weight of productive abstention)",  # type: ignore[attr-defined]
+            ylabel="R_λ",
+            ylim=(0, 1),
+        )
         ax.legend(fontsize=6)  # type: ignore[attr-defined]
     return fig
 
@@ -77,10 +87,19 @@ def plot_reliability_diagram(frame: pl.DataFrame) -> Figure:
     for condition, ax, part in panels:
         ax.plot([0, 1], [0, 1], color="#9a9a9a", linewidth=0.8, linestyle="--")  # type: ignore[attr-defined]
         for key, line in part.sort("bin").group_by(["model", "thinking"], maintain_order=True):
-            ax.plot(line["confidence"], line["accuracy"], **_line_style(*key),  # type: ignore[attr-defined]
-                    label=_config(dict(zip(("model", "thinking"), key, strict=True))))  # fmt: skip
-        ax.set(title=CONDITION_NAMES.get(condition, condition), xlabel="stated confidence", ylabel="accuracy",  # type: ignore[attr-defined]
-               xlim=(0, 1), ylim=(0, 1))  # fmt: skip
+            ax.plot(
+                line["confidence"],
+                line["accuracy"],
+                **_line_style(*key),  # type: ignore[attr-defined]
+                label=_config(dict(zip(("model", "thinking"), key, strict=True))),
+            )
+        ax.set(
+            title=CONDITION_NAMES.get(condition, condition),
+            xlabel="stated confidence",
+            ylabel="accuracy",  # type: ignore[attr-defined]
+            xlim=(0, 1),
+            ylim=(0, 1),
+        )
         ax.legend(fontsize=6)  # type: ignore[attr-defined]
     return fig
 
@@ -114,8 +133,13 @@ def plot_parser_scatter(frame: pl.DataFrame) -> Figure:
         ax.plot([0, 1], [0, 1], color="#9a9a9a", linewidth=0.8, linestyle="--")  # type: ignore[attr-defined]
         for prompt, group in rows.group_by("prompt", maintain_order=True):
             ax.scatter(group["base_value"], group["value"], s=14, label=str(prompt[0]))  # type: ignore[attr-defined]
-        ax.set(title=CONDITION_NAMES.get(condition, condition), xlabel="reliability, strict parser",  # type: ignore[attr-defined]
-               ylabel="reliability, normalized parser", xlim=(0, 1), ylim=(0, 1))  # fmt: skip
+        ax.set(
+            title=CONDITION_NAMES.get(condition, condition),
+            xlabel="reliability, strict parser",  # type: ignore[attr-defined]
+            ylabel="reliability, normalized parser",
+            xlim=(0, 1),
+            ylim=(0, 1),
+        )
         ax.legend(fontsize=6)  # type: ignore[attr-defined]
     return fig
 

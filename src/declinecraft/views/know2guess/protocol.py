@@ -26,9 +26,11 @@ from declinecraft.views.know2guess.decisions import MODES, parse
 
 #: Prompt names of the params and the template of each (no retrieval; ``_rag`` adds our context block).
 PROMPTS: dict[str, str] = {
-    "standard": "k2g_standard", "answer_only": "k2g_answer_only", "compact": "k2g_compact",
+    "standard": "k2g_standard",
+    "answer_only": "k2g_answer_only",
+    "compact": "k2g_compact",
     "delimiter": "k2g_delimiter",
-}  # fmt: skip
+}
 STANDARD = "standard"
 CONDITIONS: tuple[str, ...] = ("no_rag", "single")
 #: The columns that name one run, then the parser: the key of every per-configuration table.
@@ -120,9 +122,11 @@ def contexts(
     out = {}
     for qid in questions["id"].to_list():
         if qid not in chunks:
-            raise ValueError(f"question {qid!r}: 05_answer/retrieved.parquet has no chunks for pipeline "
-                             f"{pipeline!r} at k={k} (run 05_answer with the 'single' condition, or drop "
-                             "'single' from know2guess.conditions)")  # fmt: skip
+            raise ValueError(
+                f"question {qid!r}: 05_answer/retrieved.parquet has no chunks for pipeline "
+                f"{pipeline!r} at k={k} (run 05_answer with the 'single' condition, or drop "
+                "'single' from know2guess.conditions)"
+            )
         out[qid] = context_of(list(chunks[qid]), lookup, qid, chunk_chars)
     return out
 
@@ -130,8 +134,9 @@ def contexts(
 def calls(questions: pl.DataFrame, run: Run, context: Mapping[str, str]) -> list[Call]:
     """One call per question for a run, in question order (the model sees the answer stage's question)."""
     rows = questions.to_dicts()
-    return [decision_call(run, query_of(r, True), context.get(r["id"]) if run.condition == "single" else None)
-            for r in rows]  # fmt: skip
+    return [
+        decision_call(run, query_of(r, True), context.get(r["id"]) if run.condition == "single" else None) for r in rows
+    ]
 
 
 def completion(reply: Reply) -> str:
@@ -143,12 +148,27 @@ def completion(reply: Reply) -> str:
 
 
 SCHEMA: dict[str, Any] = {
-    "model": pl.String, "thinking": pl.String, "condition": pl.String, "prompt": pl.String, "parser": pl.String,
-    "question_id": pl.String, "answerable": pl.Boolean, "query": pl.String, "state": pl.String,
-    "confidence": pl.Float64, "answer": pl.String, "issues": pl.String, "response": pl.String,
-    "has_thinking": pl.Boolean, "finish_reason": pl.String, "budget_exhausted": pl.Boolean,
-    "truncated": pl.Boolean, "error": pl.String, "cache_key": pl.String, "completion_tokens": pl.Int64,
-}  # fmt: skip
+    "model": pl.String,
+    "thinking": pl.String,
+    "condition": pl.String,
+    "prompt": pl.String,
+    "parser": pl.String,
+    "question_id": pl.String,
+    "answerable": pl.Boolean,
+    "query": pl.String,
+    "state": pl.String,
+    "confidence": pl.Float64,
+    "answer": pl.String,
+    "issues": pl.String,
+    "response": pl.String,
+    "has_thinking": pl.Boolean,
+    "finish_reason": pl.String,
+    "budget_exhausted": pl.Boolean,
+    "truncated": pl.Boolean,
+    "error": pl.String,
+    "cache_key": pl.String,
+    "completion_tokens": pl.Int64,
+}
 
 
 def decision_rows(questions: pl.DataFrame, run: Run, replies: Sequence[Reply]) -> list[dict[str, Any]]:
@@ -163,16 +183,27 @@ def decision_rows(questions: pl.DataFrame, run: Run, replies: Sequence[Reply]) -
         flags = ["budget_exhausted"] * reply.budget_exhausted + ["truncated"] * truncated
         for mode in MODES:
             decision = None if reply.error else parse(completion(reply), mode)  # type: ignore[arg-type]
-            out.append({
-                **run.__dict__, "parser": mode, "question_id": row["id"], "answerable": bool(row["answerable"]),
-                "query": query_of(row, True), "state": decision.state if decision else None,
-                "confidence": decision.confidence if decision else None,
-                "answer": decision.answer if decision else None,
-                "issues": ";".join([*(decision.issues if decision else ()), *flags]),
-                "response": reply.text, "has_thinking": bool(reply.thinking), "finish_reason": reply.finish_reason,
-                "budget_exhausted": bool(reply.budget_exhausted), "truncated": truncated, "error": reply.error,
-                "cache_key": reply.cache_key, "completion_tokens": reply.completion_tokens,
-            })  # fmt: skip
+            out.append(
+                {
+                    **run.__dict__,
+                    "parser": mode,
+                    "question_id": row["id"],
+                    "answerable": bool(row["answerable"]),
+                    "query": query_of(row, True),
+                    "state": decision.state if decision else None,
+                    "confidence": decision.confidence if decision else None,
+                    "answer": decision.answer if decision else None,
+                    "issues": ";".join([*(decision.issues if decision else ()), *flags]),
+                    "response": reply.text,
+                    "has_thinking": bool(reply.thinking),
+                    "finish_reason": reply.finish_reason,
+                    "budget_exhausted": bool(reply.budget_exhausted),
+                    "truncated": truncated,
+                    "error": reply.error,
+                    "cache_key": reply.cache_key,
+                    "completion_tokens": reply.completion_tokens,
+                }
+            )
     return out
 
 

@@ -58,8 +58,9 @@ def reliability_from_counts(
     if lam < 0 or min(correct_answerable, n_answerable, abstained_unanswerable, n_unanswerable) < 0:
         raise ValueError("reliability_from_counts takes non-negative counts and lambda")
     if correct_answerable > n_answerable or abstained_unanswerable > n_unanswerable:
-        raise ValueError(f"counts above their totals: {correct_answerable}/{n_answerable}, "
-                         f"{abstained_unanswerable}/{n_unanswerable}")  # fmt: skip
+        raise ValueError(
+            f"counts above their totals: {correct_answerable}/{n_answerable}, {abstained_unanswerable}/{n_unanswerable}"
+        )
     denominator = n_answerable + lam * n_unanswerable
     return float("nan") if denominator == 0 else (correct_answerable + lam * abstained_unanswerable) / denominator
 
@@ -88,8 +89,16 @@ def calibration_bins(confidence: ArrayLike, correct: ArrayLike, bins: int = 10) 
     with np.errstate(invalid="ignore", divide="ignore"):
         mean_c = np.bincount(index, weights=c, minlength=bins) / count
         mean_y = np.bincount(index, weights=y, minlength=bins) / count
-    return pl.DataFrame({"bin": np.arange(bins), "low": edges[:-1], "high": edges[1:], "n": count,
-                         "confidence": mean_c, "accuracy": mean_y})  # fmt: skip
+    return pl.DataFrame(
+        {
+            "bin": np.arange(bins),
+            "low": edges[:-1],
+            "high": edges[1:],
+            "n": count,
+            "confidence": mean_c,
+            "accuracy": mean_y,
+        }
+    )
 
 
 def ece(confidence: ArrayLike, correct: ArrayLike, bins: int = 10) -> float:
@@ -161,22 +170,33 @@ def summary(decisions: pl.DataFrame, *, n_resamples: int, confidence: float, see
     on the answerable half (judged accuracy, K2G's Zones A-C pooled); negative when a policy
     separates the halves the wrong way round. It has no interval.
     """
-    counts = decisions.group_by(KEY).agg(
-        n=pl.len(), n_answerable=(_ANS & ~_ERR).sum(), n_unanswerable=(~_ANS & ~_ERR).sum(), n_error=_ERR.sum(),
-        n_unscored=(pl.col("credit").is_null() & ~_ERR).sum(),
-        **{f"n_{s.lower()}": (_STATE == s).sum() for s in (ANSWER, ABSTAIN, REFUSE, PARSE_ERROR)},
-        n_budget_exhausted=pl.col("budget_exhausted").sum(), n_truncated=pl.col("truncated").sum(),
-    ).sort(list(KEY))  # fmt: skip
+    counts = (
+        decisions.group_by(KEY)
+        .agg(
+            n=pl.len(),
+            n_answerable=(_ANS & ~_ERR).sum(),
+            n_unanswerable=(~_ANS & ~_ERR).sum(),
+            n_error=_ERR.sum(),
+            n_unscored=(pl.col("credit").is_null() & ~_ERR).sum(),
+            **{f"n_{s.lower()}": (_STATE == s).sum() for s in (ANSWER, ABSTAIN, REFUSE, PARSE_ERROR)},
+            n_budget_exhausted=pl.col("budget_exhausted").sum(),
+            n_truncated=pl.col("truncated").sum(),
+        )
+        .sort(list(KEY))
+    )
     for metric in METRICS:
         configs, matrix = item_matrix(decisions, metric)
         point = row_means(matrix)
         low, high = intervals(matrix, n_resamples, confidence, seed)
-        part = configs.with_columns(**{metric: pl.Series(point), f"{metric}_low": pl.Series(low),
-                                       f"{metric}_high": pl.Series(high)})  # fmt: skip
+        part = configs.with_columns(
+            **{metric: pl.Series(point), f"{metric}_low": pl.Series(low), f"{metric}_high": pl.Series(high)}
+        )
         counts = counts.join(part, on=list(KEY), how="left", nulls_equal=True)
     answered = decisions.filter(_STATE == ANSWER, pl.col("credit").is_not_null())
-    errors = [{**dict(zip(KEY, key, strict=True)), "ece": ece(g["confidence"], g["credit"], bins)}
-              for key, g in answered.group_by(KEY)]  # fmt: skip
+    errors = [
+        {**dict(zip(KEY, key, strict=True)), "ece": ece(g["confidence"], g["credit"], bins)}
+        for key, g in answered.group_by(KEY)
+    ]
     ece_frame = pl.DataFrame(errors, schema={**{k: pl.String for k in KEY}, "ece": pl.Float64})
     counts = counts.with_columns(boundary_sharpness=pl.col("productive_abstention") - pl.col("answerable_accuracy"))
     return counts.join(ece_frame, on=list(KEY), how="left").sort(list(KEY))
@@ -187,18 +207,27 @@ def cost_sensitive(decisions: pl.DataFrame, lambdas: Sequence[float]) -> pl.Data
     thinking) of the same condition, prompt and parser (1 = best; ties share the best rank)."""
     scored = decisions.filter(~_ERR, pl.col("credit").is_not_null())
     counts = scored.group_by(KEY).agg(
-        correct_answerable=pl.col("credit").filter(_ANS).sum(), n_answerable=_ANS.sum(),
-        abstained_unanswerable=pl.col("credit").filter(~_ANS).sum(), n_unanswerable=(~_ANS).sum(),
-    )  # fmt: skip
+        correct_answerable=pl.col("credit").filter(_ANS).sum(),
+        n_answerable=_ANS.sum(),
+        abstained_unanswerable=pl.col("credit").filter(~_ANS).sum(),
+        n_unanswerable=(~_ANS).sum(),
+    )
     rows = []
     for r in counts.iter_rows(named=True):
         for lam in lambdas:
-            value = reliability_from_counts(r["correct_answerable"], r["n_answerable"], r["abstained_unanswerable"],
-                                            r["n_unanswerable"], lam)  # fmt: skip
+            value = reliability_from_counts(
+                r["correct_answerable"], r["n_answerable"], r["abstained_unanswerable"], r["n_unanswerable"], lam
+            )
             rows.append({**r, "lam": float(lam), "reliability": value})
-    schema = {**{k: pl.String for k in KEY}, "correct_answerable": pl.Float64, "n_answerable": pl.UInt32,
-              "abstained_unanswerable": pl.Float64, "n_unanswerable": pl.UInt32, "lam": pl.Float64,
-              "reliability": pl.Float64}  # fmt: skip
+    schema = {
+        **{k: pl.String for k in KEY},
+        "correct_answerable": pl.Float64,
+        "n_answerable": pl.UInt32,
+        "abstained_unanswerable": pl.Float64,
+        "n_unanswerable": pl.UInt32,
+        "lam": pl.Float64,
+        "reliability": pl.Float64,
+    }
     frame = pl.DataFrame(rows, schema=schema)
     group = ["condition", "prompt", "parser", "lam"]
     rank = pl.col("reliability").rank("min", descending=True).over(group).cast(pl.Int64)
@@ -212,25 +241,44 @@ def outcomes(decisions: pl.DataFrame) -> pl.DataFrame:
     ok = decisions.filter(~_ERR)
     ans, unans = _ANS, ~_ANS
     scored = pl.col("credit").is_not_null()
-    return ok.group_by(KEY).agg(
-        correct=pl.col("credit").filter(ans & scored).sum(),
-        wrong=(1.0 - pl.col("credit")).filter(ans & scored & (_STATE != ABSTAIN)).sum(),
-        unnecessary_abstention=(ans & (_STATE == ABSTAIN)).sum(),
-        productive_abstention=(unans & (_STATE == ABSTAIN)).sum(),
-        missed_abstention=(unans & (_STATE != ABSTAIN)).sum(),
-        wrong_refusal=(ans & (_STATE == REFUSE)).sum(), wrong_parse_error=(ans & (_STATE == PARSE_ERROR)).sum(),
-        missed_refusal=(unans & (_STATE == REFUSE)).sum(), missed_parse_error=(unans & (_STATE == PARSE_ERROR)).sum(),
-        unscored=(ans & ~scored).sum(), n=pl.len(),
-    ).sort(list(KEY))  # fmt: skip
+    return (
+        ok.group_by(KEY)
+        .agg(
+            correct=pl.col("credit").filter(ans & scored).sum(),
+            wrong=(1.0 - pl.col("credit")).filter(ans & scored & (_STATE != ABSTAIN)).sum(),
+            unnecessary_abstention=(ans & (_STATE == ABSTAIN)).sum(),
+            productive_abstention=(unans & (_STATE == ABSTAIN)).sum(),
+            missed_abstention=(unans & (_STATE != ABSTAIN)).sum(),
+            wrong_refusal=(ans & (_STATE == REFUSE)).sum(),
+            wrong_parse_error=(ans & (_STATE == PARSE_ERROR)).sum(),
+            missed_refusal=(unans & (_STATE == REFUSE)).sum(),
+            missed_parse_error=(unans & (_STATE == PARSE_ERROR)).sum(),
+            unscored=(ans & ~scored).sum(),
+            n=pl.len(),
+        )
+        .sort(list(KEY))
+    )
 
 
 def calibration(decisions: pl.DataFrame, bins: int = 10) -> pl.DataFrame:
     """The reliability diagram's table: per configuration, the answered items' confidence bins."""
     answered = decisions.filter(_STATE == ANSWER, pl.col("credit").is_not_null())
-    parts = [calibration_bins(g["confidence"], g["credit"], bins).with_columns(
-        **{k: pl.lit(v) for k, v in zip(KEY, key, strict=True)}) for key, g in answered.group_by(KEY)]  # fmt: skip
+    parts = [
+        calibration_bins(g["confidence"], g["credit"], bins).with_columns(
+            **{k: pl.lit(v) for k, v in zip(KEY, key, strict=True)}
+        )
+        for key, g in answered.group_by(KEY)
+    ]
     if not parts:
-        return pl.DataFrame(schema={**{k: pl.String for k in KEY}, "bin": pl.Int64, "low": pl.Float64,
-                                    "high": pl.Float64, "n": pl.Int64, "confidence": pl.Float64,
-                                    "accuracy": pl.Float64})  # fmt: skip
+        return pl.DataFrame(
+            schema={
+                **{k: pl.String for k in KEY},
+                "bin": pl.Int64,
+                "low": pl.Float64,
+                "high": pl.Float64,
+                "n": pl.Int64,
+                "confidence": pl.Float64,
+                "accuracy": pl.Float64,
+            }
+        )
     return pl.concat(parts).select(*KEY, "bin", "low", "high", "n", "confidence", "accuracy").sort([*KEY, "bin"])

@@ -21,11 +21,23 @@ from declinecraft.views.know2guess.reliability import intervals, item_matrix, ro
 #: Rates compared between the parsers, and between each control prompt and the standard prompt.
 PARSER_METRICS: tuple[str, ...] = ("reliability", "coverage", "parse_error_rate", "productive_abstention")
 PROMPT_METRICS: tuple[str, ...] = (
-    "reliability", "answerable_accuracy", "productive_abstention", "unnecessary_abstention", "coverage",
-)  # fmt: skip
+    "reliability",
+    "answerable_accuracy",
+    "productive_abstention",
+    "unnecessary_abstention",
+    "coverage",
+)
 
-_SCHEMA_TAIL = {"metric": pl.String, "n_pairs": pl.Int64, "base_value": pl.Float64, "value": pl.Float64,
-                "difference": pl.Float64, "low": pl.Float64, "high": pl.Float64, "p": pl.Float64}  # fmt: skip
+_SCHEMA_TAIL = {
+    "metric": pl.String,
+    "n_pairs": pl.Int64,
+    "base_value": pl.Float64,
+    "value": pl.Float64,
+    "difference": pl.Float64,
+    "low": pl.Float64,
+    "high": pl.Float64,
+    "p": pl.Float64,
+}
 
 
 def bootstrap_p(diffs: np.ndarray, n_resamples: int, seed: int) -> np.ndarray:
@@ -49,7 +61,13 @@ def bootstrap_p(diffs: np.ndarray, n_resamples: int, seed: int) -> np.ndarray:
 
 
 def paired(
-    decisions: pl.DataFrame, metrics: Sequence[str], *, vary: str, base: str, n_resamples: int, confidence: float,
+    decisions: pl.DataFrame,
+    metrics: Sequence[str],
+    *,
+    vary: str,
+    base: str,
+    n_resamples: int,
+    confidence: float,
     seed: int,
 ) -> pl.DataFrame:
     """Per-item differences (configuration minus its ``base``) where only column ``vary`` differs.
@@ -76,8 +94,12 @@ def paired(
         return pl.DataFrame(schema=schema)
     stacked = np.vstack(diffs)
     low, high = intervals(stacked, n_resamples, confidence, seed)
-    frame = pl.DataFrame(rows).with_columns(difference=pl.Series(row_means(stacked)), low=pl.Series(low),
-                                            high=pl.Series(high), p=pl.Series(bootstrap_p(stacked, n_resamples, seed)))  # fmt: skip
+    frame = pl.DataFrame(rows).with_columns(
+        difference=pl.Series(row_means(stacked)),
+        low=pl.Series(low),
+        high=pl.Series(high),
+        p=pl.Series(bootstrap_p(stacked, n_resamples, seed)),
+    )
     return frame.select(list(schema)).cast(schema)  # type: ignore[arg-type]
 
 
@@ -86,23 +108,39 @@ def parser_sensitivity(decisions: pl.DataFrame, *, n_resamples: int, confidence:
 
     ``base_value`` is the strict value, ``value`` the normalized one.
     """
-    table = paired(decisions, PARSER_METRICS, vary="parser", base="strict", n_resamples=n_resamples,
-                   confidence=confidence, seed=seed).drop("parser")  # fmt: skip
+    table = paired(
+        decisions,
+        PARSER_METRICS,
+        vary="parser",
+        base="strict",
+        n_resamples=n_resamples,
+        confidence=confidence,
+        seed=seed,
+    ).drop("parser")
     wide = decisions.filter(pl.col("error").is_null()).pivot(
-        on="parser", index=[*RUN_KEY, "question_id"], values=["state", "answer"], aggregate_function="first")
+        on="parser", index=[*RUN_KEY, "question_id"], values=["state", "answer"], aggregate_function="first"
+    )
     if not {"state_strict", "state_normalized"} <= set(wide.columns):
         return table.with_columns(n_state_changed=pl.lit(0, pl.Int64), n_answer_changed=pl.lit(0, pl.Int64))
     changes = wide.group_by(RUN_KEY).agg(
         n_state_changed=(pl.col("state_strict") != pl.col("state_normalized")).sum().cast(pl.Int64),
         n_answer_changed=(pl.col("answer_strict").fill_null("") != pl.col("answer_normalized").fill_null(""))
-        .sum().cast(pl.Int64),
-    )  # fmt: skip
+        .sum()
+        .cast(pl.Int64),
+    )
     return table.join(changes, on=list(RUN_KEY), how="left").sort([*RUN_KEY, "metric"])
 
 
 def prompt_sensitivity(decisions: pl.DataFrame, *, n_resamples: int, confidence: float, seed: int) -> pl.DataFrame:
     """Each control prompt minus the standard prompt, per model, thinking, condition and parser
     (K2G §6.5). ``base_value`` is the standard prompt's value."""
-    table = paired(decisions, PROMPT_METRICS, vary="prompt", base=STANDARD, n_resamples=n_resamples,
-                   confidence=confidence, seed=seed)  # fmt: skip
+    table = paired(
+        decisions,
+        PROMPT_METRICS,
+        vary="prompt",
+        base=STANDARD,
+        n_resamples=n_resamples,
+        confidence=confidence,
+        seed=seed,
+    )
     return table.sort([*KEY, "metric"])

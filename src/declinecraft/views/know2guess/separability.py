@@ -38,16 +38,34 @@ TEXTS: dict[str, str] = {
 }
 METRICS = ("accuracy", "macro_f1", "recall_unanswerable", "false_positive_rate", "auroc", "auprc")
 SUMMARY_SCHEMA = {
-    "text": pl.String, **{m: pl.Float64 for m in METRICS}, "auprc_chance": pl.Float64, "n_dev": pl.Int64,
-    "n_test": pl.Int64, "n_answerable": pl.Int64, "n_unanswerable": pl.Int64, "n_test_answerable": pl.Int64,
-    "n_test_unanswerable": pl.Int64, "n_features": pl.Int64, "note": pl.String, "tokens_answerable": pl.Float64,
-    "tokens_unanswerable": pl.Float64, "ks_statistic": pl.Float64, "ks_p": pl.Float64,
-}  # fmt: skip
-FEATURE_SCHEMA = {"text": pl.String, "half": pl.String, "rank": pl.Int64, "feature": pl.String,
-                  "coefficient": pl.Float64}  # fmt: skip
+    "text": pl.String,
+    **{m: pl.Float64 for m in METRICS},
+    "auprc_chance": pl.Float64,
+    "n_dev": pl.Int64,
+    "n_test": pl.Int64,
+    "n_answerable": pl.Int64,
+    "n_unanswerable": pl.Int64,
+    "n_test_answerable": pl.Int64,
+    "n_test_unanswerable": pl.Int64,
+    "n_features": pl.Int64,
+    "note": pl.String,
+    "tokens_answerable": pl.Float64,
+    "tokens_unanswerable": pl.Float64,
+    "ks_statistic": pl.Float64,
+    "ks_p": pl.Float64,
+}
+FEATURE_SCHEMA = {
+    "text": pl.String,
+    "half": pl.String,
+    "rank": pl.Int64,
+    "feature": pl.String,
+    "coefficient": pl.Float64,
+}
 
 
-def decision_metrics(unanswerable: Sequence[bool], probability: Sequence[float], threshold: float = 0.5) -> dict[str, float]:
+def decision_metrics(
+    unanswerable: Sequence[bool], probability: Sequence[float], threshold: float = 0.5
+) -> dict[str, float]:
     """Know2Guess's four numbers at ``threshold`` (unanswerable predicted when p >= threshold):
     accuracy, macro-F1 over both classes, unanswerable recall, and the false-positive rate (the
     answerable share predicted unanswerable). A class with no item gives NaN where it divides."""
@@ -91,11 +109,19 @@ def length_test(texts: Sequence[str], unanswerable: Sequence[bool]) -> dict[str,
     y = np.asarray(unanswerable, dtype=bool)
     a, u = counts[~y], counts[y]
     if not a.size or not u.size:
-        return {"tokens_answerable": math.nan, "tokens_unanswerable": math.nan, "ks_statistic": math.nan,
-                "ks_p": math.nan}  # fmt: skip
+        return {
+            "tokens_answerable": math.nan,
+            "tokens_unanswerable": math.nan,
+            "ks_statistic": math.nan,
+            "ks_p": math.nan,
+        }
     res = ks_2samp(u, a)
-    return {"tokens_answerable": float(a.mean()), "tokens_unanswerable": float(u.mean()),
-            "ks_statistic": float(res.statistic), "ks_p": float(res.pvalue)}  # fmt: skip
+    return {
+        "tokens_answerable": float(a.mean()),
+        "tokens_unanswerable": float(u.mean()),
+        "ks_statistic": float(res.statistic),
+        "ks_p": float(res.pvalue),
+    }
 
 
 def _empty(note: str, **counts: int) -> dict[str, Any]:
@@ -157,7 +183,9 @@ def separability_probe(
     return out
 
 
-def separability(bench: pl.DataFrame, *, seed: int, top: int, dev_share: float = DEV_SHARE) -> tuple[pl.DataFrame, pl.DataFrame]:
+def separability(
+    bench: pl.DataFrame, *, seed: int, top: int, dev_share: float = DEV_SHARE
+) -> tuple[pl.DataFrame, pl.DataFrame]:
     """:func:`separability_probe` per text (:data:`TEXTS`), unanswerable positive, and its ``top``
     word features per half (the same seeded split for both texts)."""
     rows, features = [], []
@@ -167,14 +195,27 @@ def separability(bench: pl.DataFrame, *, seed: int, top: int, dev_share: float =
         docs = bench[text].fill_null("").to_list()
         r = separability_probe(docs, unanswerable, seed=seed, dev_share=dev_share, top=top)
         test_u = r["n_test_unanswerable"]
-        rows.append({"text": text, **{m: r[m] for m in METRICS},
-                     "auprc_chance": test_u / r["n_test"] if r["n_test"] else math.nan, "n_dev": r["n_dev"],
-                     "n_test": r["n_test"], "n_answerable": len(unanswerable) - n_u, "n_unanswerable": n_u,
-                     "n_test_answerable": r["n_test"] - test_u, "n_test_unanswerable": test_u,
-                     "n_features": r["n_features"], "note": r["note"], **length_test(docs, unanswerable)})  # fmt: skip
+        rows.append(
+            {
+                "text": text,
+                **{m: r[m] for m in METRICS},
+                "auprc_chance": test_u / r["n_test"] if r["n_test"] else math.nan,
+                "n_dev": r["n_dev"],
+                "n_test": r["n_test"],
+                "n_answerable": len(unanswerable) - n_u,
+                "n_unanswerable": n_u,
+                "n_test_answerable": r["n_test"] - test_u,
+                "n_test_unanswerable": test_u,
+                "n_features": r["n_features"],
+                "note": r["note"],
+                **length_test(docs, unanswerable),
+            }
+        )
         ranks = {"unanswerable": 0, "answerable": 0}
         for feature, weight in r["top_features"]:
             half = "unanswerable" if weight > 0 else "answerable"
             ranks[half] += 1
-            features.append({"text": text, "half": half, "rank": ranks[half], "feature": feature, "coefficient": weight})
+            features.append(
+                {"text": text, "half": half, "rank": ranks[half], "feature": feature, "coefficient": weight}
+            )
     return pl.DataFrame(rows, schema=SUMMARY_SCHEMA), pl.DataFrame(features, schema=FEATURE_SCHEMA)

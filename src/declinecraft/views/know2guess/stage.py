@@ -55,14 +55,35 @@ from declinecraft.views.know2guess.decisions import STATES
 from declinecraft.views.know2guess.separability import separability
 
 #: What the view reads of ``06_judge/judged.parquet``: the response judge's label per setting.
-JUDGED_COLUMNS = ("model", "thinking", "condition", "pipeline", "k", "scenario", "prompt_variant", "question_id", "label")
+JUDGED_COLUMNS = (
+    "model",
+    "thinking",
+    "condition",
+    "pipeline",
+    "k",
+    "scenario",
+    "prompt_variant",
+    "question_id",
+    "label",
+)
 #: Result field -> file name of ``09_know2guess/``.
 FILES: dict[str, str] = {
     name: f"know2guess_{name}.csv"
-    for name in ("decisions", "summary", "cost_sensitive", "outcomes", "calibration", "parser_sensitivity",
-                 "prompt_sensitivity", "separability", "separability_features", "cross_protocol", "crosstab",
-                 "issues")
-}  # fmt: skip
+    for name in (
+        "decisions",
+        "summary",
+        "cost_sensitive",
+        "outcomes",
+        "calibration",
+        "parser_sensitivity",
+        "prompt_sensitivity",
+        "separability",
+        "separability_features",
+        "cross_protocol",
+        "crosstab",
+        "issues",
+    )
+}
 
 
 @dataclass(frozen=True)
@@ -117,7 +138,10 @@ def issue_counts(decisions: pl.DataFrame) -> pl.DataFrame:
 
 
 def ask_all(
-    questions: pl.DataFrame, runs: list[protocol.Run], params: Know2GuessParams, models: Models,
+    questions: pl.DataFrame,
+    runs: list[protocol.Run],
+    params: Know2GuessParams,
+    models: Models,
     contexts: Mapping[str, str],
 ) -> tuple[pl.DataFrame, list[dict[str, Any]]]:
     """Ask every run (one model's server at a time) and parse every reply; return rows and timings.
@@ -129,8 +153,9 @@ def ask_all(
     timings = []
     for i, run in enumerate(runs):
         start = time.monotonic()
-        ask = models.asker(run.model, thinking=run.thinking, max_tokens=params.max_tokens,
-                           temperature=params.temperature)  # fmt: skip
+        ask = models.asker(
+            run.model, thinking=run.thinking, max_tokens=params.max_tokens, temperature=params.temperature
+        )
         replies = ask(protocol.calls(questions, run, contexts))
         rows += protocol.decision_rows(questions, run, replies)
         timings.append({**run.__dict__, "seconds": round(time.monotonic() - start, 2)})
@@ -139,8 +164,9 @@ def ask_all(
     return protocol.decisions_frame(rows), timings
 
 
-def run(cfg: RunConfig, *, models: Models | None = None, lookup: Lookup | None = None,
-        progress: bool = False) -> Know2GuessResult:  # fmt: skip
+def run(
+    cfg: RunConfig, *, models: Models | None = None, lookup: Lookup | None = None, progress: bool = False
+) -> Know2GuessResult:
     """Run stage 09 and write its outputs (``09_know2guess/``); return them.
 
     ``models`` and ``lookup`` default to the run's model servers and corpus chunks (tests inject
@@ -171,8 +197,14 @@ def run(cfg: RunConfig, *, models: Models | None = None, lookup: Lookup | None =
         contexts: dict[str, str] = {}
         if "single" in params.conditions:
             retrieved = read_stage_file(cfg, "answer", "retrieved.parquet")
-            contexts = protocol.contexts(questions, retrieved, lookup or chunk_lookup(cfg), pipeline=cfg.answer.pipeline,
-                                         k=cfg.answer.k, chunk_chars=cfg.answer.context_chars)  # fmt: skip
+            contexts = protocol.contexts(
+                questions,
+                retrieved,
+                lookup or chunk_lookup(cfg),
+                pipeline=cfg.answer.pipeline,
+                k=cfg.answer.k,
+                chunk_chars=cfg.answer.context_chars,
+            )
         runs = protocol.plan(params, cfg.answer, pool.thinking_switch)
         t0 = time.monotonic()
         decisions, timings = ask_all(questions, runs, params, pool, contexts)
@@ -181,8 +213,10 @@ def run(cfg: RunConfig, *, models: Models | None = None, lookup: Lookup | None =
         items = grading.judge_items(decisions, references)
         last = runs[-1].model if runs else None
         order = sorted(dict.fromkeys(cfg.judge.accuracy_judges), key=lambda j: j != last)  # the open server first
-        askers = {j: pool.asker(j, thinking=None, max_tokens=cfg.judge.max_tokens, temperature=cfg.judge.temperature)
-                  for j in order}  # fmt: skip
+        askers = {
+            j: pool.asker(j, thinking=None, max_tokens=cfg.judge.max_tokens, temperature=cfg.judge.temperature)
+            for j in order
+        }
         scores, accuracy = grading.score_items(items, askers, constrain=cfg.judge.constrain_reask)
         seconds["grading"] = round(time.monotonic() - t0, 1)
     finally:
@@ -211,16 +245,27 @@ def run(cfg: RunConfig, *, models: Models | None = None, lookup: Lookup | None =
             frame.write_csv(tmp)
     strict = decisions.filter(pl.col("parser") == "strict")
     manifest = {
-        "run": cfg.run, "enabled": True, "params": cfg.block_dict("know2guess"),
-        "questions": questions.height, "answerable": int(questions["answerable"].sum()), "runs": len(runs),
-        "decision_calls": strict.height, "failed_calls": int(strict["error"].is_not_null().sum()),
-        "states": {mode: {s: int(((decisions["parser"] == mode) & (decisions["state"] == s)).sum()) for s in STATES}
-                   for mode in ("strict", "normalized")},
-        "judge_items": items.height, "judges": order,
+        "run": cfg.run,
+        "enabled": True,
+        "params": cfg.block_dict("know2guess"),
+        "questions": questions.height,
+        "answerable": int(questions["answerable"].sum()),
+        "runs": len(runs),
+        "decision_calls": strict.height,
+        "failed_calls": int(strict["error"].is_not_null().sum()),
+        "states": {
+            mode: {s: int(((decisions["parser"] == mode) & (decisions["state"] == s)).sum()) for s in STATES}
+            for mode in ("strict", "normalized")
+        },
+        "judge_items": items.height,
+        "judges": order,
         "scored_by_llm": int((scores["source"] == "llm").sum()) if scores.height else 0,
-        "unscored": int((decisions["state"].eq("ANSWER") & decisions["answerable"] & decisions["credit"].is_null()).sum()),
-        "seconds": {**seconds, "total": round(time.monotonic() - start, 1)}, "timings": timings,
-    }  # fmt: skip
+        "unscored": int(
+            (decisions["state"].eq("ANSWER") & decisions["answerable"] & decisions["credit"].is_null()).sum()
+        ),
+        "seconds": {**seconds, "total": round(time.monotonic() - start, 1)},
+        "timings": timings,
+    }
     paths.write_text_atomic(folder / "manifest.json", json.dumps(manifest, indent=2, default=str) + "\n")
     for stale in ("NOT_BUILT.md", "DISABLED.md"):
         (folder / stale).unlink(missing_ok=True)

@@ -1,0 +1,112 @@
+"""Quoted numbers: the corpus, the benchmark and the setup (§3, App. D and F)."""
+
+from __future__ import annotations
+
+import polars as pl
+
+from declinecraft.paper import number_sources as read
+from declinecraft.paper.number_spec import Number
+
+NUMBERS: list[Number] = [
+    # --- corpus and benchmark (§3, App. D, F)
+    Number("CprePages", "pages in C_pre", read.corpus("pre", "pages"), "int", "c_pre_pages"),
+    Number("CpreChunks", "chunks in C_pre", read.corpus("pre", "chunks"), "int", "c_pre_chunks"),
+    Number("CpostPages", "pages in C_post", read.corpus("post", "pages"), "int", "c_post_pages"),
+    Number("CpostChunks", "chunks in C_post", read.corpus("post", "chunks"), "int", "c_post_chunks"),
+    Number("BenchAnswerable", "answerable questions in the benchmark", read.kept(True), "int", "n_answerable"),
+    Number("BenchUnanswerable", "unanswerable questions in the benchmark", read.kept(False), "int", "n_unanswerable"),
+    Number(
+        "HitAtK",
+        "answerable questions whose target chunk is retrieved in the top k",
+        read.retrieval_audit("hit_at_k"),
+        "pct",
+        "hit_at_5_answerable",
+        n=read.retrieval_audit("hit_at_k", "n"),
+    ),
+    Number(
+        "ScenarioOverlap",
+        "unanswerable questions retrieving a scenario chunk",
+        read.retrieval_audit("scenario_overlap"),
+        "pct",
+        "scenario_chunk_overlap_unanswerable",
+        n=read.retrieval_audit("scenario_overlap", "n"),
+    ),
+    Number(
+        "StyleAUCStyle",
+        "style-only AUC",
+        read.style_auc("style_only"),
+        "kappa",
+        "style_auc_style_only",
+        n=read.style_questions("style_only"),
+        unit="questions in the smaller half",
+    ),
+    Number(
+        "StyleAUCFull",
+        "full-text AUC",
+        read.style_auc("full"),
+        "kappa",
+        "style_auc_full_text",
+        n=read.style_questions("full"),
+        unit="questions in the smaller half",
+    ),
+    Number(
+        "SecondJudgeAgreement",
+        "agreement of second response judges with the response judge",
+        read.second_judge("agreement"),
+        "pct",
+        n=read.second_judge("n"),
+        unit="responses",
+    ),
+    Number(
+        "SecondJudgeKappa",
+        "their mean Cohen's kappa",
+        read.second_judge("kappa"),
+        "kappa",
+        n=read.second_judge("n"),
+        unit="responses",
+    ),
+    # --- setup
+    Number("NModels", "models evaluated", read.n_unique("main_grid", "model"), "int", "n_models"),
+    Number(
+        "NConfigs",
+        "configurations (model x thinking)",
+        read.count_rows("main_grid", "configs", condition="single"),
+        "int",
+        "n_configurations",
+    ),
+    Number("NFamilies", "model families", read.n_unique("main_grid", "family"), "int", "n_families"),
+    Number(
+        "NSwitchable",
+        "models with switchable thinking",
+        lambda t: (
+            read.table(t, "main_grid")
+            .filter(pl.col("thinking") == "on")
+            .filter(pl.col("switchable"))["model"]
+            .n_unique()
+        ),
+        "int",
+        "n_models_switchable_thinking",
+    ),
+    Number(
+        "NAnswerable",
+        "answerable questions evaluated",
+        lambda t: int(read.table(t, "main_grid")["n_answerable"].max()),
+        "int",
+    ),
+    Number(
+        "NUnanswerable",
+        "unanswerable questions evaluated",
+        lambda t: int(read.table(t, "main_grid")["n_unanswerable"].max()),
+        "int",
+    ),
+    Number(
+        "BudgetExhaustedShare",
+        "responses that exhausted the budget (percent of all)",
+        lambda t: (
+            read.table(t, "summary")["n_budget_exhausted"].sum()
+            / (read.table(t, "summary")["n_answerable"].sum() + read.table(t, "summary")["n_unanswerable"].sum())
+        ),
+        "pct",
+        "budget_exhausted_share",
+    ),
+]

@@ -1,0 +1,87 @@
+"""Quoted numbers: the claims check, the judges, leakage and the human annotation."""
+
+from __future__ import annotations
+
+from declinecraft.paper import number_sources as read
+from declinecraft.paper.number_spec import Number
+
+NUMBERS: list[Number] = [
+    # --- the claims check (analysis.claims)
+    Number("ClaimsN", "headline claims checked", read.count_rows("claims", "claims"), "int"),
+    Number(
+        "ClaimsSupported", "claims this run supports", read.count_rows("claims", "claims", verdict="supported"), "int"
+    ),
+    Number(
+        "ClaimsContradicted",
+        "claims this run contradicts",
+        read.count_rows("claims", "claims", verdict="contradicted"),
+        "int",
+    ),
+    Number(
+        "ClaimsNotTestable",
+        "claims this run cannot test",
+        read.count_rows("claims", "claims", verdict="not testable"),
+        "int",
+    ),
+    # --- judges, leakage, humans
+    Number(
+        "FleissKappa",
+        "Fleiss' kappa of the accuracy judges",
+        read.judge_agreement("kappa"),
+        "kappa",
+        n=read.judge_agreement("rows"),
+        unit="answers",
+    ),
+    Number(
+        "JudgeLeniencySpread",
+        "largest difference in judges' mean accuracy (points)",
+        lambda t: read.table(t, "judge_leniency")["leniency"].max() - read.table(t, "judge_leniency")["leniency"].min(),
+        "pts",
+    ),
+    Number(
+        "LeakTopModel", "the model most accurate on unanswerable questions (no RAG)", read.leakage_top("model"), "text"
+    ),
+    Number(
+        "LeakTopAcc",
+        "its accuracy",
+        read.leakage_top("accuracy"),
+        "pct",
+        n=read.leakage_top_questions,
+        unit="answers with a score",
+    ),
+    Number(
+        "HumanHHOne",
+        "Table 10, human-human kappa, Part 1",
+        read.human_kappa(1, "human_human"),
+        "kappa",
+        "t10_part1_human_human",
+    ),
+    Number(
+        "HumanJHOne",
+        "Table 10, judge-human kappa, Part 1",
+        read.human_kappa(1, "judge_human"),
+        "kappa",
+        "t10_part1_judge_human",
+    ),
+    Number(
+        "HumanJMOne",
+        "Table 10, judge-majority kappa, Part 1",
+        read.human_kappa(1, "judge_majority"),
+        "kappa",
+        "t10_part1_judge_majority",
+    ),
+    Number(
+        "HumanHHTwo",
+        "Table 10, human-human weighted kappa, Part 2",
+        read.human_kappa(2, "human_human"),
+        "kappa",
+        "t10_part2_human_human",
+    ),
+    Number(
+        "HumanJHTwo",
+        "Table 10, judge-human weighted kappa, Part 2",
+        read.human_kappa(2, "judge_human"),
+        "kappa",
+        "t10_part2_judge_human",
+    ),
+]
