@@ -76,13 +76,15 @@ class TestCheckRows:
     def test_refused(self, changes: dict[str, object], message: str) -> None:
         """A row the schema cannot state is refused, naming the file, the row and what is wrong."""
         named = {"model": "smollm2-135m", "condition": "single", **changes}
-        where = rf"summary.csv: row 0 \(model {named['model']!r}, thinking 'off', condition {named['condition']!r}\)"
+        where = rf"summary.csv: the row of model {named['model']!r}, thinking 'off', condition {named['condition']!r}"
         with pytest.raises(every_eval.ExportError, match=f"^{where}: {message}"):
             every_eval.check_rows(pl.DataFrame([row(**changes)]), MODELS, where="summary.csv")
 
     def test_repeated(self) -> None:
         """Two rows of one model, thinking and condition are refused at the second."""
-        with pytest.raises(every_eval.ExportError, match="row 1 .*a second row"):
+        with pytest.raises(
+            every_eval.ExportError, match="summary.csv: the row of model 'smollm2-135m', .*: a second row"
+        ):
             every_eval.check_rows(pl.DataFrame([row(), row()]), MODELS, where="summary.csv")
 
     def test_missing_metric(self) -> None:

@@ -96,12 +96,12 @@ def check_rows(rows: pl.DataFrame, models: dict[str, ModelSpec], *, where: str) 
     outside [0, 1] or outside its interval, a count that is not a whole number, a repeated row.
 
     Raises:
-        ExportError: naming ``where``, the row's index and its model, thinking and condition.
+        ExportError: naming ``where`` and the row by its model, thinking and condition.
     """
     seen: set[tuple[str, str, str]] = set()
-    for i, row in enumerate(rows.iter_rows(named=True)):
+    for row in rows.iter_rows(named=True):
         model, thinking, condition = row.get("model"), row.get("thinking"), row.get("condition")
-        name = f"{where}: row {i} (model {model!r}, thinking {thinking!r}, condition {condition!r})"
+        name = f"{where}: the row of model {model!r}, thinking {thinking!r}, condition {condition!r}"
         if not isinstance(model, str) or not model.strip():
             raise ExportError(f"{name}: no model id")
         if model not in models:
