@@ -3,7 +3,7 @@
     .venv/bin/python benchmarks/bench_llm_client.py [--quick] [--requests 768] [--concurrency 64]
         [--latency-min 0.5] [--latency-max 2.0] [--seed 0]
 
-* Server: ``tests/fake_openai.py`` in its own process on 127.0.0.1, answering each request after
+* Server: ``tests/support/fake_openai.py`` in its own process on 127.0.0.1, answering each request after
   a latency drawn uniformly from ``[--latency-min, --latency-max]`` seconds, seeded per message
   text (:func:`fake_openai.request_latency`), so every run sees the same latencies. Its request
   count proves every call was sent exactly once.
@@ -34,9 +34,10 @@ from collections.abc import Sequence
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT / "tests"))
+sys.path.insert(0, str(ROOT))  # the fake server lives with the tests (tests/support)
 
-import fake_openai
+from tests.support import fake_openai
+
 from declinecraft.core import paths, registry
 from declinecraft.llm import cache
 from declinecraft.llm import client as llm

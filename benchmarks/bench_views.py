@@ -1,6 +1,6 @@
 """Benchmark: a cached rerun of both views (stages 09 and 10) on a tiny project with a real model.
 
-The slow tests (``tests/test_know2guess_slow.py``, ``tests/test_evidence_prompts.py``) check that a
+The slow tests (``tests/views/know2guess/test_stage.py``, ``tests/views/evidence/test_stage.py``) check that a
 rerun sends no call; this times it. Each view runs once (SmolLM2-135M in every role, calls
 cached), then again; the rerun's seconds go to outputs/bench/views.json. Target: under 10 s per
 view's model-call steps (Know2Guess: decisions + grading; evidence: answers) on 2 cores.
@@ -19,12 +19,14 @@ for var in ("POLARS_MAX_THREADS", "OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MK
     os.environ.setdefault(var, "2")
 
 ROOT = Path(__file__).resolve().parents[1]
-sys.path[:0] = [str(ROOT), str(ROOT / "tests")]  # the tiny projects live beside the tests that use them
+sys.path.insert(0, str(ROOT))  # the tiny projects live with the tests (tests/support)
 
 import argparse  # noqa: E402
 import json  # noqa: E402
 import platform  # noqa: E402
 import tempfile  # noqa: E402
+
+from tests.support import esb_run, projects, small_model_runs  # noqa: E402
 
 from declinecraft.core import paths  # noqa: E402
 
@@ -35,9 +37,8 @@ def know2guess_rerun(tmp: Path) -> float:
     """Seconds of the Know2Guess view's model-call steps on a cached rerun."""
     from declinecraft.evaluation import answer_stage, judge_stage
     from declinecraft.views.know2guess import stage
-    from test_know2guess_slow import tiny_project
 
-    cfg = tiny_project(tmp, ROOT)
+    cfg = small_model_runs.tiny_project(tmp, ROOT)
     answer_stage.run(cfg)
     judge_stage.run(cfg)
     stage.run(cfg)
@@ -47,16 +48,13 @@ def know2guess_rerun(tmp: Path) -> float:
 
 def evidence_rerun(tmp: Path) -> float:
     """Seconds of the evidence view's answer step on a cached rerun."""
-    from tests.support.projects import copy_project
-
     from declinecraft.views.evidence import stage
-    from test_evidence_stage import FakeSearch, make_run
 
-    root = copy_project(tmp / "project")
+    root = projects.copy_project(tmp / "project")
     small = {"max_tokens": "24", "conflict_max_tokens": "24", "prompts": "[P1, P2]"}
-    cfg = make_run(root, small, tested="smollm2-135m", generator="smollm2-135m", judge="smollm2-135m")
-    stage.run(cfg, search=FakeSearch())
-    again = stage.run(cfg, search=FakeSearch())
+    cfg = esb_run.make_run(root, small, tested="smollm2-135m", generator="smollm2-135m", judge="smollm2-135m")
+    stage.run(cfg, search=esb_run.FakeSearch())
+    again = stage.run(cfg, search=esb_run.FakeSearch())
     return float(again.manifest["seconds"]["answers"])
 
 

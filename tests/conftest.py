@@ -9,23 +9,21 @@ from pathlib import Path
 
 import pytest
 
-import fake_openai
-
-ROOT = Path(__file__).resolve().parents[1]
+from tests.support import fake_openai, projects
 
 
 @pytest.fixture(scope="session")
 def root() -> Path:
     """The repository root."""
-    return ROOT
+    return projects.REPO
 
 
 @pytest.fixture()
 def project(tmp_path: Path) -> Path:
     """A minimal project tree (pyproject + params) in a temporary folder."""
     (tmp_path / "params").mkdir()
-    shutil.copy(ROOT / "pyproject.toml", tmp_path / "pyproject.toml")
-    shutil.copy(ROOT / "params" / "default.yaml", tmp_path / "params" / "default.yaml")
+    shutil.copy(projects.REPO / "pyproject.toml", tmp_path / "pyproject.toml")
+    shutil.copy(projects.REPO / "params" / "default.yaml", tmp_path / "params" / "default.yaml")
     return tmp_path
 
 

@@ -1,4 +1,4 @@
-"""Builders for the fault suite (tests/test_faults*.py): whole-project copies and cache counts.
+"""Builders for the fault suite (tests/faults/): whole-project copies and cache counts.
 
 A fault test never touches the repository's own outputs or cache: it copies every tracked and
 unignored file into a temporary folder (the virtual environment linked, not copied), points
@@ -17,8 +17,8 @@ from pathlib import Path
 import yaml
 
 from declinecraft.llm import cache as llm_cache
+from tests.support import projects
 
-REPO = Path(__file__).resolve().parents[2]
 FAULTS_PARAMS = "params/faults.yaml"
 
 
@@ -35,17 +35,17 @@ def copy_tree(target: Path) -> Path:
     """Copy the repository's tracked and unignored files to ``target`` and link its ``.venv``."""
     listed = (
         subprocess.run(
-            ["git", "ls-files", "-co", "--exclude-standard", "-z"], cwd=REPO, check=True, capture_output=True
+            ["git", "ls-files", "-co", "--exclude-standard", "-z"], cwd=projects.REPO, check=True, capture_output=True
         )
         .stdout.decode()
         .split("\0")
     )
     for name in filter(None, listed):
-        source = REPO / name
+        source = projects.REPO / name
         if source.is_file():
             (target / name).parent.mkdir(parents=True, exist_ok=True)
             shutil.copy2(source, target / name)
-    (target / ".venv").symlink_to(REPO / ".venv")
+    (target / ".venv").symlink_to(projects.REPO / ".venv")
     return target
 
 
@@ -81,7 +81,7 @@ def stored_keys(cache: Path) -> set[str]:
 
 
 def scripted_models(base_url: str, key_env: str = "OPENROUTER_API_KEY") -> str:
-    """A models file of two hosted models on the fake server (tests/fake_model.py answers them)."""
+    """A models file of two hosted models on the fake server (tests/support/fake_model.py answers them)."""
     entries = {
         name: {
             "family": "Scripted",

@@ -3,7 +3,7 @@
 Croissant 1.0 (http://mlcommons.org/croissant/1.0) with the RAI vocabulary
 (http://mlcommons.org/croissant/RAI/1.0). Each Parquet file is a ``cr:FileObject`` addressed
 relative to the JSON file, with its sha256; each config is a ``cr:RecordSet`` whose fields read
-one column each. ``mlcroissant`` validates and loads it (tests/test_dataset.py).
+one column each. ``mlcroissant`` validates and loads it (tests/construction/test_dataset.py).
 """
 
 from __future__ import annotations

@@ -7,7 +7,7 @@ imports, plus the ``__init__`` of every package on the way, so no list is kept b
 
 ``python -m declinecraft.core.deps make NOTEBOOK...`` prints the Make variables
 (``SRC_<stage> := ...``) that the Makefile includes; ``python -m declinecraft.core.deps check``
-prints import cycles and layer violations (the same checks ``tests/test_architecture.py`` makes).
+prints import cycles and layer violations (the same checks ``tests/project/test_architecture.py`` makes).
 """
 
 from __future__ import annotations

@@ -1,0 +1,1 @@
+"""The tests, in folders that mirror the package (tests/<part>/test_<module>.py); see docs/layout.md."""

@@ -1,0 +1,124 @@
+"""Tests for declinecraft.analysis.run_health: the run-health counts on hand-built outputs (tests/support/health.py)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import polars as pl
+import pytest
+
+from declinecraft.analysis import run_health
+from declinecraft.core import config
+from tests.support import health
+
+
+def _row(frame: pl.DataFrame, measure: str, model: str, **keys: str) -> tuple[int, int]:
+    hit = frame.filter((pl.col("measure") == measure) & (pl.col("model") == model))
+    for column, value in keys.items():
+        hit = hit.filter(pl.col(column) == value)
+    assert hit.height == 1, (measure, model, keys, hit)
+    return hit["numerator"][0], hit["denominator"][0]
+
+
+class TestAnswerCalls:
+    def test_counts_answers_and_reflections(self) -> None:
+        """m-b: 6 answers + 2 reflections = 8 calls, 2 failed; m-a: 8 calls, none failed."""
+        found = run_health.answer_calls(health.responses())
+        assert _row(found, "failed_calls", "m-b") == (2, 8)
+        assert _row(found, "failed_calls", "m-a") == (0, 8)
+
+
+class TestTruncation:
+    def test_per_model_and_condition(self) -> None:
+        """m-a's no-RAG replies: 1 of 2 cut; m-b's single-shot: the failed call is not a reply (0 of 1)."""
+        found = run_health.truncation(health.responses())
+        assert _row(found, "truncated", "m-a", condition="no_rag") == (1, 2)
+        assert _row(found, "truncated", "m-b", condition="single") == (0, 1)
+        assert found["rate"].to_list().count(0.5) == 1
+
+
+class TestRounds:
+    def test_distribution(self) -> None:
+        """m-b used one further round on 1 of 2 iterative answers; m-a none on 2 of 2."""
+        found = run_health.rounds_used(health.responses())
+        assert _row(found, "further_rounds", "m-b", detail="1") == (1, 2)
+        assert _row(found, "further_rounds", "m-b", detail="0") == (1, 2)
+        assert _row(found, "further_rounds", "m-a", detail="0") == (2, 2)
+
+    def test_unusable_reflections(self) -> None:
+        """A failed reflection is unusable (m-b: 1 of 2); no_follow_ups and insufficient are not."""
+        found = run_health.reflection_health(health.responses())
+        assert _row(found, "reflection_unusable", "m-b") == (1, 2)
+        assert _row(found, "reflection_unusable", "m-a") == (0, 2)
+
+
+class TestJudges:
+    def test_parse_failures(self) -> None:
+        """j-small: 1 of 2 scores re-asked and still unparsable; rule-scored rows are no calls."""
+        found = run_health.parse_health(health.scores(), "score")
+        assert _row(found, "score_unparsable", "j-small") == (1, 2)
+        assert _row(found, "score_reasked", "j-small") == (1, 2)
+        assert _row(found, "score_unparsable", "j-big") == (0, 2)
+
+    def test_calls_count_reasks(self) -> None:
+        """j-big: 11 label calls + 1 re-ask + 2 score calls = 14; j-small: 2 + 1 re-ask = 3."""
+        found = run_health.judge_calls([(health.labels(), "judge"), (health.scores(), "judge")], "06_judge")
+        assert _row(found, "failed_calls", "j-big") == (0, 14)
+        assert _row(found, "failed_calls", "j-small") == (0, 3)
+
+
+class TestMergeCalls:
+    def test_one_row_per_stage_and_model(self) -> None:
+        """A model that answers and judges in one stage gets one failed_calls row with both counts."""
+        both = pl.concat(
+            [
+                run_health.answer_calls(health.responses(), "10_evidence"),
+                run_health.judge_calls([(health.labels().with_columns(judge=pl.lit("m-b")), "judge")], "10_evidence"),
+            ]
+        )
+        merged = run_health.merge_calls(both)
+        assert _row(merged, "failed_calls", "m-b") == (2, 8 + 12)
+
+
+class TestViews:
+    def test_know2guess_format(self) -> None:
+        """Strict-parser replies with any issue; the normalized parser's rows are the same calls."""
+        decisions = pl.DataFrame(
+            {
+                "model": ["m-a"] * 4,
+                "thinking": ["off"] * 4,
+                "parser": ["strict", "strict", "strict", "normalized"],
+                "issues": ["no_decision;missing_confidence", "", "no_decision", None],
+            }
+        )
+        found = run_health.know2guess_format(decisions)
+        assert _row(found, "k2g_format_issues", "m-a") == (2, 3)
+        assert found["detail"][0] == "no_decision"
+
+    def test_evidence_invalid(self) -> None:
+        """Invalid responses summed over prompts."""
+        summary = pl.DataFrame(
+            {"model": ["m-a", "m-a"], "thinking": ["off", "off"], "n_invalid": [1, 2], "n_responses": [9, 9]}
+        )
+        assert _row(run_health.evidence_invalid(summary), "esb_invalid", "m-a") == (3, 18)
+
+
+@pytest.fixture()
+def cfg(tmp_path: Path) -> config.RunConfig:
+    """A run with hand-built answer and judge outputs and no views run."""
+    return health.write_run(tmp_path)
+
+
+class TestCollect:
+    def test_missing_input_is_a_note(self, cfg) -> None:  # noqa: ANN001
+        """Without references.parquet the rest is counted and one row says what is missing."""
+        found = run_health.collect(cfg, health.main_grid())
+        notes = found.filter(pl.col("measure") == "missing")
+        assert notes.height == 1 and "references.parquet is missing" in notes["detail"][0]
+        assert _row(found, "failed_calls", "m-b", stage="05_answer") == (2, 8)
+        assert _row(found, "accuracy_questions", "m-b") == (0, 1)
+
+    def test_views_not_run(self, cfg) -> None:  # noqa: ANN001
+        """Views without outputs give notes, not errors."""
+        found = run_health.collect_views(cfg)
+        assert set(found["measure"]) == {"missing"} and found.height >= 2

@@ -1,0 +1,186 @@
+"""Tests for declinecraft.core.config: params loading, validation, inheritance and run isolation."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+import yaml
+
+from declinecraft.core import config
+
+
+def write(project: Path, name: str, data: dict) -> Path:
+    path = project / "params" / f"{name}.yaml"
+    path.write_text(yaml.safe_dump(data))
+    return path
+
+
+class TestLoad:
+    def test_default_loads(self, root: Path) -> None:
+        """Every shipped params file is valid."""
+        shipped = sorted(p.stem for p in (root / "params").glob("*.yaml") if p.stem not in {"models", "paper_reported"})
+        assert {"default", "paper", "k10", "generators"} <= set(shipped)
+        for name in shipped:
+            cfg = config.load(root / "params" / f"{name}.yaml")
+            assert cfg.run == name
+            assert cfg.corpus.cutoff == "2025-03-31"
+
+    def test_unknown_block_key_names_key(self, project: Path) -> None:
+        """A typo'd key inside a block is an error naming the file, block and key."""
+        path = write(project, "typo", {"answer": {"kk": 10}})
+        with pytest.raises(config.ConfigError, match=r"typo\.yaml: answer: unknown key 'kk'"):
+            config.load(path)
+
+    def test_unknown_top_level_key(self, project: Path) -> None:
+        """A typo'd block name is an error, not a silently ignored block."""
+        path = write(project, "typo", {"anwser": {"k": 10}})
+        with pytest.raises(config.ConfigError, match="unknown top-level key 'anwser'"):
+            config.load(path)
+
+    @pytest.mark.parametrize(
+        ("block", "key", "value"),
+        [("answer", "k", "five"), ("paper", "build_pdf", "yes"), ("answer", "models", "m1"), ("index", "rrf_k", 6.5)],
+    )
+    def test_wrong_type(self, project: Path, block: str, key: str, value: object) -> None:
+        """A value of the wrong type is an error naming the key path."""
+        path = write(project, "bad", {block: {key: value}})
+        with pytest.raises(config.ConfigError, match=rf"{block}\.{key}"):
+            config.load(path)
+
+    def test_defaults_fill_missing_keys(self, project: Path) -> None:
+        """Keys a file leaves out take the paper's defaults."""
+        cfg = config.load(write(project, "mini", {"answer": {"k": 3}}))
+        assert cfg.answer.k == 3
+        assert cfg.answer.max_rounds == 2
+        assert cfg.index.rrf_k == 60
+
+    def test_lists_become_tuples(self, project: Path) -> None:
+        """List params are frozen as tuples, so the config is hashable and immutable."""
+        cfg = config.load(write(project, "m", {"answer": {"models": ["a", "b"]}}))
+        assert cfg.answer.models == ("a", "b")
+
+    def test_base_cycle(self, project: Path) -> None:
+        """Inheritance cycles are reported, not followed forever."""
+        write(project, "a", {"base": "b"})
+        path = write(project, "b", {"base": "a"})
+        with pytest.raises(config.ConfigError, match="cycle"):
+            config.load(path)
+
+    def test_verifier_must_differ_from_generators(self, project: Path) -> None:
+        """§3.3: a verifier that is also a generator is an error naming the key, unless allowed."""
+        same = {"generate": {"generator": "m1"}, "verify": {"verifier": "m1", "self_verification": False}}
+        with pytest.raises(config.ConfigError, match=r"x\.yaml: verify\.verifier 'm1' is also the generator"):
+            config.load(write(project, "x", same))
+        compare = {
+            "generate": {"generator": "m1", "generators": ["m2"]},
+            "verify": {"verifier": "m2", "self_verification": False},
+        }
+        with pytest.raises(config.ConfigError, match="verify.comparison_verifier 'm2' is also one of the compared"):
+            config.load(write(project, "y", compare))
+        compare["verify"]["comparison_verifier"] = "m3"  # the paper's arrangement (params/paper.yaml)
+        assert config.load(write(project, "w", compare)).verify.verifier == "m2"
+        same["verify"]["self_verification"] = True
+        assert config.load(write(project, "z", same)).verify.verifier == "m1"
+
+    def test_missing_base(self, project: Path) -> None:
+        """A missing base names the missing file and the file whose `base:` named it."""
+        with pytest.raises(
+            config.ConfigError, match=r"x\.yaml: base: 'nope' names .*params/nope\.yaml, which does not exist"
+        ):
+            config.load(write(project, "x", {"base": "nope"}))
+
+
+class TestOwner:
+    def test_derived_run_reuses_upstream(self, project: Path) -> None:
+        """A run differing only in `answer` reads stages 01–04 from its base and owns 05 onwards."""
+        cfg = config.load(write(project, "k10", {"base": "default", "answer": {"k": 10}}))
+        assert [cfg.owner(s) for s, _ in config.STAGES] == ["default"] * 4 + ["k10"] * (len(config.STAGES) - 4)
+        assert cfg.stage_dir("verify") == project / "outputs" / "default" / "04_verify"
+        assert cfg.stage_dir("answer") == project / "outputs" / "k10" / "05_answer"
+
+    def test_seed_change_owns_everything(self, project: Path) -> None:
+        """A different seed changes every stage, so the derived run owns all of them."""
+        cfg = config.load(write(project, "s1", {"base": "default", "seed": 1}))
+        assert {cfg.owner(s) for s, _ in config.STAGES} == {"s1"}
+
+    def test_standalone_run_owns_everything(self, project: Path) -> None:
+        """Without a base, every stage is the run's own."""
+        cfg = config.load(project / "params" / "default.yaml")
+        assert {cfg.owner(s) for s, _ in config.STAGES} == {"default"}
+
+
+class TestWriteStamps:
+    def test_two_runs_two_trees(self, project: Path) -> None:
+        """Two params files write into two separate output trees."""
+        a = config.load(project / "params" / "default.yaml")
+        b = config.load(write(project, "other", {"corpus": {"min_chars": 100}}))
+        config.write_stamps(a)
+        config.write_stamps(b)
+        assert (project / "outputs" / "default" / "params" / "corpus.yaml").is_file()
+        assert (project / "outputs" / "other" / "params" / "corpus.yaml").is_file()
+        other = yaml.safe_load((project / "outputs" / "other" / "params" / "corpus.yaml").read_text())
+        assert other["corpus"]["min_chars"] == 100
+        assert other["params_file"] == "params/other.yaml"
+
+    def test_only_changed_blocks_rewritten(self, project: Path) -> None:
+        """Editing one block rewrites only that block's stamp (what makes Make rerun one stage)."""
+        path = write(project, "r", {"answer": {"k": 5}})
+        config.write_stamps(config.load(path))
+        write(project, "r", {"answer": {"k": 7}})
+        changed = {p.name for p in config.write_stamps(config.load(path))}
+        assert "answer.yaml" in changed
+        assert not changed & {"corpus.yaml", "index.yaml", "verify.yaml", "judge.yaml"}
+
+    def test_unchanged_rewrites_nothing(self, project: Path) -> None:
+        """Stamping twice with no edit changes no file."""
+        cfg = config.load(project / "params" / "default.yaml")
+        config.write_stamps(cfg)
+        assert config.write_stamps(cfg) == []
+
+
+class TestForNotebook:
+    def test_injected_block_must_match(self, project: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+        """A block injected by papermill that differs from the file is an error (stale stamp)."""
+        monkeypatch.chdir(project)
+        with pytest.raises(config.ConfigError, match="differs"):
+            config.for_notebook("params/default.yaml", answer={"k": 99})
+
+    def test_relative_path_from_subfolder(self, project: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+        """A project-relative params path resolves from a notebook's subfolder."""
+        (project / "notebooks").mkdir()
+        monkeypatch.chdir(project / "notebooks")
+        assert config.for_notebook("params/default.yaml").root == project.resolve()
+
+
+class TestReferencedModels:
+    @pytest.mark.parametrize("name", ["default", "paper", "k10"])
+    def test_every_model_is_registered(self, root: Path, name: str) -> None:
+        """Every model a shipped params file names has an entry in params/models.yaml."""
+        from declinecraft.core import registry
+
+        cfg = config.load(root / "params" / f"{name}.yaml")
+        known = registry.load_models(cfg.resolve(cfg.models_file))
+        assert config.referenced_models(cfg) - set(known) == set()
+
+
+class TestLLMBlock:
+    def test_defaults_and_override(self, project: Path) -> None:
+        """`llm:` is optional; its keys override the defaults and a derived run inherits them."""
+        assert config.load(write(project, "plain", {})).llm == config.LLMParams()
+        write(project, "strict", {"llm": {"max_failed_share": 0.0, "retry_failures": False}})
+        derived = config.load(write(project, "derived", {"base": "strict"}))
+        assert (derived.llm.max_failed_share, derived.llm.retry_failures) == (0.0, False)
+        assert derived.to_dict()["llm"] == {"max_failed_share": 0.0, "retry_failures": False}
+
+    def test_unknown_key(self, project: Path) -> None:
+        """A typo inside `llm:` names the file and the key."""
+        with pytest.raises(config.ConfigError, match=r"typo\.yaml: llm: unknown key 'retry_failure'"):
+            config.load(write(project, "typo", {"llm": {"retry_failure": True}}))
+
+    def test_not_in_stamps(self, project: Path) -> None:
+        """A run policy: changing it rewrites no stage stamp (nothing that passed reruns)."""
+        cfg = config.load(write(project, "r", {}))
+        config.write_stamps(cfg)
+        changed = config.write_stamps(config.load(write(project, "r", {"llm": {"max_failed_share": 0.5}})))
+        assert [p.name for p in changed] == ["resolved.yaml"]

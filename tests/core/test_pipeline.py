@@ -1,0 +1,160 @@
+"""Tests for declinecraft.core.pipeline: the stage graph from declared reads, and Make deciding from
+every input (prompt files, model entries, data files, recorded outputs) on a tiny project."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from declinecraft.core import config, pipeline
+from tests.support import projects
+
+STAGES = [notebook for _, notebook in config.STAGES]
+
+
+BLOCK = {notebook: block for block, notebook in config.STAGES}
+
+
+def downstream(*blocks: str) -> list[str]:
+    """The notebooks of ``blocks`` and of every stage that reads their outputs, in run order."""
+    hit = set(blocks)
+    return [nb for b, nb in config.STAGES if b in hit or hit & set(pipeline.upstream(b))]
+
+
+class TestGraph:
+    def test_reads_are_stages_before(self) -> None:
+        """Each stage reads only stages that run before it (the run order is a topological order)."""
+        order = [b for b, _ in config.STAGES]
+        for block, spec in pipeline.SPECS.items():
+            assert all(order.index(r) < order.index(block) for r in spec.reads), block
+
+    def test_views_and_analysis_are_siblings(self) -> None:
+        """The analysis reads neither view; the evidence view does not read Know2Guess; the paper reads all three."""
+        assert "know2guess" not in pipeline.upstream("analysis") and "evidence" not in pipeline.upstream("analysis")
+        assert "know2guess" not in pipeline.upstream("evidence")
+        assert {"analysis", "know2guess", "evidence"} <= set(pipeline.upstream("paper"))
+
+    def test_make_variables(self) -> None:
+        """The generated Make variables list every stage and its direct reads."""
+        text = pipeline.make_variables()
+        assert "STAGES := " + " ".join(STAGES) in text
+        assert "UP_08_paper := 07_analysis 09_know2guess 10_evidence" in text
+
+
+class TestStagePrompts:
+    def test_judge_renders_its_prompts(self) -> None:
+        """The judge stage renders the response judge, oracle and accuracy prompts, and no generator prompt."""
+        found = pipeline.stage_prompts("judge", projects.REPO)
+        assert {"judge_response", "judge_accuracy", "oracle_answerable", "oracle_unanswerable"} <= found
+        assert "generate_scenario" not in found
+
+    def test_rag_variants(self) -> None:
+        """Know2Guess's retrieval prompts (names built as '<name>_rag') are found."""
+        assert {"k2g_standard", "k2g_standard_rag", "k2g_answer_only_rag"} <= pipeline.stage_prompts(
+            "know2guess", projects.REPO
+        )
+
+    def test_every_prompt_reaches_a_stage(self) -> None:
+        """No template of params/prompts/ is outside the graph: each is an input of some stage."""
+        reached = set().union(*(pipeline.stage_prompts(b, projects.REPO) for b in pipeline.SPECS))
+        assert pipeline.prompt_names(projects.REPO) - reached == set()
+
+
+class TestInputs:
+    def test_default_run_reaches_everything(self) -> None:
+        """Every model the default run names and its data files are inputs of some stage."""
+        cfg = config.load(projects.REPO / "params" / "default.yaml")
+        found = {block: pipeline.inputs(cfg, block) for block in pipeline.SPECS}
+        models = set().union(*(set(f["models"]) for f in found.values()))
+        assert {m for m in config.referenced_models(cfg) if m} - models == set()
+        assert "data/miniwiki/miniwiki.xml" in found["corpus"]["data"]
+        assert "data/manual_review.yaml" in found["verify"]["data"]
+        assert "paper/main.tex" in found["paper"]["data"]
+
+
+def _would_run(project: Path, env: dict[str, str]) -> list[str]:
+    command = ["make", "-n", "pipeline", f"PY={sys.executable}"]
+    out = subprocess.run(command, cwd=project, env=env, capture_output=True, text=True, timeout=300)
+    assert out.returncode == 0, out.stderr[-2000:]
+    return [s for s in STAGES if f">> [default] {s}" in out.stdout]
+
+
+@pytest.fixture()
+def built(tmp_path: Path) -> tuple[Path, dict[str, str]]:
+    """A project whose every stage looks built: outputs recorded, executed notebooks newest."""
+    project = projects.make_project(tmp_path)
+    env = {**os.environ, "PYTHONPATH": str(project / "src"), "MAKEFLAGS": ""}
+    assert _would_run(project, env) == STAGES  # nothing built yet; also writes the stamps
+    judged = project / "outputs" / "default" / "06_judge" / "judged.parquet"
+    judged.parent.mkdir(parents=True)
+    judged.write_bytes(b"responses")
+    base = time.time() - 100_000
+    for path in project.rglob("*"):
+        if path.is_file():
+            os.utime(path, (base, base))
+    executed = project / "outputs" / "default" / "executed"
+    executed.mkdir(parents=True)
+    for i, stem in enumerate(STAGES):
+        stamp = project / "outputs" / "default" / "params" / f"{BLOCK[stem]}.yaml"
+        record = [sys.executable, "-m", "declinecraft.core.pipeline", "record", str(stamp)]
+        subprocess.run(record, cwd=project, env=env, check=True)
+        (executed / f"{stem}.ipynb").touch()
+        os.utime(executed / f"{stem}.ipynb", (base + 10 + i, base + 10 + i))
+    assert _would_run(project, env) == []
+    return project, env
+
+
+@pytest.mark.slow
+class TestMakeDecides:
+    def test_prompt_edit(self, built: tuple[Path, dict[str, str]]) -> None:
+        """Editing the response judge's prompt reruns the stages that render it and what reads them."""
+        project, env = built
+        with open(project / "params" / "prompts" / "judge_response.txt", "a") as fh:
+            fh.write("\nOne more line.\n")
+        renders = [b for b in pipeline.SPECS if "judge_response" in pipeline.stage_prompts(b, project)]
+        assert "judge" in renders and "generate" not in renders
+        assert _would_run(project, env) == downstream(*renders)
+
+    def test_wiki_edit(self, built: tuple[Path, dict[str, str]]) -> None:
+        """Editing the wiki dump reruns every stage, from the corpus on."""
+        project, env = built
+        dump = project / "data" / "miniwiki" / "miniwiki.xml"
+        dump.write_text(dump.read_text(encoding="utf-8").replace("the", "teh", 1), encoding="utf-8")
+        assert _would_run(project, env) == STAGES
+
+    def test_model_entry_edit(self, built: tuple[Path, dict[str, str]]) -> None:
+        """Changing SmolLM2's entry reruns the stages that call it, and what reads them; not setup."""
+        project, env = built
+        models = project / "params" / "models.yaml"
+        text = models.read_text(encoding="utf-8")
+        assert "served_name: smollm2-135m\n" in text
+        models.write_text(text.replace("served_name: smollm2-135m\n", "served_name: smollm2-135m\n    n_ctx: 2048\n"))
+        cfg = config.load(project / "params" / "default.yaml")
+        calls = [b for b, spec in pipeline.SPECS.items() if "smollm2-135m" in spec.models(cfg)]
+        assert "generate" not in calls and "answer" in calls
+        assert _would_run(project, env) == downstream(*calls)
+
+    def test_deleted_output(self, built: tuple[Path, dict[str, str]]) -> None:
+        """Deleting judged.parquet reruns the judge stage and every stage that reads it."""
+        project, env = built
+        (project / "outputs" / "default" / "06_judge" / "judged.parquet").unlink()
+        assert _would_run(project, env) == downstream("judge")
+
+    def test_view_code_edit(self, built: tuple[Path, dict[str, str]]) -> None:
+        """A change in Know2Guess's code reruns Know2Guess and the paper only."""
+        project, env = built
+        module = project / "src" / "declinecraft" / "views" / "know2guess" / "reliability.py"
+        os.utime(module, None)
+        assert _would_run(project, env) == ["09_know2guess", "08_paper"]
+
+
+class TestGraphTable:
+    def test_docs_show_the_current_graph(self) -> None:
+        """The stage table of docs/pipeline.md is `make graph` of the default run, as the declarations say now."""
+        table = pipeline.graph_table(config.load(projects.REPO / "params" / "default.yaml"))
+        assert table in (projects.REPO / "docs" / "pipeline.md").read_text(encoding="utf-8")

@@ -1,0 +1,209 @@
+"""Tests for declinecraft.evaluation.judge_stage: stage 06 and its helpers."""
+
+from __future__ import annotations
+
+import polars as pl
+import pytest
+
+from declinecraft.core import artifacts
+from declinecraft.evaluation import answer_stage, comparison, judge, judge_stage
+from declinecraft.llm.calls import Call
+from declinecraft.retrieval import stage as index_stage
+from tests.support import answering, judging, projects
+
+
+class TestReferenceQuestions:
+    def test_answerable_and_leakage(self) -> None:
+        """Answerable questions, and unanswerable ones answered without retrieval with the scenario."""
+        bench = pl.DataFrame({"id": ["a0", "u0", "u1"], "answerable": [True, False, False]})
+        responses = pl.DataFrame(
+            {
+                "question_id": ["a0", "u0", "u1"],
+                "answerable": [True, False, False],
+                "condition": ["single", "no_rag", "single"],
+                "scenario": [True, True, True],
+                "prompt_variant": ["default"] * 3,
+            }
+        )
+        assert judge_stage.reference_questions(bench, responses)["id"].to_list() == ["a0", "u0"]
+
+
+class TestReadPages:
+    def test_missing(self, project) -> None:  # noqa: ANN001
+        """Missing corpus pages are an error naming the file."""
+        from declinecraft.core import config
+
+        cfg = config.load(project / "params" / "default.yaml")
+        with pytest.raises(FileNotFoundError, match="pages_pre.parquet"):
+            artifacts.read_pages(cfg)
+
+
+class TestReadResponses:
+    def test_missing(self, project) -> None:  # noqa: ANN001
+        """Missing responses are an error naming the file and the stage to run."""
+        from declinecraft.core import config
+
+        cfg = config.load(project / "params" / "default.yaml")
+        with pytest.raises(FileNotFoundError, match="responses.parquet: run 05_answer"):
+            artifacts.read_responses(cfg)
+
+
+class JudgeModels:
+    """The model layer for stage 06: response judge, oracle and accuracy judges by model id."""
+
+    def __init__(self) -> None:
+        self.used: list[str] = []
+
+    def asker(
+        self, model_id: str, *, thinking: str | None, max_tokens: int, temperature: float = 0.0
+    ) -> judging.ScriptedJudge:
+        def script(call: Call) -> str:
+            self.used.append(model_id)
+            if call.prompt == "judge_response":
+                return judge.rule_label(call.fields["answer"]) if model_id != "mute" else "?"
+            if call.prompt.startswith("oracle"):
+                return f"reference for {call.fields['question']}"
+            return "1.0" if model_id == "j1" else "0.5"
+
+        return judging.ScriptedJudge(script)
+
+    def release(self) -> None:
+        pass
+
+
+class TestRunStage:
+    def test_writes_outputs(self, project) -> None:  # noqa: ANN001
+        """Stage 06 writes every declared output with the panel mean and the leakage audit."""
+        from declinecraft.core import config
+
+        (project / "params" / "t.yaml").write_text(
+            "base: default\njudge:\n  response_judge: rj\n  oracle: o\n  accuracy_judges: [j1, j2]\n"
+            "  second_judges: [mute]\n  second_judge_sample: 0\n"
+        )
+        cfg = config.load(project / "params" / "t.yaml")
+        bench = pl.DataFrame(
+            [{**judging.QUESTION}, {**judging.QUESTION, "id": "u0", "answerable": False, "target_title": "Ghast"}]
+        )
+        for stage, name, frame in (
+            ("verify", "benchmark", bench.with_columns(asked_question=pl.lit("?"), target_chunk_id=pl.lit("c1"))),
+            (
+                "answer",
+                "responses",
+                judging.labelled()
+                .head(4)
+                .with_columns(
+                    question_id=pl.Series(["a0", "a0", "u0", "u0"]),
+                    condition=pl.Series(["single", "single", "no_rag", "no_rag"]),
+                    pipeline=pl.Series(["hybrid", "hybrid", "none", "none"]),
+                ),
+            ),
+        ):
+            cfg.stage_dir(stage).mkdir(parents=True, exist_ok=True)
+            frame.write_parquet(cfg.stage_dir(stage) / f"{name}.parquet")
+        # Table 9's comparison: g1's question abstained on, g2's denied, g2's second one cut by the budget.
+        compared = (
+            judging.labelled()
+            .select(pl.exclude("question_id", "response_id"))
+            .head(4)
+            .with_columns(
+                response_id=pl.Series(["c1", "c2", "c3", "c4"]),
+                question_id=pl.Series(["g1/u0", "g2/u0", "g2/u1", "g2/u2"]),
+                response=pl.Series(["I do not know the answer.", "It does not exist.", "", "It does not exist."]),
+                budget_exhausted=pl.Series([False, False, True, False]),
+                answerable=pl.lit(False),
+            )
+        )
+        compared.write_parquet(cfg.stage_dir("answer") / "comparison_responses.parquet")
+        models = JudgeModels()
+        pages = {True: {"Horse": "horse page"}, False: {"Ghast": "ghast page"}}
+        out = judge_stage.run(cfg, models=models, lookup=judging.lookup, pages=pages)
+        folder = cfg.stage_dir("judge")
+        assert pl.read_parquet(folder / "comparison_labels.parquet")["label"].to_list() == [
+            "ABSTAIN",
+            "DENY",
+            None,
+            "DENY",
+        ]
+        car = comparison.read(cfg)
+        assert car.select("generator", "car", "car_k", "car_n", "car_unlabelled").rows() == [
+            ("g1", 1.0, 1, 1, 0),
+            ("g2", 0.0, 0, 2, 0),
+        ]
+        assert out.manifest["comparison_labels"] == 4
+        for name in (
+            "labels.parquet",
+            "references.parquet",
+            "scores.parquet",
+            "judged.parquet",
+            "results.csv",
+            "summary.parquet",
+            "leakage.csv",
+            "agreement.csv",
+            "manifest.json",
+        ):
+            assert (folder / name).is_file(), name
+        judged = pl.read_parquet(folder / "judged.parquet").sort("response_id")
+        # r1 ANSWER (1.0 + 0.5) / 2; r2 ABSTAIN 0; r3 DENY on the leakage audit 0; r4 budget exhausted 0
+        assert judged["accuracy"].to_list() == [0.75, 0.0, 0.0, 0.0]
+        assert judged["reference"].to_list()[0] == "reference for I ride. How much armor?"
+        labels = pl.read_parquet(folder / "labels.parquet")
+        assert labels.filter(pl.col("judge") == "mute")["unparsable"].to_list() == [True, True, True]
+        leak = pl.read_csv(folder / "leakage.csv")
+        assert leak.select("n", "leakage_accuracy").row(0) == (2, 0.0)
+        assert out.manifest["label_unparsable"] == 0 and out.references.height == 2
+
+
+@pytest.mark.slow
+def test_real_models_end_to_end(tmp_path, monkeypatch) -> None:  # noqa: ANN001
+    """05 and 06 on a real index and a real llama.cpp server (SmolLM2-135M): every output written,
+    every response labelled or flagged, and a second run replays everything from the cache."""
+    from declinecraft.core import config
+
+    root = projects.copy_project(tmp_path / "project")
+    monkeypatch.setenv("DECLINECRAFT_CACHE", str(tmp_path / "cache"))
+    (root / "params" / "t.yaml").write_text(
+        "base: default\n"
+        "answer:\n  models: [smollm2-135m]\n  k: 2\n  max_rounds: 1\n  max_tokens: 24\n  context_chars: 200\n"
+        "  limit_questions: 0\n  no_scenario: true\n"
+        "judge:\n  response_judge: smollm2-135m\n  oracle: smollm2-135m\n  accuracy_judges: [smollm2-135m]\n"
+        "  max_tokens: 4\n  oracle_max_tokens: 16\n  oracle_page_chars: 200\n  oracle_chunk_chars: 100\n"
+    )
+    cfg = config.load(root / "params" / "t.yaml")
+    projects.write_corpus(
+        cfg,
+        {
+            f"c{i}": f"[Page: Page {i}]\nPage {i} says that mob {i} has {i * 3} health and drops item {i}."
+            for i in range(1, 8)
+        },
+    )
+    index_stage.run(cfg, progress=False)
+    projects.write_benchmark(cfg, answering.benchmark(2, 1))
+
+    first = (answer_stage.run(cfg), judge_stage.run(cfg))
+    judged = pl.read_parquet(cfg.stage_dir("judge") / "judged.parquet")
+    assert judged.height == 3 * 4  # no_rag, single, iterative, single without scenario
+    assert (
+        judged.filter(pl.col("label").is_null() & ~pl.col("budget_exhausted")).height
+        == judged.filter(pl.col("label_unparsable") | pl.col("label_error").is_not_null()).height
+    )
+    assert set(judged["rule_label"].drop_nulls()) <= set(judge.LABELS)
+    again = (answer_stage.run(cfg), judge_stage.run(cfg))
+    assert again[0].responses.equals(first[0].responses)
+    assert again[1].judged.equals(first[1].judged) and again[1].manifest["seconds"]["total"] < 10
+
+
+class TestEmptyBenchmark:
+    def test_both_stages(self, project) -> None:  # noqa: ANN001
+        """A benchmark with no question (nothing survived verification) gives empty outputs, no crash."""
+        from declinecraft.core import config
+
+        (project / "params" / "t.yaml").write_text("base: default\nanswer:\n  models: [m1]\n")
+        cfg = config.load(project / "params" / "t.yaml")
+        cfg.stage_dir("verify").mkdir(parents=True)
+        answering.benchmark(1, 0).clear().write_parquet(cfg.stage_dir("verify") / "benchmark.parquet")
+        out = answer_stage.run(
+            cfg, models=answering.FakeModels(), search=answering.FakeSearch(), lookup=answering.lookup
+        )
+        assert out.responses.height == 0
+        done = judge_stage.run(cfg, models=JudgeModels(), lookup=judging.lookup, pages={True: {}, False: {}})
+        assert done.judged.height == 0 and (cfg.stage_dir("judge") / "results.csv").is_file()

@@ -1,0 +1,120 @@
+"""Tests for declinecraft.paper.drawing: style, figure sizes, saving, intervals, rate axes and panels' helpers."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import matplotlib.pyplot as plt
+import numpy as np
+import polars as pl
+import pytest
+from matplotlib.figure import Figure
+
+from declinecraft.paper import drawing
+from declinecraft.paper import figures_main as plots_main
+from tests.support import figure_values
+
+
+class TestStyle:
+    def test_rc(self) -> None:
+        """Inside the style, fonts are small and top/right spines are off."""
+        with drawing.style():
+            assert plt.rcParams["font.size"] == 7 and not plt.rcParams["axes.spines.top"]
+
+
+class TestStyled:
+    def test_wraps(self) -> None:
+        """A decorated function draws under the style."""
+        sizes = []
+        drawing.styled(lambda: sizes.append(plt.rcParams["font.size"]) or plt.figure())()
+        assert sizes == [7]
+
+
+class TestNewFigure:
+    def test_width(self) -> None:
+        """Figures are sized for the paper's column."""
+        fig, _ = drawing.new_figure()
+        assert fig.get_size_inches()[0] == pytest.approx(drawing.COLUMN_IN)
+
+
+class TestSave:
+    def test_tight_outside_the_style(self, tmp_path: Path) -> None:
+        """A figure drawn outside the paper's style (as the views draw theirs) is saved to its tight
+        box too: a label past the canvas's right edge is kept, not cut off."""
+        fig = Figure(figsize=(2, 1))
+        fig.add_subplot().plot([0, 1], [0, 1])
+        fig.text(1.2, 0.5, "invalid")  # right of the 200-pixel canvas
+        (png,) = drawing.save(fig, tmp_path, "x", ("png",), dpi=100)
+        assert plt.imread(png).shape[1] > 230
+
+    def test_formats(self, tmp_path: Path) -> None:
+        """One file per format, non-empty."""
+        files = drawing.save(plots_main.plot_pipeline(), tmp_path, "x", ("pdf", "png"), dpi=50)
+        assert [f.suffix for f in files] == [".pdf", ".png"] and all(f.stat().st_size > 1000 for f in files)
+
+
+class TestPct:
+    def test_null_is_nan(self) -> None:
+        """Proportions become percentages, null becomes NaN."""
+        out = drawing.pct(pl.Series([0.5, None]))
+        assert out[0] == 50.0 and np.isnan(out[1])
+
+
+class TestMeanWithInterval:
+    def test_blue_line(self) -> None:
+        """The mean line is blue and passes through the column means."""
+        fig, ax = drawing.new_figure()
+        drawing.mean_with_interval(ax, [0, 1], np.array([[1.0, 2.0], [3.0, 4.0]]))
+        assert list(ax.lines[0].get_ydata()) == [2.0, 3.0]
+
+
+class TestMeanInterval:
+    def test_no_interval_on_two_points(self) -> None:
+        """Two configurations (df = 1) give a mean and no t interval (it would span hundreds of percent)."""
+        mean, low, high = drawing.mean_interval(np.array([[0.0, 100.0], [100.0, 0.0]]))
+        assert list(mean) == [50.0, 50.0] and np.isnan(low).all() and np.isnan(high).all()
+
+    def test_clipped_to_rate_scale(self) -> None:
+        """From three points on, the interval is drawn, clipped to [0, 100] for a rate."""
+        mean, low, high = drawing.mean_interval(np.array([[0.0], [0.0], [100.0]]))
+        assert low[0] == 0.0 and high[0] == 100.0 and mean[0] == pytest.approx(100 / 3)
+        raw = drawing.mean_interval(np.array([[0.0], [0.0], [100.0]]), rate=False)
+        assert raw[1][0] < 0 and raw[2][0] > 100
+
+    def test_errorbars_within_scale(self) -> None:
+        """The drawn error bars of two points have zero length."""
+        fig, ax = drawing.new_figure()
+        drawing.mean_with_interval(ax, [0, 1], np.array([[0.0, 100.0], [100.0, 0.0]]))
+        segments = [seg for coll in ax.collections for seg in coll.get_segments()]
+        assert all(abs(seg[0][1] - seg[-1][1]) < 1e-9 for seg in segments)
+
+
+class TestRateAxis:
+    def test_fixed(self) -> None:
+        """A rate axis runs from 0 to 100 % whatever the data (no -0.05..0.05, no 104)."""
+        fig, ax = drawing.new_figure()
+        ax.plot([0, 1], [0.0, 0.0])
+        drawing.rate_axis(ax, "xy")
+        assert ax.get_xlim() == (0.0, 100.0) and ax.get_ylim() == (0.0, 100.0)
+
+    def test_clip(self) -> None:
+        """Percentages outside the scale are clipped; NaN stays NaN."""
+        out = drawing.clip_rate([-440.0, 50.0, 510.0, np.nan])
+        assert list(out[:3]) == [0.0, 50.0, 100.0] and np.isnan(out[3])
+
+
+class TestLinesPanel:
+    def test_one_line_per_unit(self) -> None:
+        """One gray line per configuration; missing positions are NaN, not errors."""
+        frame = pl.DataFrame({"config": ["a", "a", "b"], "x": ["p", "q", "p"], "y": [0.1, 0.2, 0.3]})
+        fig, ax = drawing.new_figure()
+        matrix = drawing.lines_panel(ax, frame, x="x", y="y", order=["p", "q"])
+        assert matrix.shape == (2, 2) and np.isnan(matrix[1, 1]) and figure_values.gray_lines(fig) == 2
+
+
+class TestNoteMissing:
+    def test_text(self) -> None:
+        """An empty panel says what is missing."""
+        fig, ax = drawing.new_figure()
+        drawing.note_missing(ax, "nothing here")
+        assert ax.texts[0].get_text() == "nothing here"

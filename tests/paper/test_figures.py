@@ -1,0 +1,115 @@
+"""Tests for declinecraft.paper.figures: the figure list, too few points, writing every figure."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import matplotlib.pyplot as plt
+import polars as pl
+from matplotlib.figure import Figure
+
+from declinecraft.paper import caption_check, figure_check, figures
+from declinecraft.paper import figures_configs as fc
+from declinecraft.paper import figures_extra as fe
+from declinecraft.paper import figures_main as fm
+from tests.support import figure_values, projects
+
+
+class TestFigures:
+    def test_registry(self, tables: dict[str, pl.DataFrame]) -> None:
+        """Figures 1–28 are registered once each; only 7 and 24 lack data in this synthetic run."""
+        specs = figures.figures()
+        assert sorted(s.number for s in specs) == list(range(1, 29))
+        lacking = {s.number for s in specs if s.lacks(tables)}
+        assert lacking == {7, 24}
+
+    def test_every_figure_draws(self, tables: dict[str, pl.DataFrame]) -> None:
+        """Every figure with data draws without error, and with no layout problem a reader would
+        see: no text off the figure, no two labels over each other, no rate axis beyond [0, 100],
+        no axis quantity that its caption in paper/main.tex leaves unnamed."""
+        captions = caption_check.captions((projects.REPO / "paper" / "main.tex").read_text(encoding="utf-8"))
+        for spec in figures.figures():
+            if not spec.lacks(tables):
+                fig = spec.draw(tables)
+                assert isinstance(fig, Figure), spec.stem
+                assert figure_check.problems(fig, captions[spec.stem]) == [], spec.stem
+                plt.close("all")
+
+
+class TestTooFewPoints:
+    def test_association_figures_only(self, tables: dict[str, pl.DataFrame]) -> None:
+        """Needing more than the synthetic run's models (12 configurations of 8 models), an association
+        figure is too small to read, with its n; needing no more, it is not; a figure that is no
+        association never is."""
+        models = figure_values.grid(tables).filter(pl.col("condition") == "single")["model"].n_unique()
+        reason = figures.too_few_points("fig12_car_active_params", tables, models + 1)
+        assert (
+            reason
+            == f"Drawn from {models} models; a rank correlation needs {models + 1}, so it is not interpretable at this n"
+        )
+        assert figures.too_few_points("fig12_car_active_params", tables, models) == ""
+        assert figures.too_few_points("fig26_car_accuracy", tables, models + 1) == ""  # 12 configurations
+        assert figures.too_few_points("fig08_conditions", tables, 1000) == ""
+
+    def test_status_row(self, tmp_path: Path, tables: dict[str, pl.DataFrame]) -> None:
+        """write_figures marks exactly the association figures it drew, and still draws them."""
+        rows = figures.write_figures(tables, tmp_path, formats=("png",), dpi=30, min_points=1000)
+        small = {r["name"] for r in rows if r["small"]}
+        drawn = {r["name"] for r in rows if not r["reason"]}
+        assert small == set(figures.ASSOCIATIONS) & drawn and small
+        assert all((tmp_path / f"{name}.png").is_file() for name in small)
+
+
+class TestWriteFigures:
+    def test_skips_with_reasons(self, tmp_path: Path, tables: dict[str, pl.DataFrame]) -> None:
+        """Drawn figures get files; the others a reason naming the figure; stale files go."""
+        (tmp_path / "fig99_stale.png").write_text("old")
+        (tmp_path / "notes.txt").write_text("mine")
+        rows = figures.write_figures(tables, tmp_path, formats=("png",), dpi=40)
+        skipped = {r["number"]: r["reason"] for r in rows if r["reason"]}
+        assert set(skipped) == {7, 24} and skipped[7].startswith("Figure 7")
+        assert (tmp_path / "fig08_conditions.png").is_file() and not (tmp_path / "fig99_stale.png").exists()
+        assert (tmp_path / "notes.txt").is_file()  # only generated figure names are cleared
+
+    def test_no_input(self, tmp_path: Path) -> None:
+        """Without results only the pipeline diagram is drawn, and every reason names the missing input."""
+        rows = figures.write_figures({}, tmp_path, formats=("png",), dpi=40, no_input="judge stage missing")
+        assert [r["number"] for r in rows if not r["reason"]] == [1]
+        assert all("judge stage missing" in r["reason"] for r in rows if r["number"] != 1)
+
+
+def test_every_figure_checked() -> None:
+    """Every plot function of the three figure modules has a known-value test (in
+    test_figures_main.py, test_figures_configs.py and test_figures_extra.py; Figure 1's seven boxes
+    in test_figures_main.py's TestPlotPipeline)."""
+    names = {n for mod in (fm, fc, fe) for n in dir(mod) if n.startswith("plot_")}
+    checked = {
+        "plot_pipeline",
+        "plot_k_ablation",
+        "plot_pipelines",
+        "plot_thinking_car",
+        "plot_size_release",
+        "plot_k_sweep",
+        "plot_finetuned",
+        "plot_conditions",
+        "plot_thinking_accuracy",
+        "plot_attempt_car",
+        "plot_attempt_accuracy",
+        "plot_car_active",
+        "plot_accuracy_size",
+        "plot_car_per_model",
+        "plot_accuracy_per_model",
+        "plot_car_accuracy",
+        "plot_car_accuracy_attempted",
+        "plot_tradeoff",
+        "plot_family_labels",
+        "plot_model_labels",
+        "plot_leakage",
+        "plot_judge_pairs",
+        "plot_k_choice",
+        "plot_pipelines_car_accuracy",
+        "plot_scenario",
+        "plot_scenario_overlap",
+        "plot_transitions",
+    }
+    assert names == checked

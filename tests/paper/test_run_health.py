@@ -1,0 +1,116 @@
+"""Tests for declinecraft.paper.run_health: the run-health section of the paper, on hand-built outputs
+(tests/support/health.py)."""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+import polars as pl
+import pytest
+
+from declinecraft.analysis import run_health
+from declinecraft.core import config
+from declinecraft.paper import run_health as paper_health
+from tests.support import health, projects
+
+
+@pytest.fixture()
+def cfg(tmp_path: Path) -> config.RunConfig:
+    """A run with hand-built answer and judge outputs and no views run."""
+    return health.write_run(tmp_path)
+
+
+class TestPaperSection:
+    def test_table_and_sentences(self, cfg) -> None:  # noqa: ANN001
+        """The table prints counts with their n and the caveat below min_n; the sentences name the failures."""
+        counted = run_health.collect(cfg, health.main_grid())
+        tex = paper_health.health_tex(counted, min_n=6)
+        assert "2 of 8" in tex and "1 of 2 (1 re-asked)" in tex
+        assert "1 of 1 (n = 1 question, not interpretable at this n)" in tex
+        said = dict((m, v) for m, v, _ in paper_health.health_macros(counted, min_n=6))
+        assert "2 failed" in said["HealthCallsSentence"] and "m-b in 05\\_answer: 2 of 8" in said["HealthCallsSentence"]
+        assert "1 of 11 answers stopped" in said["HealthTruncSentence"]
+        assert "j-small gave no usable output on 1 of 2 calls" in said["HealthJudgeSentence"]
+        assert "references.parquet is missing" in said["HealthOmitted"]
+        assert "used the first retrieval round only" not in said["HealthRoundsSentence"]
+
+    def test_no_further_rounds_sentence(self) -> None:
+        """When no iterative answer used another round, one sentence says so, and says why: the
+        reflections' outcomes (asking without a usable question is not "never asking")."""
+        plain = health.responses().filter(pl.col("model") == "m-a")
+        counted = pl.concat([run_health.rounds_used(plain), run_health.reflection_outcomes(plain)])
+        said = dict((m, v) for m, v, _ in paper_health.health_macros(counted, min_n=6))
+        assert said["HealthRoundsSentence"] == (
+            "All 2 iterative answers used the first retrieval round only: of the 2 reflections, 2 judged the "
+            "context insufficient without a usable follow-up question."
+        )
+
+    def test_reflection_outcomes(self) -> None:
+        """Each reflection counted by outcome; an echoed placeholder is its own outcome."""
+        frame = health.responses().filter(pl.col("model") == "m-a", pl.col("condition") == "iterative").head(1)
+        echoed = json.dumps(
+            [{"index": 0, "reflection": {"status": "no_follow_ups", "echoed_template": True}, "stop": "no_follow_ups"}]
+        )
+        frame = pl.concat([frame, frame.with_columns(rounds=pl.lit(echoed))])
+        rows = run_health.reflection_outcomes(frame).select("detail", "numerator", "denominator").rows()
+        assert rows == [("echoed_template", 1, 2), ("no_follow_ups", 1, 2)]
+
+    def test_write(self, cfg) -> None:  # noqa: ANN001
+        """Without the analysis' CSV the paper still writes the table, macros and CSV, naming what is missing."""
+        paper, stage = cfg.root / "paper", cfg.run_dir() / "08_paper"
+        (paper / "tables").mkdir(parents=True)
+        stage.mkdir(parents=True)
+        status = paper_health.write(cfg, paper, stage)
+        assert status["name"] == "run_health" and (paper / "tables" / "run_health.tex").is_file()
+        assert "run\\_health.csv is missing" in (paper / "health_numbers.tex").read_text()
+        assert (stage / "run_health.csv").is_file()
+
+    def test_main_tex_places_it_before_results(self) -> None:
+        """paper/main.tex has the Run health section, with its table, before the first results section."""
+        tex = (projects.REPO / "paper" / "main.tex").read_text()
+        health = tex.index("\\section{Run health}")
+        assert health < tex.index("\\section{Results}") and health < tex.index("\\section{Know2Guess")
+        assert health < tex.index("\\dctable[H]{run_health}") < tex.index("\\section{Results}")
+        used = set(re.findall(r"\\(Health[A-Za-z]+)", tex))
+        assert used and used <= {m for m, _, _ in paper_health.health_macros(run_health.empty(), min_n=6)}
+
+
+def test_judge_sentence_names_rescued_scores() -> None:
+    """Scores that parsed only after the re-ask are named with their count."""
+    rows = [
+        {
+            "measure": m,
+            "stage": "06_judge",
+            "model": "j-small",
+            "thinking": "",
+            "condition": "",
+            "detail": "",
+            "numerator": k,
+            "denominator": 9,
+            "rate": k / 9,
+        }
+        for m, k in (("score_reasked", 6), ("score_unparsable", 0))
+    ]
+    said = paper_health._judge_sentence(pl.DataFrame(rows, schema=run_health.SCHEMA))
+    assert said.startswith("Every judge output parsed.") and "j-small: 6 of its 9 scores" in said
+
+
+def test_rule_disagreement() -> None:
+    """Labels unlike the phrase rule's are counted per judge and the first ones named; rows
+    without either label are left out."""
+    labels = pl.DataFrame(
+        {
+            "response_id": ["r1", "r2", "r3", "r4"],
+            "judge": ["j"] * 4,
+            "role": ["response_judge"] * 4,
+            "label": ["DENY", "ANSWER", "ABSTAIN", None],
+            "rule_label": ["ABSTAIN", "ANSWER", "ANSWER", "ANSWER"],
+        }
+    )
+    row = run_health.rule_disagreement(labels).to_dicts()[0]
+    assert (row["model"], row["numerator"], row["denominator"]) == ("j", 2, 3)
+    assert row["detail"] == "r1: judge DENY, rule ABSTAIN; r3: judge ABSTAIN, rule ANSWER"
+    said = paper_health._rule_sentence(run_health.rule_disagreement(labels))
+    assert "j and the phrase rule label 2 of 3 responses differently (first: r1: judge DENY" in said

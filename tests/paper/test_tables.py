@@ -1,0 +1,60 @@
+"""Tests for declinecraft.paper.tables: the LaTeX tables."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import polars as pl
+
+from declinecraft.analysis import paper_tables
+from declinecraft.paper import tables as report_tables
+from tests.support import judged_tables
+
+
+class TestWriteTables:
+    def test_files(self, tmp_path: Path, results: dict[str, pl.DataFrame]) -> None:
+        """Every fillable table is a .tex file; Table 9 and 10 give reasons here; stale ones go."""
+        cfg = judged_tables.project(tmp_path, None)
+        (tmp_path / "tables").mkdir()
+        (tmp_path / "tables" / "table09.tex").write_text("stale")
+        rows = report_tables.write_tables(results, cfg, tmp_path / "tables")
+        reasons = {r["name"]: r["reason"] for r in rows}
+        assert reasons["table09"] and reasons["table10"] and not reasons["table08"]
+        assert (tmp_path / "tables" / "table12.tex").is_file() and not (tmp_path / "tables" / "table09.tex").exists()
+
+
+class TestToLatex:
+    def test_bold_best(self, results: dict[str, pl.DataFrame]) -> None:
+        """The best CAR of Table 2 is bold and the header row is there."""
+        tex = report_tables.to_latex("table02", paper_tables.build(results)["table02"])
+        assert "\\toprule" in tex and tex.count("\\textbf{") >= 5
+
+    def test_escapes_cells(self) -> None:
+        """Text cells are escaped; role marks become a superscript; numbers keep one decimal."""
+        frame = pl.DataFrame({"role": ["Judge {A} ~ 100%"], "model": ["m_1^{GR}"]})
+        tex = report_tables.to_latex("table12", frame)
+        assert "Judge \\{A\\} \\textasciitilde{} 100\\% & m\\_1$^{\\mathrm{GR}}$ \\\\" in tex
+
+    def test_bold_per_model(self) -> None:
+        """Tables 6 and 7 bold the best value of each model in each column, not of the whole column."""
+        frame = pl.DataFrame(
+            {
+                "model": ["A", "A", "B", "B"],
+                "k": [1, 5, 1, 5],
+                "car": [50.0, 60.0, 20.0, 10.0],
+                "accuracy": [70.0, 65.0, 30.0, 35.0],
+                "bal_f1": [1.0, 2.0, 3.0, float("nan")],
+            }
+        )
+        body = report_tables.to_latex("table06", frame).splitlines()[5:9]
+        assert body == [
+            "A & 1 & 50.0 & \\textbf{70.0} & 1.0 \\\\",
+            "A & 5 & \\textbf{60.0} & 65.0 & \\textbf{2.0} \\\\",
+            "B & 1 & \\textbf{20.0} & 30.0 & \\textbf{3.0} \\\\",
+            "B & 5 & 10.0 & \\textbf{35.0} & -- \\\\",
+        ]
+
+    def test_unknown_table(self) -> None:
+        """A table without a spec gets one column per frame column, headers escaped."""
+        tex = report_tables.to_latex("table99", pl.DataFrame({"a_b": [1.25], "c": ["x&y"]}))
+        assert "a\\_b & c \\\\" in tex and "1.2 & x\\&y \\\\" in tex

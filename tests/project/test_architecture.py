@@ -1,0 +1,183 @@
+"""Tests of the package's shape (layers, cycles, module sizes, Make prerequisites from imports) and of
+the tests' own layout: each test module mirrors a module of the package, helpers sit in
+tests/support and are imported one way."""
+
+from __future__ import annotations
+
+import ast
+import json
+import os
+import shutil
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from declinecraft.core import config, deps, pipeline
+from tests.support import projects
+
+SOURCE = projects.REPO / "src" / "declinecraft"
+
+
+#: Stage notebooks in run order (the order Make chains them in).
+STAGES = [notebook for _, notebook in config.STAGES]
+
+
+class TestCycles:
+    def test_package_has_none(self) -> None:
+        """No import cycle between the package's modules (every import statement counted)."""
+        assert deps.cycles(deps.graph()) == []
+
+
+class TestLayers:
+    def test_package_keeps_them(self) -> None:
+        """No import climbs a layer or crosses between siblings, function-level imports included."""
+        assert deps.violations(deps.graph()) == []
+
+    def test_import_linter_contracts(self) -> None:
+        """import-linter's layers and forbidden contracts (pyproject.toml) are kept."""
+        lint = shutil.which("lint-imports", path=str(Path(sys.executable).parent))
+        if lint is None:
+            pytest.skip("import-linter is not installed")
+        done = subprocess.run([lint], cwd=projects.REPO, capture_output=True, text=True, timeout=120)
+        assert done.returncode == 0, done.stdout[-2000:]
+
+
+class TestShape:
+    def test_few_top_level_modules(self) -> None:
+        """At most four modules sit directly under src/declinecraft (the rest are parts)."""
+        assert len(list(SOURCE.glob("*.py"))) <= 4
+
+    def test_modules_are_short(self) -> None:
+        """No module is over 500 lines as formatted (ruff format)."""
+        long = {
+            str(p.relative_to(SOURCE)): n
+            for p in SOURCE.rglob("*.py")
+            if (n := len(p.read_text(encoding="utf-8").splitlines())) > 500
+        }
+        assert long == {}
+
+    def test_one_entry_point_per_stage(self) -> None:
+        """Every stage notebook calls a ``run(cfg)`` of a stage module of the package."""
+        for stem in STAGES:
+            cells = json.loads((projects.REPO / "notebooks" / f"{stem}.ipynb").read_text())["cells"]
+            code = "\n".join("".join(c["source"]) for c in cells if c["cell_type"] == "code")
+            assert "run_stage" not in code and ".run(cfg" in code, stem
+
+
+#: Test folders that mirror no part of the package: the Makefile, CI and the package's shape
+#: (``project``), and the fault suite (``faults``).
+NOT_MODULES = {"project", "faults"}
+TESTS = projects.REPO / "tests"
+
+
+def _test_modules() -> list[Path]:
+    return sorted(TESTS.rglob("test_*.py"))
+
+
+def _mirrored(test: Path) -> Path | None:
+    """The package module a test module mirrors: ``tests/<part>/test_<name>.py`` tests
+    ``src/declinecraft/<part>/<name>.py`` (or the package ``<name>/``, or ``__<name>__.py``)."""
+    folder = SOURCE / test.parent.relative_to(TESTS)
+    name = test.stem.removeprefix("test_")
+    for candidate in (folder / f"{name}.py", folder / name / "__init__.py", folder / f"__{name}__.py"):
+        if candidate.is_file():
+            return candidate
+    return None
+
+
+class TestTestLayout:
+    def test_each_test_module_mirrors_a_module(self) -> None:
+        """Every test module sits in a folder that mirrors a part of the package (or in
+        project/ or faults/), named for a module that exists there."""
+        assert _test_modules()
+        stray = [
+            str(t.relative_to(TESTS))
+            for t in _test_modules()
+            if t.relative_to(TESTS).parts[0] not in NOT_MODULES and _mirrored(t) is None
+        ]
+        assert stray == []
+
+    def test_folders_are_packages(self) -> None:
+        """Every folder of tests is a package (so two test_stage.py never clash) and holds no
+        helper module: helpers live in tests/support."""
+        folders = {t.parent for t in _test_modules()}
+        assert TESTS not in folders, "a test module sits directly in tests/"
+        assert all((f / "__init__.py").is_file() for f in folders | {TESTS, TESTS / "support"})
+        helpers = [
+            str(p.relative_to(TESTS))
+            for f in folders
+            for p in f.glob("*.py")
+            if not p.name.startswith("test_") and p.name not in {"__init__.py", "conftest.py"}
+        ]
+        assert helpers == []
+
+    def test_support_imported_one_way(self) -> None:
+        """Helpers are imported as ``from tests.support import <module>``; no test module imports
+        another test module."""
+        bad = []
+        for path in [*TESTS.rglob("*.py"), *(projects.REPO / "benchmarks").glob("*.py")]:
+            for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+                if isinstance(node, ast.Import):
+                    names = [a.name for a in node.names]
+                elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
+                    names = [node.module] if node.module != "tests.support" else []
+                else:
+                    continue
+                for name in names:
+                    top = name.split(".")[0]
+                    if top in {"tests", "support", "conftest"} or top.startswith("test_"):
+                        bad.append(f"{path.relative_to(projects.REPO)}:{node.lineno}: {name}")
+        assert bad == []
+
+
+def _would_run(project: Path, env: dict[str, str]) -> list[str]:
+    out = subprocess.run(
+        ["make", "-n", "pipeline", f"PY={sys.executable}"],
+        cwd=project,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert out.returncode == 0, out.stderr[-2000:]
+    return [s for s in STAGES if f">> [default] {s}" in out.stdout]
+
+
+@pytest.mark.slow
+def test_touching_a_module_reruns_its_stages(tmp_path: Path) -> None:
+    """With every stage built, touching a module makes exactly its stages and the stages that read
+    their outputs out of date (Make prerequisites come from the imports and the declared reads,
+    never a hand-kept list)."""
+    project = projects.make_project(tmp_path)
+    env = {**os.environ, "PYTHONPATH": str(project / "src"), "MAKEFLAGS": ""}
+    assert _would_run(project, env) == STAGES  # nothing built yet; also writes the params stamps
+    built = project / "outputs" / "default" / "executed"
+    built.mkdir(parents=True)
+    # Times in the past, so the deps file Make regenerates (now) is newer than any source.
+    base = time.time() - 100_000
+    for path in project.rglob("*"):
+        if path.is_file():
+            os.utime(path, (base, base))
+    for i, stem in enumerate(STAGES):
+        (built / f"{stem}.ipynb").touch()
+        os.utime(built / f"{stem}.ipynb", (base + 10 + i, base + 10 + i))
+    assert _would_run(project, env) == []
+    sources = {
+        stem: set(deps.stage_sources(project / "notebooks" / f"{stem}.ipynb", project / "src" / "declinecraft"))
+        for stem in STAGES
+    }
+    for step, module in enumerate(
+        ("core/stats.py", "construction/audit.py", "evaluation/judge.py", "retrieval/fusion.py")
+    ):
+        at = base + 1000 * (step + 1)
+        path = project / "src" / "declinecraft" / module
+        os.utime(path, (at, at))
+        using = {block for block, stem in config.STAGES if path in sources[stem]}
+        readers = [stem for block, stem in config.STAGES if block in using or using & set(pipeline.upstream(block))]
+        assert _would_run(project, env) == readers, module
+        for i, stem in enumerate(STAGES):  # rebuild in order, as a real run would
+            os.utime(built / f"{stem}.ipynb", (at + 10 + i, at + 10 + i))
+    assert _would_run(project, env) == []

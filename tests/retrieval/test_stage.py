@@ -1,0 +1,33 @@
+"""Tests for declinecraft.retrieval.stage: stage 02 builds the index, and knows when it is current."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from declinecraft.core import config
+from declinecraft.retrieval import stage as index_stage
+from tests.support import retrieval_data
+
+
+class TestRunStage:
+    def test_builds_and_reuses(self, project: Path) -> None:
+        """The stage writes its manifest, and a rerun reuses the index."""
+        cfg = config.load(project / "params" / "default.yaml")
+        retrieval_data.write_chunks(cfg, retrieval_data.make_chunks())
+        embedder = retrieval_data.CountingEmbedder(name=cfg.index.embedder)
+        first = index_stage.run(cfg, embedder=embedder)
+        second = index_stage.run(cfg, embedder=embedder)
+        assert first.manifest["built_now"] and not second.manifest["built_now"]
+        assert (cfg.stage_dir("index") / "manifest.json").is_file()
+        assert index_stage.current(cfg) == cfg.stage_dir("index") / first.manifest["path"] == first.folder
+        assert embedder.documents == len(retrieval_data.CHUNKS)
+
+
+class TestCurrent:
+    def test_not_built(self, project: Path) -> None:
+        """Asking for the index of a run that has none names the missing manifest."""
+        cfg = config.load(project / "params" / "default.yaml")
+        with pytest.raises(FileNotFoundError, match="run 02_index"):
+            index_stage.current(cfg)

@@ -1,0 +1,1 @@
+"""Part of the stand-in vLLM of tests/support/fake_vllm (see api_server.py)."""

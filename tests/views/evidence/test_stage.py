@@ -1,0 +1,348 @@
+"""Tests for declinecraft.views.evidence.stage (stage 10) on the tiny synthetic run of
+tests/support/esb_run.py with scripted models, and (slow) end to end on a real model.
+
+The model under test answers from the first passage under P1, abstains under P2 whenever it reads
+more than one passage or none, and under P3 answers from the first passage after calling the
+passages conflicting."""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import ClassVar
+
+import polars as pl
+import pytest
+
+from declinecraft.core import config
+from declinecraft.evaluation.rule_labels import rule_label
+from declinecraft.explore import protocols as browse
+from declinecraft.llm.cache import open_cache
+from declinecraft.llm.calls import Call, Reply
+from declinecraft.paper import caption_check, figure_check
+from declinecraft.views.evidence import plots, report, stage
+from tests.support import esb_run, projects
+
+INSUFFICIENT = "The evidence is insufficient to answer this question."
+
+
+PASSAGE = re.compile(r"^\[\d+\] .*\n(?:\[Page: .*\]\n)?(.*)$", re.M)
+
+
+HEADER = re.compile(r"^\[\d+\] ", re.M)
+
+
+#: Figure captions of paper/main.tex, which each view figure must match (caption_check).
+CAPTIONS = caption_check.captions((projects.REPO / "paper" / "main.tex").read_text(encoding="utf-8"))
+
+
+def first_passage(context: str) -> str:
+    """The text of passage [1] of a formatted context."""
+    match = PASSAGE.search(context)
+    return match.group(1) if match else ""
+
+
+def model_under_test(call: Call) -> str:
+    """P1 and J2 answer from passage [1] (without passages they say they do not know); P2
+    abstains on more than one passage or none; P3 calls the passages conflicting and answers
+    from passage [1]."""
+    if call.prompt == "answer_no_context":
+        return "I do not know the answer. I would need to know more."
+    context = call.fields["context"]
+    if call.prompt == "esb_baseline" and not HEADER.search(context):
+        return "I do not know the answer. I would need to know more."
+    if call.prompt == "esb_sufficiency" and len(HEADER.findall(context)) != 1:
+        return INSUFFICIENT
+    prefix = "Sufficiency: the passages conflict. Answer: " if call.prompt == "esb_cot_sufficiency" else ""
+    return prefix + first_passage(context)
+
+
+def conflict_model(call: Call) -> str:
+    """The generator: a value for the sheep fact, none for the wolf fact."""
+    if "Sheep" in call.fields["fact"]:
+        return '{"original": "eating grass", "altered": "drinking water"}'
+    return '{"original": "", "altered": ""}'
+
+
+def response_judge(call: Call) -> str:
+    """ABSTAIN for an ESB-style abstention, ANSWER otherwise."""
+    return rule_label(call.fields["answer"], scheme="esb").replace("INVALID", "ANSWER")
+
+
+def accuracy_judge(call: Call) -> str:
+    """1 when the candidate states the gold value of a0 (20 seconds) or a1 (Coal), else 0."""
+    return "1.0" if re.search(r"\b20 seconds|\bCoal\b", call.fields["candidate"]) else "0.0"
+
+
+class Scripted:
+    """A batch callable from a script; records the calls."""
+
+    def __init__(self, script: Callable[[Call], str], log: list[tuple[str, Call]], model: str) -> None:
+        self.script, self.log, self.model = script, log, model
+
+    def __call__(self, calls: Sequence[Call]) -> list[Reply]:
+        self.log.extend((self.model, c) for c in calls)
+        return [Reply(self.script(c), cache_key=f"{self.model}-{i}") for i, c in enumerate(calls)]
+
+
+class FakeModels:
+    """The model layer: the model under test m1, the generator gen, the judge j1."""
+
+    SCRIPTS: ClassVar[dict[str, Callable[[Call], str]]] = {"m1": model_under_test, "gen": conflict_model}
+
+    def __init__(self) -> None:
+        self.log: list[tuple[str, Call]] = []
+        self.released = 0
+
+    def thinking_switch(self, model_id: str) -> str:
+        return "none"
+
+    def asker(self, model_id: str, *, thinking: str | None, max_tokens: int, temperature: float = 0.0) -> Scripted:
+        def script(call: Call) -> str:
+            if call.prompt == "judge_response":
+                return response_judge(call)
+            if call.prompt == "judge_accuracy":
+                return accuracy_judge(call)
+            return self.SCRIPTS[model_id](call)
+
+        return Scripted(script, self.log, model_id)
+
+    def release(self) -> None:
+        self.released += 1
+
+    def prompts(self, model: str) -> list[str]:
+        return [c.prompt for m, c in self.log if m == model]
+
+
+@pytest.fixture()
+def done(project: Path) -> tuple[config.RunConfig, FakeModels, esb_run.FakeSearch, stage.EvidenceResult]:
+    cfg = esb_run.make_run(project)
+    models, search = FakeModels(), esb_run.FakeSearch()
+    return cfg, models, search, stage.run(cfg, models=models, search=search)
+
+
+def problems(result: stage.EvidenceResult) -> set[tuple[str, str, str]]:
+    return {(r["question_id"], r["level"], r["problem"]) for r in result.tables["problems"].iter_rows(named=True)}
+
+
+class TestStage:
+    def test_outputs(self, done) -> None:  # noqa: ANN001
+        """Every declared file is written; the manifest counts what was built and sent."""
+        cfg, _, search, _ = done
+        folder = cfg.stage_dir("evidence")
+        for name in (*(f"{t}.csv" for t in stage.TABLES), *(f"{f}.parquet" for f in stage.FRAMES), "manifest.json"):
+            assert (folder / name).is_file(), name
+        manifest = json.loads((folder / "manifest.json").read_text())
+        # a0, a1, a2: L1-L4 + two L5; a3: L1-L4; u0, u1: T  -> 6 + 6 + 6 + 4 + 2
+        assert manifest["instances"] == {"L1": 4, "L2": 4, "L3": 4, "L4": 4, "L5": 6, "T": 2}
+        assert manifest["n_responses"] == 24 * 4 and manifest["key_values"] == {"rule": 2, "model": 2}
+        assert manifest["searched_questions"] == 5 and len(search.queries) == 5  # a0 and u0 came from stage 05
+
+    def test_models_one_at_a_time(self, done) -> None:  # noqa: ANN001
+        """Generator, model under test, judge in turn; the generator only where no rule applies."""
+        _, models, _, _ = done
+        order = list(dict.fromkeys(m for m, _ in models.log))
+        assert order == ["gen", "m1", "j1"]
+        assert models.prompts("gen") == ["esb_conflict", "esb_conflict"]  # a2 and a3
+        assert models.prompts("m1").count("answer_no_context") == 4  # J2 at L4 is stage 05's no-RAG call
+        assert models.prompts("m1").count("esb_baseline") == 24  # P1: ESB's baseline on every context
+
+    def test_bad_input_counted(self, done) -> None:  # noqa: ANN001
+        """Missing target chunk, one-chunk page, no alterable value: each a problem row, no crash."""
+        _, _, _, result = done
+        got = problems(result)
+        assert ("a4", "all", "target_chunk_missing") in got
+        assert ("a1", "L2", "single_chunk_page") in got
+        assert ("a3", "L5", "no_alterable_value") in got and ("a3", "L3", "no_answer_string") in got
+        assert ("u0", "T", "answer_in_context") in got
+        assert "a4" not in result.instances["question_id"].to_list()
+
+    def test_quality_table(self, done) -> None:  # noqa: ANN001
+        """ESB §4.4: L3 never states the answer; T's retrieved chunk that does is counted."""
+        _, _, _, result = done
+        rows = result.tables["quality"].iter_rows(named=True)
+        q = {(r["check"], r["level"]): (r["n_checked"], r["n_failed"]) for r in rows}
+        assert q[("answer_absent", "L3")] == (3, 0) and q[("answer_absent", "T")] == (1, 1)  # u1: no answer string
+        assert q[("conflict_present", "L5")] == (3, 0) and q[("original_absent_in_copy", "L5")] == (3, 0)
+        # L2: every target has an answer sentence and more; of a0-a2 (answer strings), a1's retrieved
+        # neighbour c1 ("Coal is mined ...") still states "Coal": one failure, counted, kept
+        assert q[("answer_sentence_cut", "L2")] == (4, 0) and q[("answer_absent", "L2")] == (3, 1)
+        assert ("a1", "L2", "answer_in_context") in problems(result)
+
+    def test_validation_sheet(self, done) -> None:  # noqa: ANN001
+        """ESB §7.7's sheet: every level's classified responses up to 40 (here 4 questions x 4 prompts
+        = 16 on L1, both orders of 3 questions x 4 = 24 on L5), with empty annotator columns."""
+        _, _, _, result = done
+        sheet = result.tables["validation_sample"]
+        sizes = dict(sheet.group_by("level").len().iter_rows())
+        assert (sizes["L1"], sizes["L5"], sizes["T"]) == (16, 24, 8) and set(sheet["level_valid"]) == {""}
+
+    def test_levels(self, done) -> None:  # noqa: ANN001
+        """L1 is the target alone; L2 holds its partial chunk (the answer sentence cut) once among k-1
+        others; L3 avoids related pages and the answer string; L5's copy holds the altered value in
+        both orders."""
+        _, _, _, result = done
+        inst = {(r["question_id"], r["level"], r["order"]): r for r in result.instances.iter_rows(named=True)}
+        assert inst[("a0", "L1", "")]["chunk_ids"] == ["g1"]
+        l2 = inst[("a0", "L2", "")]
+        assert sorted(l2["chunk_ids"]) == ["b1", "g1#partial", "i1"]
+        assert l2["chunk_ids"][l2["target_position"] - 1] == "g1#partial"
+        assert "It drops 3 copper ingots." in l2["context"] and "20 seconds" not in l2["context"]
+        assert not l2["answer_present"]
+        l3 = inst[("a1", "L3", "")]["chunk_ids"]
+        assert len(l3) == 3 and not {"c1", "f1", "t1"} & set(l3)  # Coal states the answer; t1 was retrieved
+        gold, swap = inst[("a0", "L5", "gold_first")], inst[("a0", "L5", "conflict_first")]
+        assert gold["chunk_ids"] == ["g1", "g1#conflict"] and swap["chunk_ids"] == ["g1#conflict", "g1"]
+        assert "20 seconds" in gold["context"] and gold["altered_string"] in gold["context"]
+        assert inst[("a2", "L5", "gold_first")]["altered_string"] == "drinking water"
+
+    def test_metrics(self, done) -> None:  # noqa: ANN001
+        """The scripted behaviour comes out in the curve, the summary and the L5 flags."""
+        _, _, _, result = done
+        curve = {(r["prompt"], r["level"]): r["abstention"] for r in result.tables["curve"].iter_rows(named=True)}
+        assert curve[("P1", "L4")] == 1.0 and curve[("P1", "L1")] == 0.0 and curve[("P1", "L5")] == 0.0
+        assert curve[("P2", "L1")] == 0.0 and curve[("P2", "L2")] == 1.0 and curve[("P2", "T")] == 1.0
+        summary = {r["prompt"]: r for r in result.tables["summary"].iter_rows(named=True)}
+        # Each L5 question counts once (two orders, ½ each): 3 L5 questions weigh 3, not 6.
+        # P1: L3 4 of 4 answered, L4 0 of 4, L5 3 of 3 -> (4 + 3) / 11
+        assert summary["P1"]["over_answer"] == pytest.approx(7 / 11)
+        # P1 L5 conflict-first reads the copy first: a0, a1, a2 adopt the altered value -> 3 x ½ of 3
+        assert summary["P1"]["wrong_answer"] == pytest.approx(0.5)
+        # P1 B-ECE: L1 0/4, L2 0/4, L3 0/4 (|0-4|), L4 4/4, L5 0/3 (|0-3|) -> (4 + 3) / 19
+        assert summary["P1"]["b_ece"] == pytest.approx(7 / 19)
+        assert summary["P1"]["b_ece_t"] == pytest.approx(9 / 21)  # T: 0 of 2 abstain
+        assert summary["P1"]["accuracy_low"] <= summary["P1"]["accuracy"] <= summary["P1"]["accuracy_high"]
+        types = result.tables["l5_types"].filter(pl.col("order") == "all", pl.col("n") > 0)
+        assert set(zip(types["prompt"], types["type"])) == {
+            ("P1", "pick_gold"),
+            ("P1", "pick_conflict"),
+            ("P2", "abstain"),
+            ("P3", "conflict_aware"),
+            ("J2", "pick_gold"),
+            ("J2", "pick_conflict"),
+        }
+
+    def test_accuracy_scored_against_references(self, done) -> None:  # noqa: ANN001
+        """L1-L2 answers are scored by the accuracy judges; a question without a reference is null."""
+        _, _, _, result = done
+        j = result.judged.filter(pl.col("prompt") == "P1", pl.col("level") == "L1")
+        acc = dict(zip(j["question_id"], j["accuracy"], strict=True))
+        assert acc["a0"] == 1.0 and acc["a1"] == 1.0 and acc["a2"] is None and acc["a3"] is None
+
+    def test_position_bias_and_prompt_effects(self, done) -> None:  # noqa: ANN001
+        """P1 adopts the gold value only with gold first: 3 discordant pairs, exact McNemar p = 0.25."""
+        _, _, _, result = done
+        p1 = result.tables["position_bias"].filter(pl.col("prompt") == "P1").row(0, named=True)
+        assert (p1["gold_gold_first"], p1["gold_conflict_first"], p1["gold_p"]) == (1.0, 0.0, pytest.approx(0.25))
+        effects = result.tables["prompt_effects"].filter(pl.col("prompt") == "P2", pl.col("level") == "L5")
+        effects = effects.row(0, named=True)
+        assert (effects["change"], effects["only_prompt"], effects["n_pairs"]) == (1.0, 6, 6)
+        assert effects["q"] >= effects["p"]
+
+    def test_rerun_is_identical(self, done) -> None:  # noqa: ANN001
+        """Same inputs and seed: the same instances and tables."""
+        cfg, _, _, first = done
+        again = stage.run(cfg, models=FakeModels(), search=esb_run.FakeSearch())
+        assert again.instances.equals(first.instances)
+        assert again.tables["summary"].equals(first.tables["summary"])
+
+    def test_disabled(self, project: Path) -> None:
+        """enabled: false writes a status file, removes stale tables and returns an empty result."""
+        cfg = esb_run.make_run(project, {"enabled": "false"})
+        folder = cfg.stage_dir("evidence")
+        folder.mkdir(parents=True)
+        (folder / "curve.csv").write_text("stale\n")
+        result = stage.run(cfg, models=FakeModels(), search=esb_run.FakeSearch())
+        assert (folder / stage.STATUS).is_file() and not (folder / "curve.csv").exists()
+        assert result.instances.is_empty() and result.tables == {}
+
+    def test_unknown_prompt(self, project: Path) -> None:
+        """A prompt strategy other than P1-P3 is an error naming the setting."""
+        cfg = esb_run.make_run(project, {"prompts": "[P1, P9]"})
+        with pytest.raises(ValueError, match=r"evidence\.prompts"):
+            stage.run(cfg, models=FakeModels(), search=esb_run.FakeSearch())
+
+    def test_no_questions(self, project: Path) -> None:
+        """An empty benchmark gives empty tables and macros that say n/a, no crash."""
+        cfg = esb_run.make_run(project)
+        path = cfg.stage_dir("verify") / "benchmark.parquet"
+        pl.read_parquet(path).clear().write_parquet(path)
+        result = stage.run(cfg, models=FakeModels(), search=esb_run.FakeSearch())
+        assert result.judged.is_empty() and result.tables["curve"].is_empty()
+        got = {name: value for name, value, _ in report.macros(cfg.stage_dir("evidence"))}
+        assert got["EsbAnswerable"] == "0" and got["EsbAbstainLFive"] == "n/a" and got["EsbLFiveVsLFour"] == "n/a"
+
+    def test_missing_references(self, project: Path) -> None:
+        """Without stage 06 the error names the file to make."""
+        cfg = esb_run.make_run(project)
+        (cfg.stage_dir("judge") / "references.parquet").unlink()
+        with pytest.raises(FileNotFoundError, match="06_judge"):
+            stage.run(cfg, models=FakeModels(), search=esb_run.FakeSearch())
+
+
+class TestReaders:
+    def test_browse(self, done) -> None:  # noqa: ANN001
+        """One question's six contexts, each with its four responses (P1-P3, J2), levels in order."""
+        cfg, _, _, _ = done
+        frame = browse.question_contexts(cfg.stage_dir("evidence"), "a0")
+        assert frame.height == 6 * 4
+        levels = frame.unique(["level", "order"], maintain_order=True)["level"].to_list()
+        assert levels == ["L1", "L2", "L3", "L4", "L5", "L5"]
+        assert browse.question_contexts(cfg.stage_dir("evidence"), "nope").is_empty()
+        assert "a0" in browse.question_ids(cfg.stage_dir("evidence"))
+
+    def test_macros(self, done) -> None:  # noqa: ANN001
+        """Macro names are letters only, and the direction words follow the data."""
+        cfg, _, _, _ = done
+        # min_n=1: every number counts as a finding, so the words can be checked against the data.
+        got = {name: value for name, value, _ in report.macros(cfg.stage_dir("evidence"), min_n=1)}
+        assert all(re.fullmatch(r"[A-Za-z]+", n) for n in got)
+        assert got["EsbAnswerable"] == "4" and got["EsbAbstainLFour"] == "100.0\\%"
+        assert got["EsbLFiveVsLFour"] == "lower than" and got["EsbBoundaryWord"] == "stays level"
+        assert got["EsbPromptThreeWord"] == "does not change"
+        assert (got["EsbPartialDropped"], got["EsbPartialChecked"], got["EsbPartialLeaks"]) == ("0", "3", "1")
+        # By default (the claims check's minimum, 6) four questions are no finding.
+        small = {name: value for name, value, _ in report.macros(cfg.stage_dir("evidence"))}
+        assert (
+            small["EsbAbstainLFour"] == "\\dcsmall{100.0\\%}{4 questions}"
+            and small["EsbLFiveVsLFour"] == "beside its rate"
+        )
+
+    def test_plots(self, done) -> None:  # noqa: ANN001
+        """Each figure draws from its table, and from an empty one."""
+        _, _, _, result = done
+        t = result.tables
+        for fn, frame in (
+            (plots.plot_sufficiency_curve, t["curve"]),
+            (plots.plot_l5_distribution, t["l5_types"]),
+            (plots.plot_prompt_heatmap, t["curve"]),
+            (plots.plot_position_bias, t["position_bias"]),
+            (plots.plot_helpfulness_safety, t["summary"]),
+        ):
+            assert fn(frame).axes and fn(frame.clear()).axes and fn(pl.DataFrame()).axes
+            stem = "esb_" + fn.__name__.removeprefix("plot_")
+            assert figure_check.problems(fn(frame), CAPTIONS[stem]) == [], fn.__name__
+
+
+@pytest.mark.slow
+def test_real_model_end_to_end(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Stage 10 with a real llama.cpp server (SmolLM2-135M in every role): every output written,
+    every response classified or counted, and a second run replays everything from the cache."""
+    root = projects.copy_project(tmp_path / "project")
+    monkeypatch.setenv("DECLINECRAFT_CACHE", str(tmp_path / "cache"))
+    small = {"max_tokens": "24", "conflict_max_tokens": "24", "prompts": "[P1, P2]"}
+    cfg = esb_run.make_run(root, small, tested="smollm2-135m", generator="smollm2-135m", judge="smollm2-135m")
+    first = stage.run(cfg, search=esb_run.FakeSearch())
+    judged = first.judged
+    assert judged.height == first.instances.height * 2
+    assert set(judged["esb_judge"].drop_nulls()) <= {"ANSWER", "ABSTAIN", "INVALID"}
+    unclassified = judged.filter(pl.col("esb_judge").is_null()).height
+    assert unclassified == int(first.tables["summary"]["n_unclassified"].sum())
+    with open_cache(tmp_path / "cache") as store:
+        stored = store.count()
+    again = stage.run(cfg, search=esb_run.FakeSearch())
+    assert again.judged.equals(first.judged)
+    with open_cache(tmp_path / "cache") as store:
+        assert store.count() == stored  # the rerun sent no call (its time: benchmarks/bench_views.py)
