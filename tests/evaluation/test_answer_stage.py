@@ -178,7 +178,7 @@ class TestRunStage:
 
         cfg = config.load(config.paths.find_root() / "params" / "default.yaml")
         answer_block = AnswerParams(models=("qwen2.5-coder-0.5b",), thinking=thinking)
-        out = run_settings.config_macros(dataclasses.replace(cfg, blocks=cfg.blocks | {"answer": answer_block}), {})
+        out = run_settings.config_macros(dataclasses.replace(cfg, answer=answer_block), {})
         macros = dict(zip(out["macro"], out["text"], strict=True))
         words = "prompted reasoning, not a native thinking switch"
         assert (words in macros["ThinkingCaption"], words in macros["ThinkingNote"]) == (len(thinking) == 2,) * 2

@@ -24,9 +24,7 @@ class TestConfigMacros:
         cfg = judged_tables.project(tmp_path, None)
         notes = {}
         for verifier in (cfg.generate.generator, "someone-else"):
-            cfg = dataclasses.replace(
-                cfg, blocks=cfg.blocks | {"verify": VerifyParams(verifier=verifier, self_verification=True)}
-            )
+            cfg = dataclasses.replace(cfg, verify=VerifyParams(verifier=verifier, self_verification=True))
             out = run_settings.config_macros(cfg, {})
             notes[verifier] = dict(zip(out["macro"], out["text"], strict=True))["VerifierNote"]
         assert "self-verification" in notes[cfg.generate.generator] and notes["someone-else"] == ""

@@ -38,9 +38,7 @@ class TestViewMacros:
         that uses the view's macros sits inside the section that switch guards."""
         import dataclasses
 
-        off = dataclasses.replace(
-            cfg, blocks=cfg.blocks | {block: dataclasses.replace(getattr(cfg, block), enabled=False)}
-        )
+        off = dataclasses.replace(cfg, **{block: dataclasses.replace(cfg.block(block), enabled=False)})
         assert dict((n, v) for n, v, _ in views.view_macros(off))[f"{prefix}Enabled"] == "0"
         assert dict((n, v) for n, v, _ in views.view_macros(cfg))[f"{prefix}Enabled"] == "1"
         tex = (projects.REPO / "paper" / "main.tex").read_text()

@@ -371,7 +371,7 @@ def collect_views(cfg: RunConfig) -> pl.DataFrame:
     with a ``missing`` row for a view that is switched off or has not run."""
     parts, root = [], cfg.root
     for block, stage in (("know2guess", "09_know2guess"), ("evidence", "10_evidence")):
-        if not getattr(cfg, block).enabled:
+        if not cfg.block(block).enabled:
             parts.append(missing(stage, f"the {block} view is switched off in this run ({block}.enabled: false)"))
     if cfg.know2guess.enabled:
         decisions, why = _read(cfg.stage_dir("know2guess"), "know2guess_decisions.csv", root)

@@ -23,7 +23,7 @@ import json
 import sys
 import types
 import typing
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -81,27 +81,37 @@ TOP_LEVEL_KEYS = {"base", "description", "seed", "models_file", "llm", *BLOCKS}
 
 @dataclass(frozen=True)
 class RunConfig:
-    """Everything one run needs, frozen: stage blocks and ``llm`` read as attributes. Build it with :func:`load`."""
+    """Everything one run needs, frozen: one typed field per stage block, and ``llm``. Build it with :func:`load`."""
 
     run: str
     root: Path
     params_file: Path
+    corpus: CorpusParams
+    index: IndexParams
+    generate: GenerateParams
+    verify: VerifyParams
+    answer: AnswerParams
+    judge: JudgeParams
+    know2guess: Know2GuessParams
+    evidence: EvidenceParams
+    analysis: AnalysisParams
+    paper: PaperParams
+    llm: LLMParams
     seed: int = 0
     description: str = ""
     models_file: str = "params/models.yaml"
     base: RunConfig | None = None
-    blocks: dict[str, Any] = field(default_factory=dict)
 
-    def __getattr__(self, name: str) -> Any:
-        # Blocks read as attributes: cfg.corpus.cutoff.
-        blocks = self.__dict__.get("blocks", {})
-        if name in blocks:
-            return blocks[name]
-        raise AttributeError(name)
+    def block(self, name: str) -> Any:
+        """Return one block by name (a key of :data:`BLOCKS`, or ``llm``)."""
+        if name not in BLOCKS and name != "llm":
+            raise KeyError(name)
+        return getattr(self, name)
 
     def block_dict(self, name: str) -> dict[str, Any]:
         """Return one block as plain data (what papermill shows and the stage stamp hashes)."""
-        return _to_plain(dataclasses.asdict(self.blocks[name]))
+        plain: dict[str, Any] = _to_plain(dataclasses.asdict(self.block(name)))
+        return plain
 
     def owner(self, stage: str) -> str:
         """Return the run whose outputs hold ``stage``: this run, or the base run when this stage
@@ -190,7 +200,7 @@ def _load(path: Path, seen: tuple[Path, ...]) -> RunConfig:
         description=str(raw.get("description", "")),
         models_file=str(raw.get("models_file", base.models_file if base else "params/models.yaml")),
         base=base,
-        blocks=blocks,
+        **blocks,
     )
 
 

@@ -172,7 +172,7 @@ def _pins(cfg: config.RunConfig) -> dict[str, dict[str, Any]]:
     """The blocks that keep the other models' calls as they were (see the module docstring)."""
     pins: dict[str, dict[str, Any]] = {}
     for block in ("know2guess", "evidence"):
-        params = cfg.blocks[block]
+        params = cfg.block(block)
         if params.enabled and not params.models:
             pins[block] = {"models": list(cfg.answer.models)}
     if cfg.judge.second_judges:

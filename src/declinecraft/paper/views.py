@@ -52,7 +52,7 @@ FIGURES: dict[str, tuple[str, Callable[[pl.DataFrame], Figure], str, str]] = {
 
 def _table(cfg: RunConfig, block: str, csv: str) -> tuple[pl.DataFrame | None, str]:
     """A view's CSV, or why it is not there."""
-    if not getattr(cfg, block).enabled:
+    if not cfg.block(block).enabled:
         return None, f"the {block} view is switched off in this run ({block}.enabled: false)"
     path = cfg.stage_dir(block) / csv
     if not path.is_file():
@@ -85,7 +85,7 @@ def view_macros(cfg: RunConfig) -> list[tuple[str, str, str]]:
     ``EsbEnabled`` (1 or 0) say whether the run has the view; ``paper/main.tex`` leaves out the
     section of a view that is switched off (its figures are listed as skipped, with the reason)."""
     switches = [
-        (f"{prefix}Enabled", "1" if getattr(cfg, block).enabled else "0", f"{block}.enabled")
+        (f"{prefix}Enabled", "1" if cfg.block(block).enabled else "0", f"{block}.enabled")
         for prefix, block in (("Kg", "know2guess"), ("Esb", "evidence"))
     ]
     rule = small_n.threshold(cfg.analysis.min_n, cfg.analysis.alpha)
