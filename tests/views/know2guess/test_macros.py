@@ -13,17 +13,6 @@ from declinecraft.views.know2guess import macros, plots
 
 
 class TestMacros:
-    def test_direction_follows_printed_precision(self) -> None:
-        """A shift that prints as 0.0 points reads "the same"; the sign decides otherwise."""
-        assert [macros.direction(v) for v in (0.0004, -0.0004, 0.0006, -0.001)] == [
-            "the same",
-            "the same",
-            "higher",
-            "lower",
-        ]
-        assert macros.direction(float("nan")) == "not comparable"
-        assert macros.fmt(-0.0123, "pts") == "\\textminus 1.2" and macros.fmt(1234, "int") == "1{,}234"
-
     def test_no_tables(self, tmp_path: Path) -> None:
         """A folder without the stage's tables gives n/a for every run number, with the reason; the
         confidence sentence, which the prose appends, is left out."""
