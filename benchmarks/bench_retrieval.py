@@ -155,7 +155,7 @@ def run_ours(work: Path) -> dict:
     queries = json.loads((work / "queries.json").read_text())
     docs = np.load(work / "docs.npy")
     qvecs = np.load(work / "queries.npy")
-    embedder = Precomputed("hash-384", docs, dict(zip(queries, qvecs)))
+    embedder = Precomputed("hash-384", docs, dict(zip(queries, qvecs, strict=True)))
     params = IndexParams(embedder="hash-384", fusion_depth=DEPTH, rrf_k=RRF_K)
     rss_before = _peak_rss_mb()
 
@@ -219,13 +219,13 @@ def run_baseline(work: Path) -> dict:
         return collection.query(query_embeddings=[vector], n_results=k, include=[])["ids"][0]
 
     out: dict = {"build_seconds": build_seconds, "qps": {}, "top5": {}}
-    for query, vector in zip(queries[:5], qvecs[:5]):  # warm-up
+    for query, vector in zip(queries[:5], qvecs[:5], strict=True):  # warm-up
         _rrf(bm25_top(query, DEPTH), dense_top(vector, DEPTH), K)
     # One pass of the hybrid pipeline, timing each component: BM25 alone is the first part of it
     # (its top 5 is the head of its top 50), so rank_bm25 (~0.1 s a query here) runs once.
     t_bm25 = t_hybrid = 0.0
     bm25_top5, hybrid_top5 = [], []
-    for query, vector in zip(queries, qvecs):
+    for query, vector in zip(queries, qvecs, strict=True):
         t0 = time.perf_counter()
         lexical = bm25_top(query, DEPTH)
         t1 = time.perf_counter()
@@ -309,11 +309,11 @@ def okapi_top(
 
 def overlap(a: list[list[str]], b: list[list[str]], k: int = K) -> float:
     """Mean share of the top-k sets the two rankings have in common."""
-    return float(np.mean([len(set(x[:k]) & set(y[:k])) / k for x, y in zip(a, b)]))
+    return float(np.mean([len(set(x[:k]) & set(y[:k])) / k for x, y in zip(a, b, strict=True)]))
 
 
 def hit_rate(results: list[list[str]], targets: list[str], k: int = K) -> float:
-    return float(np.mean([t in r[:k] for r, t in zip(results, targets)]))
+    return float(np.mean([t in r[:k] for r, t in zip(results, targets, strict=True)]))
 
 
 def main() -> int:

@@ -34,6 +34,7 @@ Writes ``outputs/bench/retrieval_scale.json``; the goals (2 cores) are recorded 
 from __future__ import annotations
 
 import argparse
+import functools
 import json
 import os
 import resource
@@ -216,13 +217,13 @@ def child_exact(args: argparse.Namespace) -> dict:
             else np.argsort(-scores, axis=1)
         )
         best, best_rows = np.take_along_axis(scores, keep, 1), np.take_along_axis(rows, keep, 1)
-    out = [r[np.lexsort((r, -s))] for s, r in zip(best, best_rows)]
+    out = [r[np.lexsort((r, -s))] for s, r in zip(best, best_rows, strict=True)]
     np.save(args.work / "exact.npy", np.array(out, dtype=np.int64))
     return {"exact_seconds": time.perf_counter() - started, "peak_rss_mb": _peak_rss_mb()}
 
 
 def _overlap(got: list[list[str]], want: list[list[str]], k: int) -> float:
-    return float(np.mean([len(set(a[:k]) & set(b[:k])) / k for a, b in zip(got, want)]))
+    return float(np.mean([len(set(a[:k]) & set(b[:k])) / k for a, b in zip(got, want, strict=True)]))
 
 
 def child_query(args: argparse.Namespace) -> dict:
@@ -231,7 +232,7 @@ def child_query(args: argparse.Namespace) -> dict:
 
     meta = json.loads((args.work / "queries.json").read_text())
     texts, targets = meta["texts"], meta["targets"]
-    embedder = Precomputed(None, dict(zip(texts, np.load(args.work / "queries.npy"))))
+    embedder = Precomputed(None, dict(zip(texts, np.load(args.work / "queries.npy"), strict=True)))
     exact = np.load(args.work / "exact.npy")
     started = time.perf_counter()
     retriever = Retriever.open(args.work / "index", embedder=embedder)
@@ -261,7 +262,7 @@ def child_query(args: argparse.Namespace) -> dict:
     # Tantivy's block-max WAND would make a shallow search cheaper than a deep one; the binding's
     # search never reaches it, so the depth barely changes the time of the search over every term.
     out["bm25_qps_by_depth"] = {
-        str(d): timed(lambda: retriever.bm25_rows(texts[:SINGLE], d), SINGLE)[0] for d in (1, 1000)
+        str(d): timed(functools.partial(retriever.bm25_rows, texts[:SINGLE], d), SINGLE)[0] for d in (1, 1000)
     }
     retriever.params = default
 
@@ -274,16 +275,17 @@ def child_query(args: argparse.Namespace) -> dict:
     out["bm25_top5_overlap_vs_exact"] = _overlap(got_bm25, lexical, K)
     out["bm25_top50_overlap_vs_exact"] = _overlap(got_bm25, lexical, DEPTH)
     exact_hybrid = [
-        [h.chunk_id for h in rrf({"bm25": b, "dense": e}, k=default.rrf_k, limit=K)] for b, e in zip(lexical, exact_ids)
+        [h.chunk_id for h in rrf({"bm25": b, "dense": e}, k=default.rrf_k, limit=K)]
+        for b, e in zip(lexical, exact_ids, strict=True)
     ]
     got = [[h.chunk_id for h in hits] for hits in hybrid]
     out["hybrid_top5_overlap_vs_exact"] = _overlap(got, exact_hybrid, K)
     want = [ids[t] for t in targets]
     out["hit_at_5"] = {
-        "dense": float(np.mean([w in a[:K] for w, a in zip(want, ann)])),
-        "dense_exact": float(np.mean([w in e[:K] for w, e in zip(want, exact_ids)])),
-        "hybrid": float(np.mean([w in g for w, g in zip(want, got)])),
-        "hybrid_exact": float(np.mean([w in g for w, g in zip(want, exact_hybrid)])),
+        "dense": float(np.mean([w in a[:K] for w, a in zip(want, ann, strict=True)])),
+        "dense_exact": float(np.mean([w in e[:K] for w, e in zip(want, exact_ids, strict=True)])),
+        "hybrid": float(np.mean([w in g for w, g in zip(want, got, strict=True)])),
+        "hybrid_exact": float(np.mean([w in g for w, g in zip(want, exact_hybrid, strict=True)])),
     }
     # Two-pass BM25 at each pool size (index.bm25_candidates), at any corpus size: speed against fidelity.
     out["bm25_two_pass"] = []

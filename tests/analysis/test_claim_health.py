@@ -69,9 +69,9 @@ class TestReason:
         )
         out = {c.claim_id: claim_health.reason(c.claim_id, frame, 6) for c in claims.CLAIMS}
         assert {k for k, v in out.items() if v} == claim_health.ITERATIVE_CLAIMS
-        assert (
-            out["iter_lowers_car"]
-            == "run health: iterative RAG never retrieved twice (none of 12 iterative answers), so it equals single-shot RAG"
+        assert out["iter_lowers_car"] == (
+            "run health: iterative RAG never retrieved twice (none of 12 iterative answers), so it equals "
+            "single-shot RAG"
         )
 
     def test_accuracy_on_too_few_questions(self) -> None:

@@ -86,7 +86,8 @@ def fake_sdist(folder: Path) -> Path:
         "import os, pathlib\n"
         "from setuptools import setup\n"
         "pathlib.Path('llama_cpp_flags').mkdir(exist_ok=True)\n"
-        "pathlib.Path('llama_cpp_flags/__init__.py').write_text('CMAKE_ARGS = %r\\n' % os.environ.get('CMAKE_ARGS', ''))\n"
+        "pathlib.Path('llama_cpp_flags/__init__.py').write_text('CMAKE_ARGS = %r\\n' % "
+        "os.environ.get('CMAKE_ARGS', ''))\n"
         "setup(name='llama-cpp-python', version='0.3.36', packages=['llama_cpp_flags'])\n"
     )
     files = {

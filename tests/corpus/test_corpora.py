@@ -210,7 +210,7 @@ class TestChunk:
     def test_overlap(self) -> None:
         """Consecutive chunks share whole lines, at most overlap characters, at least one line here."""
         bodies = [t.split("\n", 1)[1] for t in corpus.chunk(frame("P", self.TEXT), size=500, overlap=100)["text"]]
-        for left, right in zip(bodies, bodies[1:]):
+        for left, right in zip(bodies, bodies[1:], strict=False):
             shared = next(n for n in range(min(len(left), len(right)), -1, -1) if left.endswith(right[:n]))
             assert 0 < shared <= 100
 

@@ -170,7 +170,7 @@ class TestDenseTableSearch:
         table = open_table(tmp_path, vectors, dense_flat_max_rows=1000, **params)
         assert table.kind == params["dense_index"]
         got = [set(r.tolist()) for r, _ in table.search(queries, 10)]
-        recall = np.mean([len(g & set(e)) / 10 for g, e in zip(got, exact_top(vectors, queries, 10))])
+        recall = np.mean([len(g & set(e)) / 10 for g, e in zip(got, exact_top(vectors, queries, 10), strict=True)])
         assert recall >= 0.9
 
 

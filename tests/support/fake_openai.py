@@ -17,8 +17,9 @@ the last user message scripts misbehaviour::
 
 ``times`` limits any misbehaviour (status, malformed, reset, close) to the first requests with this
 text. Without a directive the reply is ``echo: <text>``; a server started with ``--respond
-MODULE:FUNCTION`` answers ``FUNCTION(request_body) -> content`` instead (a scripted model). ``GET /stats`` returns the counters (requests,
-per message text, the most in flight at once, the last request bodies and Authorization headers);
+MODULE:FUNCTION`` answers ``FUNCTION(request_body) -> content`` instead (a scripted model).
+``GET /stats`` returns the counters (requests, per message text, the most in flight at once, the
+last request bodies and Authorization headers);
 ``POST /reset`` zeroes them.
 
 Run it as a process at the repository root (``python -m tests.support.fake_openai --latency 0.5

@@ -14,9 +14,11 @@ missing condition, a model without release month, kappa with a single label) is 
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 import polars as pl
@@ -81,6 +83,10 @@ def release_month(release: str | None) -> float:
     return float((int(match[1]) - 2000) * 12 + int(match[2]) - 1) if match else float("nan")
 
 
+def _spec_field(spec: registry.ModelSpec | None, name: str, default: Any = None) -> Any:
+    return getattr(spec, name) if spec else default
+
+
 def model_facts(
     specs: Mapping[str, registry.ModelSpec], models: Sequence[str], roles: Mapping[str, str] | None = None
 ) -> pl.DataFrame:
@@ -92,7 +98,7 @@ def model_facts(
     rows = []
     for model in models:
         spec = specs.get(model)
-        get = lambda name, default=None: getattr(spec, name) if spec else default  # noqa: E731
+        get = functools.partial(_spec_field, spec)
         rows.append(
             dict(
                 model=model,

@@ -100,7 +100,10 @@ def thinking_problem(t: Tables, ctx: Context) -> str:
     """Why the run's thinking comparisons are not a native on/off switch ("" when they are)."""
     other = [v for v in ctx.thinking if v not in NATIVE_THINKING]
     if other:
-        return f"thinking is {', '.join(other)} reasoning, not a native thinking switch (answer.thinking: {', '.join(ctx.thinking)})"
+        return (
+            f"thinking is {', '.join(other)} reasoning, not a native thinking switch (answer.thinking: "
+            f"{', '.join(ctx.thinking)})"
+        )
     if set(ctx.thinking) != NATIVE_THINKING:
         return f"no model with switchable thinking (answer.thinking: {', '.join(ctx.thinking)})"
     return "" if _native_models(t) else "no model with switchable thinking"
@@ -235,7 +238,10 @@ def k_ten(t: Tables, ctx: Context) -> Evidence:
     if tests.height == 0:
         return Evidence("n/a", untestable="no single-shot run at both k=5 and k=10")
     mean = float(tests["diff"].mean())
-    value = f"{_pct(float(tests['car_base'].mean()))} to {_pct(float(tests['car_other'].mean()))} ({100 * mean:+.1f} points)"
+    value = (
+        f"{_pct(float(tests['car_base'].mean()))} to {_pct(float(tests['car_other'].mean()))} "
+        f"({100 * mean:+.1f} points)"
+    )
     return Evidence(value, mean < 0, tests.height, min_n_sign(ctx.alpha), "configurations")
 
 

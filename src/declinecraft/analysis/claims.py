@@ -121,7 +121,10 @@ CLAIMS: tuple[Claim, ...] = (
     Claim(
         "iter_lowers_car_sig",
         "Iterative RAG lowers CAR significantly for most configurations, raises it for none (§4.2, §5)",
-        "{iterative_vs_single_significant_decreases} of {n_configurations} down, {iterative_vs_single_significant_increases} up",
+        (
+            "{iterative_vs_single_significant_decreases} of {n_configurations} down, "
+            "{iterative_vs_single_significant_increases} up"
+        ),
         MCNEMAR,
         significant_count("iterative_vs_single", "decrease"),
     ),
@@ -134,8 +137,14 @@ CLAIMS: tuple[Claim, ...] = (
     ),
     Claim(
         "rewrite_rerank_lowers_car",
-        "Query rewriting with reranking lowers CAR against hybrid retrieval for every tested model (§1, §4.2, App. A.3)",
-        "{pipeline_rewrite_rerank_lower_car_models} of {pipeline_ablation_models} models ({pipeline_car_hybrid}% to {pipeline_car_hybrid_rewrite_rerank}%)",
+        (
+            "Query rewriting with reranking lowers CAR against hybrid retrieval for every tested model (§1, §4.2, "
+            "App. A.3)"
+        ),
+        (
+            "{pipeline_rewrite_rerank_lower_car_models} of {pipeline_ablation_models} models "
+            "({pipeline_car_hybrid}% to {pipeline_car_hybrid_rewrite_rerank}%)"
+        ),
         "sign of each configuration's paired CAR difference; holds if all are negative",
         every_configuration(
             "pipeline_ablation", "hybrid+rewrite+rerank_vs_hybrid", -1, "one pipeline only (answer.pipelines is empty)"
@@ -144,7 +153,10 @@ CLAIMS: tuple[Claim, ...] = (
     Claim(
         "no_scenario_raises_car",
         "Removing the scenario raises CAR for every tested model (§4.2, App. A.4)",
-        "{scenario_removal_raises_car_models} of {scenario_ablation_models} models ({scenario_ablation_car_with}% to {scenario_ablation_car_without}%)",
+        (
+            "{scenario_removal_raises_car_models} of {scenario_ablation_models} models "
+            "({scenario_ablation_car_with}% to {scenario_ablation_car_without}%)"
+        ),
         "sign of each configuration's paired CAR difference; holds if all are positive",
         every_configuration(
             "scenario_ablation", "False_vs_True", +1, "no run without the scenario (answer.no_scenario: false)"
@@ -174,7 +186,10 @@ CLAIMS: tuple[Claim, ...] = (
     Claim(
         "car_release_family",
         "Nor has each family's best CAR with release month (§4.3)",
-        "rho={rho_car_release_month_best_per_family:+.2f}, p={p_car_release_month_best_per_family} ({n_families} families)",
+        (
+            "rho={rho_car_release_month_best_per_family:+.2f}, p={p_car_release_month_best_per_family} "
+            "({n_families} families)"
+        ),
         SPEARMAN + "; holds if p>=alpha",
         association("car_release_month_best_per_family", "none"),
     ),
@@ -201,9 +216,18 @@ CLAIMS: tuple[Claim, ...] = (
     ),
     Claim(
         "thinking_lowers_car_sig",
-        "Without retrieval, thinking significantly lowers CAR for most switchable models, raises it for none (§1, §4.4)",
-        "{thinking_no_rag_significant_decreases} of {n_models_switchable_thinking} down, {thinking_no_rag_significant_increases} up",
-        "exact McNemar per model, thinking on vs off, BH q<alpha; holds if at least half fall significantly and none rise",
+        (
+            "Without retrieval, thinking significantly lowers CAR for most switchable models, raises it for none "
+            "(§1, §4.4)"
+        ),
+        (
+            "{thinking_no_rag_significant_decreases} of {n_models_switchable_thinking} down, "
+            "{thinking_no_rag_significant_increases} up"
+        ),
+        (
+            "exact McNemar per model, thinking on vs off, BH q<alpha; holds if at least half fall significantly "
+            "and none rise"
+        ),
         significant_count("thinking_on_vs_off", "decrease", condition="no_rag", thinking=True),
     ),
     Claim(
@@ -215,7 +239,10 @@ CLAIMS: tuple[Claim, ...] = (
     ),
     Claim(
         "thinking_to_denial",
-        "Without retrieval, thinking turns abstentions into denials significantly more often than the reverse for most switchable models (§4.4, App. A.5)",
+        (
+            "Without retrieval, thinking turns abstentions into denials significantly more often than the reverse "
+            "for most switchable models (§4.4, App. A.5)"
+        ),
         "{thinking_no_rag_a_to_d_significant_models} of {n_models_switchable_thinking} models",
         "exact McNemar of A->D against D->A per model, BH q<alpha; holds if at least half and none the reverse",
         transitions("excess"),

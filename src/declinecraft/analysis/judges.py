@@ -12,6 +12,7 @@ conditions; Part 2: attempted answers to answerable questions, equal numbers per
 
 from __future__ import annotations
 
+import functools
 import itertools
 from collections.abc import Callable, Mapping, Sequence
 
@@ -403,7 +404,7 @@ def human_agreement(
                 n = items.height
                 value = _mean_kappa(pairs, np.arange(n), **kw) if pairs and n else float("nan")
                 low, high = _bootstrap(
-                    lambda idx: _mean_kappa(pairs, idx, **kw), n if pairs else 0, n_resamples, seed, confidence
+                    functools.partial(_mean_kappa, pairs, **kw), n if pairs else 0, n_resamples, seed, confidence
                 )
                 need = 2 if measure == "human_human" else 1
                 note = "" if len(names) >= need else f"{counted(len(names), 'annotator files')}; needs {need}"

@@ -86,7 +86,7 @@ def paired_abstention(
     )
     present = {n: s.select(group).unique().with_columns(pl.lit(True).alias(f"has_{n}")) for n, s in sides.items()}
     out = groups.join(counts, on=group, how="left", nulls_equal=True, maintain_order="left")
-    for name, has in present.items():
+    for has in present.values():
         out = out.join(has, on=group, how="left", nulls_equal=True, maintain_order="left")
     out = out.with_columns(
         pl.col("n_pairs", "lost", "gained").fill_null(0).cast(pl.Int64),

@@ -237,7 +237,10 @@ def table10(r: Mapping[str, pl.DataFrame]) -> pl.DataFrame | str:
     """Human agreement (from annotators' files)."""
     t = r.get("human_agreement")
     if t is None or t.height == 0:
-        return "Table 10 needs annotators' labels in data/annotations/<run>/ (the sample is in 07_analysis/annotation_sample.html)"
+        return (
+            "Table 10 needs annotators' labels in data/annotations/<run>/ (the sample is in "
+            "07_analysis/annotation_sample.html)"
+        )
     return t
 
 

@@ -121,11 +121,14 @@ def _rai(cfg: RunConfig) -> dict[str, Any]:
     return {
         "rai:dataCollection": (
             f"Wiki pages read from {cfg.corpus.dump if cfg.corpus.source == 'dump' else cfg.corpus.api_url}, split at "
-            f"the cut-off {cfg.corpus.cutoff} into C_pre (pages as they stood then) and C_post (pages created after it), "
-            "cleaned and cut into chunks. Questions were drafted by a language model from chunks and verified by another call."
+            f"the cut-off {cfg.corpus.cutoff} into C_pre (pages as they stood then) and C_post (pages created after "
+            "it), cleaned and cut into chunks. Questions were drafted by a language model from chunks and verified "
+            "by another call."
         ),
         "rai:dataCollectionType": ["Web Scraping", "Machine-generated"],
-        "rai:dataCollectionRawData": "MediaWiki page revisions (wikitext) of the Minecraft Wiki or the project's mini wiki.",
+        "rai:dataCollectionRawData": (
+            "MediaWiki page revisions (wikitext) of the Minecraft Wiki or the project's mini wiki."
+        ),
         "rai:dataCollectionTimeframe": [cfg.corpus.cutoff, cfg.corpus.snapshot or cfg.corpus.cutoff],
         "rai:dataPreprocessingProtocol": (
             "Wikitext is converted to plain text (templates, tables and markup removed), pages outside the rules "
@@ -133,20 +136,23 @@ def _rai(cfg: RunConfig) -> dict[str, Any]:
             f"{cfg.corpus.chunk_overlap})."
         ),
         "rai:dataAnnotationProtocol": (
-            f"Generator {cfg.generate.generator} writes scenario, facts and question from a target chunk (temperature 0, "
-            f"seed {cfg.seed}); verifier {cfg.verify.verifier} checks that the scenario does not state the fact and that "
-            "retrieved C_pre chunks answer (answerable) or do not answer (unanswerable) the question."
+            f"Generator {cfg.generate.generator} writes scenario, facts and question from a target chunk "
+            f"(temperature 0, seed {cfg.seed}); verifier {cfg.verify.verifier} checks that the scenario does not "
+            "state the fact and that retrieved C_pre chunks answer (answerable) or do not answer (unanswerable) the "
+            "question."
         ),
         "rai:dataAnnotationPlatform": "The DeclineCraft pipeline (make all), local or hosted OpenAI-compatible models.",
         "rai:machineAnnotationTools": sorted({cfg.generate.generator, cfg.verify.verifier}),
-        "rai:dataUseCases": "Evaluating whether retrieval-augmented models abstain on questions their corpus cannot answer.",
+        "rai:dataUseCases": (
+            "Evaluating whether retrieval-augmented models abstain on questions their corpus cannot answer."
+        ),
         "rai:dataBiases": (
             "Questions cover one game's wiki in English; question style follows the generator model; unanswerable "
             "questions concern content added after the cut-off, so they cluster on recent features."
         ),
         "rai:dataLimitations": (
-            "Machine-written questions and references may be wrong or ambiguous; the verifier is a model, not a person; "
-            "small runs hold few questions, so their rates carry wide intervals."
+            "Machine-written questions and references may be wrong or ambiguous; the verifier is a model, not "
+            "a person; small runs hold few questions, so their rates carry wide intervals."
         ),
         "rai:dataSocialImpact": "Low: game knowledge only. Meant to measure and reduce confident wrong answers.",
         "rai:personalSensitiveInformation": "None: wiki articles about a video game; no personal data.",
@@ -185,7 +191,8 @@ def describe(
         "description": (
             f"DeclineCraft ({cfg.run} run): {counts['questions']} scenario questions about a Minecraft wiki, "
             f"{counts['answerable']} answerable from the C_pre corpus of {counts['chunks']} chunks (cut-off "
-            f"{cfg.corpus.cutoff}) and the rest unanswerable from it, for measuring abstention in retrieval-augmented models."
+            f"{cfg.corpus.cutoff}) and the rest unanswerable from it, for measuring abstention in "
+            "retrieval-augmented models."
         ),
         "license": LICENCE_URLS.get(licence, licence),
         "version": "1.0.0",

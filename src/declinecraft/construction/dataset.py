@@ -185,7 +185,7 @@ def write(cfg: RunConfig, target: Path | None = None, *, published: date | None 
     questions, chunks = questions_frame(cfg), chunks_frame(cfg)
     shutil.rmtree(folder, ignore_errors=True)
     files = {}
-    for (name, split, sub), frame in zip(CONFIGS, (questions, chunks)):
+    for (name, split, sub), frame in zip(CONFIGS, (questions, chunks), strict=True):
         files[name] = _write_parquet(frame, folder / sub / f"{split}-00000-of-00001.parquet")
     paths.write_text_atomic(folder / "README.md", card(cfg, questions, chunks))
     licence, _ = _licence(cfg)

@@ -98,15 +98,18 @@ def _copy_rows(source: Path, target: Path, kind: replay.Kind, keys: set[tuple[st
         db.executemany(f"INSERT INTO want VALUES ({', '.join('?' * len(columns))})", rows)
         match = " AND ".join(f"t.{c} = w.{c}" for c in columns)
         db.execute(
-            f"INSERT INTO main.{table} SELECT t.* FROM src.{table} t JOIN want w ON {match} ORDER BY {', '.join('t.' + c for c in columns)}"
+            f"INSERT INTO main.{table} SELECT t.* FROM src.{table} t JOIN want w ON {match} ORDER BY "
+            f"{', '.join('t.' + c for c in columns)}"
         )
         if kind == "llm":
             db.execute("INSERT INTO main.meta SELECT * FROM src.meta")
             db.execute(
-                "INSERT INTO main.call_environment SELECT e.* FROM src.call_environment e JOIN want w ON e.key = w.key ORDER BY e.key"
+                "INSERT INTO main.call_environment SELECT e.* FROM src.call_environment e "
+                "JOIN want w ON e.key = w.key ORDER BY e.key"
             )
             db.execute(
-                "INSERT INTO main.environments SELECT * FROM src.environments WHERE id IN (SELECT environment FROM main.call_environment) ORDER BY id"
+                "INSERT INTO main.environments SELECT * FROM src.environments "
+                "WHERE id IN (SELECT environment FROM main.call_environment) ORDER BY id"
             )
         (copied,) = db.execute(f"SELECT COUNT(*) FROM main.{table}").fetchone()
         db.commit()
@@ -205,7 +208,8 @@ def unpack(bundle: Path, cfg: RunConfig, target: Path | None = None) -> Path:
         manifest = json.loads(archive.read(MANIFEST))
         if manifest.get("format") != FORMAT or manifest.get("version") != VERSION:
             raise BundleError(
-                f"{bundle}: format {manifest.get('format')!r} v{manifest.get('version')}, this code reads {FORMAT} v{VERSION}"
+                f"{bundle}: format {manifest.get('format')!r} v{manifest.get('version')}, this code reads "
+                f"{FORMAT} v{VERSION}"
             )
         listed = manifest.get("files", {})
         if extra := sorted(names - set(listed) - {MANIFEST}):
@@ -219,7 +223,7 @@ def unpack(bundle: Path, cfg: RunConfig, target: Path | None = None) -> Path:
         if difference := _first_difference(json.loads(json.dumps(cfg.to_dict())), recorded):
             raise BundleError(f"{bundle}: made from other params than {cfg.params_file}: {difference}")
         shutil.rmtree(target, ignore_errors=True)
-        for kind, (member, store, _, _) in STORES.items():
+        for member, store, _, _ in STORES.values():
             if member in names:
                 (target / store).parent.mkdir(parents=True, exist_ok=True)
                 (target / store).write_bytes(archive.read(member))

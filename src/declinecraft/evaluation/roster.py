@@ -191,7 +191,9 @@ def _header(target: Path, run: str) -> str:
     """Keep the header of a generated file; start a new overlay with this module's header."""
     if target.is_file():
         lines = target.read_text(encoding="utf-8").splitlines(keepends=True)
-        head = "".join(line for line in lines[: next((i for i, l in enumerate(lines) if not l.startswith("#")), 0)])
+        head = "".join(
+            line for line in lines[: next((i for i, line in enumerate(lines) if not line.startswith("#")), 0)]
+        )
         if head.startswith(GENERATED):
             return head
     return (

@@ -2,8 +2,9 @@
 
 - :func:`rule_label` labels a response ABSTAIN / DENY / ANSWER from explicit phrases, in the
   style of the rule-based classifier of the Evidence Sufficiency Benchmark (ESB: Zhang and Wu,
-  "Do LLMs Know When Evidence is Insufficient? An Evidence Sufficiency Benchmark for Answer-Abstention Calibration in Retrieval-Augmented Generation",
-  §5.2 and §8: explicit refusal phrases), extended with DeclineCraft's third class, premise
+  "Do LLMs Know When Evidence is Insufficient? An Evidence Sufficiency Benchmark for
+  Answer-Abstention Calibration in Retrieval-Augmented Generation", §5.2 and §8: explicit refusal
+  phrases), extended with DeclineCraft's third class, premise
   denial. It is the cross-check of the LLM response judge (agreement and Cohen's kappa in
   06_judge); it is never used to fill in a label the judge did not give. With
   ``scheme="esb"`` it gives ESB's own three classes instead (ANSWER / ABSTAIN / INVALID), for

@@ -214,7 +214,8 @@ class Cache:
             self._db.execute("COMMIT")
 
     def environment_counts(self, keys: Iterable[str]) -> dict[str, int]:
-        """How many of the stored calls among ``keys`` each environment stored (:mod:`~declinecraft.llm.call_environments`)."""
+        """How many of the stored calls among ``keys`` each environment stored
+        (:mod:`~declinecraft.llm.call_environments`)."""
         with self._lock, self._guard():
             return call_environments.counts(self._db, keys)
 
@@ -299,7 +300,7 @@ def _call_row(values: tuple[Any, ...]) -> tuple[Any, ...] | None:
     """The row of a ``calls`` record read from a page, or None for another table's record."""
     if len(values) != len(_COLUMNS) or values[1] not in ("ok", "failed") or not isinstance(values[0], str):
         return None
-    row = dict(zip(_COLUMNS, values))
+    row = dict(zip(_COLUMNS, values, strict=True))
     if not isinstance(row["attempts"], int):
         return None
     if isinstance(row["latency_s"], int):  # SQLite stores a whole REAL as an integer on disk

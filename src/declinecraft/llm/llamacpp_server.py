@@ -31,7 +31,7 @@ def aligned_reuse(cached: Sequence[int], prompt: Sequence[int], cached_prompt_le
     token is always evaluated (its logits start the answer).
     """
     common = 0
-    for a, b in zip(cached[:cached_prompt_len], prompt[: len(prompt) - 1]):
+    for a, b in zip(cached[:cached_prompt_len], prompt[: len(prompt) - 1], strict=False):
         if a != b:
             break
         common += 1

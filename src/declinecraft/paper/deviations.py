@@ -58,8 +58,9 @@ def miniature_box(cfg: RunConfig, reported: Mapping[str, Mapping[str, Any]]) -> 
         f"output budget of {thousands(cfg.answer.max_tokens)} tokens (the paper: 16{{,}}000). It shows that "
         "every stage runs and what each table and figure holds; at this size no number in it is evidence "
         "for or against the original study. A number from fewer questions than "
-        f"{small_n.threshold(cfg.analysis.min_n, cfg.analysis.alpha)} is printed with its $n$ and never stated as a finding. The run-health "
-        "section says how the run went. Larger runs: \\texttt{make all PARAMS=params/complete.yaml} "
+        f"{small_n.threshold(cfg.analysis.min_n, cfg.analysis.alpha)} is printed with its $n$ and never stated "
+        "as a finding. The run-health section says how the run went. Larger runs: "
+        "\\texttt{make all PARAMS=params/complete.yaml} "
         "(every setting, offline, about a day on two cores) and \\texttt{params/paper.yaml} (the "
         "paper's models and sizes, on GPUs).}}\\par\\medskip"
     )
@@ -124,7 +125,8 @@ def deviation_items(cfg: RunConfig, specs: Mapping[str, registry.ModelSpec]) -> 
     own = [m for m in cfg.answer.models if judges and judges == {_family(specs, m)}]
     if own:
         items.append(
-            f"\\textbf{{Own-family scoring.}} Every accuracy judge is of the same family as {_and([name(m) for m in own])}, "
+            "\\textbf{Own-family scoring.} Every accuracy judge is of the same family as "
+            f"{_and([name(m) for m in own])}, "
             "so those answers are scored only by their own family. The paper's three judges come from different "
             "families, so no answer is scored only by a model of its own family (App.~A.1)."
         )
@@ -137,7 +139,8 @@ def deviation_items(cfg: RunConfig, specs: Mapping[str, registry.ModelSpec]) -> 
     cut = [f"{what} to {thousands(n)} characters" for n, what in cuts if n > 0]
     if cut:
         items.append(
-            f"\\textbf{{Prompts cut.}} To fit small context windows and two cores, this run cuts {_and(cut)}; the paper sends them whole."
+            f"\\textbf{{Prompts cut.}} To fit small context windows and two cores, this run cuts {_and(cut)}; "
+            "the paper sends them whole."
         )
     items.append(f"\\textbf{{Review.}} {MANUAL_REVIEW}")
     items.append(f"\\textbf{{Prompts.}} {PROMPTS}")

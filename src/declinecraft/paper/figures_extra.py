@@ -339,7 +339,10 @@ FIGURES = [
         lambda t: plot_scenario_overlap(t["scenario_overlap"]),
         needs(
             "scenario_overlap",
-            "Figure 24 needs the scenario-chunk overlap of several retrieval pipelines (answer.pipelines); this run has one",
+            (
+                "Figure 24 needs the scenario-chunk overlap of several retrieval pipelines (answer.pipelines); "
+                "this run has one"
+            ),
             distinct="pipeline",
         ),
     ),

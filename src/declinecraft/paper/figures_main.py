@@ -255,7 +255,10 @@ def _size_or_release(tables: Mapping[str, pl.DataFrame]) -> str:
         single.filter(pl.col("open_weight")).height == 0
         and single["release_month"].cast(pl.Float64, strict=False).fill_null(np.nan).is_nan().all()
     ):
-        return "Figure 5 needs models with parameter counts or release months in params/models.yaml; this run's models have neither"
+        return (
+            "Figure 5 needs models with parameter counts or release months in params/models.yaml; this run's "
+            "models have neither"
+        )
     return ""
 
 

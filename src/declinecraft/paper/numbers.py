@@ -1,7 +1,8 @@
 """``paper/numbers.tex``: one LaTeX macro per number the text quotes, computed from the analysis.
 
-Each :class:`~declinecraft.paper.number_spec.Number` (listed in :mod:`declinecraft.paper.quoted`) names its macro, says what it is, how to read it from the analysis tables
-(a getter of :mod:`declinecraft.paper.number_sources`) and how to print it, and (where the paper
+Each :class:`~declinecraft.paper.number_spec.Number` (listed in :mod:`declinecraft.paper.quoted`)
+names its macro, says what it is, how to read it from the analysis tables (a getter of
+:mod:`declinecraft.paper.number_sources`) and how to print it, and (where the paper
 reports it) the key in ``params/paper_reported.yaml``. A number the run cannot supply prints
 "n/a" and its reason goes into ``numbers.csv``; nothing here raises on missing data. Macro names
 are letters only (TeX control words). The run's settings get macros too

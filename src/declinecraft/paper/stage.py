@@ -13,8 +13,9 @@ Every figure or table the run cannot fill is listed with its reason in
 ``outputs/<run>/08_paper/skipped.csv`` and in ``paper/skipped.tex`` (the paper prints the reason
 where the figure would be). The run's health (failed calls, truncations, judge parse failures,
 questions scored; :mod:`~declinecraft.paper.run_health`) becomes ``paper/tables/run_health.tex``
-and ``paper/health_numbers.tex``, printed before the results. The analysis stage's claims check becomes ``paper/tables/claims.tex``,
-printed after the abstract. Every number is a macro in ``numbers.tex``; the n/a ones and their
+and ``paper/health_numbers.tex``, printed before the results. The analysis stage's claims check
+becomes ``paper/tables/claims.tex``, printed after the abstract. Every number is a macro in
+``numbers.tex``; the n/a ones and their
 reasons are in ``outputs/<run>/08_paper/numbers.csv``. The PDF is built with latexmk in a
 temporary folder (:mod:`~declinecraft.paper.pdf`) when TeX is installed; otherwise the stage
 says it skipped the PDF.

@@ -20,9 +20,9 @@ def results_frame(
     """Run several pipelines and return one row per (query, pipeline, rank) with titles and ranks."""
     rows: list[dict[str, Any]] = []
     for pipeline in pipelines:
-        for q_index, (query, hits) in enumerate(zip(queries, retriever.search_many(queries, pipeline, k))):  # type: ignore[arg-type]
+        for q_index, (query, hits) in enumerate(zip(queries, retriever.search_many(queries, pipeline, k), strict=True)):  # type: ignore[arg-type]
             titles = retriever.chunks([h.chunk_id for h in hits])["title"].to_list() if hits else []
-            for rank, (hit, title) in enumerate(zip(hits, titles), start=1):
+            for rank, (hit, title) in enumerate(zip(hits, titles, strict=True), start=1):
                 rows.append(
                     {
                         "query_index": q_index,

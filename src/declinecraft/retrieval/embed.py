@@ -173,7 +173,7 @@ class OnnxEmbedder(_PromptedEmbedder):
     def _encode(self, texts: list[str], desc: str) -> NDArray[np.float32]:
         out = np.zeros((len(texts), self.dim), dtype=np.float32)
         for batch in _batches(len(texts), self.batch_size, progress=self.progress, desc=desc):
-            for i, enc in zip(batch, self._tokenizer.encode_batch([texts[i] for i in batch])):
+            for i, enc in zip(batch, self._tokenizer.encode_batch([texts[i] for i in batch]), strict=True):
                 feeds = {
                     "input_ids": np.array([enc.ids], dtype=np.int64),
                     "attention_mask": np.array([enc.attention_mask], dtype=np.int64),

@@ -112,8 +112,8 @@ class CachedEmbedder:
             vectors = embed(new_texts)
             if vectors.shape != (len(todo), self.dim):
                 raise ValueError(f"{self.name}: returned shape {vectors.shape}, expected {(len(todo), self.dim)}")
-            self.cache.put_many(self.key, list(zip(todo, vectors)))
-            found.update(zip(todo, vectors))
+            self.cache.put_many(self.key, list(zip(todo, vectors, strict=True)))
+            found.update(zip(todo, vectors, strict=True))
         self.misses += len(todo)
         if not texts:
             return np.zeros((0, self.dim), dtype=np.float32)

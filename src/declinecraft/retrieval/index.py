@@ -66,7 +66,7 @@ def chunk_hash(chunks: pl.DataFrame) -> str:
     """Return a sha256 over every chunk's id, corpus, metadata and text, in order."""
     digest = hashlib.sha256()
     cols = [chunks[c].cast(pl.Utf8).to_list() if c in chunks.columns else [None] * chunks.height for c in CHUNK_COLUMNS]
-    for row in zip(*cols):
+    for row in zip(*cols, strict=True):
         digest.update("\x1f".join("\x00" if v is None else v for v in row).encode())
         digest.update(b"\x1e")
     return digest.hexdigest()

@@ -56,7 +56,9 @@ def _hits(
     retriever: Searchable, corpus: Corpus, rows: NDArray[np.int64], scores: NDArray[np.float32], name: str, k: int
 ) -> list[Hit]:
     ids = retriever._ids[corpus]
-    return [Hit(ids[r], float(s), {name: i}) for i, (r, s) in enumerate(zip(rows[:k], scores[:k]), start=1)]
+    return [
+        Hit(ids[r], float(s), {name: i}) for i, (r, s) in enumerate(zip(rows[:k], scores[:k], strict=True), start=1)
+    ]
 
 
 def bm25(retriever: Searchable, queries: Sequence[str], k: int = 5) -> list[list[Hit]]:
@@ -79,7 +81,7 @@ def _hybrid(retriever: Searchable, queries: list[str], depth: int, limit: int) -
     lexical = retriever.bm25_rows(queries, depth)
     semantic = retriever.dense_rows(queries, depth)
     out = []
-    for (b_rows, _), (d_rows, _) in zip(lexical, semantic):
+    for (b_rows, _), (d_rows, _) in zip(lexical, semantic, strict=True):
         fused = fuse({"bm25": b_rows.tolist(), "dense": d_rows.tolist()}, retriever.params.rrf_k)
         out.append([Hit(ids[row], score, ranks) for row, score, ranks in fused[:limit]])
     return out
@@ -94,7 +96,11 @@ def hybrid(retriever: Searchable, queries: Sequence[str], k: int = 5) -> list[li
 def _rerank(retriever: Searchable, queries: list[str], k: int) -> list[list[Hit]]:
     pool = max(k, retriever.params.rerank_pool)
     candidates = _hybrid(retriever, queries, max(pool, retriever.params.fusion_depth), pool)
-    pairs = [(q, text) for q, hits in zip(queries, candidates) for text in retriever.texts([h.chunk_id for h in hits])]
+    pairs = [
+        (q, text)
+        for q, hits in zip(queries, candidates, strict=True)
+        for text in retriever.texts([h.chunk_id for h in hits])
+    ]
     scores = retriever.reranker.score(pairs) if pairs else np.zeros(0, dtype=np.float32)
     out, start = [], 0
     for hits in candidates:
@@ -126,7 +132,7 @@ def _rewritten(retriever: Searchable, queries: list[str], rewrite: Rewrite | Non
     if len(out) != len(queries):
         raise ValueError(f"the rewriter returned {len(out)} queries for {len(queries)}")
     final = []
-    for i, (original, new) in enumerate(zip(queries, out)):
+    for i, (original, new) in enumerate(zip(queries, out, strict=True)):
         if not isinstance(new, str) or not new.strip():
             warnings.warn(f"query {i}: the rewriter returned {new!r}; searching the original query", stacklevel=3)
             new = original

@@ -165,7 +165,7 @@ class CachedReranker:
             if replay.replaying():
                 raise replay.replay_miss("rerank", self.key, len(todo), pairs[first[todo[0]]][0])
             scores = self.inner.score([pairs[first[s]] for s in todo])
-            items = [(s, np.array([v], dtype=np.float32)) for s, v in zip(todo, scores)]
+            items = [(s, np.array([v], dtype=np.float32)) for s, v in zip(todo, scores, strict=True)]
             self.cache.put_many(self.key, items)
             found.update(items)
         return np.array([float(found[s][0]) for s in shas], dtype=np.float32)

@@ -215,7 +215,7 @@ class TestStage:
         assert summary["P1"]["b_ece_t"] == pytest.approx(9 / 21)  # T: 0 of 2 abstain
         assert summary["P1"]["accuracy_low"] <= summary["P1"]["accuracy"] <= summary["P1"]["accuracy_high"]
         types = result.tables["l5_types"].filter(pl.col("order") == "all", pl.col("n") > 0)
-        assert set(zip(types["prompt"], types["type"])) == {
+        assert set(zip(types["prompt"], types["type"], strict=True)) == {
             ("P1", "pick_gold"),
             ("P1", "pick_conflict"),
             ("P2", "abstain"),
