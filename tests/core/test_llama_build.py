@@ -144,7 +144,7 @@ class TestWheel:
             wheel = llama_build.wheel(sys.executable, tmp_path / "wheels", pip_args=pip_args)
         finally:
             del os.environ["PIP_CACHE_DIR"]
-        expected = " ".join(llama_build.describe()["cmake_args"])  # type: ignore[arg-type]
+        expected = " ".join(llama_build.describe()["cmake_args"])
         assert flags_in(wheel) == expected and "-DGGML_AMX_INT8=OFF" in expected
         assert wheel.parent.name == llama_build.describe()["key"]
         assert (wheel.parent / "build.json").is_file()

@@ -27,7 +27,7 @@ from declinecraft.analysis import examples as examples_mod
 from declinecraft.analysis import judges as judges_mod
 from declinecraft.analysis import models as models_mod
 from declinecraft.analysis import paired as paired_mod
-from declinecraft.core import registry
+from declinecraft.core import registry, stats
 from declinecraft.core.config import RunConfig
 from declinecraft.evaluation import metrics
 
@@ -234,7 +234,7 @@ def analyze(
         facts = model_facts({}, frame["model"].unique().sort().to_list())
     elif "release_month" not in facts.columns:
         facts = with_derived_facts(facts)
-    boot = dict(n_resamples=design.n_resamples, confidence=design.confidence, seed=design.seed)
+    boot: stats.Bootstrap = {"n_resamples": design.n_resamples, "confidence": design.confidence, "seed": design.seed}
     summary = metrics.summarize(frame, by=RUN_KEYS, **boot)
     main = main_grid_rows(frame, design)
     main_summary = summary.join(main.select(RUN_KEYS).unique(), on=list(RUN_KEYS), how="semi", nulls_equal=True)

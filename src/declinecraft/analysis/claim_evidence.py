@@ -11,7 +11,7 @@ from __future__ import annotations
 import math
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, cast
 
 import polars as pl
 
@@ -143,7 +143,7 @@ def significant_count(
         if testable.height < tests.height:
             value += f" ({testable.height} with at least {need} pairs)"
         holds = testable.height > 0 and 2 * up >= testable.height and down == 0
-        return Evidence(value, holds, int(tests["n_pairs"].max()), need, "paired questions (most per test)")
+        return Evidence(value, holds, int(cast(int, tests["n_pairs"].max())), need, "paired questions (most per test)")
 
     return get
 
@@ -222,7 +222,8 @@ def every_configuration(family: str, comparison: str, sign: int, missing: str) -
         if tests.height == 0:
             return Evidence("n/a", untestable=f"no {comparison.replace('_vs_', ' against ')} comparison in this run")
         moved = int((sign * tests["diff"] > 0).sum())
-        value = f"{moved} of {counted(tests.height, 'configurations')} (mean {100 * tests['diff'].mean():+.1f} points)"
+        mean = cast(float, tests["diff"].mean())
+        value = f"{moved} of {counted(tests.height, 'configurations')} (mean {100 * mean:+.1f} points)"
         return Evidence(value, moved == tests.height, tests.height, min_n_sign(ctx.alpha), "configurations")
 
     return get
@@ -237,11 +238,9 @@ def k_ten(t: Tables, ctx: Context) -> Evidence:
     tests = tests.filter(pl.col("comparison") == "10_vs_5").filter(pl.col("diff").is_not_nan())
     if tests.height == 0:
         return Evidence("n/a", untestable="no single-shot run at both k=5 and k=10")
-    mean = float(tests["diff"].mean())
-    value = (
-        f"{_pct(float(tests['car_base'].mean()))} to {_pct(float(tests['car_other'].mean()))} "
-        f"({100 * mean:+.1f} points)"
-    )
+    mean = float(cast(float, tests["diff"].mean()))
+    base, other = float(cast(float, tests["car_base"].mean())), float(cast(float, tests["car_other"].mean()))
+    value = f"{_pct(base)} to {_pct(other)} ({100 * mean:+.1f} points)"
     return Evidence(value, mean < 0, tests.height, min_n_sign(ctx.alpha), "configurations")
 
 
@@ -280,7 +279,7 @@ def transitions(kind: str) -> Callable[[Tables, Context], Evidence]:
         away = int((sig & (testable["a_to_d"] < testable["d_to_a"])).sum())
         value = f"{towards} of {counted(pairs.height, 'models')} ({away} the reverse)"
         holds = testable.height > 0 and 2 * towards >= testable.height and away == 0
-        most = int((pairs["a_to_d"] + pairs["d_to_a"]).max())
+        most = int(cast(int, (pairs["a_to_d"] + pairs["d_to_a"]).max()))
         return Evidence(value, holds, most, need, "A-D pairs (most per model)")
 
     return get

@@ -20,6 +20,8 @@ below the shares that broke the default run before its judges were constrained (
 
 from __future__ import annotations
 
+from typing import cast
+
 import polars as pl
 
 from declinecraft.analysis import run_health
@@ -72,7 +74,7 @@ def claim_reasons(claim_id: str, health: pl.DataFrame, min_n: int) -> list[str]:
         )
         scored = health.filter(pl.col("measure") == "accuracy_questions").drop_nulls("numerator")
         if scored.height and not any(is_finding(int(n), min_n) for n in scored["numerator"]):
-            most = int(scored["numerator"].max())  # type: ignore[arg-type]
+            most = int(cast(int, scored["numerator"].max()))
             reasons.append(
                 f"accuracy on at most {counted(most, 'questions')} per configuration (the small-n rule needs {min_n})"
             )

@@ -15,6 +15,7 @@ from __future__ import annotations
 import functools
 import itertools
 from collections.abc import Callable, Mapping, Sequence
+from typing import Any
 
 import numpy as np
 import polars as pl
@@ -339,8 +340,8 @@ def _bootstrap(
     return float(low), float(high)
 
 
-def _mean_kappa(pairs: list[tuple[np.ndarray, np.ndarray]], idx: np.ndarray, **kw: object) -> float:
-    values = [agreement.cohen_kappa(list(a[idx]), list(b[idx]), **kw) for a, b in pairs]  # type: ignore[arg-type]
+def _mean_kappa(pairs: list[tuple[np.ndarray, np.ndarray]], options: Mapping[str, Any], idx: np.ndarray) -> float:
+    values = [agreement.cohen_kappa(list(a[idx]), list(b[idx]), **options) for a, b in pairs]
     values = [v for v in values if not np.isnan(v)]
     return float(np.mean(values)) if values else float("nan")
 
@@ -390,7 +391,7 @@ def human_agreement(
             if names
             else np.empty((items.height, 0), dtype=object)
         )
-        kw: dict[str, object] = {} if part == 1 else {"weights": "quadratic", "labels": list(SCORE_LEVELS)}
+        kw: dict[str, Any] = {} if part == 1 else {"weights": "quadratic", "labels": list(SCORE_LEVELS)}
         variants = [("", lambda v: v)]
         if part == 1:
             variants.append(("merged", lambda v: np.array(["ABSTAIN" if x == "DENY" else x for x in v], dtype=object)))
@@ -402,9 +403,9 @@ def human_agreement(
                 measures["judge_majority"] = [(judge, _majority(humans))]
             for measure, pairs in measures.items():
                 n = items.height
-                value = _mean_kappa(pairs, np.arange(n), **kw) if pairs and n else float("nan")
+                value = _mean_kappa(pairs, kw, np.arange(n)) if pairs and n else float("nan")
                 low, high = _bootstrap(
-                    functools.partial(_mean_kappa, pairs, **kw), n if pairs else 0, n_resamples, seed, confidence
+                    functools.partial(_mean_kappa, pairs, kw), n if pairs else 0, n_resamples, seed, confidence
                 )
                 need = 2 if measure == "human_human" else 1
                 note = "" if len(names) >= need else f"{counted(len(names), 'annotator files')}; needs {need}"

@@ -90,7 +90,7 @@ def _finish(frame: pl.DataFrame, measure: str, stage: str) -> pl.DataFrame:
         .with_columns(pl.col("numerator", "denominator").cast(pl.Int64))
         .with_columns(rate=pl.when(pl.col("denominator") > 0).then(pl.col("numerator") / pl.col("denominator")))
         .select(list(SCHEMA))
-        .cast(SCHEMA)  # type: ignore[arg-type]
+        .cast(pl.Schema(SCHEMA))
         .sort("model", "thinking", "condition", "detail")
     )
 

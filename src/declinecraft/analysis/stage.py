@@ -129,8 +129,8 @@ def _write_all(tables: Mapping[str, pl.DataFrame], content: Mapping[str, pl.Data
     for name, table in tables.items():
         results.write_csv(table, out / f"{name}.csv")
     status = []
-    for name, table in content.items():
-        if isinstance(table, pl.DataFrame):
-            results.write_csv(table, out / f"{name}.csv")
-        status.append({"table": name, "reason": table if isinstance(table, str) else ""})
+    for name, filled in content.items():
+        if isinstance(filled, pl.DataFrame):
+            results.write_csv(filled, out / f"{name}.csv")
+        status.append({"table": name, "reason": filled if isinstance(filled, str) else ""})
     results.write_csv(pl.DataFrame(status), out / "paper_tables.csv")

@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 import polars as pl
+from polars.datatypes import DataTypeClass
 
 from declinecraft.core import paths
 from declinecraft.core.config import RunConfig
@@ -67,7 +68,7 @@ CONTEXT = {
 }
 
 
-def data_type(dtype: pl.DataType) -> tuple[str, bool]:
+def data_type(dtype: pl.DataType | DataTypeClass) -> tuple[str, bool]:
     """The Croissant ``dataType`` of a Polars column type, and whether it is a list (``repeated``).
 
     Raises:
@@ -96,7 +97,7 @@ def _record_set(name: str, file_id: str, fields: Mapping[str, str], schema: pl.S
     out = []
     for column, meaning in fields.items():
         kind, repeated = data_type(schema[column])
-        field = {
+        field: dict[str, Any] = {
             "@type": "cr:Field",
             "@id": f"{name}/{column}",
             "name": column,

@@ -72,7 +72,7 @@ def parse_scenario(reply: Reply, *, max_words: int = 30, trim: bool = False, not
     n = _words(scenario)
     if trim and (cut or n >= max_words):
         sentences = re.findall(r"[^.!]+[.!]", scenario)  # complete sentences only
-        kept = []
+        kept: list[str] = []
         while sentences and _words(" ".join([*kept, sentences[0].strip()])) < max_words:
             kept.append(sentences.pop(0).strip())
         if kept and notes is not None:
@@ -242,7 +242,8 @@ def generate_drafts(
     urls = dict(zip(pre["chunk_id"], pre["url"], strict=True)) | dict(zip(post["chunk_id"], post["url"], strict=True))
     pre_ids = pre["chunk_id"].to_list()
     cap, budget = params.prompt_chunk_chars, params.max_tokens
-    drafts, rngs = [], []
+    drafts: list[dict[str, Any]] = []
+    rngs: list[np.random.Generator] = []
     for answerable, n in ((True, params.n_answerable), (False, params.n_unanswerable)):
         for i in range(n):
             rng = candidate_rng(seed, answerable, i)

@@ -13,7 +13,7 @@ import time
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, cast
 
 import polars as pl
 
@@ -24,6 +24,7 @@ from declinecraft.core.config import RunConfig
 from declinecraft.llm.calls import Ask
 from declinecraft.llm.pool import ModelPool
 from declinecraft.retrieval import retrieve
+from declinecraft.retrieval.pipelines import Corpus, Pipeline
 
 
 @dataclass(frozen=True)
@@ -71,9 +72,9 @@ def retriever_search(cfg: RunConfig) -> Search:
         if not opened:
             opened.append(retrieve.Retriever.open(cfg.stage_dir("index"), cache_dir=cfg.cache_dir))
         if where in ("pre", "post"):
-            hits = opened[0].search_many(list(queries), "dense", k, corpus=where)  # type: ignore[arg-type]
+            hits = opened[0].search_many(list(queries), "dense", k, corpus=cast(Corpus, where))
         else:
-            hits = opened[0].search_many(list(queries), where, k)  # type: ignore[arg-type]
+            hits = opened[0].search_many(list(queries), cast(Pipeline, where), k)
         return [[h.chunk_id for h in row] for row in hits]
 
     return search

@@ -345,7 +345,7 @@ def _main(argv: list[str]) -> int:
         print(f"error: {exc}", file=sys.stderr)
         return 1
     if argv[0] == "stamp":
-        chain = cfg
+        chain: RunConfig | None = cfg
         while chain is not None:  # a derived run reads its base's outputs: stamp the base too
             write_stamps(chain)
             chain = chain.base

@@ -55,7 +55,7 @@ def packages() -> dict[str, str]:
     """Every installed distribution's version, by normalised name (PEP 503: ``llama-cpp-python``), sorted."""
     found = {}
     for dist in importlib.metadata.distributions():
-        name = dist.metadata.get("Name")
+        name = dist.name
         if name:
             found[re.sub(r"[-_.]+", "-", name).lower()] = dist.version
     return dict(sorted(found.items()))

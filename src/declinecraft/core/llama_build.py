@@ -32,6 +32,7 @@ import sys
 import tempfile
 from collections.abc import Mapping, Sequence
 from pathlib import Path
+from typing import TypedDict
 
 #: The pinned binding (pyproject.toml pins the same version; a test checks they agree).
 LLAMA_CPP_PYTHON = "0.3.36"
@@ -122,7 +123,19 @@ def build_key(version: str, args: Sequence[str], compiler: str) -> str:
     return hashlib.sha256(text.encode()).hexdigest()[:16]
 
 
-def describe(cpuinfo: str | None = None, machine: str | None = None) -> dict[str, object]:
+class Build(TypedDict):
+    """One machine's llama-cpp-python build (:func:`describe`)."""
+
+    llama_cpp_python: str
+    cpu_model: str
+    machine: str
+    options: dict[str, bool]
+    cmake_args: list[str]
+    compiler: str
+    key: str
+
+
+def describe(cpuinfo: str | None = None, machine: str | None = None) -> Build:
     """What this machine's build is: version, CPU, options, CMake arguments, compiler and key."""
     options = ggml_options(cpu_flags(cpuinfo), machine)
     args = cmake_args(options)
@@ -161,7 +174,7 @@ def wheel(python: str, wheel_root: Path, *, requirement: str | None = None, pip_
         return found[-1]
     wheel_root.mkdir(parents=True, exist_ok=True)
     requirement = requirement or f"llama-cpp-python=={LLAMA_CPP_PYTHON}"
-    env = {**os.environ, "CMAKE_ARGS": " ".join(info["cmake_args"]), "FORCE_CMAKE": "1"}  # type: ignore[arg-type]
+    env = {**os.environ, "CMAKE_ARGS": " ".join(info["cmake_args"]), "FORCE_CMAKE": "1"}
     log = wheel_root / f"{info['key']}.log"
     tmp = Path(tempfile.mkdtemp(dir=wheel_root, prefix=".build-"))
     try:
@@ -202,7 +215,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(path)
         return 0
     if args == ["cmake-args"]:
-        print(" ".join(describe()["cmake_args"]))  # type: ignore[arg-type]
+        print(" ".join(describe()["cmake_args"]))
         return 0
     if args == ["describe"]:
         print(json.dumps(describe(), indent=2))

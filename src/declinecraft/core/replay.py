@@ -62,7 +62,7 @@ def ledger_read(path: Path) -> dict[Kind, set[tuple[str, str]]]:
         parts = line.split("\t")
         if len(parts) != 3 or parts[0] not in KINDS or not parts[2]:
             raise ValueError(f"{path}:{number}: not a ledger line (kind<TAB>model<TAB>key): {line[:80]!r}")
-        found[parts[0]].add((parts[1], parts[2]))  # type: ignore[index]
+        found[parts[0]].add((parts[1], parts[2]))
     return found
 
 

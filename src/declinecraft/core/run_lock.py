@@ -57,7 +57,8 @@ def runs_written(params_file: str | Path) -> list[str]:
     except (config.ConfigError, OSError):
         return [own]
     owners = {cfg.owner(name) for name, _ in config.STAGES}
-    chain, node = [], cfg
+    chain: list[str] = []
+    node: config.RunConfig | None = cfg
     while node is not None:
         chain.append(node.run)
         node = node.base

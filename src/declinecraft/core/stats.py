@@ -15,7 +15,7 @@ it matches (the tests check it) and why it is not a call to it.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import NamedTuple
+from typing import NamedTuple, TypedDict
 
 import numpy as np
 import polars as pl
@@ -25,6 +25,14 @@ from scipy import stats as st
 from declinecraft.core.agreement import is_missing
 
 LABELS: tuple[str, ...] = ("ABSTAIN", "DENY", "ANSWER")
+
+
+class Bootstrap(TypedDict):
+    """The keyword arguments of every bootstrapped table."""
+
+    n_resamples: int
+    confidence: float
+    seed: int
 
 
 def _check_confidence(confidence: float) -> None:

@@ -142,7 +142,7 @@ def install(
 ) -> int:
     """Install the missing system packages when possible (``get_prefix`` says how to become root,
     ``runner`` runs apt-get), else print the command; 0 unless apt-get fails."""
-    packages, why = plan(**probes)
+    packages, why = plan(NEEDS, **probes)
     if not packages:
         print("system packages: all present (" + ", ".join(n.what for n in NEEDS) + ")")
         return 0

@@ -13,10 +13,11 @@ from collections import deque
 from collections.abc import Iterable
 from dataclasses import dataclass
 from datetime import date, datetime
-from typing import Any
+from typing import Any, cast
 from urllib.parse import quote
 
 import polars as pl
+from polars.datatypes import DataTypeClass
 
 from declinecraft.core import config
 from declinecraft.core.artifacts import CHUNK_COLUMNS  # noqa: F401  (the columns chunk tables carry)
@@ -45,7 +46,9 @@ REASONS = (
     "already in C_pre",
     "missing page",
 )
-PAGE_SCHEMA = {
+#: Column name to polars type.
+Schema = dict[str, pl.DataType | DataTypeClass]
+PAGE_SCHEMA: Schema = {
     "title": pl.String,
     "revision_id": pl.Int64,
     "timestamp": pl.Datetime("us", "UTC"),
@@ -123,9 +126,12 @@ def build(pages: Iterable[wiki.Page], cutoff: str | date | datetime = "2025-03-3
             dropped.append((row[0], "post", "already in C_pre", "a C_pre page has this title"))
         else:
             post_rows.append(row)
-    frame = lambda data: pl.DataFrame(data, schema=PAGE_SCHEMA, orient="row").sort("title")  # noqa: E731
     drops = pl.DataFrame(dropped, schema=DROP_SCHEMA, orient="row").sort("corpus", "title")
-    return Corpus(pre=frame(rows["pre"]), post=frame(post_rows), dropped=drops)
+    return Corpus(pre=_pages(rows["pre"]), post=_pages(post_rows), dropped=drops)
+
+
+def _pages(rows: list[tuple[Any, ...]]) -> pl.DataFrame:
+    return pl.DataFrame(rows, schema=PAGE_SCHEMA, orient="row").sort("title")
 
 
 def _compile(patterns: Iterable[str]) -> list[re.Pattern[str]]:
@@ -198,7 +204,7 @@ def chunk(df: pl.DataFrame, size: int = 1500, overlap: int = 250) -> pl.DataFram
             out["text"].append(f"[Page: {title}]\n{body}")
             for name in carried:
                 out[name].append(row[name])
-    schema = {"chunk_id": pl.String, "title": pl.String, "text": pl.String}
+    schema: Schema = {"chunk_id": pl.String, "title": pl.String, "text": pl.String}
     schema.update({name: df.schema[name] for name in carried})
     return pl.DataFrame(out, schema=schema)
 
@@ -260,9 +266,9 @@ def stats_table(result: Corpus, chunks: dict[str, pl.DataFrame], dropped: pl.Dat
             "revision_to": last(pages["timestamp"]),
             "created_from": day(pages["created"]),
             "created_to": last(pages["created"]),
-            "chunks_per_page_median": float(per_page.median()) if len(per_page) else 0.0,
-            "chunks_per_page_max": int(per_page.max()) if len(per_page) else 0,
-            "chunk_chars_max": int(chunks[name]["text"].str.len_chars().max() or 0),
+            "chunks_per_page_median": float(cast(float, per_page.median())) if len(per_page) else 0.0,
+            "chunks_per_page_max": int(cast(int, per_page.max())) if len(per_page) else 0,
+            "chunk_chars_max": int(cast(int, chunks[name]["text"].str.len_chars().max() or 0)),
         }
         mine = dropped.filter(pl.col("corpus") == name)
         row["dropped"] = mine.height

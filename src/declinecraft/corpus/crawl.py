@@ -297,7 +297,7 @@ class Crawler:
         cached = self.cache.get(key)
         if cached is not None:
             return cached
-        titles = []
+        titles: list[str] = []
         for namespace in self.namespaces:
             params = {"list": "allpages", "apnamespace": str(namespace), "aplimit": "max"}
             for batch in self.client.query(params, about=f"list=allpages namespace {namespace}"):

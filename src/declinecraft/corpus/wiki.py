@@ -10,6 +10,7 @@ from __future__ import annotations
 import bz2
 import gzip
 import hashlib
+import io
 import re
 import xml.etree.ElementTree as ET
 from array import array
@@ -17,7 +18,6 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from datetime import UTC, date, datetime, time, timedelta
 from pathlib import Path
-from typing import IO
 
 import numpy as np
 
@@ -124,7 +124,7 @@ def read_dump(path: str | Path) -> Iterator[Page]:
         yield from _parse(stream, path)
 
 
-def _open(path: Path) -> IO[bytes]:
+def _open(path: Path) -> io.BufferedIOBase:
     with path.open("rb") as probe:
         magic = probe.read(3)
     if magic == b"BZh":
@@ -146,7 +146,7 @@ def _children(elem: ET.Element) -> dict[str, ET.Element]:
     return out
 
 
-def _parse(stream: IO[bytes], path: Path, *, check_duplicates: bool = True) -> Iterator[Page]:
+def _parse(stream: io.BufferedIOBase, path: Path, *, check_duplicates: bool = True) -> Iterator[Page]:
     namespaces: dict[int, str] = {}
     root: ET.Element | None = None
     page_elem: ET.Element | None = None
@@ -242,9 +242,10 @@ def _title_digest(namespace: int, title: str) -> int:
 
 def _title_of(page_elem: ET.Element, path: Path) -> str:
     title = _children(page_elem).get("title")
-    if title is None or not (title.text or "").strip():
+    text = (title.text or "").strip() if title is not None else ""
+    if not text:
         raise DumpError(f"{path}: a <page> has no <title> (it must come before its revisions)")
-    return title.text.strip()
+    return text
 
 
 def _revision(elem: ET.Element, title: str, path: Path) -> Revision:

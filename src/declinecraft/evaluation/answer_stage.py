@@ -22,7 +22,7 @@ import time
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import polars as pl
 
@@ -36,6 +36,7 @@ from declinecraft.llm.pool import ModelPool, Models, rewriter
 from declinecraft.retrieval import retrieve
 from declinecraft.retrieval.diagnostics import hit_at_k, scenario_hit_rate
 from declinecraft.retrieval.fusion import Hit
+from declinecraft.retrieval.pipelines import Pipeline
 
 log = logging.getLogger(__name__)
 
@@ -93,7 +94,7 @@ def retriever_adapters(cfg: RunConfig, rewrite: Any = None) -> tuple[Search, Loo
     retriever = retrieve.Retriever.open(cfg.stage_dir("index"), cache_dir=cfg.cache_dir, rewrite=rewrite)
 
     def search(queries: Sequence[str], pipeline: str, k: int) -> list[list[Hit]]:
-        rows = retriever.search_many(list(queries), pipeline, k)  # type: ignore[arg-type]
+        rows = retriever.search_many(list(queries), cast(Pipeline, pipeline), k)
         return [list(hits) for hits in rows]
 
     def lookup(chunk_ids: Sequence[str]) -> list[Chunk]:
@@ -165,7 +166,7 @@ def retrieval_diagnostics(retrieved: pl.DataFrame) -> pl.DataFrame:
     """
     parts = []
     for (pipeline, k_used, scenario), group in retrieved.group_by(["pipeline", "k", "scenario"], maintain_order=True):
-        depth = int(k_used)  # type: ignore[call-overload]
+        depth = int(k_used)
         for metric, fn in (("hit_at_k", hit_at_k), ("scenario_overlap", scenario_hit_rate)):
             rate = fn(group, depth, by=None)
             parts.append(
@@ -298,9 +299,9 @@ def run(
     params: AnswerParams = cfg.answer
     bench = read_benchmark(cfg)
     questions = answer.select_questions(bench, params.limit_questions, cfg.seed)
-    own_models = models is None
-    if own_models:
-        models = ModelPool(cfg, progress=progress)
+    own: ModelPool | None = None
+    if models is None:
+        models = own = ModelPool(cfg, progress=progress)
     try:
         if search is None or lookup is None:
             needs_rewrite = any("rewrite" in s.pipeline for s in answer.settings(params))
@@ -318,8 +319,8 @@ def run(
             check_chunks(compared, lookup)
             compared = answer_comparison(compared, cfg, models=models, search=memo, lookup=lookup)
     finally:
-        if own_models:
-            models.close()  # type: ignore[union-attr]
+        if own is not None:
+            own.close()
     folder = cfg.stage_dir("answer")
     retrieved = retrieved_frame(questions, memo, answer.settings(params))
     diagnostics = retrieval_diagnostics(retrieved)

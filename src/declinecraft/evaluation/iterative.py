@@ -139,23 +139,19 @@ def parse_reflection(text: str) -> Reflection:
         given = []
     strings = [q.strip() for q in given if isinstance(q, str) and q.strip()]
     usable = [q for q in strings if _norm(q) != _norm(TEMPLATE_FOLLOW_UP)]
-    common = {
-        "assessment": assessment.capitalize(),
-        "missing_info": missing if isinstance(missing, str) else json.dumps(missing),
-        "n_follow_ups_given": len(given),
-        "echoed_template": len(usable) < len(strings),
-        "raw": text,
-    }
-    if assessment == "sufficient":
-        return Reflection("sufficient", follow_ups=(), **common)  # type: ignore[arg-type]
-    if not usable:
-        return Reflection("no_follow_ups", **common)  # type: ignore[arg-type]
-    return Reflection(
+    parsed = Reflection(
         "insufficient",
-        follow_ups=tuple(usable[:MAX_FOLLOW_UPS]),
-        truncated=len(usable) > MAX_FOLLOW_UPS,
-        **common,  # type: ignore[arg-type]
+        assessment=assessment.capitalize(),
+        missing_info=missing if isinstance(missing, str) else json.dumps(missing),
+        n_follow_ups_given=len(given),
+        echoed_template=len(usable) < len(strings),
+        raw=text,
     )
+    if assessment == "sufficient":
+        return replace(parsed, status="sufficient")
+    if not usable:
+        return replace(parsed, status="no_follow_ups")
+    return replace(parsed, follow_ups=tuple(usable[:MAX_FOLLOW_UPS]), truncated=len(usable) > MAX_FOLLOW_UPS)
 
 
 def reflection_of(reply: Reply) -> Reflection:
@@ -228,23 +224,22 @@ def run(
         replies = reflect([(traces[i].query, traces[i].chunk_ids) for i in active])
         if len(replies) != len(active):
             raise ValueError(f"reflect returned {len(replies)} replies for {len(active)} questions")
-        going = []
+        going: dict[int, tuple[str, ...]] = {}  # question -> its follow-up queries
         for i, reply in zip(active, replies, strict=True):
             reflection = reflection_of(reply)
-            stop = None if reflection.status == "insufficient" else reflection.status
+            stop: str | None = None if reflection.status == "insufficient" else reflection.status
             traces[i].rounds[-1] = replace(traces[i].rounds[-1], reflection=reflection, stop=stop)
             if stop is None:
-                going.append(i)
+                going[i] = reflection.follow_ups
         if not going:
             break
-        flat = [q for i in going for q in traces[i].rounds[-1].reflection.follow_ups]  # type: ignore[union-attr]
+        flat = [q for follow_ups in going.values() for q in follow_ups]
         depth = k + max(len(traces[i].chunk_ids) for i in going)
         hits = retrieve(flat, depth)
         if len(hits) != len(flat):
             raise ValueError(f"retriever returned {len(hits)} result lists for {len(flat)} queries")
         active, offset = [], 0
-        for i in going:
-            follow_ups = traces[i].rounds[-1].reflection.follow_ups  # type: ignore[union-attr]
+        for i, follow_ups in going.items():
             ranked = hits[offset : offset + len(follow_ups)]
             offset += len(follow_ups)
             new = allocate(ranked, k, traces[i].chunk_ids)

@@ -110,9 +110,9 @@ def run(
     bench = read_benchmark(cfg)
     lookup = lookup or chunk_lookup(cfg)
     pages = pages if pages is not None else read_pages(cfg)
-    own = models is None
-    if own:
-        models = ModelPool(cfg, progress=progress)
+    own: ModelPool | None = None
+    if models is None:
+        models = own = ModelPool(cfg, progress=progress)
     assert models is not None
     seconds: dict[str, float] = {}
 
@@ -183,8 +183,8 @@ def run(
         )
         timed("scores", t0)
     finally:
-        if own:
-            models.close()  # type: ignore[union-attr]
+        if own is not None:
+            own.close()
 
     judged = judge.judged_frame(responses, all_labels, scores, list(params.accuracy_judges))
     question_text = bench.select(pl.col("id").alias("question_id"), "question")

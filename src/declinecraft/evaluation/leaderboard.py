@@ -112,7 +112,9 @@ def published_rows(root: Path) -> pl.DataFrame:
         }
         for metric in ("car", "attempt", "accuracy"):
             low, high = value(f"{metric}_ci") or (None, None)
-            row.update({metric: value(metric) / 100, f"{metric}_low": low / 100, f"{metric}_high": high / 100})
+            # A published value without an interval keeps null bounds.
+            bounds = {f"{metric}_low": low, f"{metric}_high": high}
+            row.update({metric: value(metric) / 100, **{k: None if v is None else v / 100 for k, v in bounds.items()}})
         rows.append(row)
     return _with_f1(pl.DataFrame(rows)) if rows else pl.DataFrame()
 

@@ -19,7 +19,7 @@ Rates and accuracies are proportions in [0, 1].
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import NamedTuple, overload
+from typing import NamedTuple, cast, overload
 
 import numpy as np
 import polars as pl
@@ -130,14 +130,14 @@ def answer_accuracy(responses: pl.DataFrame, *, answerable: bool = True) -> floa
     frame = _prepare(responses).filter(_ANS if answerable else _UNANS)
     scores = frame.group_by("question_id").agg(pl.col("score").mean())["score"]
     value = scores.mean()
-    return float("nan") if value is None else float(value)  # type: ignore[arg-type]
+    return float("nan") if value is None else float(cast(float, value))
 
 
 def accuracy_when_attempted(responses: pl.DataFrame) -> float:
     """Mean score over the answerable questions attempted (ANSWER or DENY, budget not exhausted)."""
     frame = _prepare(responses).filter(_ANS & _OK & _ATTEMPTED)
     value = frame["score"].mean()
-    return float("nan") if value is None else float(value)  # type: ignore[arg-type]
+    return float("nan") if value is None else float(cast(float, value))
 
 
 def label_shares(responses: pl.DataFrame) -> dict[str, float]:
@@ -176,7 +176,7 @@ def _accuracy_matrix(frame: pl.DataFrame, groups: pl.DataFrame, keys: list[str])
         .with_columns(_col=pl.col("question_id").rank("dense") - 1)
     )
     last = per_question["_col"].max()
-    n_questions = 0 if last is None else int(last) + 1  # type: ignore[arg-type]
+    n_questions = 0 if last is None else int(cast(int, last)) + 1
     matrix = np.full((groups.height, n_questions), np.nan)
     scores = per_question["score"].cast(pl.Float64).fill_null(np.nan).to_numpy()
     matrix[per_question["_row"].to_numpy(), per_question["_col"].to_numpy()] = scores

@@ -143,7 +143,7 @@ def add_model(
         return params_file
     current = config.load(target) if target.is_file() else cfg
     specs = registry.load_models(current.resolve(current.models_file))
-    data = _read(target) if target.is_file() else {"base": cfg.run}
+    data: dict[str, Any] = _read(target) if target.is_file() else {"base": cfg.run}
     if endpoint is not None:
         known = specs.get(new_id)
         if known is not None and (known.backend, known.base_url) != ("openai", endpoint.base_url):

@@ -16,17 +16,18 @@ from __future__ import annotations
 
 import math
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 from inspect_ai import Task, task
 from inspect_ai.dataset import MemoryDataset, Sample
-from inspect_ai.model import ChatMessageAssistant, ChatMessageUser, GenerateConfig, get_model
+from inspect_ai.model import ChatMessage, ChatMessageAssistant, ChatMessageUser, GenerateConfig, get_model
 from inspect_ai.scorer import Metric, SampleScore, Score, Scorer, Target, metric, scorer
 from inspect_ai.solver import Generate, Solver, TaskState, generate, solver
 
 from declinecraft.core import paths, prompts
 from declinecraft.evaluation.context import chunks_by_id, format_context
 from declinecraft.harness import samples, scoring
+from declinecraft.retrieval.pipelines import Pipeline
 from declinecraft.retrieval.retrieve import Retriever
 
 #: Sampling of the model under test and of the judge: temperature 0, as in every stage.
@@ -100,7 +101,7 @@ def answer_prompt(condition: str, benchmark: str, *, pipeline: str, k: int, cont
                 raise ValueError(f"single-shot RAG needs a run folder with 02_index; {benchmark!r} has none")
             opened.append(Retriever.open(index, cache_dir=paths.cache_dir(paths.find_root(Path(__file__)))))
         retriever = opened[0]
-        hits = retriever.search_many([query], pipeline, k)[0]  # type: ignore[arg-type]
+        hits = retriever.search_many([query], cast(Pipeline, pipeline), k)[0]
         ids = [h.chunk_id for h in hits]
         table = chunks_by_id(retriever.chunks(ids).iter_rows(named=True))
         return format_context([table[i] for i in ids], context_chars)
@@ -203,7 +204,7 @@ def response_judge(model: str, base_url: str = "") -> Scorer:
         if not o.answer.strip():
             return _score(scoring.Outcome(answerable, "ANSWER", False, ""), "empty")
         judge = get_model(model, base_url=base_url or None)
-        asked = [
+        asked: list[ChatMessage] = [
             ChatMessageUser(content=template.render(**scoring.judge_fields(str(state.metadata["query"]), o.answer)))
         ]
         raw = (await judge.generate(asked, config=config)).completion

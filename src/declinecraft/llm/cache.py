@@ -250,7 +250,8 @@ class Cache:
 
 
 def _where(status: Status | None, endpoint: str | None) -> tuple[str, list[str]]:
-    clauses, args = [], []
+    clauses: list[str] = []
+    args: list[str] = []
     if status is not None:
         clauses.append("status = ?")
         args.append(status)

@@ -43,7 +43,7 @@ class AlignedLlama(llama_cpp.Llama):
 
     _prompt_len = 0
 
-    def generate(self, tokens, *args, reset: bool = True, **kwargs):  # type: ignore[override]
+    def generate(self, tokens, *args, reset: bool = True, **kwargs):
         """Cut the reusable prefix to :func:`aligned_reuse`, then generate as the base class does."""
         tokens = list(tokens)
         if reset and self.n_tokens > 0:
@@ -53,7 +53,8 @@ class AlignedLlama(llama_cpp.Llama):
             else:
                 self.n_tokens = keep  # the base class then reuses exactly ``keep`` tokens
         self._prompt_len = len(tokens)
-        return super().generate(tokens, *args, reset=reset, **kwargs)
+        kwargs["reset"] = reset
+        return super().generate(tokens, *args, **kwargs)
 
 
 def main() -> None:

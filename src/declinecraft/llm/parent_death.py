@@ -57,7 +57,7 @@ REFUSED = 125
 #: Exit status of the wrapper when the command could not be executed (as a shell reports it).
 NOT_RUN = 127
 
-_Job = tuple["concurrent.futures.Future[subprocess.Popen[bytes]]", list[str], dict[str, Any]]
+_Job = tuple["concurrent.futures.Future[subprocess.Popen[Any]]", list[str], dict[str, Any]]
 
 
 class _Forker:
@@ -72,14 +72,14 @@ class _Forker:
         self._lock = threading.Lock()
         self._jobs = None
 
-    def submit(self, command: list[str], kwargs: dict[str, Any]) -> subprocess.Popen[bytes]:
+    def submit(self, command: list[str], kwargs: dict[str, Any]) -> subprocess.Popen[Any]:
         """Have the forker thread start ``command`` and return the process."""
         with self._lock:
             if self._jobs is None:
                 self._jobs = queue.SimpleQueue()
                 threading.Thread(target=self._run, args=(self._jobs,), name="declinecraft-forker", daemon=True).start()
             jobs = self._jobs
-        future: concurrent.futures.Future[subprocess.Popen[bytes]] = concurrent.futures.Future()
+        future: concurrent.futures.Future[subprocess.Popen[Any]] = concurrent.futures.Future()
         jobs.put((future, command, kwargs))
         try:
             return future.result()
@@ -98,7 +98,7 @@ class _Forker:
                 future.set_exception(exc)
 
 
-def _kill_orphan(future: concurrent.futures.Future[subprocess.Popen[bytes]]) -> None:
+def _kill_orphan(future: concurrent.futures.Future[subprocess.Popen[Any]]) -> None:
     if future.exception() is None:
         future.result().kill()
 
@@ -124,7 +124,7 @@ def wrap(command: Sequence[str], parent_pid: int | None = None) -> list[str]:
     return [sys.executable, "-I", _SCRIPT, str(pid), "--", program, *command[1:]]
 
 
-def popen(command: Sequence[str], **kwargs: Any) -> subprocess.Popen[bytes]:
+def popen(command: Sequence[str], **kwargs: Any) -> subprocess.Popen[Any]:
     """Start ``command`` (``subprocess.Popen`` keywords) so that it dies with this process.
 
     Safe to call from any thread; the child outlives the calling thread but never the process,

@@ -156,7 +156,7 @@ class ModelPool:
             thinking=thinking,
             temperature=temperature,
             tag=call.prompt,
-            choices=call.choices,  # type: ignore[arg-type]
+            choices=call.choices,
         )
         if not call.history:
             return base

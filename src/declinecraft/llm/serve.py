@@ -28,6 +28,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import httpx
 
@@ -379,10 +380,10 @@ def start(
 
 
 @contextmanager
-def serve(spec: ModelSpec, cache_dir: Path, **kwargs: object) -> Iterator[Server]:
+def serve(spec: ModelSpec, cache_dir: Path, **kwargs: Any) -> Iterator[Server]:
     """Context manager around :func:`start`: the server is stopped when the block exits, also
     on an exception."""
-    server = start(spec, cache_dir, **kwargs)  # type: ignore[arg-type]
+    server = start(spec, cache_dir, **kwargs)
     try:
         yield server
     finally:

@@ -56,6 +56,7 @@ def answer_once(spec: ModelSpec, cache_dir: Path) -> dict[str, object]:
         verbose=False,
     )
     reply = model.create_chat_completion(messages=[{"role": "user", "content": PROMPT}], temperature=0.0, max_tokens=16)
+    # Not streamed, so a dict; the binding annotates the return as dict or stream.
     text = (reply["choices"][0]["message"].get("content") or "").strip()  # type: ignore[index]
     return {"model": spec.id, "answer": text, "seconds": round(time.monotonic() - start, 1)}
 

@@ -23,6 +23,7 @@ import numpy as np  # noqa: E402
 import polars as pl  # noqa: E402
 import seaborn as sns  # noqa: E402
 from matplotlib.figure import Figure  # noqa: E402
+from matplotlib.typing import RcKeyType  # noqa: E402
 
 from declinecraft.core import paths, stats  # noqa: E402
 
@@ -34,7 +35,7 @@ BLUE, ORANGE, GRAY = "#1f5fa8", "#e07b1a", "#9a9a9a"
 LABEL_COLORS = {"ABSTAIN": "#2b8a3e", "DENY": ORANGE, "ANSWER": "#c0392b"}
 CONDITION_NAMES = {"no_rag": "No RAG", "single": "RAG", "iterative": "Iter."}
 
-_RC = {
+_RC: dict[RcKeyType, Any] = {
     "font.size": 7,
     "axes.titlesize": 7.5,
     "axes.labelsize": 7,
@@ -121,10 +122,9 @@ def renderer(fig: Figure) -> Any:
     Agg canvas first."""
     from matplotlib.backends.backend_agg import FigureCanvasAgg
 
-    if not isinstance(fig.canvas, FigureCanvasAgg):
-        FigureCanvasAgg(fig)
-    fig.canvas.draw()
-    return fig.canvas.get_renderer()  # type: ignore[attr-defined]
+    canvas = fig.canvas if isinstance(fig.canvas, FigureCanvasAgg) else FigureCanvasAgg(fig)
+    canvas.draw()
+    return canvas.get_renderer()
 
 
 def label_points(ax: Any, points: Sequence[tuple[float, float, str]], *, fontsize: float = 5.0) -> None:
@@ -210,7 +210,13 @@ def mean_interval(matrix: np.ndarray, *, rate: bool = True) -> tuple[np.ndarray,
 
 
 def mean_with_interval(
-    ax: Any, x: Sequence[float], matrix: np.ndarray, *, color: str = BLUE, label: str = "mean", rate: bool = True
+    ax: Any,
+    x: Sequence[float] | np.ndarray,
+    matrix: np.ndarray,
+    *,
+    color: str = BLUE,
+    label: str = "mean",
+    rate: bool = True,
 ) -> None:
     """Blue line of the column means of ``matrix`` (models x positions) with t intervals over models
     (:func:`mean_interval`: none on fewer than three models, clipped to the rate scale)."""

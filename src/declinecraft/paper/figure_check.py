@@ -46,7 +46,8 @@ def _texts(fig: Figure) -> list[Text]:
                 ticks.update((id(tick.label1), id(tick.label2)))
             if not ax.axison:
                 continue
-            for tick in axis._update_ticks():  # the ticks within the view, as drawn
+            # The ticks within the view, as drawn (a private method, absent from matplotlib's stubs).
+            for tick in axis._update_ticks():  # type: ignore[union-attr]
                 drawn += [label for label in (tick.label1, tick.label2) if label.get_visible()]
     others = [t for t in fig.findobj(Text) if isinstance(t, Text) and id(t) not in ticks and t.get_visible()]
     return [t for t in [*others, *drawn] if t.get_text().strip()]

@@ -7,6 +7,7 @@ from collections.abc import Mapping
 
 import numpy as np
 import polars as pl
+from matplotlib.axes import Axes
 from matplotlib.figure import Figure
 from matplotlib.lines import Line2D
 
@@ -77,12 +78,12 @@ def plot_thinking_accuracy(main_grid: pl.DataFrame) -> Figure:
 
 
 def config_scatter(
-    ax: object,
+    ax: Axes,
     frame: pl.DataFrame,
     *,
     x: str,
     y: str,
-    colors: Mapping[str, object],
+    colors: Mapping[str, str],
     bars: bool = True,
     labels: np.ndarray | None = None,
 ) -> list[tuple[float, float, str]]:
@@ -106,7 +107,7 @@ def config_scatter(
     return named
 
 
-def family_legend(ax: object, colors: Mapping[str, object], *, thinking: bool = True) -> None:
+def family_legend(ax: Axes, colors: Mapping[str, str], *, thinking: bool = True) -> None:
     """Legend of family colors plus the thinking marker."""
     handles = [Line2D([], [], marker="o", ls="", color=c, label=f) for f, c in colors.items()]
     if thinking:

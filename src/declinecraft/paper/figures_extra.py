@@ -7,6 +7,7 @@ import itertools
 
 import numpy as np
 import polars as pl
+from matplotlib.axes import Axes
 from matplotlib.figure import Figure
 
 from declinecraft.analysis import models as analysis_models
@@ -37,7 +38,7 @@ SHARES = (
 )
 
 
-def stacked_shares(ax: object, frame: pl.DataFrame, labels: list[str]) -> None:
+def stacked_shares(ax: Axes, frame: pl.DataFrame, labels: list[str]) -> None:
     """Horizontal stacked bars of the three label shares, one bar per row of ``frame``."""
     left = np.zeros(frame.height)
     for col, label, name in SHARES:

@@ -7,6 +7,7 @@ from collections.abc import Mapping
 
 import numpy as np
 import polars as pl
+from matplotlib.axes import Axes
 from matplotlib.figure import Figure
 from matplotlib.patches import FancyArrowPatch, FancyBboxPatch
 
@@ -158,7 +159,7 @@ def plot_thinking_car(main_grid: pl.DataFrame, paired: pl.DataFrame) -> Figure:
     return fig
 
 
-def month_ticks(ax: object, months: np.ndarray) -> None:
+def month_ticks(ax: Axes, months: np.ndarray) -> None:
     """Label a release-month axis (months since January 2000) with YYYY-MM ticks."""
     months = months[~np.isnan(months)]
     if months.size:

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Mapping
-from typing import Any
+from typing import Any, cast
 
 import polars as pl
 
@@ -265,7 +265,7 @@ def questions(condition: str, metric: str = "car") -> Getter:
             raise Missing(f"main_grid has no {column}")
         counts = grid[column].drop_nulls()
         counts = counts.filter(counts > 0)
-        return int(counts.min()) if counts.len() else 0  # type: ignore[arg-type]
+        return int(cast(int, counts.min())) if counts.len() else 0
 
     return get
 
@@ -299,6 +299,6 @@ def ablation_questions(name: str, metric: str = "car", **where: Any) -> Getter:
     def get(t: Tables) -> Any:
         counts = _where(table(t, name), where)[QUESTIONS_OF[metric]].drop_nulls()
         counts = counts.filter(counts > 0)
-        return int(counts.min()) if counts.len() else 0  # type: ignore[arg-type]
+        return int(cast(int, counts.min())) if counts.len() else 0
 
     return get

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import numpy as np
 import polars as pl
+from matplotlib.axes import Axes
 
 from declinecraft.core import stats
 from declinecraft.paper.drawing import BLUE, GRAY, ORANGE, pct, rate_axis
@@ -51,7 +52,7 @@ def thinking_pairs(main_grid: pl.DataFrame, paired: pl.DataFrame | None, conditi
     )
 
 
-def arrows_panel(ax: object, frame: pl.DataFrame, *, metric: str, title: str) -> None:
+def arrows_panel(ax: Axes, frame: pl.DataFrame, *, metric: str, title: str) -> None:
     """Gray dot at thinking off, arrowhead at thinking on; orange lower, blue higher, faded if not significant."""
     frame = frame.sort("off")
     for i, row in enumerate(frame.iter_rows(named=True)):
@@ -85,7 +86,7 @@ def assoc_text(associations: pl.DataFrame | None, name: str) -> str:
 
 
 def size_panel(
-    ax: object, points: pl.DataFrame, *, x: str, y: str, xlabel: str, ylabel: str, log: bool, text: str
+    ax: Axes, points: pl.DataFrame, *, x: str, y: str, xlabel: str, ylabel: str, log: bool, text: str
 ) -> None:
     """One point per model; closed models (no parameter count) in orange when x is the release month."""
     xs = points[x].cast(pl.Float64).fill_null(np.nan).to_numpy()
@@ -109,7 +110,7 @@ def size_panel(
 
 
 def frontier_line(
-    ax: object, attempt: np.ndarray, car: np.ndarray, *, color: str = GRAY, label: str = "frontier"
+    ax: Axes, attempt: np.ndarray, car: np.ndarray, *, color: str = GRAY, label: str = "frontier"
 ) -> None:
     """The observed trade-off frontier (highest CAR at or above each attempt rate) as a step line."""
     on = stats.pareto_frontier(attempt, car)

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import polars as pl
 
@@ -223,7 +223,7 @@ def _scored_sentence(frame: pl.DataFrame, min_n: int) -> str:
     below = part.filter(
         ~pl.col("numerator").map_elements(lambda n: small_n.is_finding(n, min_n), return_dtype=pl.Boolean)
     )
-    most = int(part["numerator"].max())  # type: ignore[arg-type]
+    most = int(cast(int, part["numerator"].max()))
     head = f"Answer accuracy rests on at most {small_n.counted(most, 'questions')} per configuration and condition"
     if below.height == 0:
         return head + f", at least the run's minimum of {min_n} in every one."

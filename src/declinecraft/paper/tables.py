@@ -44,6 +44,10 @@ def _col(name: str, digits: int = 1, signed: bool = False) -> Callable[[Mapping[
     return lambda row: _num(row[name], digits, signed)
 
 
+def _text(name: str) -> Callable[[Mapping[str, Any]], str]:
+    return lambda row: escape_marked(row[name])
+
+
 def _star(value: str, sig: Any) -> str:
     return f"\\textbf{{{value}}}\\,*" if sig else value
 
@@ -133,7 +137,7 @@ SPECS: dict[str, Spec] = {
         ("Items", _col("n_items"), None),
     ],
     "table11": [
-        (h, (lambda r, c=c: escape_marked(r[c])), None)
+        (h, _text(c), None)
         for h, c in (
             ("Family", "family"),
             ("Model", "model"),
@@ -181,7 +185,7 @@ def _best(frame: pl.DataFrame, col: str, within: tuple[str, ...]) -> pl.Series:
 def to_latex(name: str, frame: pl.DataFrame) -> str:
     """A ``tabular`` (booktabs) of one paper table; the best value of each marked column in bold
     (per group of rows for the tables in :data:`BOLD_WITHIN`)."""
-    spec = SPECS.get(name) or [(escape_marked(c), (lambda r, c=c: _num(r[c])), None) for c in frame.columns]
+    spec = SPECS.get(name) or [(escape_marked(c), _col(c), None) for c in frame.columns]
     within = tuple(c for c in BOLD_WITHIN.get(name, ()) if c in frame.columns)
     best = {col: _best(frame, col, within).to_list() for _, _, col in spec if col and col in frame.columns}
     fmt = COLUMN_FORMATS.get(name, "l" * min(1, len(spec)) + "r" * (len(spec) - 1))

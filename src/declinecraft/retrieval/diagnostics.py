@@ -11,16 +11,20 @@ import polars as pl
 
 from declinecraft.core.stats import wilson_arrays
 from declinecraft.retrieval.fusion import check_k
+from declinecraft.retrieval.pipelines import Pipeline
 from declinecraft.retrieval.retrieve import Retriever
 
 
 def results_frame(
-    retriever: Retriever, queries: Sequence[str], pipelines: Sequence[str] = ("bm25", "dense", "hybrid"), k: int = 5
+    retriever: Retriever,
+    queries: Sequence[str],
+    pipelines: Sequence[Pipeline] = ("bm25", "dense", "hybrid"),
+    k: int = 5,
 ) -> pl.DataFrame:
     """Run several pipelines and return one row per (query, pipeline, rank) with titles and ranks."""
     rows: list[dict[str, Any]] = []
     for pipeline in pipelines:
-        for q_index, (query, hits) in enumerate(zip(queries, retriever.search_many(queries, pipeline, k), strict=True)):  # type: ignore[arg-type]
+        for q_index, (query, hits) in enumerate(zip(queries, retriever.search_many(queries, pipeline, k), strict=True)):
             titles = retriever.chunks([h.chunk_id for h in hits])["title"].to_list() if hits else []
             for rank, (hit, title) in enumerate(zip(hits, titles, strict=True), start=1):
                 rows.append(

@@ -39,7 +39,7 @@ import os
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Literal
+from typing import Any, Literal
 
 import numpy as np
 from numpy.typing import NDArray
@@ -213,6 +213,8 @@ class SentenceTransformerEmbedder:
         if max_length:
             self._model.max_seq_length = min(max_length, self._model.max_seq_length or max_length)
         got = self._model.get_embedding_dimension()
+        if got is None:
+            raise ValueError(f"{name}: {folder} does not say the size of its vectors")
         if dim is not None and got != dim:
             raise ValueError(f"{name}: {folder} gives {got}-d vectors, expected {dim}")
         self.name, self.dim = name, int(got)
@@ -350,7 +352,9 @@ def load_embedder(
             )
         revision = f"{spec.package}=={package_version(spec.package)}" if spec.package and not path else None
         key = f"{name}@{revision}" if revision else None
-        common = dict(dim=spec.dim, query_prompt=spec.query_prompt, batch_size=batch_size, progress=progress, key=key)
+        common: dict[str, Any] = dict(
+            dim=spec.dim, query_prompt=spec.query_prompt, batch_size=batch_size, progress=progress, key=key
+        )
         if spec.backend == "onnx":
             assert spec.pooling in ("cls", "mean")
             model = OnnxEmbedder(name, folder, pooling=spec.pooling, max_length=spec.max_length, **common)

@@ -8,8 +8,11 @@ from __future__ import annotations
 
 from collections.abc import Hashable, Mapping, Sequence
 from dataclasses import dataclass, field
+from typing import TypeVar
 
 import numpy as np
+
+Key = TypeVar("Key", bound=Hashable)
 
 
 @dataclass(frozen=True)
@@ -25,9 +28,9 @@ class Hit:
     component that did not return the chunk within its depth is absent."""
 
 
-def fuse(lists: Mapping[str, Sequence[Hashable]], k: int) -> list[tuple[Hashable, float, dict[str, int]]]:
-    scores: dict[Hashable, float] = {}
-    ranks: dict[Hashable, dict[str, int]] = {}
+def fuse(lists: Mapping[str, Sequence[Key]], k: int) -> list[tuple[Key, float, dict[str, int]]]:
+    scores: dict[Key, float] = {}
+    ranks: dict[Key, dict[str, int]] = {}
     for name, keys in lists.items():
         for position, key in enumerate(keys, start=1):
             seen = ranks.setdefault(key, {})

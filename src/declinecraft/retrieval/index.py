@@ -255,7 +255,7 @@ def build(
                 "dim": int(embedder.dim),
             },
             "bm25": {
-                "engine": str(tantivy.__version__),
+                "engine": str(tantivy.__version__),  # type: ignore[attr-defined]  # the binding's stubs omit it
                 "k1": TANTIVY_K1,
                 "b": TANTIVY_B,
                 "analyzer": params.bm25_analyzer,

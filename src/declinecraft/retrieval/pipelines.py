@@ -38,7 +38,9 @@ class Searchable(Protocol):
 
     params: IndexParams
     rewrite: Rewrite | None
-    _ids: Mapping[str, Sequence[str]]
+
+    @property
+    def _ids(self) -> Mapping[str, NDArray[np.object_]]: ...
 
     @property
     def reranker(self) -> Any: ...

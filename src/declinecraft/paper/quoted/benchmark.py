@@ -2,10 +2,19 @@
 
 from __future__ import annotations
 
+from typing import cast
+
 import polars as pl
 
 from declinecraft.paper import number_sources as read
 from declinecraft.paper.number_spec import Number
+
+
+def _budget_exhausted_share(t: read.Tables) -> float:
+    summary = read.table(t, "summary")
+    asked = cast(int, summary["n_answerable"].sum()) + cast(int, summary["n_unanswerable"].sum())
+    return cast(int, summary["n_budget_exhausted"].sum()) / asked
+
 
 NUMBERS: list[Number] = [
     # --- corpus and benchmark (§3, App. D, F)
@@ -90,22 +99,19 @@ NUMBERS: list[Number] = [
     Number(
         "NAnswerable",
         "answerable questions evaluated",
-        lambda t: int(read.table(t, "main_grid")["n_answerable"].max()),
+        lambda t: int(cast(int, read.table(t, "main_grid")["n_answerable"].max())),
         "int",
     ),
     Number(
         "NUnanswerable",
         "unanswerable questions evaluated",
-        lambda t: int(read.table(t, "main_grid")["n_unanswerable"].max()),
+        lambda t: int(cast(int, read.table(t, "main_grid")["n_unanswerable"].max())),
         "int",
     ),
     Number(
         "BudgetExhaustedShare",
         "responses that exhausted the budget (percent of all)",
-        lambda t: (
-            read.table(t, "summary")["n_budget_exhausted"].sum()
-            / (read.table(t, "summary")["n_answerable"].sum() + read.table(t, "summary")["n_unanswerable"].sum())
-        ),
+        _budget_exhausted_share,
         "pct",
         "budget_exhausted_share",
     ),

@@ -2,8 +2,17 @@
 
 from __future__ import annotations
 
+from typing import cast
+
+import polars as pl
+
 from declinecraft.paper import number_sources as read
 from declinecraft.paper.number_spec import Number
+
+
+def _spread(values: pl.Series) -> float:
+    return cast(float, values.max()) - cast(float, values.min())
+
 
 NUMBERS: list[Number] = [
     # --- the claims check (analysis.claims)
@@ -35,7 +44,7 @@ NUMBERS: list[Number] = [
     Number(
         "JudgeLeniencySpread",
         "largest difference in judges' mean accuracy (points)",
-        lambda t: read.table(t, "judge_leniency")["leniency"].max() - read.table(t, "judge_leniency")["leniency"].min(),
+        lambda t: _spread(read.table(t, "judge_leniency")["leniency"]),
         "pts",
     ),
     Number(

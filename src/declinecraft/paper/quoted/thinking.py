@@ -2,8 +2,18 @@
 
 from __future__ import annotations
 
+from typing import cast
+
+import polars as pl
+
 from declinecraft.paper import number_sources as read
 from declinecraft.paper.number_spec import Number
+
+
+def _lost_to_denial(pairs: pl.DataFrame) -> float:
+    denied = cast(int, pairs["a_to_d"].sum())
+    return denied / (denied + cast(int, pairs["a_to_x"].sum()))
+
 
 NUMBERS: list[Number] = [
     # --- thinking (§4.4, A.5, App. I)
@@ -113,7 +123,7 @@ NUMBERS: list[Number] = [
     Number(
         "ThinkLostToDenial",
         "lost abstentions that became denials, no RAG",
-        read.transitions("no_rag", lambda p: p["a_to_d"].sum() / (p["a_to_d"].sum() + p["a_to_x"].sum())),
+        read.transitions("no_rag", _lost_to_denial),
         "pct",
         "thinking_no_rag_lost_abstentions_to_denial",
     ),

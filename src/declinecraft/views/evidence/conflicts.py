@@ -112,8 +112,8 @@ def find_values(
             reason = "model_error" if reply.error else "model_budget_exhausted"
             rows[qid] = _row(qid, "model", None, reason, reply.text, reply.cache_key)
             continue
-        value, reason = values.model_value(reply.text, r["fact"], chunks[r["target_chunk_id"]].text)
-        rows[qid] = _row(qid, "model", value, reason, reply.text, reply.cache_key)
+        answer, problem = values.model_value(reply.text, r["fact"], chunks[r["target_chunk_id"]].text)
+        rows[qid] = _row(qid, "model", answer, problem, reply.text, reply.cache_key)
     return pl.DataFrame([rows[q] for q in sorted(rows)], schema=SCHEMA)
 
 

@@ -22,11 +22,13 @@ matplotlib.use("Agg")
 
 import functools  # noqa: E402
 from collections.abc import Callable  # noqa: E402
+from typing import Any  # noqa: E402
 
 import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 import polars as pl  # noqa: E402
 from matplotlib.figure import Figure  # noqa: E402
+from matplotlib.typing import RcKeyType  # noqa: E402
 
 from declinecraft.core.palette import model_styles  # noqa: E402
 from declinecraft.views.evidence.calibration import LEVELS  # noqa: E402
@@ -46,7 +48,7 @@ _TYPE_COLORS = {
 }
 
 
-_RC = {
+_RC: dict[RcKeyType, Any] = {
     "font.size": 7,
     "axes.titlesize": 7,
     "axes.labelsize": 7,

@@ -12,6 +12,7 @@ from __future__ import annotations
 import json
 import math
 from pathlib import Path
+from typing import cast
 
 import polars as pl
 
@@ -55,7 +56,7 @@ def _mean(frame: pl.DataFrame, column: str, **where: str) -> float:
     if frame.is_empty() or column not in frame.columns:
         return float("nan")
     part = frame.filter(*[pl.col(k) == v for k, v in where.items()])[column].drop_nulls().drop_nans()
-    return float(part.mean()) if part.len() else float("nan")  # type: ignore[arg-type]
+    return float(cast(float, part.mean())) if part.len() else float("nan")
 
 
 def _extreme(frame: pl.DataFrame, column: str, fn: str, **where: str) -> float:
@@ -79,7 +80,7 @@ def _fewest(frame: pl.DataFrame, columns: tuple[str, ...], *, per: int = 1, **wh
     if part.is_empty():
         return None
     counts = [pl.col(c) for c in columns[:-1]] + [pl.col(columns[-1]) // per]
-    return int(part.select(pl.min_horizontal(*counts)).to_series().min())  # type: ignore[arg-type]
+    return int(cast(int, part.select(pl.min_horizontal(*counts)).to_series().min()))
 
 
 def _stated(text: str, n: int | None, min_n: int) -> str:

@@ -188,8 +188,10 @@ def run(
     t0 = time.monotonic()
     retrieved, searched = retrieved_lists(cfg, questions, pipeline=s.pipeline, k=s.k, search=search)
     seconds["retrieval"] = round(time.monotonic() - t0, 1)
-    own = models is None
-    pool: Models = models or ModelPool(cfg, progress=progress)
+    own: ModelPool | None = None
+    if models is None:
+        models = own = ModelPool(cfg, progress=progress)
+    pool: Models = models
     try:
         t0 = time.monotonic()
         ask = (
@@ -229,8 +231,8 @@ def run(
         labels, scores = _judge(cfg, s, pool, responses, refs)
         seconds["judges"] = round(time.monotonic() - t0, 1)
     finally:
-        if own:
-            pool.close()  # type: ignore[attr-defined]
+        if own is not None:
+            own.close()
     judged = classes.annotate(judge.judged_frame(responses, labels, scores, list(s.accuracy_judges)), values)
     boot = tables.Boot(params.bootstrap_resamples, params.confidence, cfg.seed)
     out = {
@@ -275,8 +277,8 @@ def run(
         "calls_sent": {
             "conflict": int(values["raw_output"].is_not_null().sum()),
             "answers": responses.height,
-            "labels": int((labels["source"] == "llm").sum() + labels["reasked"].sum()),
-            "scores": int((scores["source"] == "llm").sum() + scores["reasked"].sum()),
+            "labels": int((labels["source"] == "llm").sum()) + int(labels["reasked"].sum()),
+            "scores": int((scores["source"] == "llm").sum()) + int(scores["reasked"].sum()),
         },
         "timings": timings,
         "seconds": {**seconds, "total": round(time.monotonic() - start, 1)},

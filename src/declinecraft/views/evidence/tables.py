@@ -14,7 +14,7 @@ once (ESB's main grid); ``position_bias`` and ``l5_types`` keep both orders at f
 from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 import polars as pl
@@ -194,8 +194,8 @@ def _mcnemar(pairs: pl.DataFrame) -> dict[str, Any]:
     b = int((pairs["a"] & ~pairs["b"]).sum())
     c = int((~pairs["a"] & pairs["b"]).sum())
     n = pairs.height
-    rate_a = float(pairs["a"].mean()) if n else float("nan")  # type: ignore[arg-type]
-    rate_b = float(pairs["b"].mean()) if n else float("nan")  # type: ignore[arg-type]
+    rate_a = float(cast(float, pairs["a"].mean())) if n else float("nan")
+    rate_b = float(cast(float, pairs["b"].mean())) if n else float("nan")
     return {
         "n_pairs": n,
         "a": rate_a,

@@ -73,4 +73,4 @@ def validation_sample(
         pl.col("l5_type").cast(pl.String),
         level_valid=pl.lit("", pl.String),
         human_class=pl.lit("", pl.String),
-    ).cast(schema)  # type: ignore[arg-type]
+    ).cast(schema)

@@ -12,6 +12,8 @@ decision (a failed call; an exhausted budget or unparsable label) are left out a
 
 from __future__ import annotations
 
+from typing import cast
+
 import numpy as np
 import polars as pl
 
@@ -56,12 +58,14 @@ def _row(part: pl.DataFrame) -> dict[str, object]:
         accuracy=pl.lit(None, pl.Float64),
     )
     out["n_unanswerable_pairs"] = unans.height
-    out["car_k2g"] = float((unans["state"] == ABSTAIN).mean()) if unans.height else None  # type: ignore[arg-type]
+    out["car_k2g"] = float(cast(float, (unans["state"] == ABSTAIN).mean())) if unans.height else None
     out["car_judge"] = correct_abstention_rate(rates).rate
     out["car_judge_lenient"] = correct_abstention_rate(rates, lenient=True).rate
     ans = part.filter(pl.col("answerable"))
-    out["abstain_answerable_k2g"] = float((ans["state"] == ABSTAIN).mean()) if ans.height else None  # type: ignore[arg-type]
-    out["abstain_answerable_judge"] = float((ans["judge_label"] == "ABSTAIN").mean()) if ans.height else None  # type: ignore[arg-type]
+    out["abstain_answerable_k2g"] = float(cast(float, (ans["state"] == ABSTAIN).mean())) if ans.height else None
+    out["abstain_answerable_judge"] = (
+        float(cast(float, (ans["judge_label"] == "ABSTAIN").mean())) if ans.height else None
+    )
     return out
 
 

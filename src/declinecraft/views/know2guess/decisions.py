@@ -50,8 +50,8 @@ ANSWER, ABSTAIN, REFUSE, PARSE_ERROR = "ANSWER", "ABSTAIN_DONT_KNOW", "REFUSE_PO
 STATES: tuple[str, ...] = (ANSWER, ABSTAIN, REFUSE, PARSE_ERROR)
 #: The decisions a prompt offers (PARSE_ERROR is the parser's, never the model's).
 DECLARED: tuple[str, ...] = (ANSWER, ABSTAIN, REFUSE)
-MODES: tuple[str, ...] = ("strict", "normalized")
 Mode = Literal["strict", "normalized"]
+MODES: tuple[Mode, ...] = ("strict", "normalized")
 DEFAULT_CONFIDENCE = 0.5
 
 _FIELDS = ("DECISION", "CONFIDENCE", "FINAL_ANSWER", "REASON_CODE")

@@ -12,7 +12,7 @@ import functools
 import json
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import polars as pl
 
@@ -74,7 +74,7 @@ def _cell(row: Callable[[], dict[str, Any]], column: str) -> Any:
 def _questions(rows: pl.DataFrame) -> int:
     """The fewest questions any of ``rows`` (summary rows) is scored on: a mean or a best over
     configurations is no firmer than its thinnest one."""
-    return int((rows["n_answerable"] + rows["n_unanswerable"]).min())  # type: ignore[arg-type]
+    return int(cast(int, (rows["n_answerable"] + rows["n_unanswerable"]).min()))
 
 
 #: What the ranking across lambda says when the numbers behind it are below the small-n rule.
@@ -249,7 +249,7 @@ def _rag_effects(c: Collector, head: pl.DataFrame) -> None:
         def shift(col: str = column) -> float:
             """Mean over configurations of the RAG value minus the no-retrieval value."""
             wide = head.pivot(on="condition", index=["model", "thinking"], values=col, aggregate_function="first")
-            return float((wide["single"] - wide["no_rag"]).mean())  # type: ignore[arg-type]
+            return float(cast(float, (wide["single"] - wide["no_rag"]).mean()))
 
         name = f"KgRag{tag}Shift"
         value = c.add(name, f"mean shift of {column} with retrieval (points)", shift, "pts", n=lambda: _questions(head))

@@ -7,11 +7,14 @@ stage can style and save them in its own formats; an empty table gives a figure 
 
 from __future__ import annotations
 
+from typing import TypedDict
+
 import matplotlib
 
 matplotlib.use("Agg")
 
 import polars as pl
+from matplotlib.axes import Axes
 from matplotlib.figure import Figure
 
 from declinecraft.core.palette import model_styles
@@ -42,13 +45,19 @@ def _config(row: dict[str, object]) -> str:
     return f"{row['model']}" + ("" if row.get("thinking") in (None, "off") else f" ({row['thinking']})")
 
 
-def _line_style(model: object, thinking: object) -> dict[str, object]:
+class _LineStyle(TypedDict):
+    color: str
+    marker: str
+    linestyle: str
+
+
+def _line_style(model: object, thinking: object) -> _LineStyle:
     """A configuration's line: its model's colour and marker in every figure, dashed with thinking on."""
     color, marker = model_styles([str(model)])[str(model)]
-    return dict(color=color, marker=marker, linestyle="-" if thinking in (None, "off") else "--")
+    return {"color": color, "marker": marker, "linestyle": "-" if thinking in (None, "off") else "--"}
 
 
-def _panels(frame: pl.DataFrame, height: float = 2.4) -> tuple[Figure, list[tuple[str, object, pl.DataFrame]]]:
+def _panels(frame: pl.DataFrame, height: float = 2.4) -> tuple[Figure, list[tuple[str, Axes, pl.DataFrame]]]:
     """One axis per condition present (a single 'no data' axis when the frame is empty)."""
     conditions = sorted(frame["condition"].unique().to_list()) if frame.height else []
     fig = Figure(figsize=(WIDTH_IN, height), layout="constrained")
@@ -68,16 +77,16 @@ def plot_reliability_vs_lambda(frame: pl.DataFrame) -> Figure:
             ax.plot(
                 line["lam"],
                 line["reliability"],
-                **_line_style(*key),  # type: ignore[attr-defined]
+                **_line_style(*key),
                 label=_config(dict(zip(("model", "thinking"), key, strict=True))),
             )
         ax.set(
             title=CONDITION_NAMES.get(condition, condition),
-            xlabel="λ (weight of productive abstention)",  # type: ignore[attr-defined]
+            xlabel="λ (weight of productive abstention)",
             ylabel="R_λ",
             ylim=(0, 1),
         )
-        ax.legend(fontsize=6)  # type: ignore[attr-defined]
+        ax.legend(fontsize=6)
     return fig
 
 
@@ -85,22 +94,22 @@ def plot_reliability_diagram(frame: pl.DataFrame) -> Figure:
     """Accuracy of answered items against their stated confidence per bin (``know2guess_calibration.csv``)."""
     fig, panels = _panels(_headline(frame).filter(pl.col("n") > 0) if frame.height else frame)
     for condition, ax, part in panels:
-        ax.plot([0, 1], [0, 1], color="#9a9a9a", linewidth=0.8, linestyle="--")  # type: ignore[attr-defined]
+        ax.plot([0, 1], [0, 1], color="#9a9a9a", linewidth=0.8, linestyle="--")
         for key, line in part.sort("bin").group_by(["model", "thinking"], maintain_order=True):
             ax.plot(
                 line["confidence"],
                 line["accuracy"],
-                **_line_style(*key),  # type: ignore[attr-defined]
+                **_line_style(*key),
                 label=_config(dict(zip(("model", "thinking"), key, strict=True))),
             )
         ax.set(
             title=CONDITION_NAMES.get(condition, condition),
             xlabel="stated confidence",
-            ylabel="accuracy",  # type: ignore[attr-defined]
+            ylabel="accuracy",
             xlim=(0, 1),
             ylim=(0, 1),
         )
-        ax.legend(fontsize=6)  # type: ignore[attr-defined]
+        ax.legend(fontsize=6)
     return fig
 
 
@@ -115,11 +124,11 @@ def plot_outcome_profile(frame: pl.DataFrame) -> Figure:
         left = [0.0] * part.height
         for column, name, colour in SEGMENTS:
             share = (part[column] / part["n"]).fill_nan(0.0).to_list()
-            ax.barh(labels, share, left=left, color=colour, label=name)  # type: ignore[attr-defined]
+            ax.barh(labels, share, left=left, color=colour, label=name)
             left = [a + b for a, b in zip(left, share, strict=True)]
-        ax.set(title=CONDITION_NAMES.get(condition, condition), xlabel="share of questions", xlim=(0, 1))  # type: ignore[attr-defined]
+        ax.set(title=CONDITION_NAMES.get(condition, condition), xlabel="share of questions", xlim=(0, 1))
     if panels:  # below the panels: inside one it would cover bars or the title of a short figure
-        handles, names = panels[-1][1].get_legend_handles_labels()  # type: ignore[attr-defined]
+        handles, names = panels[-1][1].get_legend_handles_labels()
         fig.legend(handles, names, fontsize=6, loc="outside lower center", ncols=len(SEGMENTS), frameon=False)
     return fig
 
@@ -130,17 +139,17 @@ def plot_parser_scatter(frame: pl.DataFrame) -> Figure:
     part = frame.filter(pl.col("metric") == "reliability") if frame.height else frame
     fig, panels = _panels(part)
     for condition, ax, rows in panels:
-        ax.plot([0, 1], [0, 1], color="#9a9a9a", linewidth=0.8, linestyle="--")  # type: ignore[attr-defined]
+        ax.plot([0, 1], [0, 1], color="#9a9a9a", linewidth=0.8, linestyle="--")
         for prompt, group in rows.group_by("prompt", maintain_order=True):
-            ax.scatter(group["base_value"], group["value"], s=14, label=str(prompt[0]))  # type: ignore[attr-defined]
+            ax.scatter(group["base_value"], group["value"], s=14, label=str(prompt[0]))
         ax.set(
             title=CONDITION_NAMES.get(condition, condition),
-            xlabel="reliability, strict parser",  # type: ignore[attr-defined]
+            xlabel="reliability, strict parser",
             ylabel="reliability, normalized parser",
             xlim=(0, 1),
             ylim=(0, 1),
         )
-        ax.legend(fontsize=6)  # type: ignore[attr-defined]
+        ax.legend(fontsize=6)
     return fig
 
 

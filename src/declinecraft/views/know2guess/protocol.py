@@ -182,7 +182,7 @@ def decision_rows(questions: pl.DataFrame, run: Run, replies: Sequence[Reply]) -
         truncated = reply.finish_reason == "length" and not reply.budget_exhausted
         flags = ["budget_exhausted"] * reply.budget_exhausted + ["truncated"] * truncated
         for mode in MODES:
-            decision = None if reply.error else parse(completion(reply), mode)  # type: ignore[arg-type]
+            decision = None if reply.error else parse(completion(reply), mode)
             out.append(
                 {
                     **run.__dict__,

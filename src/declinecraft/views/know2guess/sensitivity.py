@@ -100,7 +100,7 @@ def paired(
         high=pl.Series(high),
         p=pl.Series(bootstrap_p(stacked, n_resamples, seed)),
     )
-    return frame.select(list(schema)).cast(schema)  # type: ignore[arg-type]
+    return frame.select(list(schema)).cast(pl.Schema(schema))
 
 
 def parser_sensitivity(decisions: pl.DataFrame, *, n_resamples: int, confidence: float, seed: int) -> pl.DataFrame:

@@ -86,7 +86,7 @@ def decision_metrics(
     }
 
 
-def split(unanswerable: Sequence[bool], *, dev_share: float = DEV_SHARE, seed: int = 0) -> np.ndarray:
+def split(unanswerable: Sequence[bool] | np.ndarray, *, dev_share: float = DEV_SHARE, seed: int = 0) -> np.ndarray:
     """A seeded development mask, stratified by half: round(dev_share * n) of each half, at
     least one, leaving at least one in test (a half of one item stays in test)."""
     y = np.asarray(unanswerable, dtype=bool)

@@ -36,7 +36,7 @@ from typing import Any
 
 import polars as pl
 
-from declinecraft.core import paths
+from declinecraft.core import paths, stats
 from declinecraft.core.artifacts import read_benchmark, read_stage_file
 from declinecraft.core.config import RunConfig
 from declinecraft.core.params import Know2GuessParams
@@ -189,8 +189,8 @@ def run(
     questions = select_questions(bench.filter(pl.col("id").is_in(sorted(asked))), params.limit_questions, cfg.seed)
     references = read_stage_file(cfg, "judge", "references.parquet")
     judged = read_stage_file(cfg, "judge", "judged.parquet", JUDGED_COLUMNS)
-    own = models is None
-    pool = ModelPool(cfg, progress=progress) if own else models
+    own = ModelPool(cfg, progress=progress) if models is None else None
+    pool = own if own is not None else models
     assert pool is not None
     seconds: dict[str, float] = {}
     try:
@@ -220,11 +220,15 @@ def run(
         scores, accuracy = grading.score_items(items, askers, constrain=cfg.judge.constrain_reask)
         seconds["grading"] = round(time.monotonic() - t0, 1)
     finally:
-        if own:
-            pool.close()  # type: ignore[union-attr]
+        if own is not None:
+            own.close()
     decisions = grading.credit(decisions, accuracy)
     decisions = crossprotocol.with_judge_labels(decisions, judged, pipeline=cfg.answer.pipeline, k=cfg.answer.k)
-    boot = {"n_resamples": params.bootstrap_resamples, "confidence": params.confidence, "seed": cfg.seed}
+    boot: stats.Bootstrap = {
+        "n_resamples": params.bootstrap_resamples,
+        "confidence": params.confidence,
+        "seed": cfg.seed,
+    }
     probe, features = separability(bench, seed=cfg.seed, top=params.audit_top_features)
     tables = {
         "decisions": decisions,
