@@ -47,7 +47,7 @@ SOURCES := $(shell find src/declinecraft -name '*.py' -not -path '*/__pycache__/
 DEPS_MK := .make/deps.mk
 
 
-.PHONY: help setup all nb test test-fast test-vllm vllm lab bench clean report graph check-params llama-server import evaluate faults bundle release every-eval
+.PHONY: help setup all nb test test-fast test-vllm vllm lab lint bench clean report graph check-params llama-server import evaluate faults bundle release every-eval
 
 help: ## Show this help.
 	@awk 'BEGIN{FS=":.*## "} /^[a-zA-Z_-]+:.*## /{printf "  \033[1m%-12s\033[0m %s\n", $$1, $$2}' $(MAKEFILE_LIST)
@@ -79,8 +79,8 @@ $(SETUP_STAMP): pyproject.toml src/declinecraft/core/llama_build.py | system-pac
 	@wheel=$$(PYTHONPATH=src $(PY) -m declinecraft.core.llama_build wheel $(PY) $(LLAMA_WHEELS)) && \
 	  $(PIP) install --quiet --no-deps --force-reinstall "$$wheel" && \
 	  cp "$$(dirname "$$wheel")/build.json" $(VENV)/llama-build.json && echo "   $$wheel"
-	@echo ">> the package and its pinned dependencies, with the bench, release (datasets, mlcroissant), harness (inspect-ai, lm-eval) and every-eval extras"
-	$(PIP) install --quiet -e '.[bench,release,harness,every-eval]'
+	@echo ">> the package and its pinned dependencies, with the bench, release (datasets, mlcroissant), harness (inspect-ai, lm-eval), every-eval and lint (ruff, mypy) extras"
+	$(PIP) install --quiet -e '.[bench,release,harness,every-eval,lint]'
 	@echo ">> $(EVERY_EVAL), the Every Eval Ever validator (--no-deps --ignore-requires-python: see pyproject.toml)"
 	$(PIP) install --quiet --no-deps --ignore-requires-python $(EVERY_EVAL)
 	@rm -f $(MODELS_STAMP)  # a new venv gets the model wheels again (the next prerequisite of setup)
@@ -240,6 +240,12 @@ faults: $(SETUP_STAMP) ## Run the fault suite (kills, misbehaving servers, damag
 
 lab: $(SETUP_STAMP) ## Open JupyterLab on the project (explore per-question failures).
 	$(VENV)/bin/jupyter lab --notebook-dir=.
+
+# Settings in pyproject.toml ([tool.ruff], [tool.mypy]); mypy reads the pinned packages' own types from .venv.
+lint: $(SETUP_STAMP) ## Check the code: ruff format --check and ruff check (src, tests, benchmarks), then mypy on src.
+	$(VENV)/bin/ruff format --check src tests benchmarks
+	$(VENV)/bin/ruff check src tests benchmarks
+	$(PY) -m mypy src
 
 # llama.cpp's own llama-server, built with the binding's flags (this CPU's SIMD, never AMX:
 # declinecraft.core.llama_build) from the llama.cpp source vendored in the pinned llama-cpp-python sdist (PyPI only, ~8 min once on 2 cores). benchmarks/bench_serving.py compares

@@ -14,7 +14,9 @@ class TestPins:
         pin in environment.yml."""
         project = tomllib.loads((root / "pyproject.toml").read_text())["project"]
         extras = project["optional-dependencies"]
-        wanted = set(project["dependencies"]).union(*(extras[e] for e in ("bench", "release", "harness", "every-eval")))
+        wanted = set(project["dependencies"]).union(
+            *(extras[e] for e in ("bench", "release", "harness", "every-eval", "lint"))
+        )
         env = yaml.safe_load((root / "environment.yml").read_text())
         pip = next(d["pip"] for d in env["dependencies"] if isinstance(d, dict))
         assert set(pip) == wanted
