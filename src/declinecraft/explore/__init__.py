@@ -3,7 +3,7 @@
 ``explore.load(run)`` gives one row per response with everything known about it
 (:mod:`~declinecraft.explore.frame`); the filters pick questions for the paper's questions
 (:mod:`~declinecraft.explore.filters`); ``explore.show(question_id, frame)`` shows one question
-(:mod:`~declinecraft.explore.views`), ``explore.browse(frame)`` pages through them in JupyterLab
+(:mod:`~declinecraft.explore.question`), ``explore.browse(frame)`` pages through them in JupyterLab
 (:mod:`~declinecraft.explore.widgets`), and ``python -m declinecraft.explore report PARAMS`` writes
 the static page (:mod:`~declinecraft.explore.report`); the views' outputs sit beside the responses
 (:mod:`~declinecraft.explore.protocols`). The explorer reads stage files only.
@@ -29,8 +29,8 @@ from declinecraft.explore.filters import (
 )
 from declinecraft.explore.frame import failed_expr, join_tables, load, load_chunks, resolve
 from declinecraft.explore.protocols import question_contexts, with_know2guess
+from declinecraft.explore.question import QuestionView, hits_of, question_html, question_text, rounds_of, show
 from declinecraft.explore.report import report_data, report_html, write_report
-from declinecraft.explore.views import QuestionView, hits_of, question_html, question_text, rounds_of, show
 from declinecraft.explore.widgets import Browser, browse
 
 __all__ = [

@@ -2,7 +2,7 @@
 
 :func:`load` joins a run's benchmark, responses, labels, scores and references: one row per response
 (question x model x thinking x condition x pipeline x k x scenario x prompt variant).
-:mod:`~declinecraft.explore.filters` picks questions out of it, :mod:`~declinecraft.explore.views`
+:mod:`~declinecraft.explore.filters` picks questions out of it, :mod:`~declinecraft.explore.question`
 shows one question, :mod:`~declinecraft.explore.report` writes the static page. The explorer reads
 stage files only, never pipeline code.
 """
@@ -53,7 +53,7 @@ BENCH_COLUMNS: dict[str, Any] = {
     "target_url": pl.String,
     "scenario_chunk_ids": pl.List(pl.String),
 }
-#: Benchmark fields every response row carries (and :func:`~declinecraft.explore.views.show` shows).
+#: Benchmark fields every response row carries (and :func:`~declinecraft.explore.question.show` shows).
 FROM_BENCH = (
     "scenario_text",
     "asked_question",

@@ -4,7 +4,7 @@ The report is one self-contained file (``templates/report.html.j2``): inline CSS
 network. Its data is JSON in a ``<script type="application/json">`` element: per question a search
 text, the label of every (configuration, setting), the settings and configurations where each
 :data:`~declinecraft.explore.filters.FLAGS` filter holds, and the question's section as HTML
-rendered by :func:`~declinecraft.explore.views.question_html` (the same view as ``show``). The page
+rendered by :func:`~declinecraft.explore.question.question_html` (the same view as ``show``). The page
 reads ``location.hash`` on load (``#q=copper&transition=A-X&from=single&to=iterative``) and writes it
 back as the controls change, so a filtered view is a link.
 """
@@ -21,7 +21,7 @@ from declinecraft.core.config import RunConfig
 from declinecraft.explore import markup
 from declinecraft.explore.filters import CODE_OF, FLAGS, SEARCH_FIELDS, score_columns, setting_order
 from declinecraft.explore.frame import load, load_chunks
-from declinecraft.explore.views import TRACE_CHARS, question_html, show
+from declinecraft.explore.question import TRACE_CHARS, question_html, show
 
 
 def _labels(frame: pl.DataFrame) -> dict[str, dict[str, dict[str, str]]]:

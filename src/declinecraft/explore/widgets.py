@@ -1,5 +1,5 @@
 """The JupyterLab view of the explorer (:func:`browse`): widgets to pick a filter, model and setting
-and page through the questions it selects, each shown as :func:`~declinecraft.explore.views.show` does."""
+and page through the questions it selects, each shown as :func:`~declinecraft.explore.question.show` does."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ from typing import Any
 import polars as pl
 
 from declinecraft.explore.filters import FLAGS, search, setting_order, thinking_changes, transitions
-from declinecraft.explore.views import show
+from declinecraft.explore.question import show
 
 #: Label choices of the transition filters: (shown, code).
 LABEL_OPTIONS = [("any", "*"), ("ABSTAIN", "A"), ("DENY", "D"), ("ANSWER", "X"), ("no label", "-")]
