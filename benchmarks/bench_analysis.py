@@ -30,12 +30,9 @@ import time  # noqa: E402
 import matplotlib.pyplot as plt  # noqa: E402
 from tests.support import synthetic  # noqa: E402
 
-from declinecraft.analysis import analyze as analysis  # noqa: E402
-from declinecraft.analysis import paper_tables  # noqa: E402
-from declinecraft.analysis import results as analysis_results  # noqa: E402
+from declinecraft.analysis import analyze, paper_tables, results  # noqa: E402
 from declinecraft.core import paths  # noqa: E402
-from declinecraft.paper import figures  # noqa: E402
-from declinecraft.paper import tables as report_tables  # noqa: E402
+from declinecraft.paper import figures, tables  # noqa: E402
 
 #: Sizes of the full benchmark (the paper's) and of ``--quick``.
 FULL = {"configs": 40, "questions": 1000, "resamples": 1000}
@@ -69,21 +66,19 @@ def main(argv: list[str] | None = None) -> dict[str, object]:
     built = time.perf_counter() - start
 
     start = time.perf_counter()
-    tables = analysis.analyze(judged, facts, analysis.Design(n_resamples=args.resamples))
-    tables["facts"] = facts
+    computed = analyze.analyze(judged, facts, analyze.Design(n_resamples=args.resamples))
+    computed["facts"] = facts
     with tempfile.TemporaryDirectory() as tmp:
-        for name, table in tables.items():
-            analysis_results.write_csv(table, Path(tmp) / f"{name}.csv")
+        for name, table in computed.items():
+            results.write_csv(table, Path(tmp) / f"{name}.csv")
         seconds = time.perf_counter() - start
 
         start = time.perf_counter()
-        results = analysis_results.read_tables(Path(tmp))
-        rows = figures.write_figures(results, Path(tmp), formats=("pdf", "png"), dpi=200)
+        read_back = results.read_tables(Path(tmp))
+        rows = figures.write_figures(read_back, Path(tmp), formats=("pdf", "png"), dpi=200)
         drawn = sum(not r["reason"] for r in rows)
         plt.close("all")
-        latex = {
-            n: report_tables.to_latex(n, t) for n, t in paper_tables.build(results).items() if not isinstance(t, str)
-        }
+        latex = {n: tables.to_latex(n, t) for n, t in paper_tables.build(read_back).items() if not isinstance(t, str)}
         paper_seconds = time.perf_counter() - start
 
     out: dict[str, object] = {

@@ -22,8 +22,7 @@ from pathlib import Path
 from xml.sax.saxutils import escape, quoteattr
 
 from declinecraft.core import paths
-from declinecraft.corpus import corpora as corpus
-from declinecraft.corpus import wiki
+from declinecraft.corpus import corpora, wiki
 
 ROOT = Path(__file__).resolve().parents[1]
 SOURCES = (ROOT / "data" / "miniwiki" / "miniwiki.xml", ROOT / "tests" / "data" / "tiny.xml")
@@ -72,10 +71,10 @@ def main() -> None:
         export = Path(tmp) / "bench.xml"
         write_export(export, texts, args.pages, args.merge)
         cpu, start = time.process_time(), time.perf_counter()
-        built = corpus.build(wiki.read_dump(export), "2025-03-31")
+        built = corpora.build(wiki.read_dump(export), "2025-03-31")
         build_s = time.perf_counter() - start
         start = time.perf_counter()
-        chunks = corpus.chunk(built.pre)
+        chunks = corpora.chunk(built.pre)
         chunk_s = time.perf_counter() - start
         cpu_s = time.process_time() - cpu
         size_mb = export.stat().st_size / 1e6

@@ -80,8 +80,7 @@ QUESTIONS: tuple[tuple[str, tuple[str, ...]], ...] = (
 def miniwiki_chunks(cutoff: str = "2025-03-31") -> pl.DataFrame:
     """The mini wiki's chunks, built as the corpus stage builds them."""
     from declinecraft.core import config
-    from declinecraft.corpus import corpora as corpus
-    from declinecraft.corpus import wiki
+    from declinecraft.corpus import corpora, wiki
 
     dump = ROOT / "data" / "miniwiki" / "miniwiki.xml"
     with tempfile.TemporaryDirectory() as tmp:
@@ -91,10 +90,10 @@ def miniwiki_chunks(cutoff: str = "2025-03-31") -> pl.DataFrame:
             subprocess.run([sys.executable, str(Path(tmp) / "miniwiki" / "assemble.py")], check=True)
             dump = Path(tmp) / "miniwiki" / "miniwiki.xml"
         params = config.CorpusParams()
-        result = corpus.build(wiki.read_dump(dump), cutoff, **corpus.rules_from(params))
+        result = corpora.build(wiki.read_dump(dump), cutoff, **corpora.rules_from(params))
     frames = []
     for name, pages in (("pre", result.pre), ("post", result.post)):
-        chunks = corpus.chunk(pages, params.chunk_size, params.chunk_overlap)
+        chunks = corpora.chunk(pages, params.chunk_size, params.chunk_overlap)
         frames.append(chunks.select("chunk_id", "title", "text").with_columns(corpus=pl.lit(name)))
     return pl.concat(frames)
 

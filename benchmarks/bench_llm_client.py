@@ -7,7 +7,7 @@
   a latency drawn uniformly from ``[--latency-min, --latency-max]`` seconds, seeded per message
   text (:func:`fake_openai.request_latency`), so every run sees the same latencies. Its request
   count proves every call was sent exactly once.
-* Client: the project's own path, ``llm.client_for`` + ``llm.run_batch`` with the tqdm progress
+* Client: the project's own path, ``client.client_for`` + ``client.run_batch`` with the tqdm progress
   bar on and every answer committed to a fresh SQLite cache, as a stage runs it, ``--concurrency``
   requests in flight. A warm-up batch (``--warmup``, distinct calls) opens the connections first.
 * Theoretical rate: the same latencies scheduled, in request order, on ``--concurrency`` slots by
@@ -34,8 +34,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from declinecraft.core import paths, registry
-from declinecraft.llm import cache
-from declinecraft.llm import client as llm
+from declinecraft.llm import cache, client
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))  # the fake server lives with the tests (tests/support)
@@ -87,20 +86,22 @@ def main() -> int:
     load = os.getloadavg()
     try:
         with tempfile.TemporaryDirectory() as folder, cache.open_cache(folder) as store:
-            client = llm.client_for(spec, store, server.base_url)
-            llm.run_batch(client, [llm.Request.from_text(f"warm {i}", max_tokens=16) for i in range(warmup)])
-            requests = [llm.Request.from_text(t, max_tokens=16) for t in texts]
+            bench_client = client.client_for(spec, store, server.base_url)
+            client.run_batch(
+                bench_client, [client.Request.from_text(f"warm {i}", max_tokens=16) for i in range(warmup)]
+            )
+            requests = [client.Request.from_text(t, max_tokens=16) for t in texts]
             server.reset()
             server_cpu, client_cpu = cpu_seconds(server.process.pid), time.process_time()
             start = time.perf_counter()
-            results = llm.run_batch(client, requests, desc="bench (sent)")
+            results = client.run_batch(bench_client, requests, desc="bench (sent)")
             elapsed = time.perf_counter() - start
             client_cpu, server_cpu = time.process_time() - client_cpu, cpu_seconds(server.process.pid) - server_cpu
             stats = server.stats()
             start = time.perf_counter()
-            again = llm.run_batch(client, requests, desc="bench (cached)")
+            again = client.run_batch(bench_client, requests, desc="bench (cached)")
             cached_s = time.perf_counter() - start
-            client.close()
+            bench_client.close()
             rows = store.count()
     finally:
         server.stop()

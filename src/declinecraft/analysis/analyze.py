@@ -23,10 +23,7 @@ from typing import Any
 import numpy as np
 import polars as pl
 
-from declinecraft.analysis import examples as examples_mod
-from declinecraft.analysis import judges as judges_mod
-from declinecraft.analysis import models as models_mod
-from declinecraft.analysis import paired as paired_mod
+from declinecraft.analysis import examples, judges, models, paired
 from declinecraft.core import registry, stats
 from declinecraft.core.config import RunConfig
 from declinecraft.evaluation import metrics
@@ -88,7 +85,7 @@ def _spec_field(spec: registry.ModelSpec | None, name: str, default: Any = None)
 
 
 def model_facts(
-    specs: Mapping[str, registry.ModelSpec], models: Sequence[str], roles: Mapping[str, str] | None = None
+    specs: Mapping[str, registry.ModelSpec], model_ids: Sequence[str], roles: Mapping[str, str] | None = None
 ) -> pl.DataFrame:
     """One row of registry facts per model (family, sizes, release month, thinking, role marks).
 
@@ -96,7 +93,7 @@ def model_facts(
     model id to its superscript marks (G generator, V verifier/accuracy judge, R response judge).
     """
     rows = []
-    for model in models:
+    for model in model_ids:
         spec = specs.get(model)
         get = functools.partial(_spec_field, spec)
         rows.append(
@@ -245,18 +242,16 @@ def analyze(
     ks = single.filter(pl.col("scenario") & (pl.col("pipeline") == design.pipeline))
     scen = single.filter((pl.col("pipeline") == design.pipeline) & (pl.col("k") == design.k))
     a = design.alpha
-    paired = pl.concat(
+    paired_tests = pl.concat(
         [
-            paired_mod.main_grid_tests(main, alpha=a),
-            paired_mod.main_grid_tests(main, lenient=True, alpha=a),
-            paired_mod.ablation_tests(
-                pipes, family="pipeline_ablation", column="pipeline", base=design.pipeline, alpha=a
-            ),
-            paired_mod.ablation_tests(ks, family="k_sweep", column="k", base=design.k, alpha=a),
-            paired_mod.ablation_tests(scen, family="scenario_ablation", column="scenario", base=True, alpha=a),
+            paired.main_grid_tests(main, alpha=a),
+            paired.main_grid_tests(main, lenient=True, alpha=a),
+            paired.ablation_tests(pipes, family="pipeline_ablation", column="pipeline", base=design.pipeline, alpha=a),
+            paired.ablation_tests(ks, family="k_sweep", column="k", base=design.k, alpha=a),
+            paired.ablation_tests(scen, family="scenario_ablation", column="scenario", base=True, alpha=a),
         ]
     ).filter(pl.col("family").is_not_null())
-    transitions = paired_mod.thinking_transitions_table(main, alpha=a)
+    transitions = paired.thinking_transitions_table(main, alpha=a)
 
     def ablation(rows: pl.DataFrame, column: str) -> pl.DataFrame:
         """Summaries of the configurations run under two or more values of ``column``."""
@@ -266,7 +261,7 @@ def analyze(
         keep = rows.join(varied.select(CONFIG), on=list(CONFIG), how="semi").select(RUN_KEYS).unique()
         return summary.join(keep, on=list(RUN_KEYS), how="semi", nulls_equal=True).join(facts, on="model", how="left")
 
-    judge_cols = judges_mod.judge_columns(frame, design.judge_prefix)
+    judge_cols = judges.judge_columns(frame, design.judge_prefix)
     judge_families = {
         c: (judge_families or {}).get(c) or _judge_family(c, design.judge_prefix, facts) for c in judge_cols
     }
@@ -275,30 +270,30 @@ def analyze(
     tables = {
         "summary": summary,
         "main_grid": grid,
-        "paired_tests": paired,
-        "significance_counts": paired_mod.significance_counts(paired),
+        "paired_tests": paired_tests,
+        "significance_counts": paired.significance_counts(paired_tests),
         "thinking_transitions": transitions,
-        "condition_means": models_mod.condition_means(grid, confidence=design.confidence),
-        "model_differences": models_mod.model_differences(grid, transitions, confidence=design.confidence),
-        "thinking_by_family": models_mod.thinking_by_family(grid),
-        "associations": models_mod.associations(grid),
-        "frontier": models_mod.frontier_table(grid, min_attempt=design.min_attempt),
-        "direction_counts": pl.DataFrame([models_mod.direction_counts(grid)]),
-        "family_label_shares": models_mod.family_label_shares(grid),
-        "leakage_model": models_mod.leakage(main, facts, by=CONFIG, **boot),
-        "leakage_family": models_mod.leakage(main, facts, by=("family",), **boot),
+        "condition_means": models.condition_means(grid, confidence=design.confidence),
+        "model_differences": models.model_differences(grid, transitions, confidence=design.confidence),
+        "thinking_by_family": models.thinking_by_family(grid),
+        "associations": models.associations(grid),
+        "frontier": models.frontier_table(grid, min_attempt=design.min_attempt),
+        "direction_counts": pl.DataFrame([models.direction_counts(grid)]),
+        "family_label_shares": models.family_label_shares(grid),
+        "leakage_model": models.leakage(main, facts, by=CONFIG, **boot),
+        "leakage_family": models.leakage(main, facts, by=("family",), **boot),
         "ablation_pipelines": ablation(pipes, "pipeline"),
         "ablation_k": ablation(ks, "k"),
-        "ablation_k_full": models_mod.complete_sweep(ablation(ks, "k"), "k"),
+        "ablation_k_full": models.complete_sweep(ablation(ks, "k"), "k"),
         "ablation_scenario": ablation(scen, "scenario"),
-        "judge_agreement": judges_mod.judge_agreement(main, judge_cols),
-        "judge_run_accuracy": judges_mod.judge_run_accuracy(main, judge_cols, main_keys),
-        "judge_leniency": judges_mod.judge_leniency(main, judge_cols),
-        "self_preference": judges_mod.self_preference_table(main_fam, judge_families, **boot),
-        "judge_rerank": judges_mod.other_family_rerank(
+        "judge_agreement": judges.judge_agreement(main, judge_cols),
+        "judge_run_accuracy": judges.judge_run_accuracy(main, judge_cols, main_keys),
+        "judge_leniency": judges.judge_leniency(main, judge_cols),
+        "self_preference": judges.self_preference_table(main_fam, judge_families, **boot),
+        "judge_rerank": judges.other_family_rerank(
             main_fam.filter(pl.col("condition") == "single"), judge_families, CONFIG
         ),
-        "examples": examples_mod.example_rows(main, facts, seed=design.seed),
+        "examples": examples.example_rows(main, facts, seed=design.seed),
     }
     notes = collect_notes(tables)
     if dropped:

@@ -15,9 +15,7 @@ from pathlib import Path
 
 import polars as pl
 
-from declinecraft.analysis import analyze as analysis
-from declinecraft.analysis import judges as analysis_judges
-from declinecraft.analysis import results
+from declinecraft.analysis import analyze, judges, results
 from declinecraft.core import paths
 from declinecraft.core.config import RunConfig
 
@@ -37,7 +35,7 @@ def _texts(cfg: RunConfig, judged: pl.DataFrame) -> pl.DataFrame | None:
     """Question, response and reference texts: from the judged table itself where it carries
     them, else from stages 04–06, where they exist."""
     found: dict[str, pl.DataFrame] = {}
-    keys = [k for k in analysis_judges.ANSWER_KEYS if k in judged.columns]
+    keys = [k for k in judges.ANSWER_KEYS if k in judged.columns]
     if col := _pick(judged, "response"):
         found["response"] = judged.select(*keys, pl.col(col).cast(pl.String).alias("response"))
     if col := (_pick(judged, "question") or ("query" if "query" in judged.columns else None)):
@@ -54,11 +52,7 @@ def _texts(cfg: RunConfig, judged: pl.DataFrame) -> pl.DataFrame | None:
             frame = pl.read_parquet(path)
             col = _pick(frame, kind)
             if col and "question_id" in frame.columns:
-                keys = (
-                    [k for k in analysis_judges.ANSWER_KEYS if k in frame.columns]
-                    if kind == "response"
-                    else ["question_id"]
-                )
+                keys = [k for k in judges.ANSWER_KEYS if k in frame.columns] if kind == "response" else ["question_id"]
                 found[kind] = frame.select(*keys, pl.col(col).cast(pl.String).alias(kind)).unique(keys, keep="first")
     if not found:
         return None
@@ -75,9 +69,9 @@ def _texts(cfg: RunConfig, judged: pl.DataFrame) -> pl.DataFrame | None:
 def write_sample(cfg: RunConfig, judged: pl.DataFrame, folder: Path) -> pl.DataFrame:
     """Draw the shared annotation sample and write it as CSV and as the annotators' HTML page."""
     # The judged table is prepared like every analysis input, so the sample is of the main grid.
-    design = analysis.design_from_config(cfg)
-    frame = analysis.main_grid_rows(analysis.prepare(judged, design), design)
-    sample = analysis_judges.annotation_sample(
+    design = analyze.design_from_config(cfg)
+    frame = analyze.main_grid_rows(analyze.prepare(judged, design), design)
+    sample = judges.annotation_sample(
         frame,
         part1=cfg.analysis.annotation_part1,
         part2=cfg.analysis.annotation_part2,

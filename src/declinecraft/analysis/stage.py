@@ -25,9 +25,7 @@ from pathlib import Path
 
 import polars as pl
 
-from declinecraft.analysis import analyze as analysis
-from declinecraft.analysis import annotation, claims, inputs, paper_tables, results, run_health
-from declinecraft.analysis import judges as analysis_judges
+from declinecraft.analysis import analyze, annotation, claims, inputs, judges, paper_tables, results, run_health
 from declinecraft.core import paths, registry
 from declinecraft.core.config import RunConfig
 
@@ -90,7 +88,7 @@ def run(cfg: RunConfig) -> AnalysisResult:
     upstream = inputs.upstream_tables(cfg)
     judged, reason = inputs.load_judged(cfg)
     if judged is None:
-        tables = {"facts": analysis.model_facts(specs, list(cfg.answer.models), inputs.roles_of(cfg)), **upstream}
+        tables = {"facts": analyze.model_facts(specs, list(cfg.answer.models), inputs.roles_of(cfg)), **upstream}
         tables["run_health"] = run_health.collect(cfg)
         content = paper_tables.build(tables, cfg)
         _write_all(tables, content, out)
@@ -100,19 +98,19 @@ def run(cfg: RunConfig) -> AnalysisResult:
         paths.write_text_atomic(out / "status.json", json.dumps({"status": "no_input", "reason": reason}, indent=1))
         print(f"analysis: {reason}")
         return AnalysisResult(out, "no_input", reason, tables, content, 0, ())
-    facts = analysis.model_facts(specs, judged["model"].unique().sort().to_list(), inputs.roles_of(cfg))
+    facts = analyze.model_facts(specs, judged["model"].unique().sort().to_list(), inputs.roles_of(cfg))
     # Judges' families come from the registry: a judge need not be one of the evaluated models.
     families = {
         f"{cfg.analysis.judge_score_prefix}{j}": specs[j].family for j in cfg.judge.accuracy_judges if j in specs
     }
-    tables = analysis.analyze(judged, facts, analysis.design_from_config(cfg), judge_families=families)
+    tables = analyze.analyze(judged, facts, analyze.design_from_config(cfg), judge_families=families)
     tables["facts"] = facts
     tables.update(upstream)
     tables["run_health"] = run_health.collect(cfg, tables.get("main_grid"))
     tables["annotation_sample"] = annotation.write_sample(cfg, judged, out)
     annotations = annotation.read_annotations(cfg)
     if annotations:
-        tables["human_agreement"] = analysis_judges.human_agreement(
+        tables["human_agreement"] = judges.human_agreement(
             tables["annotation_sample"], annotations, n_resamples=cfg.analysis.bootstrap_resamples, seed=cfg.seed
         )
     tables["claims"] = claims.check(tables, claims.context_from_config(cfg), claims.reported_facts(cfg.root))

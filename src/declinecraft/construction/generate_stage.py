@@ -18,8 +18,7 @@ from typing import Any, cast
 import polars as pl
 
 from declinecraft.construction.generate import Search, generate_drafts
-from declinecraft.core import paths
-from declinecraft.core.artifacts import read_chunks as read_corpus_chunks
+from declinecraft.core import artifacts, paths
 from declinecraft.core.config import RunConfig
 from declinecraft.llm.calls import Ask
 from declinecraft.llm.pool import ModelPool
@@ -57,7 +56,7 @@ def input_report(pre: pl.DataFrame, post: pl.DataFrame) -> dict[str, int]:
 
 def read_chunks(cfg: RunConfig) -> tuple[pl.DataFrame, pl.DataFrame]:
     """Return the run's C_pre and C_post chunk tables (from the corpus stage)."""
-    chunks = read_corpus_chunks(cfg)
+    chunks = artifacts.read_chunks(cfg)
     return chunks.filter(pl.col("corpus") == "pre"), chunks.filter(pl.col("corpus") == "post")
 
 

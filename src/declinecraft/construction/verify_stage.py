@@ -22,7 +22,7 @@ from declinecraft.construction.generate import Search
 from declinecraft.core import paths
 from declinecraft.core.config import RunConfig, VerifyParams
 from declinecraft.llm.calls import Ask
-from declinecraft.retrieval import diagnostics as retrieval_diagnostics
+from declinecraft.retrieval import diagnostics
 
 
 @dataclass(frozen=True)
@@ -54,8 +54,8 @@ def _retrieval_audit(bench: pl.DataFrame, search: Search, pipeline: str, k: int)
     frame = frame.with_columns(retrieved_ids=pl.Series(hits, dtype=pl.List(pl.String)))
     rows = []
     audits = (
-        ("hit_at_k", retrieval_diagnostics.hit_at_k, True),
-        ("scenario_overlap", retrieval_diagnostics.scenario_hit_rate, False),
+        ("hit_at_k", diagnostics.hit_at_k, True),
+        ("scenario_overlap", diagnostics.scenario_hit_rate, False),
     )
     for name, fn, half in audits:
         part = frame.filter(pl.col("answerable") == half)

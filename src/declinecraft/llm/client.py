@@ -29,8 +29,7 @@ from typing import Any
 
 from declinecraft.core import bounds, prompts, replay
 from declinecraft.core.registry import ModelSpec
-from declinecraft.llm import cache as cache_mod
-from declinecraft.llm import serve
+from declinecraft.llm import cache, serve
 from declinecraft.llm.body_fields import ThinkingMode, choice_constraint, thinking_body
 from declinecraft.llm.cache import Cache, CallRecord
 from declinecraft.llm.progress import Progress
@@ -225,7 +224,7 @@ class Client:
     def prepare(self, request: Request) -> _Prepared:
         """Resolve thinking and build the keyed body (raises LLMError on an impossible setting)."""
         mode, body = request_body(self.spec, request)
-        return _Prepared(request, cache_mod.call_key(self.identity, body, request.prompt_version), mode, body)
+        return _Prepared(request, cache.call_key(self.identity, body, request.prompt_version), mode, body)
 
     def key(self, request: Request) -> str:
         """Return the cache key of a request for this model."""
@@ -311,7 +310,7 @@ class Client:
             endpoint=self.endpoint,
             revision=self.spec.revision or "",
             prompt_version=prepared.request.prompt_version,
-            request=cache_mod.canonical_json(prepared.body),
+            request=cache.canonical_json(prepared.body),
             text=answer.text,
             reasoning=answer.reasoning,
             finish_reason=answer.finish_reason,

@@ -22,12 +22,12 @@ from typing import Any, Protocol
 
 from declinecraft.core import prompts, registry
 from declinecraft.core.config import RunConfig
-from declinecraft.llm import client as llm
 from declinecraft.llm.cache import open_cache
 from declinecraft.llm.calls import Ask, Call, Reply, to_reply
+from declinecraft.llm.client import Client, LLMError, Request, connect
 
 
-class ModelFailed(llm.LLMError):
+class ModelFailed(LLMError):
     """A model's calls failed beyond the run's tolerance (``llm.max_failed_share``); the message
     names the model, the count and the first error."""
 
@@ -86,7 +86,7 @@ class ModelPool:
         self.specs = registry.load_models(cfg.resolve(cfg.models_file))
         self.cache = open_cache(cfg.cache_dir)
         self._stack: ExitStack | None = None
-        self._current: tuple[str, llm.Client] | None = None
+        self._current: tuple[str, Client] | None = None
         self._prompts: dict[str, prompts.Prompt] = {}
         self.calls = 0
         self.tallies: dict[str, Tally] = {}
@@ -105,16 +105,16 @@ class ModelPool:
         """The registry's thinking field of a model: none, always or switchable."""
         return self.spec(model_id).thinking
 
-    def client(self, model_id: str) -> llm.Client:
+    def client(self, model_id: str) -> Client:
         """The client of ``model_id``, closing (and stopping the server of) any other model first."""
         if self._current and self._current[0] == model_id:
             return self._current[1]
         spec = self.spec(model_id)
         self.release()
         self._stack = ExitStack()
-        client = self._stack.enter_context(llm.connect(spec, self.cache, self.cfg.cache_dir))
-        self._current = (model_id, client)
-        return client
+        connected = self._stack.enter_context(connect(spec, self.cache, self.cfg.cache_dir))
+        self._current = (model_id, connected)
+        return connected
 
     def release(self) -> None:
         """Close the open connection and stop its server, if any."""
@@ -147,9 +147,9 @@ class ModelPool:
             self._prompts[name] = prompts.load(name, self.cfg.root)
         return self._prompts[name]
 
-    def request(self, call: Call, *, thinking: str | None, max_tokens: int, temperature: float) -> llm.Request:
+    def request(self, call: Call, *, thinking: str | None, max_tokens: int, temperature: float) -> Request:
         """The LLM-layer request of a templated call (history turns appended after the prompt)."""
-        base = llm.Request.from_prompt(
+        base = Request.from_prompt(
             self.prompt(call.prompt),
             dict(call.fields),
             max_tokens=call.max_tokens or max_tokens,

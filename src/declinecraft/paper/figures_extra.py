@@ -10,7 +10,7 @@ import polars as pl
 from matplotlib.axes import Axes
 from matplotlib.figure import Figure
 
-from declinecraft.analysis import models as analysis_models
+from declinecraft.analysis import models
 from declinecraft.core import stats
 from declinecraft.paper.drawing import (
     BLUE,
@@ -173,7 +173,7 @@ def plot_k_choice(ablation_k: pl.DataFrame, retrieval_k: pl.DataFrame | None = N
         axes[0].legend()
     else:
         note_missing(axes[0], "retrieval-only hit rates per k are not in this run")
-    frame = _configs(analysis_models.complete_sweep(ablation_k, "k"))
+    frame = _configs(models.complete_sweep(ablation_k, "k"))
     names = {k: str(k) for k in ks}
     lines_panel(axes[1], frame, x="k", y="car", order=ks, names=names, ylabel="CAR (%)")
     lines_panel(axes[2], frame, x="k", y="accuracy", order=ks, names=names, ylabel="Accuracy (%)")

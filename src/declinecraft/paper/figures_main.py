@@ -11,7 +11,7 @@ from matplotlib.axes import Axes
 from matplotlib.figure import Figure
 from matplotlib.patches import FancyArrowPatch, FancyBboxPatch
 
-from declinecraft.analysis import models as analysis_models
+from declinecraft.analysis import models
 from declinecraft.paper.drawing import (
     BLUE,
     CONDITION_NAMES,
@@ -200,9 +200,7 @@ def plot_size_release(points: pl.DataFrame, associations: pl.DataFrame | None = 
 def plot_k_sweep(ablation_k: pl.DataFrame) -> Figure:
     """Figure 6: CAR and Answer Accuracy against k for the models run at every k."""
     ks = sorted(ablation_k["k"].unique().to_list())
-    frame = analysis_models.complete_sweep(ablation_k, "k").with_columns(
-        config=pl.col("model") + "/" + pl.col("thinking")
-    )
+    frame = models.complete_sweep(ablation_k, "k").with_columns(config=pl.col("model") + "/" + pl.col("thinking"))
     fig, axes = new_figure(2, width=FULL_IN * 0.7, height=2.0)
     names = {k: str(k) for k in ks}
     lines_panel(axes[0], frame, x="k", y="car", order=ks, names=names, ylabel="Correct Abstention Rate (%)")
@@ -264,7 +262,7 @@ def _size_or_release(tables: Mapping[str, pl.DataFrame]) -> str:
 
 
 def _points(tables: Mapping[str, pl.DataFrame]) -> pl.DataFrame:
-    return analysis_models.model_points(tables["main_grid"], "single")
+    return models.model_points(tables["main_grid"], "single")
 
 
 FIGURES = [

@@ -18,7 +18,7 @@ from typing import Any
 import polars as pl
 
 from declinecraft.core import small_n
-from declinecraft.paper import number_sources as read
+from declinecraft.paper import number_sources
 from declinecraft.paper.latex import escape, thousands
 from declinecraft.paper.number_sources import Tables
 from declinecraft.paper.number_spec import CAVEAT_FORMATS, SMALL_N_MACRO, Number
@@ -62,7 +62,7 @@ def _size(number: Number, tables: Tables) -> int | None:
         return None
     try:
         size = number.n(tables)
-    except (read.Missing, KeyError, IndexError, pl.exceptions.PolarsError, ZeroDivisionError, TypeError):
+    except (number_sources.Missing, KeyError, IndexError, pl.exceptions.PolarsError, ZeroDivisionError, TypeError):
         return None
     return None if size is None else int(size)
 
@@ -80,7 +80,7 @@ def compute(tables: Tables, *, no_input: str = "", min_n: int = small_n.threshol
             value = number.get(tables)
             if value is None or (isinstance(value, float) and math.isnan(value)):
                 value, reason = None, "undefined for this run"
-        except read.Missing as exc:
+        except number_sources.Missing as exc:
             reason = f"{exc} ({no_input})" if no_input else str(exc)
         except (KeyError, IndexError, pl.exceptions.PolarsError, ZeroDivisionError, TypeError) as exc:
             reason = f"cannot compute: {type(exc).__name__}: {exc}"
@@ -107,7 +107,7 @@ def compute(tables: Tables, *, no_input: str = "", min_n: int = small_n.threshol
                 small=reason if value is not None else "",
             )
         )
-    return pl.DataFrame(rows, schema=read.SCHEMA)
+    return pl.DataFrame(rows, schema=number_sources.SCHEMA)
 
 
 def numbers_tex(numbers: pl.DataFrame, source: str = "notebooks/08_paper.ipynb") -> str:

@@ -19,8 +19,7 @@ from typing import Any, cast
 
 import polars as pl
 
-from declinecraft.analysis import results as analysis_results
-from declinecraft.analysis import run_health
+from declinecraft.analysis import results, run_health
 from declinecraft.core import paths, small_n
 from declinecraft.core.config import RunConfig
 from declinecraft.paper.latex import escape
@@ -318,7 +317,7 @@ def write(cfg: RunConfig, paper_dir: Path, stage_dir: Path) -> dict[str, Any]:
         )
     frame = pl.concat([counted, run_health.collect_views(cfg)])
     min_n = small_n.threshold(cfg.analysis.min_n, cfg.analysis.alpha)
-    analysis_results.write_csv(frame, stage_dir / "run_health.csv")
+    results.write_csv(frame, stage_dir / "run_health.csv")
     paths.write_text_atomic(paper_dir / "tables" / "run_health.tex", health_tex(frame, min_n))
     paths.write_text_atomic(paper_dir / "health_numbers.tex", macros_tex(health_macros(frame, min_n)))
     return dict(kind="table", number=0, name="run_health", title="Run health", reason="")

@@ -36,14 +36,10 @@ from typing import Any
 
 import polars as pl
 
-from declinecraft.analysis import claim_evidence
-from declinecraft.analysis import claims as analysis_claims
-from declinecraft.analysis import inputs as analysis_inputs
-from declinecraft.analysis import results as analysis_results
+from declinecraft.analysis import claim_evidence, claims, inputs, results
 from declinecraft.core import paths, small_n
 from declinecraft.core.config import RunConfig
-from declinecraft.paper import caption_check, machine, page_check, run_health, run_settings, wording
-from declinecraft.paper import numbers as report_numbers
+from declinecraft.paper import caption_check, machine, numbers, page_check, run_health, run_settings, wording
 from declinecraft.paper.claims_table import claims_tex
 from declinecraft.paper.figures import write_figures
 from declinecraft.paper.latex import escape_marked
@@ -102,29 +98,29 @@ def skipped_tex(status: list[dict[str, Any]]) -> str:
 
 def reported_facts(cfg: RunConfig) -> dict[str, Any]:
     """The paper's reported numbers (``params/paper_reported.yaml``), keyed by name."""
-    return analysis_claims.reported_facts(cfg.root)
+    return claims.reported_facts(cfg.root)
 
 
 def write_numbers(
-    results: Mapping[str, pl.DataFrame], cfg: RunConfig, paper_dir: Path, stage_dir: Path, no_input: str
+    tables: Mapping[str, pl.DataFrame], cfg: RunConfig, paper_dir: Path, stage_dir: Path, no_input: str
 ) -> pl.DataFrame:
     """Write ``numbers.tex`` (numbers, run settings and the words chosen by them,
     :mod:`~declinecraft.paper.wording`), the reported-vs-reproduced table and ``numbers.csv``."""
     rule = small_n.threshold(cfg.analysis.min_n, cfg.analysis.alpha)
-    computed = report_numbers.compute(results, no_input=no_input, min_n=rule)
-    numbers = pl.concat([computed, run_settings.config_macros(cfg, reported_facts(cfg))])
-    thinking = no_input or claim_evidence.thinking_problem(results, claim_evidence.context_from_config(cfg))
-    said = wording.words(numbers, alpha=cfg.analysis.alpha, min_n=cfg.analysis.min_n, thinking_problem=thinking)
-    numbers = pl.concat([numbers, said])
-    paths.write_text_atomic(paper_dir / "numbers.tex", report_numbers.numbers_tex(numbers))
+    computed = numbers.compute(tables, no_input=no_input, min_n=rule)
+    printed = pl.concat([computed, run_settings.config_macros(cfg, reported_facts(cfg))])
+    thinking = no_input or claim_evidence.thinking_problem(tables, claim_evidence.context_from_config(cfg))
+    said = wording.words(printed, alpha=cfg.analysis.alpha, min_n=cfg.analysis.min_n, thinking_problem=thinking)
+    printed = pl.concat([printed, said])
+    paths.write_text_atomic(paper_dir / "numbers.tex", numbers.numbers_tex(printed))
     paths.write_text_atomic(
-        paper_dir / "tables" / "reported.tex", report_numbers.reported_vs_reproduced(numbers, reported_facts(cfg))
+        paper_dir / "tables" / "reported.tex", numbers.reported_vs_reproduced(printed, reported_facts(cfg))
     )
-    analysis_results.write_csv(numbers, stage_dir / "numbers.csv")
-    missing = numbers.filter(pl.col("reason") != "")
+    results.write_csv(printed, stage_dir / "numbers.csv")
+    missing = printed.filter(pl.col("reason") != "")
     if missing.height:
-        print(f"paper: {missing.height} of {numbers.height} numbers are n/a (reasons in {stage_dir / 'numbers.csv'})")
-    return numbers
+        print(f"paper: {missing.height} of {printed.height} numbers are n/a (reasons in {stage_dir / 'numbers.csv'})")
+    return printed
 
 
 def read_results(analysis_dir: Path) -> tuple[dict[str, pl.DataFrame], str]:
@@ -139,11 +135,11 @@ def read_results(analysis_dir: Path) -> tuple[dict[str, pl.DataFrame], str]:
         if status_file.is_file()
         else {"status": "missing", "reason": "the analysis stage has not run"}
     )
-    results = analysis_results.read_tables(analysis_dir) if state.get("status") == "ok" else {}
-    if results:
-        return results, ""
-    keep = {"facts", "claims", *analysis_inputs.UPSTREAM.values(), *analysis_inputs.DERIVED}
-    return {k: v for k, v in analysis_results.read_tables(analysis_dir).items() if k in keep}, state.get(
+    tables = results.read_tables(analysis_dir) if state.get("status") == "ok" else {}
+    if tables:
+        return tables, ""
+    keep = {"facts", "claims", *inputs.UPSTREAM.values(), *inputs.DERIVED}
+    return {k: v for k, v in results.read_tables(analysis_dir).items() if k in keep}, state.get(
         "reason", "no analysis results"
     )
 
@@ -155,9 +151,7 @@ def _check_pages(pdf: Path | None, stage_dir: Path) -> list[str]:
         found = page_check.problems(pdf) if pdf else []
     except page_check.PageCheckError as exc:
         found = [f"not checked: {exc}"]
-    analysis_results.write_csv(
-        pl.DataFrame({"problem": found}, schema={"problem": pl.String}), stage_dir / "page_checks.csv"
-    )
+    results.write_csv(pl.DataFrame({"problem": found}, schema={"problem": pl.String}), stage_dir / "page_checks.csv")
     return found
 
 
@@ -172,19 +166,19 @@ def run(cfg: RunConfig) -> PaperResult:
         for name in ("main.tex", "references.bib"):
             if (cfg.root / "paper" / name).is_file():
                 shutil.copyfile(cfg.root / "paper" / name, paper_dir / name)
-    results, no_input = read_results(cfg.stage_dir("analysis"))
+    tables, no_input = read_results(cfg.stage_dir("analysis"))
     # Each figure is checked against its caption in the hand-written source (caption_check).
     source = cfg.root / "paper" / "main.tex"
     captions = caption_check.captions(source.read_text(encoding="utf-8")) if source.is_file() else None
     formats, dpi = tuple(cfg.paper.figure_formats), cfg.paper.figure_dpi
     min_points = small_n.threshold(cfg.analysis.min_n, cfg.analysis.alpha, floor=small_n.min_n_rank(cfg.analysis.alpha))
     status = write_figures(
-        results, fig_dir, formats=formats, dpi=dpi, no_input=no_input, captions=captions, min_points=min_points
+        tables, fig_dir, formats=formats, dpi=dpi, no_input=no_input, captions=captions, min_points=min_points
     )
     status += write_view_figures(cfg, fig_dir, formats=formats, dpi=dpi, captions=captions)
-    status += write_tables(results, cfg, paper_dir / "tables")
+    status += write_tables(tables, cfg, paper_dir / "tables")
     status.append(run_health.write(cfg, paper_dir, stage_dir))
-    paths.write_text_atomic(paper_dir / "tables" / "claims.tex", claims_tex(results.get("claims")))
+    paths.write_text_atomic(paper_dir / "tables" / "claims.tex", claims_tex(tables.get("claims")))
     # Layout problems of every drawn figure (figure_check): text off the figure, overlapping labels,
     # a rate axis beyond [0, 100], a caption that names not what is drawn; recorded, and printed
     # below, never silently dropped.
@@ -195,18 +189,18 @@ def run(cfg: RunConfig) -> PaperResult:
         if r["kind"] == "figure" and not r["reason"]
     ]
     schema = {"name": pl.String, "problems": pl.String, "too_few_points": pl.String}
-    analysis_results.write_csv(pl.DataFrame(checks, schema=schema), stage_dir / "figure_checks.csv")
+    results.write_csv(pl.DataFrame(checks, schema=schema), stage_dir / "figure_checks.csv")
     for r in status:
         r.pop("layout", None)
     paths.write_text_atomic(paper_dir / "skipped.tex", skipped_tex(status))
     for r in status:
         r.pop("small", None)
     skipped = pl.DataFrame(status).filter(pl.col("reason") != "")
-    analysis_results.write_csv(skipped, stage_dir / "skipped.csv")
-    numbers = write_numbers(results, cfg, paper_dir, stage_dir, no_input)
+    results.write_csv(skipped, stage_dir / "skipped.csv")
+    printed = write_numbers(tables, cfg, paper_dir, stage_dir, no_input)
     views = view_macros(cfg)
     paths.write_text_atomic(paper_dir / "view_numbers.tex", view_numbers_tex(views))
-    analysis_results.write_csv(
+    results.write_csv(
         pl.DataFrame(views, schema=["macro", "value", "what"], orient="row"), stage_dir / "view_numbers.csv"
     )
     machine.write(cfg, paper_dir)
@@ -223,4 +217,4 @@ def run(cfg: RunConfig) -> PaperResult:
             print(f"paper: layout of {check['name']}: {check['problems']}")
     for problem in page_problems:
         print(f"paper: PDF {problem}")
-    return PaperResult(fig_dir, paper_dir, stage_dir, pdf, skipped, numbers, drawn, written)
+    return PaperResult(fig_dir, paper_dir, stage_dir, pdf, skipped, printed, drawn, written)

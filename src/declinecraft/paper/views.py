@@ -23,10 +23,10 @@ from declinecraft.paper import figure_check
 from declinecraft.paper.drawing import save
 from declinecraft.paper.latex import escape
 from declinecraft.paper.outputs import remove_stale
-from declinecraft.views.evidence import plots as esb_plots
-from declinecraft.views.evidence import report as esb_report
-from declinecraft.views.know2guess import macros as k2g_macros
-from declinecraft.views.know2guess import plots as k2g_plots
+from declinecraft.views.evidence import plots as evidence_plots
+from declinecraft.views.evidence import report as evidence_report
+from declinecraft.views.know2guess import macros as know2guess_macros
+from declinecraft.views.know2guess import plots as know2guess_plots
 
 #: Figure files this module owns (an earlier run's leftovers are removed).
 VIEW_FIGURE_FILE = re.compile(r"(k2g|esb)_[a-z0-9_]+\.(pdf|png)")
@@ -35,15 +35,15 @@ VIEW_FIGURE_FILE = re.compile(r"(k2g|esb)_[a-z0-9_]+\.(pdf|png)")
 FIGURES: dict[str, tuple[str, Callable[[pl.DataFrame], Figure], str, str]] = {
     **{
         stem: ("know2guess", draw, csv, f"Know2Guess: {stem[4:].replace('_', ' ')}")
-        for stem, (draw, csv) in k2g_plots.FIGURES.items()
+        for stem, (draw, csv) in know2guess_plots.FIGURES.items()
     },
-    "esb_sufficiency_curve": ("evidence", esb_plots.plot_sufficiency_curve, "curve.csv", "ESB: sufficiency curve"),
-    "esb_l5_distribution": ("evidence", esb_plots.plot_l5_distribution, "l5_types.csv", "ESB: L5 responses"),
-    "esb_prompt_heatmap": ("evidence", esb_plots.plot_prompt_heatmap, "curve.csv", "ESB: prompt x level"),
-    "esb_position_bias": ("evidence", esb_plots.plot_position_bias, "position_bias.csv", "ESB: position bias"),
+    "esb_sufficiency_curve": ("evidence", evidence_plots.plot_sufficiency_curve, "curve.csv", "ESB: sufficiency curve"),
+    "esb_l5_distribution": ("evidence", evidence_plots.plot_l5_distribution, "l5_types.csv", "ESB: L5 responses"),
+    "esb_prompt_heatmap": ("evidence", evidence_plots.plot_prompt_heatmap, "curve.csv", "ESB: prompt x level"),
+    "esb_position_bias": ("evidence", evidence_plots.plot_position_bias, "position_bias.csv", "ESB: position bias"),
     "esb_helpfulness_safety": (
         "evidence",
-        esb_plots.plot_helpfulness_safety,
+        evidence_plots.plot_helpfulness_safety,
         "summary.csv",
         "ESB: helpfulness and safety",
     ),
@@ -96,8 +96,8 @@ def view_macros(cfg: RunConfig) -> list[tuple[str, str, str]]:
     out = [
         *switches,
         *settings,
-        *k2g_macros.macros(cfg.stage_dir("know2guess"), min_n=rule),
-        *esb_report.macros(cfg.stage_dir("evidence"), min_n=rule),
+        *know2guess_macros.macros(cfg.stage_dir("know2guess"), min_n=rule),
+        *evidence_report.macros(cfg.stage_dir("evidence"), min_n=rule),
     ]
     # Text values (model ids, words) are escaped here; values already in LaTeX are left alone.
     return [(name, value if ("\\" in value or "$" in value) else escape(value), what) for name, value, what in out]

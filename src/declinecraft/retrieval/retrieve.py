@@ -47,7 +47,7 @@ from numpy.typing import NDArray
 
 from declinecraft.core import paths
 from declinecraft.core.config import IndexParams
-from declinecraft.retrieval import index as index_mod
+from declinecraft.retrieval import index
 from declinecraft.retrieval.bm25 import FrequentScores, Rows, bm25_analyzer, search_rows, search_two_pass, text_query
 from declinecraft.retrieval.embed import load_embedder
 from declinecraft.retrieval.embedder import Embedder
@@ -92,9 +92,9 @@ class Retriever:
             FileNotFoundError: no index in ``folder``.
             ValueError: an embedder whose name or dimension does not match the index.
         """
-        self.folder = index_mod.resolve(folder)
-        self.manifest = index_mod.read_manifest(self.folder)
-        self.params = params or index_mod.params_of(self.manifest)
+        self.folder = index.resolve(folder)
+        self.manifest = index.read_manifest(self.folder)
+        self.params = params or index.params_of(self.manifest)
         self.rewrite = rewrite
         self.version: str = self.manifest["version"]
         try:
@@ -105,23 +105,23 @@ class Retriever:
             cache_dir = paths.cache_dir(self._root)
         self.cache_dir = Path(cache_dir) if cache_dir else None
 
-        self._dense = index_mod.dense_tables(self.folder, self.params)
+        self._dense = index.dense_tables(self.folder, self.params)
         self._ids: dict[str, NDArray[np.object_]] = {}
         self._meta: dict[str, pl.DataFrame] = {}
-        for corpus in index_mod.CORPORA:
+        for corpus in index.CORPORA:
             table = self._dense[corpus]
             names = [n for n in table.schema.names if n != "vector"]
             part = pl.from_arrow(table.columns(names))
             assert isinstance(part, pl.DataFrame)
             self._meta[corpus] = part.sort("row")
             self._ids[corpus] = np.array(self._meta[corpus]["chunk_id"].to_list(), dtype=object)
-        self._where = {cid: (c, i) for c in index_mod.CORPORA for i, cid in enumerate(self._ids[c])}
+        self._where = {cid: (c, i) for c in index.CORPORA for i, cid in enumerate(self._ids[c])}
         counts = self.manifest["counts"]
         if (len(self._ids["pre"]), len(self._ids["post"])) != (counts["pre"], counts["post"]):
             raise RuntimeError(f"{self.folder}: LanceDB rows do not match the manifest counts {counts}")
 
         analyzer = self.manifest["bm25"]["analyzer"]
-        self._bm25 = index_mod.open_bm25(self.folder / "tantivy", analyzer)
+        self._bm25 = index.open_bm25(self.folder / "tantivy", analyzer)
         self._searcher = self._bm25.searcher()
         self._schema = self._bm25.schema
         self._analyzer = bm25_analyzer(analyzer)
@@ -194,7 +194,7 @@ class Retriever:
 
     def ids(self, corpus: Corpus | None = None) -> list[str]:
         """Return the chunk ids of one corpus (in index order), or of both (C_pre first)."""
-        corpora = index_mod.CORPORA if corpus is None else (corpus,)
+        corpora = index.CORPORA if corpus is None else (corpus,)
         return [cid for c in corpora for cid in self._ids[c]]
 
     def chunks(self, chunk_ids: Sequence[str]) -> pl.DataFrame:

@@ -6,89 +6,97 @@ from typing import cast
 
 import polars as pl
 
-from declinecraft.paper import number_sources as read
+from declinecraft.paper import number_sources
 from declinecraft.paper.number_spec import Number
 
 
-def _budget_exhausted_share(t: read.Tables) -> float:
-    summary = read.table(t, "summary")
+def _budget_exhausted_share(t: number_sources.Tables) -> float:
+    summary = number_sources.table(t, "summary")
     asked = cast(int, summary["n_answerable"].sum()) + cast(int, summary["n_unanswerable"].sum())
     return cast(int, summary["n_budget_exhausted"].sum()) / asked
 
 
 NUMBERS: list[Number] = [
     # --- corpus and benchmark (§3, App. D, F)
-    Number("CprePages", "pages in C_pre", read.corpus("pre", "pages"), "int", "c_pre_pages"),
-    Number("CpreChunks", "chunks in C_pre", read.corpus("pre", "chunks"), "int", "c_pre_chunks"),
-    Number("CpostPages", "pages in C_post", read.corpus("post", "pages"), "int", "c_post_pages"),
-    Number("CpostChunks", "chunks in C_post", read.corpus("post", "chunks"), "int", "c_post_chunks"),
-    Number("BenchAnswerable", "answerable questions in the benchmark", read.kept(True), "int", "n_answerable"),
-    Number("BenchUnanswerable", "unanswerable questions in the benchmark", read.kept(False), "int", "n_unanswerable"),
+    Number("CprePages", "pages in C_pre", number_sources.corpus("pre", "pages"), "int", "c_pre_pages"),
+    Number("CpreChunks", "chunks in C_pre", number_sources.corpus("pre", "chunks"), "int", "c_pre_chunks"),
+    Number("CpostPages", "pages in C_post", number_sources.corpus("post", "pages"), "int", "c_post_pages"),
+    Number("CpostChunks", "chunks in C_post", number_sources.corpus("post", "chunks"), "int", "c_post_chunks"),
+    Number(
+        "BenchAnswerable", "answerable questions in the benchmark", number_sources.kept(True), "int", "n_answerable"
+    ),
+    Number(
+        "BenchUnanswerable",
+        "unanswerable questions in the benchmark",
+        number_sources.kept(False),
+        "int",
+        "n_unanswerable",
+    ),
     Number(
         "HitAtK",
         "answerable questions whose target chunk is retrieved in the top k",
-        read.retrieval_audit("hit_at_k"),
+        number_sources.retrieval_audit("hit_at_k"),
         "pct",
         "hit_at_5_answerable",
-        n=read.retrieval_audit("hit_at_k", "n"),
+        n=number_sources.retrieval_audit("hit_at_k", "n"),
     ),
     Number(
         "ScenarioOverlap",
         "unanswerable questions retrieving a scenario chunk",
-        read.retrieval_audit("scenario_overlap"),
+        number_sources.retrieval_audit("scenario_overlap"),
         "pct",
         "scenario_chunk_overlap_unanswerable",
-        n=read.retrieval_audit("scenario_overlap", "n"),
+        n=number_sources.retrieval_audit("scenario_overlap", "n"),
     ),
     Number(
         "StyleAUCStyle",
         "style-only AUC",
-        read.style_auc("style_only"),
+        number_sources.style_auc("style_only"),
         "kappa",
         "style_auc_style_only",
-        n=read.style_questions("style_only"),
+        n=number_sources.style_questions("style_only"),
         unit="questions in the smaller half",
     ),
     Number(
         "StyleAUCFull",
         "full-text AUC",
-        read.style_auc("full"),
+        number_sources.style_auc("full"),
         "kappa",
         "style_auc_full_text",
-        n=read.style_questions("full"),
+        n=number_sources.style_questions("full"),
         unit="questions in the smaller half",
     ),
     Number(
         "SecondJudgeAgreement",
         "agreement of second response judges with the response judge",
-        read.second_judge("agreement"),
+        number_sources.second_judge("agreement"),
         "pct",
-        n=read.second_judge("n"),
+        n=number_sources.second_judge("n"),
         unit="responses",
     ),
     Number(
         "SecondJudgeKappa",
         "their mean Cohen's kappa",
-        read.second_judge("kappa"),
+        number_sources.second_judge("kappa"),
         "kappa",
-        n=read.second_judge("n"),
+        n=number_sources.second_judge("n"),
         unit="responses",
     ),
     # --- setup
-    Number("NModels", "models evaluated", read.n_unique("main_grid", "model"), "int", "n_models"),
+    Number("NModels", "models evaluated", number_sources.n_unique("main_grid", "model"), "int", "n_models"),
     Number(
         "NConfigs",
         "configurations (model x thinking)",
-        read.count_rows("main_grid", "configs", condition="single"),
+        number_sources.count_rows("main_grid", "configs", condition="single"),
         "int",
         "n_configurations",
     ),
-    Number("NFamilies", "model families", read.n_unique("main_grid", "family"), "int", "n_families"),
+    Number("NFamilies", "model families", number_sources.n_unique("main_grid", "family"), "int", "n_families"),
     Number(
         "NSwitchable",
         "models with switchable thinking",
         lambda t: (
-            read.table(t, "main_grid")
+            number_sources.table(t, "main_grid")
             .filter(pl.col("thinking") == "on")
             .filter(pl.col("switchable"))["model"]
             .n_unique()
@@ -99,13 +107,13 @@ NUMBERS: list[Number] = [
     Number(
         "NAnswerable",
         "answerable questions evaluated",
-        lambda t: int(cast(int, read.table(t, "main_grid")["n_answerable"].max())),
+        lambda t: int(cast(int, number_sources.table(t, "main_grid")["n_answerable"].max())),
         "int",
     ),
     Number(
         "NUnanswerable",
         "unanswerable questions evaluated",
-        lambda t: int(cast(int, read.table(t, "main_grid")["n_unanswerable"].max())),
+        lambda t: int(cast(int, number_sources.table(t, "main_grid")["n_unanswerable"].max())),
         "int",
     ),
     Number(

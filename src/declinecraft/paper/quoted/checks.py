@@ -6,7 +6,7 @@ from typing import cast
 
 import polars as pl
 
-from declinecraft.paper import number_sources as read
+from declinecraft.paper import number_sources
 from declinecraft.paper.number_spec import Number
 
 
@@ -16,80 +16,86 @@ def _spread(values: pl.Series) -> float:
 
 NUMBERS: list[Number] = [
     # --- the claims check (analysis.claims)
-    Number("ClaimsN", "headline claims checked", read.count_rows("claims", "claims"), "int"),
+    Number("ClaimsN", "headline claims checked", number_sources.count_rows("claims", "claims"), "int"),
     Number(
-        "ClaimsSupported", "claims this run supports", read.count_rows("claims", "claims", verdict="supported"), "int"
+        "ClaimsSupported",
+        "claims this run supports",
+        number_sources.count_rows("claims", "claims", verdict="supported"),
+        "int",
     ),
     Number(
         "ClaimsContradicted",
         "claims this run contradicts",
-        read.count_rows("claims", "claims", verdict="contradicted"),
+        number_sources.count_rows("claims", "claims", verdict="contradicted"),
         "int",
     ),
     Number(
         "ClaimsNotTestable",
         "claims this run cannot test",
-        read.count_rows("claims", "claims", verdict="not testable"),
+        number_sources.count_rows("claims", "claims", verdict="not testable"),
         "int",
     ),
     # --- judges, leakage, humans
     Number(
         "FleissKappa",
         "Fleiss' kappa of the accuracy judges",
-        read.judge_agreement("kappa"),
+        number_sources.judge_agreement("kappa"),
         "kappa",
-        n=read.judge_agreement("rows"),
+        n=number_sources.judge_agreement("rows"),
         unit="answers",
     ),
     Number(
         "JudgeLeniencySpread",
         "largest difference in judges' mean accuracy (points)",
-        lambda t: _spread(read.table(t, "judge_leniency")["leniency"]),
+        lambda t: _spread(number_sources.table(t, "judge_leniency")["leniency"]),
         "pts",
     ),
     Number(
-        "LeakTopModel", "the model most accurate on unanswerable questions (no RAG)", read.leakage_top("model"), "text"
+        "LeakTopModel",
+        "the model most accurate on unanswerable questions (no RAG)",
+        number_sources.leakage_top("model"),
+        "text",
     ),
     Number(
         "LeakTopAcc",
         "its accuracy",
-        read.leakage_top("accuracy"),
+        number_sources.leakage_top("accuracy"),
         "pct",
-        n=read.leakage_top_questions,
+        n=number_sources.leakage_top_questions,
         unit="answers with a score",
     ),
     Number(
         "HumanHHOne",
         "Table 10, human-human kappa, Part 1",
-        read.human_kappa(1, "human_human"),
+        number_sources.human_kappa(1, "human_human"),
         "kappa",
         "t10_part1_human_human",
     ),
     Number(
         "HumanJHOne",
         "Table 10, judge-human kappa, Part 1",
-        read.human_kappa(1, "judge_human"),
+        number_sources.human_kappa(1, "judge_human"),
         "kappa",
         "t10_part1_judge_human",
     ),
     Number(
         "HumanJMOne",
         "Table 10, judge-majority kappa, Part 1",
-        read.human_kappa(1, "judge_majority"),
+        number_sources.human_kappa(1, "judge_majority"),
         "kappa",
         "t10_part1_judge_majority",
     ),
     Number(
         "HumanHHTwo",
         "Table 10, human-human weighted kappa, Part 2",
-        read.human_kappa(2, "human_human"),
+        number_sources.human_kappa(2, "human_human"),
         "kappa",
         "t10_part2_human_human",
     ),
     Number(
         "HumanJHTwo",
         "Table 10, judge-human weighted kappa, Part 2",
-        read.human_kappa(2, "judge_human"),
+        number_sources.human_kappa(2, "judge_human"),
         "kappa",
         "t10_part2_judge_human",
     ),

@@ -20,7 +20,7 @@ import numpy as np
 import polars as pl
 
 from declinecraft.core import stats
-from declinecraft.views.evidence import calibration as cal
+from declinecraft.views.evidence import calibration
 from declinecraft.views.evidence.classes import L5_TYPES
 
 GROUP = ("model", "thinking", "prompt")
@@ -47,8 +47,8 @@ class Boot:
         if per.height == 0:
             return float("nan"), float("nan"), float("nan"), 0
         num, den = per["s"].to_numpy().astype(float), per["n"].to_numpy().astype(float)
-        low, high = cal.cluster_interval(
-            [num, den], cal.ratio, n_resamples=self.n_resamples, confidence=self.confidence, seed=self.seed
+        low, high = calibration.cluster_interval(
+            [num, den], calibration.ratio, n_resamples=self.n_resamples, confidence=self.confidence, seed=self.seed
         )
         return float(num.sum() / den.sum()), low, high, int(per["rows"].sum())
 
@@ -57,7 +57,7 @@ class Boot:
         rows = part.filter(pl.col("level").is_in(list(ideal)))
         if "weight" not in rows.columns:
             rows = rows.with_columns(weight=pl.lit(1.0))
-        point = cal.b_ece(
+        point = calibration.b_ece(
             rows["level"].to_list(), rows["abstained"].to_list(), ideal=ideal, weights=rows["weight"].to_list()
         )
         qids = sorted(rows["question_id"].unique().to_list())
@@ -67,8 +67,8 @@ class Boot:
             j = list(ideal).index(lv)
             counts[0, j, index[q]] += w * bool(a)
             counts[1, j, index[q]] += w
-        statistic = cal.b_ece_statistic(list(ideal.values()))
-        low, high = cal.cluster_interval(
+        statistic = calibration.b_ece_statistic(list(ideal.values()))
+        low, high = calibration.cluster_interval(
             [*counts[0], *counts[1]],
             statistic,
             n_resamples=self.n_resamples,
@@ -97,7 +97,7 @@ def curve(frame: pl.DataFrame, boot: Boot) -> pl.DataFrame:
     """The evidence-sufficiency curve: abstention per level L1-L5 and T, per model and prompt."""
     rows = []
     for key, part in _groups(weighted(frame)):
-        for level in cal.LEVELS:
+        for level in calibration.LEVELS:
             at = part.filter(pl.col("level") == level)
             ok = _classified(at)
             rate, low, high, n = boot.rate(ok, pl.col("abstained"))
@@ -114,7 +114,7 @@ def curve(frame: pl.DataFrame, boot: Boot) -> pl.DataFrame:
                     "abstention": rate,
                     "low": low,
                     "high": high,
-                    "ideal": cal.IDEAL_WITH_T[level],
+                    "ideal": calibration.IDEAL_WITH_T[level],
                 }
             )
     return pl.DataFrame(
@@ -150,7 +150,7 @@ def summary(frame: pl.DataFrame, boot: Boot) -> pl.DataFrame:
             "n_unclassified": part.height - ok.height,
             "n_invalid": int((ok["esb_judge"] == "INVALID").sum()),
         }
-        sufficient = part.filter(pl.col("level").is_in(cal.SUFFICIENT))
+        sufficient = part.filter(pl.col("level").is_in(calibration.SUFFICIENT))
         acc = boot.rate(sufficient, pl.lit(True), pl.col("accuracy"))
         row |= {
             "accuracy": acc[0],
@@ -171,12 +171,12 @@ def summary(frame: pl.DataFrame, boot: Boot) -> pl.DataFrame:
             "n_memory_answers": memory.height,
         }
         for name, levels, hit in (
-            ("over_answer", cal.INSUFFICIENT, pl.col("answered")),
+            ("over_answer", calibration.INSUFFICIENT, pl.col("answered")),
             ("wrong_answer", ("L5",), pl.col("known_wrong").fill_null(False)),
         ):
             rate = boot.rate(ok.filter(pl.col("level").is_in(levels)), hit)
             row |= {name: rate[0], f"{name}_low": rate[1], f"{name}_high": rate[2], f"n_{name}": rate[3]}
-        for name, ideal in (("b_ece", cal.IDEAL), ("b_ece_t", cal.IDEAL_WITH_T)):
+        for name, ideal in (("b_ece", calibration.IDEAL), ("b_ece_t", calibration.IDEAL_WITH_T)):
             point, low, high = boot.b_ece(ok, ideal)
             row |= {name: point, f"{name}_low": low, f"{name}_high": high}
         rows.append(row)
@@ -236,7 +236,7 @@ def prompt_effects(frame: pl.DataFrame, *, alpha: float = 0.05) -> pl.DataFrame:
     ok = _classified(frame)
     for key, part in _groups(ok, ("model", "thinking")):
         prompts = set(part["prompt"].unique().to_list())
-        for level in cal.LEVELS:
+        for level in calibration.LEVELS:
             at = part.filter(pl.col("level") == level)
             for other in ("P2", "P3", "J2"):
                 if "P1" not in prompts or other not in prompts:
