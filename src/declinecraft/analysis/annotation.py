@@ -16,8 +16,9 @@ from pathlib import Path
 import polars as pl
 
 from declinecraft.analysis import analyze, judges, results
-from declinecraft.core import paths
+from declinecraft.core import catalogue
 from declinecraft.core.config import RunConfig
+from declinecraft.core.stage_writer import StageWriter
 
 #: Candidate column names of the texts in the upstream stages' tables, first match wins.
 TEXT_COLUMNS = {
@@ -43,9 +44,9 @@ def _texts(cfg: RunConfig, judged: pl.DataFrame) -> pl.DataFrame | None:
             "question_id", keep="first"
         )
     sources = {
-        "response": cfg.stage_dir("answer") / "responses.parquet",
-        "question": cfg.stage_dir("verify") / "benchmark.parquet",
-        "reference": cfg.stage_dir("judge") / "references.parquet",
+        "response": catalogue.ANSWER_RESPONSES.path(cfg),
+        "question": catalogue.VERIFY_BENCHMARK.path(cfg),
+        "reference": catalogue.JUDGE_REFERENCES.path(cfg),
     }
     for kind, path in sources.items():
         if kind not in found and path.is_file():
@@ -78,8 +79,9 @@ def write_sample(cfg: RunConfig, judged: pl.DataFrame, folder: Path) -> pl.DataF
         seed=cfg.seed,
         texts=_texts(cfg, frame),
     )
-    results.write_csv(sample, folder / "annotation_sample.csv")
-    paths.write_text_atomic(folder / "annotation_sample.html", sample_html(sample, cfg.run))
+    writer = StageWriter("analysis", folder, float_precision=results.FLOAT_PRECISION)
+    writer.frame(catalogue.ANALYSIS_TABLE, sample, "annotation_sample")
+    writer.text(catalogue.ANALYSIS_ANNOTATION_PAGE, sample_html(sample, cfg.run))
     return sample
 
 

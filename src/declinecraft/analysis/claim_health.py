@@ -49,11 +49,15 @@ def _too_many(health: pl.DataFrame, measure: str, stage: str, share: float, what
 def run_reasons(health: pl.DataFrame) -> list[str]:
     """Why no claim can be tested on this run (empty when the run's calls allow it)."""
     found = [
-        _too_many(health, "failed_calls", "05_answer", MAX_BROKEN_SHARE, "{n} answer calls failed"),
+        _too_many(health, "failed_calls", run_health.ANSWER_STAGE, MAX_BROKEN_SHARE, "{n} answer calls failed"),
         _too_many(
-            health, "label_unparsable", "06_judge", MAX_BROKEN_SHARE, "{n} responses unlabelled after the re-ask"
+            health,
+            "label_unparsable",
+            run_health.JUDGE_STAGE,
+            MAX_BROKEN_SHARE,
+            "{n} responses unlabelled after the re-ask",
         ),
-        _too_many(health, "truncated", "05_answer", MAX_CUT_SHARE, "{n} answers cut at the output budget"),
+        _too_many(health, "truncated", run_health.ANSWER_STAGE, MAX_CUT_SHARE, "{n} answers cut at the output budget"),
     ]
     return [reason for reason in found if reason]
 
@@ -69,7 +73,11 @@ def claim_reasons(claim_id: str, health: pl.DataFrame, min_n: int) -> list[str]:
     if claim_id in ACCURACY_CLAIMS:
         reasons.append(
             _too_many(
-                health, "score_unparsable", "06_judge", MAX_BROKEN_SHARE, "{n} scores unparsable after the re-ask"
+                health,
+                "score_unparsable",
+                run_health.JUDGE_STAGE,
+                MAX_BROKEN_SHARE,
+                "{n} scores unparsable after the re-ask",
             )
         )
         scored = health.filter(pl.col("measure") == "accuracy_questions").drop_nulls("numerator")

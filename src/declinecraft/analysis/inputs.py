@@ -1,8 +1,9 @@
 """What the analysis stage reads: the judged responses of a run and the upstream stages' audits.
 
-The judged table is ``06_judge/judged.parquet`` of the run that owns the judge stage, with the
-single-shot rows of ``analysis.extra_runs`` appended; the upstream tables (:data:`UPSTREAM`) are
-copied into ``07_analysis/`` so the paper stage needs nothing but the analysis folder.
+The judged table is the judge stage's (:data:`~declinecraft.core.catalogue.JUDGE_JUDGED`) of the
+run that owns that stage, with the single-shot rows of ``analysis.extra_runs`` appended; the
+upstream tables (:data:`UPSTREAM`) are copied into the analysis folder so the paper stage needs
+nothing but that folder.
 """
 
 from __future__ import annotations
@@ -11,17 +12,19 @@ from pathlib import Path
 
 import polars as pl
 
+from declinecraft.core import catalogue
+from declinecraft.core.catalogue import Artifact
 from declinecraft.core.config import RunConfig
 from declinecraft.evaluation import comparison
 
-#: Upstream outputs the analysis and paper use: (stage, file) -> name of the copy in 07_analysis.
-UPSTREAM = {
-    ("corpus", "stats.csv"): "corpus_stats",
-    ("verify", "audit_fates.csv"): "audit_fates",
-    ("verify", "audit_style.csv"): "audit_style",
-    ("verify", "audit_retrieval.csv"): "audit_retrieval",
-    ("verify", "audit_generators.csv"): "generator_audit",
-    ("judge", "agreement.csv"): "response_judge_agreement",
+#: Upstream outputs the analysis and paper use -> name of the copy among the analysis tables.
+UPSTREAM: dict[Artifact, str] = {
+    catalogue.CORPUS_STATS: "corpus_stats",
+    catalogue.VERIFY_AUDIT_FATES: "audit_fates",
+    catalogue.VERIFY_AUDIT_STYLE: "audit_style",
+    catalogue.VERIFY_AUDIT_RETRIEVAL: "audit_retrieval",
+    catalogue.VERIFY_AUDIT_GENERATORS: "generator_audit",
+    catalogue.JUDGE_AGREEMENT: "response_judge_agreement",
 }
 #: The tables :func:`upstream_tables` derives from the answer stage's retrieval diagnostics.
 DERIVED = ("scenario_overlap", "retrieval_k")
@@ -29,9 +32,9 @@ DERIVED = ("scenario_overlap", "retrieval_k")
 
 def stage_inputs(cfg: RunConfig) -> dict[str, Path]:
     """Where the stage reads from: the judged table of this run (or its owner) and of extra runs."""
-    found = {"judged": cfg.stage_dir("judge") / "judged.parquet"}
+    found = {"judged": catalogue.JUDGE_JUDGED.path(cfg)}
     for run in cfg.analysis.extra_runs:
-        found[f"judged:{run}"] = cfg.run_dir(run) / "06_judge" / "judged.parquet"
+        found[f"judged:{run}"] = catalogue.JUDGE_JUDGED.path(cfg, run=run)
     return found
 
 
@@ -39,7 +42,7 @@ def load_judged(cfg: RunConfig) -> tuple[pl.DataFrame | None, str]:
     """The run's judged table (extra runs appended), or ``(None, reason)`` when it is missing."""
     inputs = stage_inputs(cfg)
     if not inputs["judged"].is_file():
-        marker = inputs["judged"].parent / "NOT_BUILT.md"
+        marker = inputs["judged"].parent / catalogue.NOT_BUILT
         why = "the judge stage is not built yet" if marker.is_file() else "the judge stage has not run"
         return None, f"{why}: {inputs['judged'].relative_to(cfg.root)} is missing"
     main = pl.read_parquet(inputs["judged"])
@@ -67,7 +70,7 @@ def roles_of(cfg: RunConfig) -> dict[str, str]:
 
 
 def retrieval_tables(retrieval: pl.DataFrame, *, pipeline: str, k: int) -> dict[str, pl.DataFrame]:
-    """Retrieval alone, from ``05_answer/retrieval.parquet`` (questions with their scenario):
+    """Retrieval alone, from the answer stage's retrieval diagnostics (questions with their scenario):
 
     - ``retrieval_k`` (Figure 21, top): per k of the main pipeline, the share of answerable
       questions whose target chunk is retrieved and of unanswerable questions retrieving a chunk
@@ -104,14 +107,14 @@ def upstream_tables(cfg: RunConfig) -> dict[str, pl.DataFrame]:
     off the answer stage's ``retrieval.parquet`` (:func:`retrieval_tables`) and the generation
     failures per generator and step (:func:`with_format_losses`, Table 9)."""
     found = {}
-    for (stage, name), key in UPSTREAM.items():
-        path = cfg.stage_dir(stage) / name
+    for artifact, key in UPSTREAM.items():
+        path = artifact.path(cfg)
         if path.is_file():
             found[key] = pl.read_csv(path, infer_schema_length=10000)
-    retrieval = cfg.stage_dir("answer") / "retrieval.parquet"
+    retrieval = catalogue.ANSWER_RETRIEVAL.path(cfg)
     if retrieval.is_file():
         found.update(retrieval_tables(pl.read_parquet(retrieval), pipeline=cfg.answer.pipeline, k=cfg.answer.k))
-    drafts = cfg.stage_dir("generate") / "drafts.parquet"
+    drafts = catalogue.GENERATE_DRAFTS.path(cfg)
     if "generator_audit" in found and drafts.is_file():
         found["generator_audit"] = with_format_losses(
             found["generator_audit"], pl.read_parquet(drafts, columns=["generator", "status", "step"])

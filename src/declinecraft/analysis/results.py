@@ -10,15 +10,15 @@ from pathlib import Path
 
 import polars as pl
 
-from declinecraft.core import paths
+from declinecraft.core.stage_writer import write_frame
+
+#: Digits of every float in a result table.
+FLOAT_PRECISION = 6
 
 
 def write_csv(table: pl.DataFrame, target: Path) -> Path:
     """Write a table atomically as CSV (NaN as empty, nested columns as text) and return its path."""
-    flat = table.with_columns(pl.col(c).cast(pl.String) for c, t in table.schema.items() if t.is_nested())
-    with paths.atomic_path(target) as tmp:
-        flat.write_csv(tmp, float_precision=6)
-    return target
+    return write_frame(table, target, float_precision=FLOAT_PRECISION)
 
 
 def read_tables(folder: Path) -> dict[str, pl.DataFrame]:

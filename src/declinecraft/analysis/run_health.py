@@ -41,12 +41,20 @@ from __future__ import annotations
 
 import json
 from collections.abc import Sequence
-from pathlib import Path
 
 import polars as pl
 
+from declinecraft.core import catalogue
+from declinecraft.core.catalogue import Artifact
 from declinecraft.core.config import RunConfig
 from declinecraft.evaluation import iterative
+
+#: The ``stage`` a row counts: the stage's notebook (``05_answer``).
+ANSWER_STAGE = catalogue.notebook("answer")
+JUDGE_STAGE = catalogue.notebook("judge")
+ANALYSIS_STAGE = catalogue.notebook("analysis")
+K2G_STAGE = catalogue.notebook("know2guess")
+EVIDENCE_STAGE = catalogue.notebook("evidence")
 
 #: Columns of the long table (``run_health.csv``).
 SCHEMA: dict[str, type[pl.DataType]] = {
@@ -133,7 +141,7 @@ def reflections(responses: pl.DataFrame) -> pl.DataFrame:
     return pl.DataFrame(rows, schema=schema)
 
 
-def answer_calls(responses: pl.DataFrame, stage: str = "05_answer") -> pl.DataFrame:
+def answer_calls(responses: pl.DataFrame, stage: str = ANSWER_STAGE) -> pl.DataFrame:
     """``failed_calls`` per model under test: its answers plus its iterative reflections."""
     answers = responses.select("model", failed=pl.col("error").is_not_null())
     reflected = reflections(responses).select("model", failed=pl.col("status") == "error")
@@ -143,7 +151,7 @@ def answer_calls(responses: pl.DataFrame, stage: str = "05_answer") -> pl.DataFr
 
 
 def truncation(
-    responses: pl.DataFrame, stage: str = "05_answer", by: Sequence[str] = ("model", "thinking", "condition")
+    responses: pl.DataFrame, stage: str = ANSWER_STAGE, by: Sequence[str] = ("model", "thinking", "condition")
 ) -> pl.DataFrame:
     """``truncated``: replies with finish reason ``length`` of the replies returned (failed calls
     have no reply and are counted under ``failed_calls``)."""
@@ -160,7 +168,7 @@ def reflection_health(responses: pl.DataFrame) -> pl.DataFrame:
     counted = found.group_by("model", "thinking").agg(
         numerator=pl.col("status").is_in(UNUSABLE_REFLECTION).sum(), denominator=pl.len()
     )
-    return _finish(counted.with_columns(condition=pl.lit("iterative")), "reflection_unusable", "05_answer")
+    return _finish(counted.with_columns(condition=pl.lit("iterative")), "reflection_unusable", ANSWER_STAGE)
 
 
 def reflection_outcomes(responses: pl.DataFrame) -> pl.DataFrame:
@@ -171,7 +179,7 @@ def reflection_outcomes(responses: pl.DataFrame) -> pl.DataFrame:
     counted = found.group_by("model", "thinking", "outcome").agg(numerator=pl.len())
     totals = found.group_by("model", "thinking").agg(denominator=pl.len())
     counted = counted.join(totals, on=["model", "thinking"]).rename({"outcome": "detail"})
-    return _finish(counted.with_columns(condition=pl.lit("iterative")), "reflection_outcome", "05_answer")
+    return _finish(counted.with_columns(condition=pl.lit("iterative")), "reflection_outcome", ANSWER_STAGE)
 
 
 def rounds_used(responses: pl.DataFrame) -> pl.DataFrame:
@@ -189,7 +197,7 @@ def rounds_used(responses: pl.DataFrame) -> pl.DataFrame:
             condition=pl.lit("iterative"),
         )
     )
-    return _finish(counted, "further_rounds", "05_answer")
+    return _finish(counted, "further_rounds", ANSWER_STAGE)
 
 
 def judge_calls(parts: Sequence[tuple[pl.DataFrame, str]], stage: str) -> pl.DataFrame:
@@ -217,7 +225,7 @@ def judge_calls(parts: Sequence[tuple[pl.DataFrame, str]], stage: str) -> pl.Dat
     return _finish(counted, "failed_calls", stage)
 
 
-def parse_health(table: pl.DataFrame, kind: str, stage: str = "06_judge") -> pl.DataFrame:
+def parse_health(table: pl.DataFrame, kind: str, stage: str = JUDGE_STAGE) -> pl.DataFrame:
     """``<kind>_reasked`` and ``<kind>_unparsable`` per judge (``detail``: the role of a label
     judge) over the outputs a judge was called for; ``kind`` is ``label`` or ``score``."""
     called = table.filter(pl.col("source") == "llm")
@@ -243,7 +251,7 @@ def parse_health(table: pl.DataFrame, kind: str, stage: str = "06_judge") -> pl.
 EXAMPLES = 3
 
 
-def rule_disagreement(labels: pl.DataFrame, stage: str = "06_judge") -> pl.DataFrame:
+def rule_disagreement(labels: pl.DataFrame, stage: str = JUDGE_STAGE) -> pl.DataFrame:
     """``label_rule_disagree`` per label judge: labels that differ from the phrase rule's
     (:func:`evaluation.rule_labels.rule_label`), of the responses both labelled; ``detail`` names
     the first few, each as ``response_id: judge X, rule Y``, where the judge may have mislabelled."""
@@ -266,7 +274,7 @@ def accuracy_questions(main_grid: pl.DataFrame) -> pl.DataFrame:
     """``accuracy_questions`` per configuration and condition from the analysis' ``main_grid``:
     answerable questions whose accuracy panel is complete (``accuracy_n``) of those asked."""
     counted = main_grid.select("model", "thinking", "condition", numerator="accuracy_n", denominator="n_answerable")
-    return _finish(counted, "accuracy_questions", "07_analysis")
+    return _finish(counted, "accuracy_questions", ANALYSIS_STAGE)
 
 
 def know2guess_format(decisions: pl.DataFrame) -> pl.DataFrame:
@@ -289,7 +297,7 @@ def know2guess_format(decisions: pl.DataFrame) -> pl.DataFrame:
         .select("model", "thinking", detail=pl.col("issue"))
     )
     counted = counted.join(top, on=["model", "thinking"], how="left").with_columns(pl.col("detail").fill_null(""))
-    return _finish(counted, "k2g_format_issues", "09_know2guess")
+    return _finish(counted, "k2g_format_issues", K2G_STAGE)
 
 
 def evidence_invalid(summary: pl.DataFrame) -> pl.DataFrame:
@@ -298,7 +306,7 @@ def evidence_invalid(summary: pl.DataFrame) -> pl.DataFrame:
     counted = summary.group_by("model", "thinking").agg(
         numerator=pl.col("n_invalid").sum(), denominator=pl.col("n_responses").sum()
     )
-    return _finish(counted.with_columns(pl.col("thinking").cast(pl.String)), "esb_invalid", "10_evidence")
+    return _finish(counted.with_columns(pl.col("thinking").cast(pl.String)), "esb_invalid", EVIDENCE_STAGE)
 
 
 def merge_calls(frame: pl.DataFrame) -> pl.DataFrame:
@@ -321,11 +329,11 @@ def merge_calls(frame: pl.DataFrame) -> pl.DataFrame:
     )
 
 
-def _read(folder: Path, name: str, root: Path) -> tuple[pl.DataFrame | None, str]:
+def _read(artifact: Artifact, cfg: RunConfig) -> tuple[pl.DataFrame | None, str]:
     """A stage file (parquet or CSV), or why it is not there."""
-    path = folder / name
+    path = artifact.path(cfg)
     if not path.is_file():
-        where = path.relative_to(root) if path.is_relative_to(root) else path
+        where = path.relative_to(cfg.root) if path.is_relative_to(cfg.root) else path
         return None, f"{where} is missing (its stage has not run)"
     frame = pl.read_parquet(path) if path.suffix == ".parquet" else pl.read_csv(path, infer_schema_length=10_000)
     return frame, ""
@@ -334,11 +342,10 @@ def _read(folder: Path, name: str, root: Path) -> tuple[pl.DataFrame | None, str
 def collect(cfg: RunConfig, main_grid: pl.DataFrame | None = None) -> pl.DataFrame:
     """The answer and judge stages' health (every measure but the views'), with a ``missing``
     row for each input the run lacks; ``main_grid`` is the analysis' table when it has one."""
-    root, answer, judge = cfg.root, cfg.stage_dir("answer"), cfg.stage_dir("judge")
     parts = []
-    responses, why = _read(answer, "responses.parquet", root)
+    responses, why = _read(catalogue.ANSWER_RESPONSES, cfg)
     if responses is None:
-        parts.append(missing("05_answer", why))
+        parts.append(missing(ANSWER_STAGE, why))
     else:
         parts += [
             answer_calls(responses),
@@ -347,11 +354,16 @@ def collect(cfg: RunConfig, main_grid: pl.DataFrame | None = None) -> pl.DataFra
             reflection_outcomes(responses),
             rounds_used(responses),
         ]
-    tables = {name: _read(judge, f"{name}.parquet", root) for name in ("labels", "references", "scores")}
-    parts += [missing("06_judge", why) for frame, why in tables.values() if frame is None]
+    judge_files = {
+        "labels": catalogue.JUDGE_LABELS,
+        "references": catalogue.JUDGE_REFERENCES,
+        "scores": catalogue.JUDGE_SCORES,
+    }
+    tables = {name: _read(artifact, cfg) for name, artifact in judge_files.items()}
+    parts += [missing(JUDGE_STAGE, why) for frame, why in tables.values() if frame is None]
     found = {name: frame for name, (frame, _) in tables.items() if frame is not None}
     who = {"labels": "judge", "references": "oracle", "scores": "judge"}
-    parts.append(judge_calls([(frame, who[name]) for name, frame in found.items()], "06_judge"))
+    parts.append(judge_calls([(frame, who[name]) for name, frame in found.items()], JUDGE_STAGE))
     for name, kind in (("labels", "label"), ("scores", "score")):
         if name in found:
             parts.append(parse_health(found[name], kind))
@@ -361,7 +373,7 @@ def collect(cfg: RunConfig, main_grid: pl.DataFrame | None = None) -> pl.DataFra
         parts.append(accuracy_questions(main_grid))
     else:
         parts.append(
-            missing("07_analysis", "no judged responses, so no configuration was scored", "accuracy_questions")
+            missing(ANALYSIS_STAGE, "no judged responses, so no configuration was scored", "accuracy_questions")
         )
     return merge_calls(pl.concat(parts))
 
@@ -369,39 +381,43 @@ def collect(cfg: RunConfig, main_grid: pl.DataFrame | None = None) -> pl.DataFra
 def collect_views(cfg: RunConfig) -> pl.DataFrame:
     """The two views' health (calls, truncation, Know2Guess format issues, ESB invalid responses),
     with a ``missing`` row for a view that is switched off or has not run."""
-    parts, root = [], cfg.root
-    for block, stage in (("know2guess", "09_know2guess"), ("evidence", "10_evidence")):
+    parts = []
+    for block, stage in (("know2guess", K2G_STAGE), ("evidence", EVIDENCE_STAGE)):
         if not cfg.block(block).enabled:
             parts.append(missing(stage, f"the {block} view is switched off in this run ({block}.enabled: false)"))
     if cfg.know2guess.enabled:
-        decisions, why = _read(cfg.stage_dir("know2guess"), "know2guess_decisions.csv", root)
+        decisions, why = _read(catalogue.K2G_DECISIONS, cfg)
         if decisions is None:
-            parts.append(missing("09_know2guess", why))
+            parts.append(missing(K2G_STAGE, why))
         else:
             calls = decisions.filter(pl.col("parser") == "strict").with_columns(pl.col("thinking").cast(pl.String))
             parts += [
-                answer_calls(calls, "09_know2guess"),
-                truncation(calls, "09_know2guess", ("model", "thinking")),
+                answer_calls(calls, K2G_STAGE),
+                truncation(calls, K2G_STAGE, ("model", "thinking")),
                 know2guess_format(calls.with_columns(parser=pl.lit("strict"))),
             ]
     if cfg.evidence.enabled:
-        folder = cfg.stage_dir("evidence")
         found = {
-            name: _read(folder, name, root)
-            for name in ("responses.parquet", "labels.parquet", "scores.parquet", "summary.csv")
+            artifact: _read(artifact, cfg)
+            for artifact in (
+                catalogue.EVIDENCE_RESPONSES,
+                catalogue.EVIDENCE_LABELS,
+                catalogue.EVIDENCE_SCORES,
+                catalogue.EVIDENCE_SUMMARY,
+            )
         }
-        parts += [missing("10_evidence", why) for frame, why in found.values() if frame is None]
-        if (responses := found["responses.parquet"][0]) is not None:
+        parts += [missing(EVIDENCE_STAGE, why) for frame, why in found.values() if frame is None]
+        if (responses := found[catalogue.EVIDENCE_RESPONSES][0]) is not None:
             parts += [
-                answer_calls(responses, "10_evidence"),
-                truncation(responses, "10_evidence", ("model", "thinking")),
+                answer_calls(responses, EVIDENCE_STAGE),
+                truncation(responses, EVIDENCE_STAGE, ("model", "thinking")),
             ]
         judged = [
             (frame, "judge")
-            for name, (frame, _) in found.items()
-            if name in ("labels.parquet", "scores.parquet") and frame is not None
+            for artifact, (frame, _) in found.items()
+            if artifact in (catalogue.EVIDENCE_LABELS, catalogue.EVIDENCE_SCORES) and frame is not None
         ]
-        parts.append(judge_calls(judged, "10_evidence"))
-        if (summary := found["summary.csv"][0]) is not None and summary.height:
+        parts.append(judge_calls(judged, EVIDENCE_STAGE))
+        if (summary := found[catalogue.EVIDENCE_SUMMARY][0]) is not None and summary.height:
             parts.append(evidence_invalid(summary))
     return merge_calls(pl.concat(parts)) if parts else empty()

@@ -18,7 +18,6 @@ tables they fill (11 and 12) and the run health of what did run, records the rea
 
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -26,8 +25,9 @@ from pathlib import Path
 import polars as pl
 
 from declinecraft.analysis import analyze, annotation, claims, inputs, judges, paper_tables, results, run_health
-from declinecraft.core import paths, registry
+from declinecraft.core import catalogue, registry
 from declinecraft.core.config import RunConfig
+from declinecraft.core.stage_writer import StageWriter
 
 #: Metrics of ``condition_means`` shown first in the notebook.
 HEADLINE_METRICS = ("car", "attempt", "accuracy")
@@ -81,9 +81,10 @@ class AnalysisResult:
 
 def run(cfg: RunConfig) -> AnalysisResult:
     """Analyze the run's judged table and write every result (see the module docstring)."""
-    out = cfg.stage_dir("analysis")
+    writer = StageWriter.of(cfg, "analysis", float_precision=results.FLOAT_PRECISION)
+    out = writer.folder
     out.mkdir(parents=True, exist_ok=True)
-    (out / "NOT_BUILT.md").unlink(missing_ok=True)
+    writer.finish()
     specs = registry.load_models(cfg.resolve(cfg.models_file))
     upstream = inputs.upstream_tables(cfg)
     judged, reason = inputs.load_judged(cfg)
@@ -91,11 +92,11 @@ def run(cfg: RunConfig) -> AnalysisResult:
         tables = {"facts": analyze.model_facts(specs, list(cfg.answer.models), inputs.roles_of(cfg)), **upstream}
         tables["run_health"] = run_health.collect(cfg)
         content = paper_tables.build(tables, cfg)
-        _write_all(tables, content, out)
+        _write_all(tables, content, writer)
         # Every claim is then "not testable" with this reason; the paper still prints the table.
         checked = claims.check(tables, claims.context_from_config(cfg, reason), claims.reported_facts(cfg.root))
-        results.write_csv(checked, out / "claims.csv")
-        paths.write_text_atomic(out / "status.json", json.dumps({"status": "no_input", "reason": reason}, indent=1))
+        writer.frame(catalogue.ANALYSIS_TABLE, checked, "claims")
+        writer.json(catalogue.ANALYSIS_STATUS, {"status": "no_input", "reason": reason}, indent=1, end="")
         print(f"analysis: {reason}")
         return AnalysisResult(out, "no_input", reason, tables, content, 0, ())
     facts = analyze.model_facts(specs, judged["model"].unique().sort().to_list(), inputs.roles_of(cfg))
@@ -115,20 +116,22 @@ def run(cfg: RunConfig) -> AnalysisResult:
         )
     tables["claims"] = claims.check(tables, claims.context_from_config(cfg), claims.reported_facts(cfg.root))
     content = paper_tables.build(tables, cfg)
-    _write_all(tables, content, out)
+    _write_all(tables, content, writer)
     status = {"status": "ok", "rows": judged.height, "tables": sorted(tables), "annotators": sorted(annotations)}
-    paths.write_text_atomic(out / "status.json", json.dumps(status, indent=1))
+    writer.json(catalogue.ANALYSIS_STATUS, status, indent=1, end="")
     return AnalysisResult(out, "ok", "", tables, content, judged.height, tuple(sorted(annotations)))
 
 
-def _write_all(tables: Mapping[str, pl.DataFrame], content: Mapping[str, pl.DataFrame | str], out: Path) -> None:
-    """Write every result table and every fillable paper table (``tableNN.csv``) as CSV, and
-    ``paper_tables.csv`` with the reason of each table the run cannot fill."""
+def _write_all(
+    tables: Mapping[str, pl.DataFrame], content: Mapping[str, pl.DataFrame | str], writer: StageWriter
+) -> None:
+    """Write every result table and every fillable paper table (``tableNN``) as a CSV table, and
+    ``paper_tables`` with the reason of each table the run cannot fill."""
     for name, table in tables.items():
-        results.write_csv(table, out / f"{name}.csv")
+        writer.frame(catalogue.ANALYSIS_TABLE, table, name)
     status = []
     for name, filled in content.items():
         if isinstance(filled, pl.DataFrame):
-            results.write_csv(filled, out / f"{name}.csv")
+            writer.frame(catalogue.ANALYSIS_TABLE, filled, name)
         status.append({"table": name, "reason": filled if isinstance(filled, str) else ""})
-    results.write_csv(pl.DataFrame(status), out / "paper_tables.csv")
+    writer.frame(catalogue.ANALYSIS_TABLE, pl.DataFrame(status), "paper_tables")

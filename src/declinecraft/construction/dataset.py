@@ -22,7 +22,7 @@ import jinja2
 import polars as pl
 
 from declinecraft.construction import croissant
-from declinecraft.core import paths
+from declinecraft.core import catalogue, paths
 from declinecraft.core.artifacts import read_benchmark, read_chunks
 from declinecraft.core.config import RunConfig, load
 
@@ -70,7 +70,7 @@ class Release:
 
 def _facts(cfg: RunConfig, bench: pl.DataFrame) -> pl.DataFrame:
     """Each question's drafted facts (from 04_verify's candidates), or its one fact where absent."""
-    path = cfg.stage_dir("verify") / "candidates.parquet"
+    path = catalogue.VERIFY_CANDIDATES.path(cfg)
     if path.is_file() and "facts" in pl.read_parquet_schema(path):
         drafted = pl.read_parquet(path, columns=["id", "facts"]).with_columns(pl.col("id").cast(pl.String))
         bench = bench.join(drafted.unique("id", keep="first"), on="id", how="left")
@@ -80,7 +80,7 @@ def _facts(cfg: RunConfig, bench: pl.DataFrame) -> pl.DataFrame:
 
 
 def _references(cfg: RunConfig) -> pl.DataFrame:
-    path = cfg.stage_dir("judge") / "references.parquet"
+    path = catalogue.JUDGE_REFERENCES.path(cfg)
     schema = {"id": pl.String, "reference": pl.String}
     if not path.is_file():
         return pl.DataFrame(schema=schema)

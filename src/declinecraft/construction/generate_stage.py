@@ -8,7 +8,6 @@ layer. The verifier stage (``verify``) reuses the same wiring.
 
 from __future__ import annotations
 
-import json
 import time
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
@@ -18,8 +17,9 @@ from typing import Any, cast
 import polars as pl
 
 from declinecraft.construction.generate import Search, generate_drafts
-from declinecraft.core import artifacts, paths
+from declinecraft.core import artifacts, catalogue
 from declinecraft.core.config import RunConfig
+from declinecraft.core.stage_writer import StageWriter
 from declinecraft.llm.calls import Ask
 from declinecraft.llm.pool import ModelPool
 from declinecraft.retrieval import retrieve
@@ -101,6 +101,7 @@ def run(cfg: RunConfig, *, complete: Ask | None = None, search: Search | None = 
     ``complete``/``search`` default to the run's served generator and its index (the tests
     inject fakes). A rerun replays every LLM call from the cache.
     """
+    writer = StageWriter.of(cfg, "generate")
     pre, post = read_chunks(cfg)
     search = search or retriever_search(cfg)
     report = input_report(pre, post)
@@ -115,9 +116,7 @@ def run(cfg: RunConfig, *, complete: Ask | None = None, search: Search | None = 
             )
         timing.append({"generator": generator, "seconds": round(time.monotonic() - start, 1)})
     drafts = pl.concat(frames)
-    folder = cfg.stage_dir("generate")
-    with paths.atomic_path(folder / "drafts.parquet") as tmp:
-        drafts.write_parquet(tmp)
-    paths.write_text_atomic(folder / "stage.json", json.dumps({"input": report, "timing": timing}, indent=2) + "\n")
-    (folder / "NOT_BUILT.md").unlink(missing_ok=True)
+    writer.frame(catalogue.GENERATE_DRAFTS, drafts)
+    writer.json(catalogue.GENERATE_STAGE, {"input": report, "timing": timing})
+    writer.finish()
     return GenerateResult(drafts=drafts, input=report, timing=timing)

@@ -9,18 +9,17 @@ and ``datasheet.md``. The checks themselves are :mod:`declinecraft.construction.
 
 from __future__ import annotations
 
-import time
 from collections.abc import Mapping
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
 import polars as pl
 
 from declinecraft.construction import audit, generate_stage, verify
 from declinecraft.construction.generate import Search
-from declinecraft.core import paths
+from declinecraft.core import catalogue
 from declinecraft.core.config import RunConfig, VerifyParams
+from declinecraft.core.stage_writer import StageWriter
 from declinecraft.llm.calls import Ask
 from declinecraft.retrieval import diagnostics
 
@@ -38,14 +37,21 @@ class VerifyResult:
     seconds: float
 
 
-def _write(frame: pl.DataFrame, path: Path) -> None:
-    with paths.atomic_path(path) as tmp:
-        if path.suffix == ".parquet":
-            frame.write_parquet(tmp)
-        elif path.suffix == ".jsonl":
-            frame.write_ndjson(tmp)
-        else:
-            frame.write_csv(tmp)
+#: Each table of the stage by its name in :class:`VerifyResult` (the catalogue's artifacts).
+FILES = {
+    "candidates": catalogue.VERIFY_CANDIDATES,
+    "benchmark": catalogue.VERIFY_BENCHMARK,
+    "audit_fates": catalogue.VERIFY_AUDIT_FATES,
+    "audit_format": catalogue.VERIFY_AUDIT_FORMAT,
+    "audit_verifier": catalogue.VERIFY_AUDIT_VERIFIER,
+    "audit_style": catalogue.VERIFY_AUDIT_STYLE,
+    "audit_retrieval": catalogue.VERIFY_AUDIT_RETRIEVAL,
+    "audit_pages": catalogue.VERIFY_AUDIT_PAGES,
+    "audit_chunks": catalogue.VERIFY_AUDIT_CHUNKS,
+    "audit_review": catalogue.VERIFY_AUDIT_REVIEW,
+    "audit_generators": catalogue.VERIFY_AUDIT_GENERATORS,
+    "comparison_candidates": catalogue.VERIFY_COMPARISON_CANDIDATES,
+}
 
 
 def _retrieval_audit(bench: pl.DataFrame, search: Search, pipeline: str, k: int) -> pl.DataFrame:
@@ -71,9 +77,9 @@ def run(cfg: RunConfig, *, complete: Ask | None = None, search: Search | None = 
     ``complete``/``search`` default to the run's served verifier and its index (tests inject
     fakes).
     """
-    start = time.monotonic()
+    writer = StageWriter.of(cfg, "verify")
     params: VerifyParams = cfg.verify
-    drafts = pl.read_parquet(cfg.stage_dir("generate") / "drafts.parquet")
+    drafts = pl.read_parquet(catalogue.GENERATE_DRAFTS.path(cfg))
     pre, post = generate_stage.read_chunks(cfg)
     chunk_text = dict(zip(pre["chunk_id"], pre["text"], strict=True))
     search = search or generate_stage.retriever_search(cfg)
@@ -116,15 +122,12 @@ def run(cfg: RunConfig, *, complete: Ask | None = None, search: Search | None = 
     }
     if cfg.generate.generators:
         out.update(_compare(cfg, drafts, verified, chunk_text, titles, search, complete, style_kw))
-    folder = cfg.stage_dir("verify")
     for name, frame in out.items():
-        suffix = ".parquet" if name in ("candidates", "benchmark", "comparison_candidates") else ".csv"
-        _write(frame, folder / f"{name}{suffix}")
-    _write(bench, folder / "benchmark.jsonl")
-    out["seconds"] = round(time.monotonic() - start, 1)
-    paths.write_text_atomic(folder / "datasheet.md", audit.datasheet(cfg, out, pre=pre, post=post))
-    marker = folder / "NOT_BUILT.md"
-    marker.unlink(missing_ok=True)
+        writer.frame(FILES[name], frame)
+    writer.frame(catalogue.VERIFY_BENCHMARK_JSONL, bench)
+    out["seconds"] = writer.seconds()
+    writer.text(catalogue.VERIFY_DATASHEET, audit.datasheet(cfg, out, pre=pre, post=post))
+    writer.finish()
     frames = {name: frame for name, frame in out.items() if isinstance(frame, pl.DataFrame)}
     return VerifyResult(
         candidates=frames.pop("candidates"), benchmark=frames.pop("benchmark"), audits=frames, seconds=out["seconds"]

@@ -1,19 +1,10 @@
 """The files the stages hand each other: readers that check what they read.
 
-A stage reads its upstream's outputs only through these functions, so a missing or malformed file
-gets one clear error naming the file and the command that makes it, whichever stage reads it.
-
-===========================  ====================  ==========================================
-file (under outputs/<run>/)  written by            read by
-===========================  ====================  ==========================================
-01_corpus/chunks_*.parquet   01_corpus             index, generation, judging (:func:`read_chunks`)
-01_corpus/pages_*.parquet    01_corpus             judging (:func:`read_pages`)
-04_verify/benchmark.parquet  04_verify             answering, judging, views (:func:`read_benchmark`)
-05_answer/responses.parquet  05_answer             judging, views (:func:`read_responses`)
-05_answer/retrieved.parquet  05_answer             views (:func:`read_stage_file`)
-06_judge/references.parquet  06_judge              views (:func:`read_stage_file`)
-06_judge/judged.parquet      06_judge              views (:func:`read_stage_file`)
-===========================  ====================  ==========================================
+A stage reads its upstream's outputs (:mod:`declinecraft.core.catalogue`) through these
+functions, so a missing or malformed file gets one clear error naming the file and the command
+that makes it, whichever stage reads it: the corpus chunks (:func:`read_chunks`) and pages
+(:func:`read_pages`), the benchmark (:func:`read_benchmark`), the responses
+(:func:`read_responses`) and any other stage file (:func:`read_stage_file`).
 """
 
 from __future__ import annotations
@@ -22,9 +13,11 @@ from collections.abc import Sequence
 
 import polars as pl
 
+from declinecraft.core import catalogue
+from declinecraft.core.catalogue import Artifact
 from declinecraft.core.config import RunConfig
 
-#: Columns the corpus stage writes (chunks_pre.parquet, chunks_post.parquet).
+#: Columns the corpus stage writes in its chunk tables.
 CHUNK_COLUMNS = ("chunk_id", "title", "text", "url", "revision_id", "timestamp", "corpus")
 REQUIRED_COLUMNS = ("chunk_id", "text", "corpus")
 CORPORA = ("pre", "post")
@@ -66,7 +59,7 @@ def validate_chunks(chunks: pl.DataFrame, *, where: str = "chunks") -> pl.DataFr
 
 
 def read_chunks(cfg: RunConfig) -> pl.DataFrame:
-    """Read the corpus stage's ``chunks_pre.parquet`` and ``chunks_post.parquet``.
+    """Read the corpus stage's C_pre and C_post chunks.
 
     Raises:
         FileNotFoundError: a file is missing; the message names it and says how to make it.
@@ -75,16 +68,17 @@ def read_chunks(cfg: RunConfig) -> pl.DataFrame:
     folder = cfg.stage_dir("corpus")
     frames = []
     for corpus in CORPORA:
-        path = folder / f"chunks_{corpus}.parquet"
+        path = catalogue.CORPUS_CHUNKS[corpus].path(cfg)
         if not path.is_file():
             hint = (
-                " (the corpus stage is not built yet: NOT_BUILT.md is there)"
-                if (folder / "NOT_BUILT.md").exists()
+                f" (the corpus stage is not built yet: {catalogue.NOT_BUILT} is there)"
+                if (folder / catalogue.NOT_BUILT).exists()
                 else ""
             )
+            notebook = catalogue.notebook("corpus")
             raise FileNotFoundError(
-                f"missing upstream corpus output {path}{hint}: run 01_corpus first "
-                f"(make nb NB=01 PARAMS={cfg.params_file.relative_to(cfg.root)})"
+                f"missing upstream corpus output {path}{hint}: run {notebook} first "
+                f"(make nb NB={notebook[:2]} PARAMS={cfg.params_file.relative_to(cfg.root)})"
             )
         frame = pl.read_parquet(path)
         missing = [c for c in CHUNK_COLUMNS if c not in frame.columns]
@@ -98,37 +92,36 @@ def read_chunks(cfg: RunConfig) -> pl.DataFrame:
 
 
 def read_responses(cfg: RunConfig) -> pl.DataFrame:
-    """Read ``05_answer/responses.parquet`` (error naming the file when it is missing)."""
-    path = cfg.stage_dir("answer") / "responses.parquet"
+    """Read the answer stage's responses (error naming the file when it is missing)."""
+    path = catalogue.ANSWER_RESPONSES.path(cfg)
     if not path.is_file():
-        raise FileNotFoundError(f"missing upstream responses {path}: run 05_answer first")
+        raise FileNotFoundError(f"missing upstream responses {path}: run {catalogue.notebook('answer')} first")
     return pl.read_parquet(path)
 
 
 def read_pages(cfg: RunConfig) -> dict[bool, dict[str, str]]:
     """Page texts by title: ``{True: C_pre pages, False: C_post pages}`` (keyed by answerability)."""
-    folder = cfg.stage_dir("corpus")
     out = {}
-    for answerable, name in ((True, "pages_pre"), (False, "pages_post")):
-        path = folder / f"{name}.parquet"
+    for answerable, corpus in ((True, "pre"), (False, "post")):
+        path = catalogue.CORPUS_PAGES[corpus].path(cfg)
         if not path.is_file():
-            raise FileNotFoundError(f"missing upstream pages {path}: run 01_corpus first")
+            raise FileNotFoundError(f"missing upstream pages {path}: run {catalogue.notebook('corpus')} first")
         frame = pl.read_parquet(path, columns=["title", "text"])
         out[answerable] = dict(zip(frame["title"], frame["text"], strict=True))
     return out
 
 
 def read_benchmark(cfg: RunConfig, needed: Sequence[str] = BENCHMARK_COLUMNS) -> pl.DataFrame:
-    """Read ``04_verify/benchmark.parquet``.
+    """Read the verify stage's benchmark.
 
     Raises:
         FileNotFoundError: the file is missing (names it and the command that makes it).
         ValueError: a column this stage needs is missing.
     """
-    path = cfg.stage_dir("verify") / "benchmark.parquet"
+    path = catalogue.VERIFY_BENCHMARK.path(cfg)
     if not path.is_file():
         raise FileNotFoundError(
-            f"missing upstream benchmark {path}: run 04_verify first (make all PARAMS="
+            f"missing upstream benchmark {path}: run {catalogue.notebook('verify')} first (make all PARAMS="
             f"{cfg.params_file.relative_to(cfg.root)})"
         )
     frame = pl.read_parquet(path)
@@ -161,13 +154,13 @@ def validate_benchmark(frame: pl.DataFrame, *, where: str = "benchmark") -> pl.D
     return frame
 
 
-def read_stage_file(cfg: RunConfig, stage: str, name: str, columns: Sequence[str] | None = None) -> pl.DataFrame:
-    """Read ``<stage dir>/<name>`` (only ``columns``, when given), e.g. ``("judge", "references.parquet")``.
+def read_stage_file(cfg: RunConfig, artifact: Artifact, columns: Sequence[str] | None = None) -> pl.DataFrame:
+    """Read a stage's Parquet artifact (only ``columns``, when given), e.g. ``catalogue.JUDGE_REFERENCES``.
 
     Raises:
         FileNotFoundError: the file is missing; the message names it and the notebook that writes it.
     """
-    path = cfg.stage_dir(stage) / name
+    path = artifact.path(cfg)
     if not path.is_file():
         raise FileNotFoundError(f"missing upstream file {path}: run {path.parent.name} first")
     return pl.read_parquet(path, columns=list(columns) if columns is not None else None)

@@ -30,15 +30,15 @@ from typing import Any
 
 import yaml
 
-from declinecraft.core import paths, replay
-from declinecraft.core.config import STAGES, RunConfig, load
+from declinecraft.core import catalogue, paths, replay
+from declinecraft.core.config import RunConfig, load
 
 FORMAT = "declinecraft-replay-bundle"
 VERSION = 1
 BUNDLE_NAME = "replay-bundle.zip"
 MANIFEST = "manifest.json"
 PARAMS = "params.yaml"
-ENVIRONMENT = "environment.json"
+ENVIRONMENT = catalogue.PAPER_ENVIRONMENT.name
 #: Bundle member -> (store under the cache folder, table, key columns) per kind of answer.
 STORES: dict[replay.Kind, tuple[str, str, str, tuple[str, ...]]] = {
     "llm": ("llm.sqlite", "llm/calls.sqlite", "calls", ("key",)),
@@ -55,7 +55,7 @@ class BundleError(ValueError):
 
 def ledger_path(cfg: RunConfig, notebook: str) -> Path:
     """The ledger a stage notebook writes: ``outputs/<owner>/calls/<notebook>.tsv``."""
-    block = next(name for name, stem in STAGES if stem == notebook)
+    block = catalogue.block_of(notebook)
     return cfg.run_dir(cfg.owner(block)) / "calls" / f"{notebook}.tsv"
 
 
@@ -66,7 +66,7 @@ def replay_cache(cfg: RunConfig) -> Path:
 
 def _used(cfg: RunConfig) -> dict[replay.Kind, set[tuple[str, str]]]:
     used: dict[replay.Kind, set[tuple[str, str]]] = {kind: set() for kind in replay.KINDS}
-    for block, notebook in STAGES:
+    for block, notebook in ((s.block, s.notebook) for s in catalogue.STAGES.values()):
         executed = cfg.run_dir(cfg.owner(block)) / "executed" / f"{notebook}.ipynb"
         if not executed.is_file():
             raise BundleError(f"{executed} is missing: run '{cfg.run}' is not complete (make all RUN={cfg.run})")
@@ -139,7 +139,7 @@ def write(cfg: RunConfig, target: Path | None = None) -> Path:
         BundleError: the run is incomplete, a stage kept no ledger, or the cache lacks an answer.
     """
     target = target or cfg.run_dir() / BUNDLE_NAME
-    environment = cfg.run_dir() / "environment.json"
+    environment = catalogue.PAPER_ENVIRONMENT.path(cfg)
     if not environment.is_file():
         raise BundleError(f"{environment} is missing: the paper stage writes it (make all RUN={cfg.run})")
     used = _used(cfg)

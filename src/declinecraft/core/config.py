@@ -29,7 +29,7 @@ from typing import Any
 
 import yaml
 
-from declinecraft.core import bounds, paths
+from declinecraft.core import bounds, catalogue, paths
 from declinecraft.core.params import (
     AnalysisParams,
     AnswerParams,
@@ -49,19 +49,8 @@ class ConfigError(ValueError):
     """A params file is invalid; the message names the file and the key."""
 
 
-#: Stage order: (block name, notebook stem). Each stage depends on every stage before it.
-STAGES: tuple[tuple[str, str], ...] = (
-    ("corpus", "01_corpus"),
-    ("index", "02_index"),
-    ("generate", "03_generate"),
-    ("verify", "04_verify"),
-    ("answer", "05_answer"),
-    ("judge", "06_judge"),
-    ("know2guess", "09_know2guess"),
-    ("evidence", "10_evidence"),
-    ("analysis", "07_analysis"),
-    ("paper", "08_paper"),
-)
+#: Stage order: (block name, notebook stem), from the catalogue (:data:`declinecraft.core.catalogue.STAGES`).
+STAGES: tuple[tuple[str, str], ...] = tuple((s.block, s.notebook) for s in catalogue.STAGES.values())
 
 BLOCKS: dict[str, type] = {
     "corpus": CorpusParams,
@@ -115,11 +104,11 @@ class RunConfig:
 
     def owner(self, stage: str) -> str:
         """Return the run whose outputs hold ``stage``: this run, or the base run when this stage
-        and everything upstream of it are configured identically."""
+        and every stage whose outputs it reads (directly or not, :func:`catalogue.upstream`) are
+        configured identically."""
         if self.base is None:
             return self.run
-        names = [name for name, _ in STAGES]
-        upstream = names[: names.index(stage) + 1]
+        upstream = [*catalogue.upstream(stage), stage]
         same = self.seed == self.base.seed and all(self.block_dict(b) == self.base.block_dict(b) for b in upstream)
         return self.base.owner(stage) if same else self.run
 
@@ -130,7 +119,7 @@ class RunConfig:
     def stage_dir(self, stage: str) -> Path:
         """Return the folder a stage's outputs are read from (its owner's) — and written to when
         this run owns it."""
-        return self.run_dir(self.owner(stage)) / dict(STAGES)[stage]
+        return self.run_dir(self.owner(stage)) / catalogue.notebook(stage)
 
     @property
     def cache_dir(self) -> Path:
@@ -370,19 +359,6 @@ def for_notebook(params_file: str | Path, **injected: Any) -> RunConfig:
         if block and _to_plain(block) != cfg.block_dict(name):
             raise ConfigError(f"{path}: injected {name!r} block differs from the file; rerun via make")
     return cfg
-
-
-def not_built(cfg: RunConfig, stage: str) -> Path:
-    """Record that a stage's code does not exist yet, so its notebook runs without faking results.
-
-    Writes ``NOT_BUILT.md`` into the stage folder and returns its path; downstream stages see the
-    marker and say so instead of inventing inputs.
-    """
-    folder = cfg.stage_dir(stage)
-    message = f"Stage {stage!r} is not built yet: this run has no {stage} outputs.\n"
-    paths.write_text_atomic(folder / "NOT_BUILT.md", message)
-    print(message.strip())
-    return folder / "NOT_BUILT.md"
 
 
 def referenced_models(cfg: RunConfig) -> set[str]:

@@ -33,17 +33,6 @@ def find_root(start: str | os.PathLike[str] | None = None) -> Path:
     raise FileNotFoundError(f"no DeclineCraft project (pyproject.toml + params/) at or above {here}")
 
 
-#: The files the paper stage generates beside ``main.tex`` (besides ``tables/``).
-PAPER_GENERATED = (
-    "numbers.tex",
-    "view_numbers.tex",
-    "health_numbers.tex",
-    "skipped.tex",
-    "environment.tex",
-    "main.pdf",
-)
-
-
 def paper_dirs(root: Path, run: str) -> tuple[Path, Path]:
     """``(figures, paper)`` folders of a run: the project's own for ``default``, else under outputs/<run>/."""
     if run == "default":

@@ -1,7 +1,8 @@
 """The pipeline as declared data: what each stage reads, and the stamps Make decides from.
 
-Each stage declares once (:data:`SPECS`) the stages whose outputs it reads, the models it calls
-and the data files it reads; the prompt templates it renders are derived from its source (every
+Each stage declares once the artifacts it reads (:mod:`declinecraft.core.catalogue`, from which
+come the stages whose outputs it reads) and here (:data:`SPECS`) the models it calls and the data
+files it reads; the prompt templates it renders are derived from its source (every
 prompt name that its notebook or the modules its imports reach spell out, see
 :func:`stage_prompts`), as its source files are (:mod:`declinecraft.core.deps`). From these:
 
@@ -31,8 +32,8 @@ from pathlib import Path
 
 import yaml
 
-from declinecraft.core import deps, environment, paths
-from declinecraft.core.config import STAGES, RunConfig, fingerprint, load
+from declinecraft.core import catalogue, deps, environment, paths
+from declinecraft.core.config import RunConfig, fingerprint, load
 from declinecraft.core.registry import ModelSpec, load_models
 
 
@@ -52,46 +53,45 @@ def _all_models(cfg: RunConfig) -> set[str]:
 
 @dataclass(frozen=True)
 class StageSpec:
-    """One stage: its params block, the stages whose outputs it reads, its models and data files."""
+    """One stage: its params block, its models and data files; what it reads is the catalogue's."""
 
     block: str
     """The params block, also the stage's name (``judge``)."""
-    reads: tuple[str, ...]
-    """Blocks of the stages whose outputs it reads (their outputs are its prerequisites)."""
     models: Callable[[RunConfig], set[str]] = lambda cfg: set()
     """The registry ids it calls or reports on: their ``models.yaml`` entries are inputs."""
     data: Callable[[RunConfig], list[str]] = lambda cfg: []
     """Project-relative data files it reads (a folder counts with every file inside)."""
 
+    @property
+    def reads(self) -> tuple[str, ...]:
+        """Blocks of the stages whose outputs it reads (their outputs are its prerequisites), from
+        the artifacts the catalogue says it reads."""
+        return catalogue.read_stages(self.block)
+
 
 SPECS: dict[str, StageSpec] = {
     spec.block: spec
     for spec in (
-        StageSpec("corpus", (), data=lambda cfg: [cfg.corpus.dump] if cfg.corpus.source == "dump" else []),
+        StageSpec("corpus", data=lambda cfg: [cfg.corpus.dump] if cfg.corpus.source == "dump" else []),
         StageSpec(
             "index",
-            ("corpus",),
             data=lambda cfg: [p for p in (cfg.index.embedder_path, cfg.index.reranker_path) if p],
         ),
         StageSpec(
             "generate",
-            ("corpus", "index"),
             models=_models(lambda cfg: [cfg.generate.generator, *cfg.generate.generators]),
         ),
         StageSpec(
             "verify",
-            ("corpus", "index", "generate"),
             models=_models(lambda cfg: [cfg.verify.verifier]),
             data=lambda cfg: [cfg.verify.review_file],
         ),
         StageSpec(
             "answer",
-            ("corpus", "index", "verify"),
             models=_models(_answer_models, lambda cfg: [cfg.answer.rewriter]),
         ),
         StageSpec(
             "judge",
-            ("corpus", "verify", "answer"),
             models=_models(
                 lambda cfg: [cfg.judge.response_judge, cfg.judge.oracle],
                 lambda cfg: cfg.judge.second_judges,
@@ -100,7 +100,6 @@ SPECS: dict[str, StageSpec] = {
         ),
         StageSpec(
             "know2guess",
-            ("corpus", "verify", "answer", "judge"),
             models=_models(
                 lambda cfg: cfg.know2guess.models or _answer_models(cfg),
                 lambda cfg: cfg.know2guess.control_models,
@@ -109,7 +108,6 @@ SPECS: dict[str, StageSpec] = {
         ),
         StageSpec(
             "evidence",
-            ("corpus", "index", "verify", "answer", "judge"),
             models=_models(
                 lambda cfg: cfg.evidence.models or _answer_models(cfg),
                 lambda cfg: cfg.evidence.accuracy_judges or cfg.judge.accuracy_judges,
@@ -118,32 +116,23 @@ SPECS: dict[str, StageSpec] = {
         ),
         StageSpec(
             "analysis",
-            ("corpus", "verify", "answer", "judge"),
             models=_all_models,
             data=lambda cfg: ["params/paper_reported.yaml", f"data/annotations/{cfg.run}"],
         ),
         StageSpec(
             "paper",
-            ("analysis", "know2guess", "evidence"),
             models=_all_models,
             data=lambda cfg: ["paper/main.tex", "paper/references.bib", "params/paper_reported.yaml"],
         ),
     )
 }
-NOTEBOOKS = dict(STAGES)
+NOTEBOOKS = {block: s.notebook for block, s in catalogue.STAGES.items()}
 """Each block's notebook stem (``judge`` -> ``06_judge``)."""
 
 
 def upstream(block: str) -> list[str]:
     """Every block whose outputs ``block`` reads, directly or through another stage, in run order."""
-    seen: set[str] = set()
-    todo = list(SPECS[block].reads)
-    while todo:
-        name = todo.pop()
-        if name not in seen:
-            seen.add(name)
-            todo.extend(SPECS[name].reads)
-    return [b for b in NOTEBOOKS if b in seen]
+    return catalogue.upstream(block)
 
 
 def prompt_names(root: Path) -> set[str]:
@@ -236,14 +225,20 @@ def _written(path: Path) -> bool:
 
 
 def output_files(cfg: RunConfig, block: str) -> list[Path]:
-    """Every file the stage wrote: its stage folder, and the paper stage's figures and tables."""
+    """Every file the stage wrote: its stage folder, and what the paper stage writes beside it
+    (the catalogue's artifacts in ``figures/``, ``paper/`` and ``paper/tables/``)."""
     folder = cfg.stage_dir(block)
     found = [p for p in folder.rglob("*") if _written(p)] if folder.is_dir() else []
-    if block == "paper":
-        figures, paper = paths.paper_dirs(cfg.root, cfg.run)
-        found += [p for p in figures.glob("*") if p.is_file() and p.name != "README.md"]
-        found += [p for p in (paper / "tables").glob("*") if p.is_file()]
-        found += [paper / n for n in paths.PAPER_GENERATED if (paper / n).is_file()]
+    for artifact in catalogue.writes(block):
+        if artifact.place not in ("paper", "tables", "figures") or artifact.decided(cfg) is False:
+            continue
+        where = artifact.folder(cfg)
+        # The default run writes into the project's own paper/ and figures/, beside their sources.
+        sources = catalogue.SOURCES.get(artifact.place, ()) if where.parent == cfg.root else ()
+        for path in where.glob(artifact.pattern):
+            name = path.relative_to(where).as_posix()
+            if path.is_file() and artifact.matches(name) and name not in sources:
+                found.append(path)
     return sorted(found)
 
 

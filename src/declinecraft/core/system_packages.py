@@ -22,6 +22,8 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from declinecraft.core import catalogue
+
 
 @dataclass(frozen=True)
 class Need:
@@ -163,13 +165,15 @@ def install(
 
 def summary(run: str, root: Path, **probes: Callable) -> str:
     """One line: what run ``run`` did not build (the PDF, figures and tables it cannot fill) and why."""
-    stage = root / "outputs" / run / "08_paper"
-    status_file = stage / "pdf.json"
+    where = f"outputs/{run}/{catalogue.notebook('paper')}"
+    stage = root / where
+    status_file = stage / catalogue.PAPER_PDF_STATUS.name
     parts = []
     if not stage.is_dir():
-        parts.append(f"paper (the paper stage has not run: outputs/{run}/08_paper/ is missing)")
+        parts.append(f"paper (the paper stage has not run: {where}/ is missing)")
     elif not status_file.is_file():
-        parts.append(f"paper PDF (no outputs/{run}/08_paper/pdf.json: rerun the paper stage, make nb NB=08)")
+        number = catalogue.notebook("paper")[:2]
+        parts.append(f"paper PDF (no {where}/{status_file.name}: rerun the paper stage, make nb NB={number})")
     else:
         status = json.loads(status_file.read_text(encoding="utf-8"))
         if not status.get("pdf"):
@@ -178,12 +182,12 @@ def summary(run: str, root: Path, **probes: Callable) -> str:
             if missing:
                 reason = f"{missing}: make setup as root, or {manual_command(TEX.packages)}"
             parts.append(f"paper PDF ({reason})")
-    skipped = stage / "skipped.csv"
+    skipped = stage / catalogue.PAPER_SKIPPED.name
     if skipped.is_file():
         with skipped.open(encoding="utf-8", newline="") as fh:
             n = sum(1 for _ in csv.DictReader(fh))
         if n:
-            parts.append(f"{n} figures/tables this run cannot fill (reasons in outputs/{run}/08_paper/skipped.csv)")
+            parts.append(f"{n} figures/tables this run cannot fill (reasons in {where}/{skipped.name})")
     return ("not built: " + "; ".join(parts)) if parts else f"built: every figure, table and the PDF of run '{run}'"
 
 

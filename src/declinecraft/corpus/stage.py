@@ -1,13 +1,12 @@
 """Stage 01 (``01_corpus``): read the wiki (export or API crawl), split it at the cut-off, chunk it.
 
-Writes into ``outputs/<run>/01_corpus/``: ``pages_pre``/``pages_post`` (C_pre and C_post pages),
-``chunks_pre``/``chunks_post``, ``dropped`` (every page left out, with its reason), ``stats.csv``
-and ``manifest.json`` (the input's sha256 or crawl statistics, and the counts).
+Writes into ``outputs/<run>/01_corpus/`` the catalogue's corpus artifacts
+(:mod:`declinecraft.core.catalogue`): C_pre and C_post pages and chunks, every page left out with
+its reason, the statistics and the manifest (the input's sha256 or crawl statistics, the counts).
 """
 
 from __future__ import annotations
 
-import json
 import logging
 from dataclasses import dataclass
 from pathlib import Path
@@ -15,9 +14,10 @@ from typing import Any
 
 import polars as pl
 
-from declinecraft.core import paths
+from declinecraft.core import catalogue
 from declinecraft.core.config import ConfigError, CorpusParams, RunConfig
 from declinecraft.core.environment import sha256_file
+from declinecraft.core.stage_writer import StageWriter
 from declinecraft.corpus import crawl, wiki
 from declinecraft.corpus.corpora import CHUNK_COLUMNS, DROP_SCHEMA, build, chunk, page_url, rules_from, stats_table
 
@@ -44,12 +44,11 @@ class CorpusResult:
 def run(cfg: RunConfig) -> CorpusResult:
     """Run stage 01: read pages (export or API crawl), build, chunk, write every output.
 
-    Writes (atomically) into ``cfg.stage_dir("corpus")``: pages_pre/post.parquet,
-    chunks_pre/post.parquet, dropped.parquet, stats.csv and manifest.json, and returns them so
-    the notebook only displays them.
+    Writes (atomically) into ``cfg.stage_dir("corpus")`` the pages, chunks, drops, statistics and
+    manifest, and returns them so the notebook only displays them.
     """
     params: CorpusParams = cfg.corpus
-    folder = cfg.stage_dir("corpus")
+    writer = StageWriter.of(cfg, "corpus")
     extra_drops: list[tuple[str, str, str, str]] = []
     if params.source == "dump":
         dump = cfg.resolve(params.dump)
@@ -80,18 +79,23 @@ def run(cfg: RunConfig) -> CorpusResult:
         "chunks_post": chunks["post"],
         "dropped": dropped,
     }
+    artifacts = {
+        "pages_pre": catalogue.CORPUS_PAGES_PRE,
+        "pages_post": catalogue.CORPUS_PAGES_POST,
+        "chunks_pre": catalogue.CORPUS_CHUNKS_PRE,
+        "chunks_post": catalogue.CORPUS_CHUNKS_POST,
+        "dropped": catalogue.CORPUS_DROPPED,
+    }
     for stem, frame in files.items():
-        with paths.atomic_path(folder / f"{stem}.parquet") as tmp:
-            frame.write_parquet(tmp)
-    with paths.atomic_path(folder / "stats.csv") as tmp:
-        stats.write_csv(tmp)
+        writer.frame(artifacts[stem], frame)
+    writer.frame(catalogue.CORPUS_STATS, stats)
     manifest = {
         "run": cfg.run,
         "params": cfg.block_dict("corpus"),
         "input": source,
         "counts": stats.select("corpus", "pages", "chunks", "dropped").to_dicts(),
     }
-    paths.write_text_atomic(folder / "manifest.json", json.dumps(manifest, indent=2, default=str) + "\n")
-    (folder / "NOT_BUILT.md").unlink(missing_ok=True)  # the placeholder of a run before this stage existed
+    writer.manifest(manifest)
+    writer.finish()
     log.info("corpus: %s", manifest["counts"])
-    return CorpusResult(folder=folder, stats=stats, manifest=manifest, **files)
+    return CorpusResult(folder=writer.folder, stats=stats, manifest=manifest, **files)

@@ -1,14 +1,11 @@
 """Stage 05 (``answer_stage.run``): read the benchmark, answer every setting, write the outputs.
 
-Reads ``04_verify/benchmark.parquet`` and the ``02_index`` index; writes into
-``outputs/<run>/05_answer/``:
-
-- ``responses.parquet``: one row per (question, model, thinking, condition, pipeline, k,
-  scenario, prompt_variant); schema :data:`answer.SCHEMA`;
-- ``retrieval.parquet``: Hit@k and scenario-chunk overlap per (pipeline, k, scenario);
-- ``comparison_responses.parquet`` (runs that compare generators): Table 9's CAR responses, see
-  :mod:`declinecraft.evaluation.comparison`;
-- ``manifest.json``: settings, counts and seconds per model.
+Reads the benchmark and the index; writes the catalogue's answer artifacts
+(:mod:`declinecraft.core.catalogue`) into ``outputs/<run>/05_answer/``: the responses (one row per
+question, model, thinking, condition, pipeline, k, scenario and prompt variant; schema
+:data:`answer.SCHEMA`), Hit@k and scenario-chunk overlap per pipeline, k and scenario, the chunks
+each setting retrieved, Table 9's CAR responses in runs that compare generators
+(:mod:`declinecraft.evaluation.comparison`) and the manifest (settings, counts, seconds per model).
 
 Models run one at a time (:class:`model_pool.ModelPool`); every call goes through the LLM cache,
 so an interrupted run resumes where it stopped and a cached rerun starts no server.
@@ -16,19 +13,18 @@ so an interrupted run resumes where it stopped and a cached rerun starts no serv
 
 from __future__ import annotations
 
-import json
 import logging
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any, cast
 
 import polars as pl
 
-from declinecraft.core import paths
+from declinecraft.core import catalogue
 from declinecraft.core.artifacts import read_benchmark
 from declinecraft.core.config import AnswerParams, RunConfig
+from declinecraft.core.stage_writer import StageWriter
 from declinecraft.evaluation import answer, comparison
 from declinecraft.evaluation.answer import Search
 from declinecraft.evaluation.context import Chunk, Lookup, chunks_by_id
@@ -277,11 +273,6 @@ def answer_comparison(
     return answer.responses_frame(rows)
 
 
-def _write(frame: pl.DataFrame, path: Path) -> None:
-    with paths.atomic_path(path) as tmp:
-        frame.write_parquet(tmp)
-
-
 def run(
     cfg: RunConfig,
     *,
@@ -295,7 +286,7 @@ def run(
     ``models``/``search``/``lookup`` default to the run's model servers and index (tests inject
     fakes). Every benchmark chunk is checked against the index before any model runs.
     """
-    start = time.monotonic()
+    writer = StageWriter.of(cfg, "answer")
     params: AnswerParams = cfg.answer
     bench = read_benchmark(cfg)
     questions = answer.select_questions(bench, params.limit_questions, cfg.seed)
@@ -321,16 +312,15 @@ def run(
     finally:
         if own is not None:
             own.close()
-    folder = cfg.stage_dir("answer")
     retrieved = retrieved_frame(questions, memo, answer.settings(params))
     diagnostics = retrieval_diagnostics(retrieved)
-    _write(frame, folder / "responses.parquet")
-    _write(diagnostics, folder / "retrieval.parquet")
-    _write(retrieved, folder / "retrieved.parquet")
+    writer.frame(catalogue.ANSWER_RESPONSES, frame)
+    writer.frame(catalogue.ANSWER_RETRIEVAL, diagnostics)
+    writer.frame(catalogue.ANSWER_RETRIEVED, retrieved)
     if compared.height:
-        _write(compared, folder / comparison.RESPONSES)
+        writer.frame(comparison.RESPONSES, compared)
     else:
-        (folder / comparison.RESPONSES).unlink(missing_ok=True)
+        writer.remove(comparison.RESPONSES)
     summary = {
         "run": cfg.run,
         "params": cfg.block_dict("answer"),
@@ -341,11 +331,11 @@ def run(
         "errors": int(frame["error"].is_not_null().sum()),
         "comparison_responses": compared.height,
         "empty": int((frame["response"].str.strip_chars() == "").sum()),
-        "seconds": round(time.monotonic() - start, 1),
+        "seconds": writer.seconds(),
         "timings": timings,
     }
-    paths.write_text_atomic(folder / "manifest.json", json.dumps(summary, indent=2, default=str) + "\n")
-    (folder / "NOT_BUILT.md").unlink(missing_ok=True)
+    writer.manifest(summary)
+    writer.finish()
     return AnswerResult(
         responses=frame, retrieval=diagnostics, retrieved=retrieved, questions=questions, manifest=summary
     )

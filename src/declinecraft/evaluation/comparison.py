@@ -21,18 +21,20 @@ from __future__ import annotations
 
 import polars as pl
 
+from declinecraft.core import catalogue
 from declinecraft.core.config import RunConfig
 from declinecraft.evaluation import metrics
 from declinecraft.evaluation.answer import Setting
 
-RESPONSES = "comparison_responses.parquet"
-LABELS = "comparison_labels.parquet"
+#: The answer stage's comparison responses and the judge stage's labels of them.
+RESPONSES = catalogue.ANSWER_COMPARISON_RESPONSES
+LABELS = catalogue.JUDGE_COMPARISON_LABELS
 
 
 def questions(cfg: RunConfig) -> pl.DataFrame:
     """Every generator's accepted unanswerable comparison questions, ids ``<generator>/<id>``
     (empty when the run compares no generators or the verify stage wrote no comparison)."""
-    path = cfg.stage_dir("verify") / "comparison_candidates.parquet"
+    path = catalogue.VERIFY_COMPARISON_CANDIDATES.path(cfg)
     if not cfg.generate.generators or not path.is_file():
         return pl.DataFrame()
     kept = pl.read_parquet(path).filter((pl.col("fate") == "kept") & ~pl.col("answerable"))
@@ -85,7 +87,7 @@ def car_by_generator(responses: pl.DataFrame, labels: pl.DataFrame) -> pl.DataFr
 
 def read(cfg: RunConfig) -> pl.DataFrame | None:
     """Table 9's CAR per generator from the answer and judge stages' files, or None without them."""
-    answered, labelled = cfg.stage_dir("answer") / RESPONSES, cfg.stage_dir("judge") / LABELS
+    answered, labelled = RESPONSES.path(cfg), LABELS.path(cfg)
     if not (answered.is_file() and labelled.is_file()):
         return None
     return car_by_generator(pl.read_parquet(answered), pl.read_parquet(labelled))

@@ -1,23 +1,14 @@
 """Stage 06 (``judge_stage.run``): label, reference, score, audit; write ``06_judge/``.
 
-Reads ``05_answer/responses.parquet``, ``04_verify/benchmark.parquet`` and the corpus stage's
-pages and chunks; writes into ``outputs/<run>/06_judge/``:
-
-==================  ==========================================================================
-labels.parquet      one row per (response, judge): raw output, label or null, unparsable,
-                    reasked, rule_label (response judge and second-opinion judges)
-references.parquet  one oracle reference per question (answerable: as of the cut-off;
-                    unanswerable: the current game, for the leakage audit)
-scores.parquet      one row per (response, accuracy judge): score or null, unparsable, source
-judged.parquet      responses + label + per-judge ``score_<judge>`` + ``accuracy`` (panel mean)
-results.csv         ``metrics.summarize`` per model, thinking, condition, pipeline, k, scenario,
-summary.parquet     prompt variant, plus the counts left out of the rates (same table twice)
-leakage.csv         no-RAG accuracy on unanswerable questions per model and thinking setting
-agreement.csv       response judge vs rule_label (and second judges): agreement, Cohen's kappa
-comparison_labels   the response judge's labels of ``05_answer/comparison_responses.parquet``
-.parquet            (runs that compare generators; Table 9's CAR, :mod:`.comparison`)
-manifest.json       counts and seconds
-==================  ==========================================================================
+Reads the answer stage's responses, the benchmark and the corpus stage's pages and chunks; writes
+the catalogue's judge artifacts (:mod:`declinecraft.core.catalogue`) into
+``outputs/<run>/06_judge/``: the labels (response judge and second-opinion judges, with the
+phrase rule's label), one oracle reference per question (answerable: as of the cut-off;
+unanswerable: the current game, for the leakage audit), the accuracy judges' scores, the judged
+table (responses + label + per-judge ``score_<judge>`` + panel ``accuracy``), the metrics per
+configuration and setting (as CSV and Parquet), the leakage and agreement tables, the labels of
+the comparison responses (runs that compare generators; Table 9's CAR, :mod:`.comparison`) and
+the manifest.
 
 Judges run one model at a time, in the order response judge, second judges, oracle, accuracy
 judges (the open model first), so a judge that plays several roles is started once.
@@ -25,18 +16,16 @@ judges (the open model first), so a judge that plays several roles is started on
 
 from __future__ import annotations
 
-import json
-import time
 from collections.abc import Sequence
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
 import polars as pl
 
-from declinecraft.core import paths
+from declinecraft.core import catalogue
 from declinecraft.core.artifacts import read_benchmark, read_chunks, read_pages, read_responses
 from declinecraft.core.config import JudgeParams, RunConfig
+from declinecraft.core.stage_writer import StageWriter
 from declinecraft.evaluation import comparison, judge
 from declinecraft.evaluation.context import Chunk, Lookup, chunks_by_id
 from declinecraft.llm.pool import ModelPool, Models
@@ -84,11 +73,6 @@ def reference_questions(bench: pl.DataFrame, responses: pl.DataFrame) -> pl.Data
     return bench.filter(pl.col("id").is_in(sorted(ids))).sort("id")
 
 
-def _write(frame: pl.DataFrame, path: Path) -> None:
-    with paths.atomic_path(path) as tmp:
-        frame.write_csv(tmp) if path.suffix == ".csv" else frame.write_parquet(tmp)
-
-
 def run(
     cfg: RunConfig,
     *,
@@ -102,7 +86,7 @@ def run(
     ``models``, ``lookup`` and ``pages`` default to the run's model servers and corpus (tests
     inject fakes).
     """
-    start = time.monotonic()
+    writer = StageWriter.of(cfg, "judge")
     params: JudgeParams = cfg.judge
     # Judge calls in question order: consecutive prompts then share their prefix up to the
     # question (and the reference), which a llama.cpp server does not prefill again.
@@ -114,16 +98,12 @@ def run(
     if models is None:
         models = own = ModelPool(cfg, progress=progress)
     assert models is not None
-    seconds: dict[str, float] = {}
-
-    def timed(name: str, t0: float) -> None:
-        seconds[name] = round(time.monotonic() - t0, 1)
 
     def ask(model: str, max_tokens: int = params.max_tokens) -> Any:
         return models.asker(model, thinking=None, max_tokens=max_tokens, temperature=params.temperature)
 
     try:
-        t0 = time.monotonic()
+        writer.mark()
         constrain = params.constrain_reask
         labels = judge.label_responses(
             responses,
@@ -132,7 +112,7 @@ def run(
             truncate_chars=params.truncate_chars,
             constrain=constrain,
         )
-        compared_path = cfg.stage_dir("answer") / comparison.RESPONSES
+        compared_path = comparison.RESPONSES.path(cfg)
         compared = None
         if compared_path.is_file():
             compared = judge.label_responses(
@@ -156,9 +136,8 @@ def run(
                 )
             )
         all_labels = pl.concat(parts)
-        timed("labels", t0)
+        writer.lap("labels")
 
-        t0 = time.monotonic()
         need = reference_questions(bench, responses)
         contexts = {
             r["id"]: judge.reference_context(
@@ -173,15 +152,14 @@ def run(
         refs = judge.write_references(
             need, contexts, ask(params.oracle, params.oracle_max_tokens or params.max_tokens), oracle=params.oracle
         )
-        timed("references", t0)
+        writer.lap("references")
 
-        t0 = time.monotonic()
         items = judge.scoring_items(responses, all_labels, refs)
         order = sorted(dict.fromkeys(params.accuracy_judges), key=lambda j: j != params.oracle)  # open model first
         scores = pl.concat(
             [judge.score_responses(items, ask(j), judge=j, constrain=constrain) for j in order], how="vertical"
         )
-        timed("scores", t0)
+        writer.lap("scores")
     finally:
         if own is not None:
             own.close()
@@ -196,17 +174,21 @@ def run(
         "leakage": judge.leakage(judged, seed=cfg.seed),
         "agreement": judge.agreement(all_labels, responses),
     }
-    folder = cfg.stage_dir("judge")
-    for name, frame in (("labels", all_labels), ("references", refs), ("scores", scores), ("judged", judged)):
-        _write(frame, folder / f"{name}.parquet")
+    for artifact, frame in (
+        (catalogue.JUDGE_LABELS, all_labels),
+        (catalogue.JUDGE_REFERENCES, refs),
+        (catalogue.JUDGE_SCORES, scores),
+        (catalogue.JUDGE_JUDGED, judged),
+    ):
+        writer.frame(artifact, frame)
     if compared is not None:
-        _write(compared, folder / comparison.LABELS)
+        writer.frame(comparison.LABELS, compared)
     else:
-        (folder / comparison.LABELS).unlink(missing_ok=True)
-    _write(tables["results"], folder / "results.csv")
-    _write(tables["results"], folder / "summary.parquet")
-    _write(tables["leakage"], folder / "leakage.csv")
-    _write(tables["agreement"], folder / "agreement.csv")
+        writer.remove(comparison.LABELS)
+    writer.frame(catalogue.JUDGE_RESULTS, tables["results"])
+    writer.frame(catalogue.JUDGE_SUMMARY, tables["results"])
+    writer.frame(catalogue.JUDGE_LEAKAGE, tables["leakage"])
+    writer.frame(catalogue.JUDGE_AGREEMENT, tables["agreement"])
     primary = all_labels.filter(pl.col("role") == "response_judge")
     counts = {
         "run": cfg.run,
@@ -221,10 +203,10 @@ def run(
         "scored_by_llm": int((scores["source"] == "llm").sum()),
         "score_unparsable": int(scores["unparsable"].sum()),
         "score_reasked": int(scores["reasked"].sum()),
-        "seconds": {**seconds, "total": round(time.monotonic() - start, 1)},
+        "seconds": writer.timing(),
     }
-    paths.write_text_atomic(folder / "manifest.json", json.dumps(counts, indent=2, default=str) + "\n")
-    (folder / "NOT_BUILT.md").unlink(missing_ok=True)
+    writer.manifest(counts)
+    writer.finish()
     return JudgeResult(
         labels=all_labels,
         references=refs,

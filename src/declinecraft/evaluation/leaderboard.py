@@ -23,7 +23,7 @@ from typing import Any
 import polars as pl
 import yaml
 
-from declinecraft.core import config
+from declinecraft.core import catalogue, config
 from declinecraft.evaluation import roster
 from declinecraft.evaluation.metrics import balanced_f1
 
@@ -50,7 +50,7 @@ PAPER_RUN = "paper"
 
 def summary_path(cfg: config.RunConfig) -> Path:
     """The analysis table the leaderboard reads: ``07_analysis/summary.csv``."""
-    return cfg.stage_dir("analysis") / "summary.csv"
+    return catalogue.ANALYSIS_TABLE.path(cfg, "summary")
 
 
 def main_setting(cfg: config.RunConfig) -> pl.Expr:

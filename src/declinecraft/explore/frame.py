@@ -14,7 +14,7 @@ from typing import Any
 
 import polars as pl
 
-from declinecraft.core import config, paths
+from declinecraft.core import catalogue, config, paths
 from declinecraft.core.config import RunConfig
 from declinecraft.explore.protocols import with_know2guess
 
@@ -96,9 +96,10 @@ def resolve(run: str | Path | RunConfig, *, root: Path | None = None) -> RunConf
 
 
 def _missing(path: Path, cfg: RunConfig, stage: str) -> str:
-    hint = " (NOT_BUILT.md is there: the stage has not run yet)" if (path.parent / "NOT_BUILT.md").exists() else ""
+    marker = path.parent / catalogue.NOT_BUILT
+    hint = f" ({marker.name} is there: the stage has not run yet)" if marker.exists() else ""
     params = cfg.params_file.relative_to(cfg.root) if cfg.params_file.is_relative_to(cfg.root) else cfg.params_file
-    return f"missing {path}{hint}: run {stage} first (make all PARAMS={params})"
+    return f"missing {path}{hint}: run {catalogue.notebook(stage)} first (make all PARAMS={params})"
 
 
 def load(run: str | Path | RunConfig, *, root: Path | None = None) -> pl.DataFrame:
@@ -114,20 +115,14 @@ def load(run: str | Path | RunConfig, *, root: Path | None = None) -> pl.DataFra
         FileNotFoundError: the benchmark or the responses are missing (names the file).
     """
     cfg = resolve(run, root=root)
-    bench_path = cfg.stage_dir("verify") / "benchmark.parquet"
+    bench_path = catalogue.VERIFY_BENCHMARK.path(cfg)
     if not bench_path.is_file():
-        raise FileNotFoundError(_missing(bench_path, cfg, "04_verify"))
-    source = next(
-        (
-            p
-            for p in (cfg.stage_dir("judge") / "judged.parquet", cfg.stage_dir("answer") / "responses.parquet")
-            if p.is_file()
-        ),
-        cfg.stage_dir("answer") / "responses.parquet",
-    )
+        raise FileNotFoundError(_missing(bench_path, cfg, "verify"))
+    responses = catalogue.ANSWER_RESPONSES.path(cfg)
+    source = next((p for p in (catalogue.JUDGE_JUDGED.path(cfg), responses) if p.is_file()), responses)
     if not source.is_file():
-        raise FileNotFoundError(_missing(source, cfg, "05_answer"))
-    refs_path = cfg.stage_dir("judge") / "references.parquet"
+        raise FileNotFoundError(_missing(source, cfg, "answer"))
+    refs_path = catalogue.JUDGE_REFERENCES.path(cfg)
     refs = pl.read_parquet(refs_path, columns=["question_id", "reference"]) if refs_path.is_file() else None
     frame = join_tables(
         pl.read_parquet(bench_path), pl.read_parquet(source), refs, pipeline=cfg.answer.pipeline, k=cfg.answer.k
@@ -268,10 +263,10 @@ def load_chunks(run: str | Path | RunConfig, *, root: Path | None = None) -> pl.
     """
     cfg = resolve(run, root=root)
     frames = []
-    for corpus in ("pre", "post"):
-        path = cfg.stage_dir("corpus") / f"chunks_{corpus}.parquet"
+    for corpus, chunks in catalogue.CORPUS_CHUNKS.items():
+        path = chunks.path(cfg)
         if not path.is_file():
-            raise FileNotFoundError(_missing(path, cfg, "01_corpus"))
+            raise FileNotFoundError(_missing(path, cfg, "corpus"))
         frame = _with_defaults(pl.read_parquet(path), {"title": pl.String, "url": pl.String, "text": pl.String})
         frames.append(frame.select("chunk_id", "title", "url", "text", pl.lit(corpus).alias("corpus")))
     return pl.concat(frames)

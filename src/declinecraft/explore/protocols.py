@@ -13,6 +13,9 @@ from pathlib import Path
 
 import polars as pl
 
+from declinecraft.core import catalogue
+from declinecraft.core.catalogue import Artifact
+
 #: Columns of :func:`question_contexts`, in order.
 COLUMNS = (
     "question_id",
@@ -38,16 +41,16 @@ COLUMNS = (
 _LEVEL_ORDER = {"L1": 0, "L2": 1, "L3": 2, "L4": 3, "L5": 4, "T": 5}
 
 
-def _read(folder: Path, name: str) -> pl.DataFrame:
-    path = Path(folder) / name
+def _read(folder: Path, artifact: Artifact) -> pl.DataFrame:
+    path = Path(folder) / artifact.name
     if not path.is_file():
-        raise FileNotFoundError(f"missing evidence output {path}: run 10_evidence first")
+        raise FileNotFoundError(f"missing evidence output {path}: run {catalogue.notebook(artifact.stage)} first")
     return pl.read_parquet(path)
 
 
 def question_ids(folder: Path) -> list[str]:
     """The questions that have evidence instances, sorted."""
-    return sorted(_read(folder, "instances.parquet")["question_id"].unique().to_list())
+    return sorted(_read(folder, catalogue.EVIDENCE_INSTANCES)["question_id"].unique().to_list())
 
 
 def question_contexts(folder: Path, question_id: str) -> pl.DataFrame:
@@ -56,8 +59,8 @@ def question_contexts(folder: Path, question_id: str) -> pl.DataFrame:
     A context nobody answered (no model in the run) keeps one row with null response columns; an
     unknown question gives an empty frame.
     """
-    instances = _read(folder, "instances.parquet").filter(pl.col("question_id") == question_id)
-    judged = _read(folder, "judged.parquet").filter(pl.col("question_id") == question_id)
+    instances = _read(folder, catalogue.EVIDENCE_INSTANCES).filter(pl.col("question_id") == question_id)
+    judged = _read(folder, catalogue.EVIDENCE_JUDGED).filter(pl.col("question_id") == question_id)
     wanted = [
         "instance_id",
         "model",
@@ -91,7 +94,7 @@ def with_know2guess(
 ) -> pl.DataFrame:
     """Add the Know2Guess decision of each no-RAG and main single-shot response (``setting``
     ``no_rag`` / ``single``); columns :data:`KNOW2GUESS_COLUMNS`, null where there is none."""
-    path = Path(folder) / "know2guess_decisions.csv"
+    path = Path(folder) / catalogue.K2G_DECISIONS.name
     if path.is_file():
         decisions = pl.read_csv(path, infer_schema_length=10_000, schema_overrides={"question_id": pl.String})
         decisions = decisions.filter(pl.col("prompt") == prompt, pl.col("parser") == parser).select(

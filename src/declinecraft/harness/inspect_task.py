@@ -24,7 +24,7 @@ from inspect_ai.model import ChatMessage, ChatMessageAssistant, ChatMessageUser,
 from inspect_ai.scorer import Metric, SampleScore, Score, Scorer, Target, metric, scorer
 from inspect_ai.solver import Generate, Solver, TaskState, generate, solver
 
-from declinecraft.core import paths, prompts
+from declinecraft.core import catalogue, paths, prompts
 from declinecraft.evaluation.context import chunks_by_id, format_context
 from declinecraft.harness import samples, scoring
 from declinecraft.retrieval.pipelines import Pipeline
@@ -96,9 +96,9 @@ def answer_prompt(condition: str, benchmark: str, *, pipeline: str, k: int, cont
 
     def context(query: str) -> str:
         if not opened:
-            index = Path(benchmark) / "02_index"
+            index = Path(benchmark) / catalogue.notebook("index")
             if not index.is_dir():
-                raise ValueError(f"single-shot RAG needs a run folder with 02_index; {benchmark!r} has none")
+                raise ValueError(f"single-shot RAG needs a run folder with {index.name}; {benchmark!r} has none")
             opened.append(Retriever.open(index, cache_dir=paths.cache_dir(paths.find_root(Path(__file__)))))
         retriever = opened[0]
         hits = retriever.search_many([query], cast(Pipeline, pipeline), k)[0]

@@ -16,12 +16,12 @@ from pathlib import Path
 import polars as pl
 
 from declinecraft.construction.release import read_release
-from declinecraft.core import paths, prompts
+from declinecraft.core import catalogue, paths, prompts
 from declinecraft.core.artifacts import validate_benchmark
 from declinecraft.evaluation.answer import Setting, answer_call, query_of
 
 #: Benchmark file of a run folder.
-RUN_BENCHMARK = Path("04_verify") / "benchmark.parquet"
+RUN_BENCHMARK = Path(catalogue.VERIFY_BENCHMARK.relative())
 
 
 @dataclass(frozen=True)

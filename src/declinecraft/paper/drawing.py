@@ -25,7 +25,7 @@ import seaborn as sns  # noqa: E402
 from matplotlib.figure import Figure  # noqa: E402
 from matplotlib.typing import RcKeyType  # noqa: E402
 
-from declinecraft.core import paths, stats  # noqa: E402
+from declinecraft.core import catalogue, paths, stats  # noqa: E402
 
 COLUMN_IN = 3.4
 """Width of one column of the paper, inches."""
@@ -94,7 +94,7 @@ def save(
     saved), close it, and return the files."""
     out = []
     for fmt in formats:
-        target = folder / f"{stem}.{fmt}"
+        target = folder / catalogue.PAPER_FIGURE.file(f"{stem}.{fmt}")
         with paths.atomic_path(target) as tmp:
             fig.savefig(tmp, format=fmt, dpi=dpi, bbox_inches="tight", pad_inches=0.02)
         out.append(target)

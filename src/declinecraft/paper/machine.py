@@ -11,15 +11,15 @@ machines while the notes still say which machine produced them.
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Any
 
 import polars as pl
 
-from declinecraft.core import bundle, environment, paths, registry
-from declinecraft.core.config import STAGES, RunConfig, referenced_models
+from declinecraft.core import bundle, catalogue, environment, paths, registry
+from declinecraft.core.config import RunConfig, referenced_models
 from declinecraft.core.model_files import package_dir
+from declinecraft.core.stage_writer import json_text
 from declinecraft.llm.cache import open_cache
 from declinecraft.llm.serve import gguf_path
 from declinecraft.paper.latex import escape
@@ -55,7 +55,7 @@ def model_files(cfg: RunConfig) -> dict[str, list[Path]]:
 def call_environments(cfg: RunConfig) -> dict[str, int]:
     """How many of the run's model calls (every ``cache_key`` in its stage files) each environment stored."""
     keys: set[str] = set()
-    for folder in sorted({cfg.stage_dir(stage) for stage, _ in STAGES}):
+    for folder in sorted({cfg.stage_dir(stage) for stage in catalogue.STAGES}):
         for file in sorted(folder.glob("*.parquet")) if folder.is_dir() else []:
             if "cache_key" in pl.read_parquet_schema(file):
                 keys.update(k for k in pl.read_parquet(file, columns=["cache_key"])["cache_key"] if k)
@@ -130,7 +130,7 @@ def essentials_tex(data: dict[str, Any]) -> str:
 def write(cfg: RunConfig, paper_dir: Path) -> Path:
     """Write ``outputs/<run>/environment.json`` and ``<paper_dir>/environment.tex``; return the JSON's path."""
     data = build(cfg, call_environments(cfg))
-    target = cfg.run_dir() / "environment.json"
-    paths.write_text_atomic(target, json.dumps(data, indent=2, sort_keys=True) + "\n")
-    paths.write_text_atomic(paper_dir / "environment.tex", essentials_tex(data))
+    target = catalogue.PAPER_ENVIRONMENT.path(cfg)
+    paths.write_text_atomic(target, json_text(data, sort_keys=True))
+    paths.write_text_atomic(paper_dir / catalogue.PAPER_ENVIRONMENT_TEX.name, essentials_tex(data))
     return target

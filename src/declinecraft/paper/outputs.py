@@ -11,13 +11,21 @@ import re
 from collections.abc import Set
 from pathlib import Path
 
+from declinecraft.analysis.results import FLOAT_PRECISION
 from declinecraft.core import paths
 from declinecraft.core.config import RunConfig
+from declinecraft.core.stage_writer import StageWriter
 
 
 def output_dirs(cfg: RunConfig) -> tuple[Path, Path]:
     """``(figures, paper)`` folders of a run: the project's own for ``default``, else under outputs/<run>/."""
     return paths.paper_dirs(cfg.root, cfg.run)
+
+
+def paper_writer(paper_dir: Path, stage_dir: Path) -> StageWriter:
+    """The paper stage's writer into its stage folder ``stage_dir`` and the LaTeX folder ``paper_dir``."""
+    places = {"paper": paper_dir, "tables": paper_dir / "tables"}
+    return StageWriter("paper", stage_dir, places=places, float_precision=FLOAT_PRECISION)
 
 
 def remove_stale(folder: Path, pattern: re.Pattern[str], keep: Set[str]) -> None:

@@ -12,7 +12,7 @@ import subprocess
 import tempfile
 from pathlib import Path
 
-from declinecraft.core import paths
+from declinecraft.core import catalogue, paths
 
 
 class PaperBuildError(RuntimeError):
@@ -29,7 +29,7 @@ def _first_errors(log: str, limit: int = 12) -> str:
     return "\n".join(lines[start : start + limit])
 
 
-def build_pdf(paper_dir: Path, *, tex: str = "main.tex", timeout: int = 600) -> Path | None:
+def build_pdf(paper_dir: Path, *, tex: str = catalogue.PAPER_MAIN_TEX.name, timeout: int = 600) -> Path | None:
     """Build ``paper_dir/main.pdf`` with latexmk in a temporary folder; None when TeX is absent.
 
     Raises:

@@ -19,31 +19,32 @@ from typing import Any, cast
 
 import polars as pl
 
-from declinecraft.analysis import results, run_health
-from declinecraft.core import paths, small_n
+from declinecraft.analysis import run_health
+from declinecraft.core import catalogue, small_n
 from declinecraft.core.config import RunConfig
 from declinecraft.paper.latex import escape
+from declinecraft.paper.outputs import paper_writer
 
 #: Condition columns of the table, in order, with their headers.
 CONDITIONS = {"no_rag": "No retrieval", "single": "Single-shot RAG", "iterative": "Iterative RAG", "": "All"}
 #: Table rows: (measure, stage, label); the order is the table's.
 ROWS: tuple[tuple[str, str, str], ...] = (
-    ("failed_calls", "05_answer", "Failed calls, answering (incl.\\ reflections)"),
-    ("truncated", "05_answer", "Answers cut at the output budget"),
-    ("reflection_unusable", "05_answer", "Reflections without usable JSON"),
-    ("reflection_outcome", "05_answer", "Reflection outcomes"),
-    ("further_rounds", "05_answer", "Retrieval rounds after round 0"),
-    ("accuracy_questions", "07_analysis", "Answerable questions scored"),
-    ("failed_calls", "06_judge", "Failed calls, judging"),
-    ("label_unparsable", "06_judge", "Labels unparsable after re-ask"),
-    ("score_unparsable", "06_judge", "Scores unparsable after re-ask"),
-    ("label_rule_disagree", "06_judge", "Labels unlike the phrase rule's"),
-    ("failed_calls", "09_know2guess", "Failed calls, Know2Guess"),
-    ("truncated", "09_know2guess", "Know2Guess replies cut at the budget"),
-    ("k2g_format_issues", "09_know2guess", "Know2Guess replies with a format issue"),
-    ("failed_calls", "10_evidence", "Failed calls, evidence view"),
-    ("truncated", "10_evidence", "Evidence answers cut at the budget"),
-    ("esb_invalid", "10_evidence", "ESB invalid responses"),
+    ("failed_calls", run_health.ANSWER_STAGE, "Failed calls, answering (incl.\\ reflections)"),
+    ("truncated", run_health.ANSWER_STAGE, "Answers cut at the output budget"),
+    ("reflection_unusable", run_health.ANSWER_STAGE, "Reflections without usable JSON"),
+    ("reflection_outcome", run_health.ANSWER_STAGE, "Reflection outcomes"),
+    ("further_rounds", run_health.ANSWER_STAGE, "Retrieval rounds after round 0"),
+    ("accuracy_questions", run_health.ANALYSIS_STAGE, "Answerable questions scored"),
+    ("failed_calls", run_health.JUDGE_STAGE, "Failed calls, judging"),
+    ("label_unparsable", run_health.JUDGE_STAGE, "Labels unparsable after re-ask"),
+    ("score_unparsable", run_health.JUDGE_STAGE, "Scores unparsable after re-ask"),
+    ("label_rule_disagree", run_health.JUDGE_STAGE, "Labels unlike the phrase rule's"),
+    ("failed_calls", run_health.K2G_STAGE, "Failed calls, Know2Guess"),
+    ("truncated", run_health.K2G_STAGE, "Know2Guess replies cut at the budget"),
+    ("k2g_format_issues", run_health.K2G_STAGE, "Know2Guess replies with a format issue"),
+    ("failed_calls", run_health.EVIDENCE_STAGE, "Failed calls, evidence view"),
+    ("truncated", run_health.EVIDENCE_STAGE, "Evidence answers cut at the budget"),
+    ("esb_invalid", run_health.EVIDENCE_STAGE, "ESB invalid responses"),
 )
 
 
@@ -131,13 +132,13 @@ def _calls_sentence(frame: pl.DataFrame) -> str:
 
 
 def _truncation_sentence(frame: pl.DataFrame) -> str:
-    cut, answers = run_health.total(frame, "truncated", "05_answer")
+    cut, answers = run_health.total(frame, "truncated", run_health.ANSWER_STAGE)
     if answers == 0:
         return ""
     if cut == 0:
         return f"No answer of the {small_n.counted(answers, 'answers')} stopped at the output budget."
     by = (
-        frame.filter((pl.col("measure") == "truncated") & (pl.col("stage") == "05_answer"))
+        frame.filter((pl.col("measure") == "truncated") & (pl.col("stage") == run_health.ANSWER_STAGE))
         .group_by("model")
         .agg(pl.col("numerator", "denominator").sum())
         .filter(pl.col("numerator") > 0)
@@ -149,7 +150,7 @@ def _truncation_sentence(frame: pl.DataFrame) -> str:
 
 def _truncation_note(frame: pl.DataFrame) -> str:
     """The reproduction notes' clause on answers cut mid-answer (the paper's budget left none cut)."""
-    cut, answers = run_health.total(frame, "truncated", "05_answer")
+    cut, answers = run_health.total(frame, "truncated", run_health.ANSWER_STAGE)
     if answers == 0:
         return ""
     if cut == 0:
@@ -195,7 +196,11 @@ def _judge_sentence(frame: pl.DataFrame) -> str:
         else ""
     )
     if not said:
-        return ("Every judge output parsed." + after) if frame.filter(pl.col("stage") == "06_judge").height else ""
+        return (
+            ("Every judge output parsed." + after)
+            if frame.filter(pl.col("stage") == run_health.JUDGE_STAGE).height
+            else ""
+        )
     return "In judging, " + "; ".join(said) + "." + after
 
 
@@ -306,18 +311,19 @@ def macros_tex(macros: list[tuple[str, str, str]], source: str = "notebooks/08_p
 
 def write(cfg: RunConfig, paper_dir: Path, stage_dir: Path) -> dict[str, Any]:
     """Write the section's table, macros and full CSV; return the table's status row."""
-    source = cfg.stage_dir("analysis") / "run_health.csv"
+    source = catalogue.ANALYSIS_TABLE.path(cfg, "run_health")
     if source.is_file():
         counted = pl.read_csv(source, schema_overrides=run_health.SCHEMA).with_columns(
             pl.col("model", "thinking", "condition", "detail").fill_null("")
         )
     else:
         counted = run_health.missing(
-            "07_analysis", f"{source.relative_to(cfg.root)} is missing (the analysis stage has not run)"
+            run_health.ANALYSIS_STAGE, f"{source.relative_to(cfg.root)} is missing (the analysis stage has not run)"
         )
     frame = pl.concat([counted, run_health.collect_views(cfg)])
     min_n = small_n.threshold(cfg.analysis.min_n, cfg.analysis.alpha)
-    results.write_csv(frame, stage_dir / "run_health.csv")
-    paths.write_text_atomic(paper_dir / "tables" / "run_health.tex", health_tex(frame, min_n))
-    paths.write_text_atomic(paper_dir / "health_numbers.tex", macros_tex(health_macros(frame, min_n)))
+    writer = paper_writer(paper_dir, stage_dir)
+    writer.frame(catalogue.PAPER_RUN_HEALTH, frame)
+    writer.text(catalogue.PAPER_TABLE, health_tex(frame, min_n), "run_health")
+    writer.text(catalogue.PAPER_HEALTH_NUMBERS_TEX, macros_tex(health_macros(frame, min_n)))
     return dict(kind="table", number=0, name="run_health", title="Run health", reason="")

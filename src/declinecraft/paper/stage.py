@@ -37,13 +37,14 @@ from typing import Any
 import polars as pl
 
 from declinecraft.analysis import claim_evidence, claims, inputs, results
-from declinecraft.core import paths, small_n
+from declinecraft.core import catalogue, small_n
 from declinecraft.core.config import RunConfig
+from declinecraft.core.stage_writer import StageWriter
 from declinecraft.paper import caption_check, machine, numbers, page_check, run_health, run_settings, wording
 from declinecraft.paper.claims_table import claims_tex
 from declinecraft.paper.figures import write_figures
 from declinecraft.paper.latex import escape_marked
-from declinecraft.paper.outputs import output_dirs
+from declinecraft.paper.outputs import output_dirs, paper_writer
 from declinecraft.paper.pdf import build_pdf
 from declinecraft.paper.tables import write_tables
 from declinecraft.paper.views import view_macros, view_numbers_tex, write_view_figures
@@ -106,20 +107,19 @@ def write_numbers(
 ) -> pl.DataFrame:
     """Write ``numbers.tex`` (numbers, run settings and the words chosen by them,
     :mod:`~declinecraft.paper.wording`), the reported-vs-reproduced table and ``numbers.csv``."""
+    writer = paper_writer(paper_dir, stage_dir)
     rule = small_n.threshold(cfg.analysis.min_n, cfg.analysis.alpha)
     computed = numbers.compute(tables, no_input=no_input, min_n=rule)
     printed = pl.concat([computed, run_settings.config_macros(cfg, reported_facts(cfg))])
     thinking = no_input or claim_evidence.thinking_problem(tables, claim_evidence.context_from_config(cfg))
     said = wording.words(printed, alpha=cfg.analysis.alpha, min_n=cfg.analysis.min_n, thinking_problem=thinking)
     printed = pl.concat([printed, said])
-    paths.write_text_atomic(paper_dir / "numbers.tex", numbers.numbers_tex(printed))
-    paths.write_text_atomic(
-        paper_dir / "tables" / "reported.tex", numbers.reported_vs_reproduced(printed, reported_facts(cfg))
-    )
-    results.write_csv(printed, stage_dir / "numbers.csv")
+    writer.text(catalogue.PAPER_NUMBERS_TEX, numbers.numbers_tex(printed))
+    writer.text(catalogue.PAPER_TABLE, numbers.reported_vs_reproduced(printed, reported_facts(cfg)), "reported")
+    where = writer.frame(catalogue.PAPER_NUMBERS, printed)
     missing = printed.filter(pl.col("reason") != "")
     if missing.height:
-        print(f"paper: {missing.height} of {printed.height} numbers are n/a (reasons in {stage_dir / 'numbers.csv'})")
+        print(f"paper: {missing.height} of {printed.height} numbers are n/a (reasons in {where})")
     return printed
 
 
@@ -129,7 +129,7 @@ def read_results(analysis_dir: Path) -> tuple[dict[str, pl.DataFrame], str]:
     Without judged responses only the tables that exist regardless (model facts, corpus
     statistics, audits) are used, so Tables 11 and 12 and the setup numbers still fill.
     """
-    status_file = analysis_dir / "status.json"
+    status_file = analysis_dir / catalogue.ANALYSIS_STATUS.name
     state = (
         json.loads(status_file.read_text())
         if status_file.is_file()
@@ -144,31 +144,33 @@ def read_results(analysis_dir: Path) -> tuple[dict[str, pl.DataFrame], str]:
     )
 
 
-def _check_pages(pdf: Path | None, stage_dir: Path) -> list[str]:
+def _check_pages(pdf: Path | None, writer: StageWriter) -> list[str]:
     """The built PDF's page problems (:mod:`declinecraft.paper.page_check`), written to
     ``page_checks.csv``; a PDF that can't be read is one problem saying why, never a pass."""
     try:
         found = page_check.problems(pdf) if pdf else []
     except page_check.PageCheckError as exc:
         found = [f"not checked: {exc}"]
-    results.write_csv(pl.DataFrame({"problem": found}, schema={"problem": pl.String}), stage_dir / "page_checks.csv")
+    writer.frame(catalogue.PAPER_PAGE_CHECKS, pl.DataFrame({"problem": found}, schema={"problem": pl.String}))
     return found
 
 
 def run(cfg: RunConfig) -> PaperResult:
     """Figures, tables, macros and PDF of a run (see the module docstring for where they go)."""
-    stage_dir = cfg.run_dir() / "08_paper"
+    writer = StageWriter.of(cfg, "paper", own_run=True, float_precision=results.FLOAT_PRECISION)
+    stage_dir = writer.folder
     stage_dir.mkdir(parents=True, exist_ok=True)
-    (stage_dir / "NOT_BUILT.md").unlink(missing_ok=True)
+    writer.finish()
     fig_dir, paper_dir = output_dirs(cfg)
     paper_dir.mkdir(parents=True, exist_ok=True)
-    if paper_dir != cfg.root / "paper":
-        for name in ("main.tex", "references.bib"):
-            if (cfg.root / "paper" / name).is_file():
-                shutil.copyfile(cfg.root / "paper" / name, paper_dir / name)
+    sources = cfg.root / "paper"
+    if paper_dir != sources:
+        for copy in (catalogue.PAPER_MAIN_TEX, catalogue.PAPER_REFERENCES):
+            if (sources / copy.name).is_file():
+                shutil.copyfile(sources / copy.name, writer.path(copy))
     tables, no_input = read_results(cfg.stage_dir("analysis"))
     # Each figure is checked against its caption in the hand-written source (caption_check).
-    source = cfg.root / "paper" / "main.tex"
+    source = sources / catalogue.PAPER_MAIN_TEX.name
     captions = caption_check.captions(source.read_text(encoding="utf-8")) if source.is_file() else None
     formats, dpi = tuple(cfg.paper.figure_formats), cfg.paper.figure_dpi
     min_points = small_n.threshold(cfg.analysis.min_n, cfg.analysis.alpha, floor=small_n.min_n_rank(cfg.analysis.alpha))
@@ -178,7 +180,7 @@ def run(cfg: RunConfig) -> PaperResult:
     status += write_view_figures(cfg, fig_dir, formats=formats, dpi=dpi, captions=captions)
     status += write_tables(tables, cfg, paper_dir / "tables")
     status.append(run_health.write(cfg, paper_dir, stage_dir))
-    paths.write_text_atomic(paper_dir / "tables" / "claims.tex", claims_tex(tables.get("claims")))
+    writer.text(catalogue.PAPER_TABLE, claims_tex(tables.get("claims")), "claims")
     # Layout problems of every drawn figure (figure_check): text off the figure, overlapping labels,
     # a rate axis beyond [0, 100], a caption that names not what is drawn; recorded, and printed
     # below, never silently dropped.
@@ -189,26 +191,24 @@ def run(cfg: RunConfig) -> PaperResult:
         if r["kind"] == "figure" and not r["reason"]
     ]
     schema = {"name": pl.String, "problems": pl.String, "too_few_points": pl.String}
-    results.write_csv(pl.DataFrame(checks, schema=schema), stage_dir / "figure_checks.csv")
+    writer.frame(catalogue.PAPER_FIGURE_CHECKS, pl.DataFrame(checks, schema=schema))
     for r in status:
         r.pop("layout", None)
-    paths.write_text_atomic(paper_dir / "skipped.tex", skipped_tex(status))
+    writer.text(catalogue.PAPER_SKIPPED_TEX, skipped_tex(status))
     for r in status:
         r.pop("small", None)
     skipped = pl.DataFrame(status).filter(pl.col("reason") != "")
-    results.write_csv(skipped, stage_dir / "skipped.csv")
+    writer.frame(catalogue.PAPER_SKIPPED, skipped)
     printed = write_numbers(tables, cfg, paper_dir, stage_dir, no_input)
     views = view_macros(cfg)
-    paths.write_text_atomic(paper_dir / "view_numbers.tex", view_numbers_tex(views))
-    results.write_csv(
-        pl.DataFrame(views, schema=["macro", "value", "what"], orient="row"), stage_dir / "view_numbers.csv"
-    )
+    writer.text(catalogue.PAPER_VIEW_NUMBERS_TEX, view_numbers_tex(views))
+    writer.frame(catalogue.PAPER_VIEW_NUMBERS, pl.DataFrame(views, schema=["macro", "value", "what"], orient="row"))
     machine.write(cfg, paper_dir)
     pdf = build_pdf(paper_dir) if cfg.paper.build_pdf else None
-    page_problems = _check_pages(pdf, stage_dir)
+    page_problems = _check_pages(pdf, writer)
     # For the last line of `make all` (declinecraft.core.system_packages.summary).
     why = "" if pdf else ("switched off (paper.build_pdf: false)" if not cfg.paper.build_pdf else "latexmk missing")
-    paths.write_text_atomic(stage_dir / "pdf.json", json.dumps({"pdf": str(pdf) if pdf else None, "reason": why}))
+    writer.json(catalogue.PAPER_PDF_STATUS, {"pdf": str(pdf) if pdf else None, "reason": why}, indent=None, end="")
     drawn = sum(r["kind"] == "figure" and not r["reason"] for r in status)
     written = sum(r["kind"] == "table" and not r["reason"] for r in status)
     print(f"paper: {drawn} figures, {written} tables, {skipped.height} skipped; PDF: {pdf or 'not built'}")

@@ -16,7 +16,7 @@ from typing import Any
 import polars as pl
 
 from declinecraft.analysis import paper_tables
-from declinecraft.core import paths
+from declinecraft.core import catalogue, paths
 from declinecraft.core.config import RunConfig
 from declinecraft.paper.latex import escape, escape_marked
 from declinecraft.paper.outputs import remove_stale
@@ -218,8 +218,8 @@ def write_tables(results: Mapping[str, pl.DataFrame], cfg: RunConfig, folder: Pa
         if isinstance(content, str):
             rows.append(dict(kind="table", number=number, name=name, title="", reason=content))
             continue
-        paths.write_text_atomic(folder / f"{name}.tex", to_latex(name, content))
-        written.add(f"{name}.tex")
+        paths.write_text_atomic(folder / catalogue.PAPER_TABLE.file(name), to_latex(name, content))
+        written.add(catalogue.PAPER_TABLE.file(name))
         rows.append(dict(kind="table", number=number, name=name, title="", reason=""))
     remove_stale(folder, TABLE_FILE, written)
     return rows

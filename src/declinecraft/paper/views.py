@@ -17,7 +17,8 @@ from typing import Any
 import polars as pl
 from matplotlib.figure import Figure
 
-from declinecraft.core import small_n
+from declinecraft.core import catalogue, small_n
+from declinecraft.core.catalogue import Artifact
 from declinecraft.core.config import RunConfig
 from declinecraft.paper import figure_check
 from declinecraft.paper.drawing import save
@@ -31,30 +32,34 @@ from declinecraft.views.know2guess import plots as know2guess_plots
 #: Figure files this module owns (an earlier run's leftovers are removed).
 VIEW_FIGURE_FILE = re.compile(r"(k2g|esb)_[a-z0-9_]+\.(pdf|png)")
 
-#: stem -> (view block, drawing function, CSV it reads, title)
-FIGURES: dict[str, tuple[str, Callable[[pl.DataFrame], Figure], str, str]] = {
+#: stem -> (drawing function, the view's table it reads, title)
+FIGURES: dict[str, tuple[Callable[[pl.DataFrame], Figure], Artifact, str]] = {
     **{
-        stem: ("know2guess", draw, csv, f"Know2Guess: {stem[4:].replace('_', ' ')}")
-        for stem, (draw, csv) in know2guess_plots.FIGURES.items()
+        stem: (draw, table, f"Know2Guess: {stem[4:].replace('_', ' ')}")
+        for stem, (draw, table) in know2guess_plots.FIGURES.items()
     },
-    "esb_sufficiency_curve": ("evidence", evidence_plots.plot_sufficiency_curve, "curve.csv", "ESB: sufficiency curve"),
-    "esb_l5_distribution": ("evidence", evidence_plots.plot_l5_distribution, "l5_types.csv", "ESB: L5 responses"),
-    "esb_prompt_heatmap": ("evidence", evidence_plots.plot_prompt_heatmap, "curve.csv", "ESB: prompt x level"),
-    "esb_position_bias": ("evidence", evidence_plots.plot_position_bias, "position_bias.csv", "ESB: position bias"),
+    "esb_sufficiency_curve": (
+        evidence_plots.plot_sufficiency_curve,
+        catalogue.EVIDENCE_CURVE,
+        "ESB: sufficiency curve",
+    ),
+    "esb_l5_distribution": (evidence_plots.plot_l5_distribution, catalogue.EVIDENCE_L5_TYPES, "ESB: L5 responses"),
+    "esb_prompt_heatmap": (evidence_plots.plot_prompt_heatmap, catalogue.EVIDENCE_CURVE, "ESB: prompt x level"),
+    "esb_position_bias": (evidence_plots.plot_position_bias, catalogue.EVIDENCE_POSITION_BIAS, "ESB: position bias"),
     "esb_helpfulness_safety": (
-        "evidence",
         evidence_plots.plot_helpfulness_safety,
-        "summary.csv",
+        catalogue.EVIDENCE_SUMMARY,
         "ESB: helpfulness and safety",
     ),
 }
 
 
-def _table(cfg: RunConfig, block: str, csv: str) -> tuple[pl.DataFrame | None, str]:
+def _table(cfg: RunConfig, table: Artifact) -> tuple[pl.DataFrame | None, str]:
     """A view's CSV, or why it is not there."""
+    block = table.stage
     if not cfg.block(block).enabled:
         return None, f"the {block} view is switched off in this run ({block}.enabled: false)"
-    path = cfg.stage_dir(block) / csv
+    path = table.path(cfg)
     if not path.is_file():
         return None, f"{path.relative_to(cfg.root)} is missing (the {block} view has not run)"
     frame = pl.read_csv(path, infer_schema_length=10_000)
@@ -68,8 +73,8 @@ def write_view_figures(
     its layout problems (:func:`figure_check.problems`, '' when none; with ``captions``, also
     what its caption fails to name)."""
     rows, written = [], set()
-    for stem, (block, draw, csv, title) in FIGURES.items():
-        frame, reason = _table(cfg, block, csv)
+    for stem, (draw, table, title) in FIGURES.items():
+        frame, reason = _table(cfg, table)
         layout: list[str] = []
         if frame is not None:
             fig = draw(frame)

@@ -43,9 +43,10 @@ import polars as pl
 import pyarrow as pa
 import tantivy
 
-from declinecraft.core import config, paths, replay
+from declinecraft.core import catalogue, config, paths, replay
 from declinecraft.core.artifacts import CHUNK_COLUMNS, CORPORA, validate_chunks
 from declinecraft.core.config import IndexParams
+from declinecraft.core.stage_writer import StageWriter, json_text
 from declinecraft.retrieval.bm25 import TANTIVY_B, TANTIVY_K1, bm25_analyzer, check_bm25_params, write_frequent
 from declinecraft.retrieval.dense import DenseTable, check_dense_params, dense_index, dense_uri, dense_write
 from declinecraft.retrieval.embedding_cache import EmbeddingCache
@@ -56,7 +57,8 @@ if TYPE_CHECKING:
 #: Bump when the on-disk layout changes: every index gets a new version.
 INDEX_FORMAT = 3
 TABLE = "chunks"
-MANIFEST = "manifest.json"
+#: The manifest's name, in the stage folder and in each version's folder.
+MANIFEST = catalogue.INDEX_MANIFEST.name
 
 
 # --- chunks ----------------------------------------------------------------------------------
@@ -273,7 +275,7 @@ def build(
             },
             "timing": {k: round(v, 3) for k, v in timing.items()},
         }
-        paths.write_text_atomic(tmp / MANIFEST, json.dumps(manifest, indent=2, sort_keys=True) + "\n")
+        paths.write_text_atomic(tmp / MANIFEST, json_text(manifest, sort_keys=True))
         if folder.exists():
             shutil.rmtree(folder)
         os.replace(tmp, folder)
@@ -291,7 +293,7 @@ def read_manifest(folder: str | os.PathLike[str]) -> dict[str, Any]:
     """
     path = Path(folder) / MANIFEST
     if not path.is_file():
-        raise FileNotFoundError(f"no index at {Path(folder)}: {path} is missing (run 02_index)")
+        raise FileNotFoundError(f"no index at {Path(folder)}: {path} is missing (run {catalogue.notebook('index')})")
     return json.loads(path.read_text(encoding="utf-8"))
 
 
@@ -345,7 +347,7 @@ def ensure(
     sha = chunk_hash(frame)
     version = index_version(params, sha, getattr(embedder, "key", embedder.name))
     stage_folder = Path(stage_folder)
-    target = stage_folder / f"index-{version}"
+    target = stage_folder / catalogue.INDEX_VERSION.file(version)
     built = True
     if (target / MANIFEST).is_file():
         manifest = read_manifest(target)
@@ -358,7 +360,7 @@ def ensure(
     else:
         manifest = build(frame, target, embedder=embedder, params=params, chunks_sha256=sha)
     if not keep_stale:
-        for other in stage_folder.glob("index-*"):
+        for other in stage_folder.glob(catalogue.INDEX_VERSION.pattern):
             if other != target and other.is_dir():
                 shutil.rmtree(other)
     stage = {
@@ -368,8 +370,7 @@ def ensure(
         "seconds_this_run": round(time.perf_counter() - started, 3),
         **manifest,
     }
-    paths.write_text_atomic(stage_folder / MANIFEST, json.dumps(stage, indent=2, sort_keys=True) + "\n")
-    marker = stage_folder / "NOT_BUILT.md"
-    if marker.exists():
-        marker.unlink()
+    writer = StageWriter("index", stage_folder)
+    writer.manifest(stage, sort_keys=True)
+    writer.finish()
     return stage

@@ -255,7 +255,7 @@ class TestStage:
         folder.mkdir(parents=True)
         (folder / "curve.csv").write_text("stale\n")
         result = stage.run(cfg, models=FakeModels(), search=esb_run.FakeSearch())
-        assert (folder / stage.STATUS).is_file() and not (folder / "curve.csv").exists()
+        assert (folder / stage.STATUS.name).is_file() and not (folder / "curve.csv").exists()
         assert result.instances.is_empty() and result.tables == {}
 
     def test_unknown_prompt(self, project: Path) -> None:

@@ -159,7 +159,7 @@ class TestRun:
         cfg, models, out = done
         folder = cfg.stage_dir("know2guess")
         runs = 2 * len(cfg.know2guess.prompts)
-        assert sorted(p.name for p in folder.glob("know2guess_*.csv")) == sorted(stage.FILES.values())
+        assert sorted(p.name for p in folder.glob("know2guess_*.csv")) == sorted(a.name for a in stage.FILES.values())
         assert out.decisions.height == 8 * runs and out.manifest["decision_calls"] == 4 * runs
         assert out.manifest["runs"] == runs and (folder / "manifest.json").is_file()
         assert ("qwen2.5-coder-0.5b", "off", 64, 0.0) in models.settings  # default.yaml: max_tokens 64
@@ -226,8 +226,8 @@ class TestRun:
         small = {name: value for name, value, _ in macros.macros(folder)}
         assert small["KgBestNoRagReliability"] == "\\dcsmall{50.0}{4 questions}"
         assert small["KgRagReliabilityDirection"] == "not comparable at this n" and small["KgQuestions"] == "4"
-        for stem, (draw, csv) in plots.FIGURES.items():
-            fig = draw(pl.read_csv(folder / csv))
+        for stem, (draw, table) in plots.FIGURES.items():
+            fig = draw(pl.read_csv(folder / table.name))
             assert isinstance(fig, Figure) and fig.axes, stem
             assert figure_check.problems(fig, CAPTIONS[stem]) == [], stem
 

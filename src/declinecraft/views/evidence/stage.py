@@ -1,48 +1,30 @@
 """Stage 10 (``stage.run``): ESB's evidence levels on our questions; writes ``10_evidence/``.
 
-Reads the benchmark, C_pre's chunks, ``05_answer/retrieved.parquet`` (the retriever's chunks per
-question, where it has them; the index otherwise) and ``06_judge/references.parquet``; writes
-into ``outputs/<run>/10_evidence/``:
+Reads the benchmark, C_pre's chunks, the answer stage's retrieved chunks per question (where it
+has them; the index otherwise) and the judge stage's references; writes the catalogue's evidence
+artifacts (:mod:`declinecraft.core.catalogue`) into ``outputs/<run>/10_evidence/``: the key values,
+the instances (per question, level and order: chunk ids, the exact context, the checks), the
+responses, their labels and scores, the judged table (ESB classes, L5 flags and types), the
+sufficiency curve, the summary, position bias, prompt effects, L5 types, agreement, quality,
+validation sample and problem tables, and the manifest.
 
-===================  =========================================================================
-key_values.parquet   per answerable question: the value its conflicting copy alters, by rule or
-                     by the generator model, or why there is none
-instances.parquet    per (question, level, order): chunk ids, the exact context, the checks
-responses.parquet    per (instance, model, thinking, prompt): the answer call's reply
-labels.parquet       the response judge's labels (``judge.label_responses``)
-scores.parquet       the accuracy judges' scores of L1-L4 answers (``judge.score_responses``)
-judged.parquet       responses + label + accuracy + ESB classes + L5 flags and types
-curve.csv            the evidence-sufficiency curve: one row per model, prompt and level L1-L5, T
-summary.csv          accuracy, over-answer, wrong-answer, B-ECE (with and without T), intervals
-position_bias.csv    L5 by order: abstention, gold adoption, known-wrong; exact McNemar p
-prompt_effects.csv   P2, P3 vs P1 per level: change in abstention, McNemar p, BH q
-l5_types.csv         the L5 response distribution by type and order
-agreement.csv        response judge vs rule classifier (ESB classes): agreement, Cohen's kappa
-quality.csv          ESB §4.4's checks with counts checked and failed
-validation_sample.csv ESB §7.7's human-validation sheet: 40 responses per level, empty answer columns
-problems.csv         every question and level not built as defined, and what was done
-manifest.json        settings, counts, seconds
-===================  =========================================================================
-
-With ``evidence.enabled: false`` it writes ``STATUS.md`` only (and removes stale outputs).
+With ``evidence.enabled: false`` it writes the status note only (and removes stale outputs).
 Models run one at a time: the conflict model, the models under test, the response judge, the
 accuracy judges; every call is cached, so a rerun sends none.
 """
 
 from __future__ import annotations
 
-import json
-import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any
 
 import polars as pl
 
-from declinecraft.core import paths
+from declinecraft.core import catalogue
 from declinecraft.core.artifacts import BENCHMARK_COLUMNS, read_benchmark, read_chunks, read_stage_file
 from declinecraft.core.config import EvidenceParams, RunConfig
+from declinecraft.core.stage_writer import StageWriter
 from declinecraft.evaluation import answer, judge
 from declinecraft.evaluation.answer import Search
 from declinecraft.evaluation.answer_stage import retriever_adapters
@@ -50,19 +32,29 @@ from declinecraft.evaluation.context import Chunk, chunks_by_id
 from declinecraft.llm.pool import ModelPool, Models
 from declinecraft.views.evidence import asking, classes, conflicts, levels, tables, validation
 
-TABLES = (
-    "curve",
-    "summary",
-    "position_bias",
-    "prompt_effects",
-    "l5_types",
-    "agreement",
-    "quality",
-    "problems",
-    "validation_sample",
-)
-FRAMES = ("key_values", "instances", "responses", "labels", "scores", "judged")
-STATUS = "STATUS.md"
+#: The view's CSV tables by name (the catalogue's artifacts).
+TABLES = {
+    "curve": catalogue.EVIDENCE_CURVE,
+    "summary": catalogue.EVIDENCE_SUMMARY,
+    "position_bias": catalogue.EVIDENCE_POSITION_BIAS,
+    "prompt_effects": catalogue.EVIDENCE_PROMPT_EFFECTS,
+    "l5_types": catalogue.EVIDENCE_L5_TYPES,
+    "agreement": catalogue.EVIDENCE_AGREEMENT,
+    "quality": catalogue.EVIDENCE_QUALITY,
+    "problems": catalogue.EVIDENCE_PROBLEMS,
+    "validation_sample": catalogue.EVIDENCE_VALIDATION_SAMPLE,
+}
+#: The view's Parquet frames by name.
+FRAMES = {
+    "key_values": catalogue.EVIDENCE_KEY_VALUES,
+    "instances": catalogue.EVIDENCE_INSTANCES,
+    "responses": catalogue.EVIDENCE_RESPONSES,
+    "labels": catalogue.EVIDENCE_LABELS,
+    "scores": catalogue.EVIDENCE_SCORES,
+    "judged": catalogue.EVIDENCE_JUDGED,
+}
+#: The note of a run with the view switched off.
+STATUS = catalogue.EVIDENCE_STATUS
 
 
 @dataclass(frozen=True)
@@ -117,12 +109,12 @@ def c_pre(cfg: RunConfig) -> dict[str, Chunk]:
 
 
 def references(cfg: RunConfig) -> pl.DataFrame:
-    """``06_judge/references.parquet`` (question_id, reference).
+    """The judge stage's references (question_id, reference).
 
     Raises:
         FileNotFoundError: the judge stage has not run (names the file).
     """
-    return read_stage_file(cfg, "judge", "references.parquet", ["question_id", "reference"])
+    return read_stage_file(cfg, catalogue.JUDGE_REFERENCES, ["question_id", "reference"])
 
 
 def retrieved_lists(
@@ -132,7 +124,7 @@ def retrieved_lists(
     05's where it retrieved at least k with this pipeline, else a new search. Returns the lists
     and how many questions needed a search."""
     out: dict[str, list[str]] = {}
-    path = cfg.stage_dir("answer") / "retrieved.parquet"
+    path = catalogue.ANSWER_RETRIEVED.path(cfg)
     if path.is_file():
         stored = pl.read_parquet(path).filter(pl.col("pipeline") == pipeline, pl.col("scenario"), pl.col("k") >= k)
         for r in stored.sort("k").iter_rows(named=True):
@@ -150,20 +142,12 @@ def related_titles(retrieved: Mapping[str, Sequence[str]], chunks: Mapping[str, 
     return {q: sorted({chunks[c].title for c in ids if c in chunks}) for q, ids in retrieved.items()}
 
 
-def _write(frame: pl.DataFrame, path: Path) -> None:
-    with paths.atomic_path(path) as tmp:
-        frame.write_csv(tmp) if path.suffix == ".csv" else frame.write_parquet(tmp)
-
-
 def disabled(cfg: RunConfig) -> EvidenceResult:
-    """Write ``STATUS.md`` saying the view is off, remove stale outputs, return an empty result."""
-    folder = cfg.stage_dir("evidence")
-    for name in (*(f"{t}.csv" for t in TABLES), *(f"{f}.parquet" for f in FRAMES), "manifest.json"):
-        (folder / name).unlink(missing_ok=True)
-    paths.write_text_atomic(
-        folder / STATUS, "The evidence view is disabled in this run (evidence.enabled: false); it wrote no tables.\n"
-    )
-    (folder / "NOT_BUILT.md").unlink(missing_ok=True)
+    """Write the status note saying the view is off, remove stale outputs, return an empty result."""
+    writer = StageWriter.of(cfg, "evidence")
+    writer.remove(*TABLES.values(), *FRAMES.values(), catalogue.EVIDENCE_MANIFEST)
+    writer.text(STATUS, "The evidence view is disabled in this run (evidence.enabled: false); it wrote no tables.\n")
+    writer.finish()
     return EvidenceResult(manifest={"run": cfg.run, "enabled": False})
 
 
@@ -176,7 +160,7 @@ def run(
     """
     if not cfg.evidence.enabled:
         return disabled(cfg)
-    start = time.monotonic()
+    writer = StageWriter.of(cfg, "evidence")
     params: EvidenceParams = cfg.evidence
     s = Settings.of(cfg)
     bench = read_benchmark(cfg, (*BENCHMARK_COLUMNS, "fact"))
@@ -184,16 +168,15 @@ def run(
     chunks = c_pre(cfg)
     titles = sorted({c.title for c in chunks.values() if c.title})
     refs = references(cfg)
-    seconds: dict[str, float] = {}
-    t0 = time.monotonic()
+    writer.mark()
     retrieved, searched = retrieved_lists(cfg, questions, pipeline=s.pipeline, k=s.k, search=search)
-    seconds["retrieval"] = round(time.monotonic() - t0, 1)
+    writer.lap("retrieval")
     own: ModelPool | None = None
     if models is None:
         models = own = ModelPool(cfg, progress=progress)
     pool: Models = models
     try:
-        t0 = time.monotonic()
+        writer.mark()
         ask = (
             pool.asker(
                 s.conflict_model, thinking=None, max_tokens=params.conflict_max_tokens, temperature=params.temperature
@@ -215,8 +198,7 @@ def run(
             chunk_chars=s.context_chars,
             seed=cfg.seed,
         )
-        seconds["levels"] = round(time.monotonic() - t0, 1)
-        t0 = time.monotonic()
+        writer.lap("levels")
         responses, timings = asking.answer_instances(
             built.instances,
             models=pool,
@@ -226,10 +208,9 @@ def run(
             max_tokens=s.max_tokens,
             temperature=params.temperature,
         )
-        seconds["answers"] = round(time.monotonic() - t0, 1)
-        t0 = time.monotonic()
+        writer.lap("answers")
         labels, scores = _judge(cfg, s, pool, responses, refs)
-        seconds["judges"] = round(time.monotonic() - t0, 1)
+        writer.lap("judges")
     finally:
         if own is not None:
             own.close()
@@ -246,7 +227,6 @@ def run(
         "problems": built.problems,
         "validation_sample": validation.validation_sample(judged, built.instances, seed=cfg.seed),
     }
-    folder = cfg.stage_dir("evidence")
     frames = {
         "key_values": values,
         "instances": built.instances,
@@ -256,9 +236,9 @@ def run(
         "judged": judged,
     }
     for name, frame in frames.items():
-        _write(frame, folder / f"{name}.parquet")
+        writer.frame(FRAMES[name], frame)
     for name, frame in out.items():
-        _write(frame, folder / f"{name}.csv")
+        writer.frame(TABLES[name], frame)
     manifest = {
         "run": cfg.run,
         "enabled": True,
@@ -281,11 +261,10 @@ def run(
             "scores": int((scores["source"] == "llm").sum()) + int(scores["reasked"].sum()),
         },
         "timings": timings,
-        "seconds": {**seconds, "total": round(time.monotonic() - start, 1)},
+        "seconds": writer.timing(),
     }
-    paths.write_text_atomic(folder / "manifest.json", json.dumps(manifest, indent=2, default=str) + "\n")
-    for stale in ("NOT_BUILT.md", STATUS):
-        (folder / stale).unlink(missing_ok=True)
+    writer.manifest(manifest)
+    writer.finish(STATUS)
     return EvidenceResult(key_values=values, instances=built.instances, judged=judged, tables=out, manifest=manifest)
 
 

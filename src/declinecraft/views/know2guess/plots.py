@@ -17,6 +17,7 @@ import polars as pl
 from matplotlib.axes import Axes
 from matplotlib.figure import Figure
 
+from declinecraft.core import catalogue
 from declinecraft.core.palette import model_styles
 from declinecraft.views.know2guess.protocol import STANDARD
 
@@ -153,10 +154,10 @@ def plot_parser_scatter(frame: pl.DataFrame) -> Figure:
     return fig
 
 
-#: Figure file stem -> (plot function, CSV it reads), for the paper stage.
+#: Figure file stem -> (plot function, the table it reads), for the paper stage.
 FIGURES = {
-    "k2g_reliability_lambda": (plot_reliability_vs_lambda, "know2guess_cost_sensitive.csv"),
-    "k2g_reliability_diagram": (plot_reliability_diagram, "know2guess_calibration.csv"),
-    "k2g_outcome_profile": (plot_outcome_profile, "know2guess_outcomes.csv"),
-    "k2g_parser_scatter": (plot_parser_scatter, "know2guess_parser_sensitivity.csv"),
+    "k2g_reliability_lambda": (plot_reliability_vs_lambda, catalogue.K2G_COST_SENSITIVE),
+    "k2g_reliability_diagram": (plot_reliability_diagram, catalogue.K2G_CALIBRATION),
+    "k2g_outcome_profile": (plot_outcome_profile, catalogue.K2G_OUTCOMES),
+    "k2g_parser_scatter": (plot_parser_scatter, catalogue.K2G_PARSER_SENSITIVITY),
 }

@@ -3,32 +3,18 @@
 Reads the benchmark, the answer stage's questions and retrieved chunks (``05_answer/``), the
 judge stage's references and labels (``06_judge/``) and the corpus chunks; asks every run
 (:mod:`.protocol`), parses each reply both ways, has the run's accuracy judges score the
-answers, and writes into ``outputs/<run>/09_know2guess/``:
+answers, and writes the catalogue's Know2Guess artifacts (:mod:`declinecraft.core.catalogue`) into
+``outputs/<run>/09_know2guess/``: the decisions (one row per run, parser and question), the
+summary of every rate with its interval, the cost-sensitive reliability, the outcome profile, the
+calibration bins, the parser and prompt sensitivities, the separability probe and its words, the
+cross-protocol comparison and crosstab, the parser issues, and the manifest.
 
-==========================================  ==================================================
-know2guess_decisions.csv                    one row per run, parser and question: state,
-                                            confidence, answer, issues, credit, judge label
-know2guess_summary.csv                      every K2G rate with its item-bootstrap interval, ECE
-know2guess_cost_sensitive.csv               R_λ per λ with ranks
-know2guess_outcomes.csv                     the outcome profile
-know2guess_calibration.csv                  the reliability diagram's bins
-know2guess_parser_sensitivity.csv           normalized minus strict, per run
-know2guess_prompt_sensitivity.csv           each control prompt minus the standard prompt
-know2guess_separability.csv                 K2G §3.5's probe: accuracy, macro-F1, recall, FPR, AUROC
-know2guess_separability_features.csv        its top words per half
-know2guess_cross_protocol.csv               K2G's declared vs our judged abstention
-know2guess_crosstab.csv                     K2G state × judge label counts
-know2guess_issues.csv                       every parser issue, counted per run and parser
-manifest.json                               settings, counts, seconds
-==========================================  ==================================================
-
-With ``know2guess.enabled: false`` it writes ``DISABLED.md`` (and removes its own stale tables).
+With ``know2guess.enabled: false`` it writes the disabled note (and removes its own stale tables).
 """
 
 from __future__ import annotations
 
 import dataclasses
-import json
 import time
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -36,10 +22,11 @@ from typing import Any
 
 import polars as pl
 
-from declinecraft.core import paths, stats
+from declinecraft.core import catalogue, stats
 from declinecraft.core.artifacts import read_benchmark, read_stage_file
 from declinecraft.core.config import RunConfig
 from declinecraft.core.params import Know2GuessParams
+from declinecraft.core.stage_writer import StageWriter
 from declinecraft.evaluation.answer import select_questions
 from declinecraft.evaluation.context import Lookup
 from declinecraft.evaluation.judge_stage import chunk_lookup
@@ -54,7 +41,7 @@ from declinecraft.views.know2guess import (
 from declinecraft.views.know2guess.decisions import STATES
 from declinecraft.views.know2guess.separability import separability
 
-#: What the view reads of ``06_judge/judged.parquet``: the response judge's label per setting.
+#: What the view reads of the judge stage's judged table: the response judge's label per setting.
 JUDGED_COLUMNS = (
     "model",
     "thinking",
@@ -66,23 +53,20 @@ JUDGED_COLUMNS = (
     "question_id",
     "label",
 )
-#: Result field -> file name of ``09_know2guess/``.
-FILES: dict[str, str] = {
-    name: f"know2guess_{name}.csv"
-    for name in (
-        "decisions",
-        "summary",
-        "cost_sensitive",
-        "outcomes",
-        "calibration",
-        "parser_sensitivity",
-        "prompt_sensitivity",
-        "separability",
-        "separability_features",
-        "cross_protocol",
-        "crosstab",
-        "issues",
-    )
+#: Result field -> its artifact in ``09_know2guess/``.
+FILES = {
+    "decisions": catalogue.K2G_DECISIONS,
+    "summary": catalogue.K2G_SUMMARY,
+    "cost_sensitive": catalogue.K2G_COST_SENSITIVE,
+    "outcomes": catalogue.K2G_OUTCOMES,
+    "calibration": catalogue.K2G_CALIBRATION,
+    "parser_sensitivity": catalogue.K2G_PARSER_SENSITIVITY,
+    "prompt_sensitivity": catalogue.K2G_PROMPT_SENSITIVITY,
+    "separability": catalogue.K2G_SEPARABILITY,
+    "separability_features": catalogue.K2G_SEPARABILITY_FEATURES,
+    "cross_protocol": catalogue.K2G_CROSS_PROTOCOL,
+    "crosstab": catalogue.K2G_CROSSTAB,
+    "issues": catalogue.K2G_ISSUES,
 }
 
 
@@ -125,8 +109,9 @@ class Know2GuessResult:
 
 
 def output_files(params: Know2GuessParams) -> list[str]:
-    """The files a run of the stage leaves in its folder (what the notebook checks)."""
-    return [*FILES.values(), "manifest.json"] if params.enabled else ["DISABLED.md", "manifest.json"]
+    """The files a run of the stage leaves in its folder (the catalogue's, as the view is on or off)."""
+    when = catalogue.K2G_ON if params.enabled else catalogue.K2G_OFF
+    return [a.name for a in catalogue.writes("know2guess") if a.when in ("", when)]
 
 
 def issue_counts(decisions: pl.DataFrame) -> pl.DataFrame:
@@ -172,31 +157,28 @@ def run(
     ``models`` and ``lookup`` default to the run's model servers and corpus chunks (tests inject
     fakes). Every call is cached, so a rerun sends none.
     """
-    start = time.monotonic()
+    writer = StageWriter.of(cfg, "know2guess")
     params: Know2GuessParams = cfg.know2guess
-    folder = cfg.stage_dir("know2guess")
     if not params.enabled:
-        for name in FILES.values():
-            (folder / name).unlink(missing_ok=True)
-        paths.write_text_atomic(folder / "DISABLED.md", "Know2Guess view disabled (know2guess.enabled: false).\n")
+        writer.remove(*FILES.values())
+        writer.text(catalogue.K2G_DISABLED, "Know2Guess view disabled (know2guess.enabled: false).\n")
         manifest = {"run": cfg.run, "enabled": False}
-        paths.write_text_atomic(folder / "manifest.json", json.dumps(manifest, indent=2) + "\n")
-        (folder / "NOT_BUILT.md").unlink(missing_ok=True)
+        writer.manifest(manifest)
+        writer.finish()
         return Know2GuessResult.empty(manifest)
     protocol.check(params)
     bench = read_benchmark(cfg)
-    asked = set(read_stage_file(cfg, "answer", "responses.parquet", ["question_id"])["question_id"])
+    asked = set(read_stage_file(cfg, catalogue.ANSWER_RESPONSES, ["question_id"])["question_id"])
     questions = select_questions(bench.filter(pl.col("id").is_in(sorted(asked))), params.limit_questions, cfg.seed)
-    references = read_stage_file(cfg, "judge", "references.parquet")
-    judged = read_stage_file(cfg, "judge", "judged.parquet", JUDGED_COLUMNS)
+    references = read_stage_file(cfg, catalogue.JUDGE_REFERENCES)
+    judged = read_stage_file(cfg, catalogue.JUDGE_JUDGED, JUDGED_COLUMNS)
     own = ModelPool(cfg, progress=progress) if models is None else None
     pool = own if own is not None else models
     assert pool is not None
-    seconds: dict[str, float] = {}
     try:
         contexts: dict[str, str] = {}
         if "single" in params.conditions:
-            retrieved = read_stage_file(cfg, "answer", "retrieved.parquet")
+            retrieved = read_stage_file(cfg, catalogue.ANSWER_RETRIEVED)
             contexts = protocol.contexts(
                 questions,
                 retrieved,
@@ -206,10 +188,9 @@ def run(
                 chunk_chars=cfg.answer.context_chars,
             )
         runs = protocol.plan(params, cfg.answer, pool.thinking_switch)
-        t0 = time.monotonic()
+        writer.mark()
         decisions, timings = ask_all(questions, runs, params, pool, contexts)
-        seconds["decisions"] = round(time.monotonic() - t0, 1)
-        t0 = time.monotonic()
+        writer.lap("decisions")
         items = grading.judge_items(decisions, references)
         last = runs[-1].model if runs else None
         order = sorted(dict.fromkeys(cfg.judge.accuracy_judges), key=lambda j: j != last)  # the open server first
@@ -218,7 +199,7 @@ def run(
             for j in order
         }
         scores, accuracy = grading.score_items(items, askers, constrain=cfg.judge.constrain_reask)
-        seconds["grading"] = round(time.monotonic() - t0, 1)
+        writer.lap("grading")
     finally:
         if own is not None:
             own.close()
@@ -245,8 +226,7 @@ def run(
         "issues": issue_counts(decisions),
     }
     for name, frame in tables.items():
-        with paths.atomic_path(folder / FILES[name]) as tmp:
-            frame.write_csv(tmp)
+        writer.frame(FILES[name], frame)
     strict = decisions.filter(pl.col("parser") == "strict")
     manifest = {
         "run": cfg.run,
@@ -267,10 +247,9 @@ def run(
         "unscored": int(
             (decisions["state"].eq("ANSWER") & decisions["answerable"] & decisions["credit"].is_null()).sum()
         ),
-        "seconds": {**seconds, "total": round(time.monotonic() - start, 1)},
+        "seconds": writer.timing(),
         "timings": timings,
     }
-    paths.write_text_atomic(folder / "manifest.json", json.dumps(manifest, indent=2, default=str) + "\n")
-    for stale in ("NOT_BUILT.md", "DISABLED.md"):
-        (folder / stale).unlink(missing_ok=True)
+    writer.manifest(manifest)
+    writer.finish(catalogue.K2G_DISABLED)
     return Know2GuessResult(**tables, manifest=manifest)
