@@ -99,6 +99,13 @@ class TestOwner:
         assert cfg.stage_dir("verify") == project / "outputs" / "default" / "04_verify"
         assert cfg.stage_dir("answer") == project / "outputs" / "k10" / "05_answer"
 
+    def test_sibling_view(self, project: Path) -> None:
+        """A run differing only in a view reads the analysis (which reads no view) from its base."""
+        cfg = config.load(write(project, "ev", {"base": "default", "evidence": {"k": 4}}))
+        owners = {s: cfg.owner(s) for s, _ in config.STAGES}
+        assert owners["analysis"] == owners["know2guess"] == owners["judge"] == "default"
+        assert owners["evidence"] == owners["paper"] == "ev"
+
     def test_seed_change_owns_everything(self, project: Path) -> None:
         """A different seed changes every stage, so the derived run owns all of them."""
         cfg = config.load(write(project, "s1", {"base": "default", "seed": 1}))

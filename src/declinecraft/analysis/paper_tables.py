@@ -16,7 +16,7 @@ from collections.abc import Callable, Mapping
 
 import polars as pl
 
-from declinecraft.core import registry
+from declinecraft.core import catalogue, registry
 from declinecraft.core.config import RunConfig
 
 PIPELINE_NAMES = {
@@ -237,10 +237,8 @@ def table10(r: Mapping[str, pl.DataFrame]) -> pl.DataFrame | str:
     """Human agreement (from annotators' files)."""
     t = r.get("human_agreement")
     if t is None or t.height == 0:
-        return (
-            "Table 10 needs annotators' labels in data/annotations/<run>/ (the sample is in "
-            "07_analysis/annotation_sample.html)"
-        )
+        sample = catalogue.ANALYSIS_ANNOTATION_PAGE.relative()
+        return f"Table 10 needs annotators' labels in data/annotations/<run>/ (the sample is in {sample})"
     return t
 
 

@@ -17,6 +17,7 @@ from typing import Any
 import numpy as np
 import polars as pl
 
+from declinecraft.core import catalogue
 from declinecraft.core.config import GenerateParams
 from declinecraft.llm.calls import Ask, Call, Reply
 from declinecraft.llm.responses import FormatError, parse_json
@@ -188,7 +189,10 @@ def known_ids(ids: Sequence[str], text: dict[str, str] | Any, where: str) -> lis
     """
     for cid in ids:
         if cid not in text:
-            raise ValueError(f"{where}: retrieved chunk {cid!r} is not in the corpus stage's chunks; rebuild 02_index")
+            raise ValueError(
+                f"{where}: retrieved chunk {cid!r} is not in the corpus stage's chunks; "
+                f"rebuild {catalogue.notebook('index')}"
+            )
     return list(ids)
 
 

@@ -483,6 +483,14 @@ def find(block: str, name: str, place: str = "stage") -> Artifact | None:
     return next((a for a in writes(block) if a.place == place and a.matches(name)), None)
 
 
+def manifest(block: str) -> Artifact:
+    """The manifest a stage writes (KeyError for a stage without one)."""
+    found = [a for a in writes(block) if a.place == "stage" and a.name == "manifest.json"]
+    if not found:
+        raise KeyError(f"stage {block!r} declares no manifest")
+    return found[0]
+
+
 def missing(cfg: Any, block: str) -> list[Path]:
     """The files a successful run of stage ``block`` under ``cfg`` leaves that are not there."""
     return [a.path(cfg) for a in writes(block) if a.required(cfg) and not a.path(cfg).exists()]

@@ -112,10 +112,7 @@ class StageWriter:
 
     def manifest(self, data: dict[str, Any], *, sort_keys: bool = False) -> Path:
         """Write the stage's ``manifest`` artifact: ``data``, indented by two."""
-        found = [a for a in catalogue.writes(self.block) if a.place == "stage" and a.name == "manifest.json"]
-        if not found:
-            raise ValueError(f"stage {self.block!r} declares no manifest in the catalogue")
-        return self.json(found[0], data, sort_keys=sort_keys)
+        return self.json(catalogue.manifest(self.block), data, sort_keys=sort_keys)
 
     def remove(self, *artifacts: Artifact) -> None:
         """Remove stale files of this stage (absent ones are fine)."""

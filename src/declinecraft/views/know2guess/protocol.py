@@ -18,6 +18,7 @@ from typing import Any
 
 import polars as pl
 
+from declinecraft.core import catalogue
 from declinecraft.core.params import AnswerParams, Know2GuessParams
 from declinecraft.evaluation.answer import query_of, thinking_modes
 from declinecraft.evaluation.context import Lookup, context_of
@@ -123,8 +124,8 @@ def contexts(
     for qid in questions["id"].to_list():
         if qid not in chunks:
             raise ValueError(
-                f"question {qid!r}: 05_answer/retrieved.parquet has no chunks for pipeline "
-                f"{pipeline!r} at k={k} (run 05_answer with the 'single' condition, or drop "
+                f"question {qid!r}: {catalogue.ANSWER_RETRIEVED.relative()} has no chunks for pipeline "
+                f"{pipeline!r} at k={k} (run {catalogue.notebook('answer')} with the 'single' condition, or drop "
                 "'single' from know2guess.conditions)"
             )
         out[qid] = context_of(list(chunks[qid]), lookup, qid, chunk_chars)
