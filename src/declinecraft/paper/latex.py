@@ -11,6 +11,10 @@ from __future__ import annotations
 import re
 from typing import Any
 
+from declinecraft.core.number_format import thousands
+
+__all__ = ["SPECIAL", "escape", "escape_marked", "thousands"]
+
 #: What each special character of running text becomes.
 SPECIAL = {
     "\\": "\\textbackslash{}",
@@ -40,9 +44,3 @@ def escape_marked(text: Any) -> str:
         s, marks = s.rsplit("^{", 1)
         return escape(s) + "$^{\\mathrm{" + escape(marks[:-1]) + "}}$"
     return escape(s)
-
-
-def thousands(n: int) -> str:
-    """An integer as LaTeX with ``{,}`` between groups of three digits (``3{,}404``), as the paper
-    prints counts (the braces keep math mode from spacing the comma as punctuation)."""
-    return f"{n:,}".replace(",", "{,}")

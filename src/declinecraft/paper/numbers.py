@@ -2,7 +2,8 @@
 
 Each :class:`~declinecraft.paper.number_spec.Number` (listed in :mod:`declinecraft.paper.quoted`)
 names its macro, says what it is, how to read it from the analysis tables (a getter of
-:mod:`declinecraft.paper.number_sources`) and how to print it, and (where the paper
+:mod:`declinecraft.paper.number_sources`) and how to print it (a kind of the paper's one formatter,
+:func:`declinecraft.core.number_format.fmt`), and (where the paper
 reports it) the key in ``params/paper_reported.yaml``. A number the run cannot supply prints
 "n/a" and its reason goes into ``numbers.csv``; nothing here raises on missing data. Macro names
 are letters only (TeX control words). The run's settings get macros too
@@ -18,8 +19,9 @@ from typing import Any
 import polars as pl
 
 from declinecraft.core import small_n
+from declinecraft.core.number_format import fmt
 from declinecraft.paper import number_sources
-from declinecraft.paper.latex import escape, thousands
+from declinecraft.paper.latex import escape
 from declinecraft.paper.number_sources import Tables
 from declinecraft.paper.number_spec import CAVEAT_FORMATS, SMALL_N_MACRO, Number
 from declinecraft.paper.quoted import NUMBERS
@@ -34,26 +36,6 @@ __all__ = [
     "numbers_tex",
     "reported_vs_reproduced",
 ]
-
-
-def fmt(value: Any, kind: str) -> str:
-    """Print a value for the text: percent with one decimal, signed points, rho, p, kappa, ..."""
-    if kind == "text":
-        return str(value)
-    v = float(value)
-    if kind == "pct":
-        return f"{100 * v:.1f}"
-    if kind == "pts":
-        return f"{100 * v:+.1f}".replace("-", "\\textminus ")
-    if kind == "int":
-        return thousands(int(round(v)))
-    if kind == "rho":
-        return f"{v:+.2f}".replace("-", "\\textminus ")
-    if kind == "p":
-        return "<0.001" if v < 0.001 else (f"{v:.3f}" if v < 0.01 else f"{v:.2f}")
-    if kind == "kappa":
-        return f"{v:.2f}"
-    return f"{v:g}"
 
 
 def _size(number: Number, tables: Tables) -> int | None:

@@ -17,6 +17,7 @@ from dataclasses import dataclass
 import polars as pl
 
 from declinecraft.core import small_n
+from declinecraft.core.number_format import compare
 from declinecraft.paper.latex import escape
 from declinecraft.paper.number_sources import SCHEMA
 
@@ -36,37 +37,21 @@ class Word:
     rule: Rule
 
 
-def _is_zero(text: str) -> bool:
-    """Whether a printed signed number reads as zero ("+0.0", "\\textminus 0.0")."""
-    digits = text.replace("\\textminus", "").strip(" +-")
-    try:
-        return float(digits) == 0.0
-    except ValueError:
-        return False
-
-
-def change(a: str, b: str, up: str, down: str, same: str, missing: str) -> Rule:
-    """``up``/``down`` as number ``b`` is above/below number ``a``; ``same`` when they print alike."""
+def change(a: str, b: str, up: str, down: str, same: str, missing: str, kind: str = "pct") -> Rule:
+    """``up``/``down`` as number ``b`` is above/below number ``a``; ``same`` when they print alike
+    as ``kind`` (the paper's tie rule, :func:`declinecraft.core.number_format.compare`)."""
 
     def rule(n: Mapping[str, Printed], alpha: float, min_n: int) -> str:
-        (va, ta), (vb, tb) = n[a], n[b]
-        if va is None or vb is None:
-            return missing
-        if ta == tb:
-            return same
-        return up if vb > va else down
+        return compare(n[b][0], n[a][0], kind, (up, down, same), missing)
 
     return rule
 
 
-def sign(x: str, up: str, down: str, same: str, missing: str) -> Rule:
-    """``up``/``down`` by the sign of a signed number; ``same`` when it prints as zero."""
+def sign(x: str, up: str, down: str, same: str, missing: str, kind: str = "pts") -> Rule:
+    """``up``/``down`` by the sign of a signed number; ``same`` when it prints as zero (the tie rule)."""
 
     def rule(n: Mapping[str, Printed], alpha: float, min_n: int) -> str:
-        value, text = n[x]
-        if value is None:
-            return missing
-        return same if _is_zero(text) else (up if value > 0 else down)
+        return compare(n[x][0], 0.0, kind, (up, down, same), missing)
 
     return rule
 

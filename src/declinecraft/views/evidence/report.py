@@ -3,51 +3,48 @@
 :func:`macros` reads ``10_evidence/`` and returns ``(name, value, description)`` triples; names
 are letters only (TeX control words). Rates are means over the models (and thinking settings)
 under the standard prompt P1 unless a description says otherwise; a number the run cannot supply
-is "n/a". Direction words (``EsbLFiveVsLFour``: "lower than", "higher than", "the same as")
-are chosen from the unrounded numbers, so the prose of the paper's section follows the data.
+is "n/a". Numbers print through the paper's one formatter (:mod:`declinecraft.core.number_format`);
+direction words (``EsbLFiveVsLFour``: "lower than", "higher than", "the same as") follow its tie
+rule (the same when the two rates print alike), so the prose of the paper's section follows the data.
 """
 
 from __future__ import annotations
 
 import json
-import math
 from pathlib import Path
 from typing import cast
 
 import polars as pl
 
-from declinecraft.core import small_n
+from declinecraft.core import catalogue, number_format, small_n
+from declinecraft.core.catalogue import Artifact
+from declinecraft.core.number_format import fmt, is_missing
 
 Macro = tuple[str, str, str]
 _NAMES = {"L1": "LOne", "L2": "LTwo", "L3": "LThree", "L4": "LFour", "L5": "LFive", "T": "T"}
-TIE = 0.005
-"""Differences smaller than this (half a point) are "the same"."""
 
 
 def _pct(value: float | None) -> str:
-    return "n/a" if value is None or math.isnan(value) else f"{100 * value:.1f}\\%"
+    """A rate as percent, with the percent sign (``12.5\\%``)."""
+    text = fmt(value, "pct")
+    return text if is_missing(value) else text + "\\%"
 
 
 def _points(value: float | None) -> str:
-    return "n/a" if value is None or math.isnan(value) else f"{100 * abs(value):.1f}"
+    """The size of a change, in points (its direction is in the words)."""
+    return fmt(None if value is None else abs(value), "pct")
 
 
-def _num(value: float | None, digits: int = 2) -> str:
-    return "n/a" if value is None or math.isnan(value) else f"{value:.{digits}f}"
+def compare(a: float | None, b: float | None, words: tuple[str, str, str], kind: str = "pct") -> str:
+    """``words[0]`` if a > b, ``words[1]`` if a < b, ``words[2]`` when they print alike as ``kind``
+    (the paper's tie rule, :func:`declinecraft.core.number_format.compare`); "n/a" when either is missing."""
+    return number_format.compare(a, b, kind, words)
 
 
-def compare(a: float | None, b: float | None, words: tuple[str, str, str]) -> str:
-    """``words[0]`` if a > b, ``words[1]`` if a < b, ``words[2]`` if within :data:`TIE`; "n/a"
-    when either is missing."""
-    if a is None or b is None or math.isnan(a) or math.isnan(b):
-        return "n/a"
-    return words[2] if abs(a - b) < TIE else (words[0] if a > b else words[1])
-
-
-def _read(folder: Path, name: str) -> pl.DataFrame:
+def _read(folder: Path, table: Artifact) -> pl.DataFrame:
     """A table of the view, or an empty frame when it is missing or has no rows (its CSV header
     alone carries no column types)."""
-    path = folder / name
+    path = folder / table.name
     frame = pl.read_csv(path, infer_schema_length=None) if path.is_file() else pl.DataFrame()
     return frame if frame.height else pl.DataFrame()
 
@@ -102,12 +99,13 @@ def macros(folder: Path, *, min_n: int = small_n.threshold(0, 0.05)) -> list[Mac
     abstention rate, accuracy, over-answer rate or B-ECE from fewer questions prints with its n and
     "not interpretable at this n", and the words comparing such rates state no direction."""
     folder = Path(folder)
-    manifest = json.loads((folder / "manifest.json").read_text()) if (folder / "manifest.json").is_file() else {}
-    curve, summary = _read(folder, "curve.csv"), _read(folder, "summary.csv")
-    bias, effects = _read(folder, "position_bias.csv"), _read(folder, "prompt_effects.csv")
-    agree, quality = _read(folder, "agreement.csv"), _read(folder, "quality.csv")
-    problems = _read(folder, "problems.csv")
-    sheet = _read(folder, "validation_sample.csv")
+    path = folder / catalogue.EVIDENCE_MANIFEST.name
+    manifest = json.loads(path.read_text()) if path.is_file() else {}
+    curve, summary = _read(folder, catalogue.EVIDENCE_CURVE), _read(folder, catalogue.EVIDENCE_SUMMARY)
+    bias, effects = _read(folder, catalogue.EVIDENCE_POSITION_BIAS), _read(folder, catalogue.EVIDENCE_PROMPT_EFFECTS)
+    agree, quality = _read(folder, catalogue.EVIDENCE_AGREEMENT), _read(folder, catalogue.EVIDENCE_QUALITY)
+    problems = _read(folder, catalogue.EVIDENCE_PROBLEMS)
+    sheet = _read(folder, catalogue.EVIDENCE_VALIDATION_SAMPLE)
     settings = manifest.get("settings", {})
     count = manifest.get("instances", {})
     sources = manifest.get("key_values", {})
@@ -234,7 +232,11 @@ def _tests(bias: pl.DataFrame, effects: pl.DataFrame, agree: pl.DataFrame) -> li
         ("EsbPositionTests", str(tested.height), "model-prompt pairs with L5 in both orders"),
         ("EsbPositionSignificant", str(n_sig), "of them with an order effect on abstention (exact McNemar p<0.05)"),
         ("EsbPositionDiffMax", _points(diff), "largest order effect on L5 abstention, points"),
-        ("EsbPromptThreeWord", compare(change, 0.0, ("raises", "lowers", "does not change")), "P3 against P1 on L5"),
+        (
+            "EsbPromptThreeWord",
+            compare(change, 0.0, ("raises", "lowers", "does not change"), "pts"),
+            "P3 against P1 on L5",
+        ),
         ("EsbPromptThreeChangeLFive", _points(change), "mean change of L5 abstention from P1 to P3, points"),
         ("EsbPromptTests", str(n_eff.height), "prompt comparisons (model x level x P2/P3)"),
         (
@@ -243,5 +245,5 @@ def _tests(bias: pl.DataFrame, effects: pl.DataFrame, agree: pl.DataFrame) -> li
             "of them significant after Benjamini-Hochberg",
         ),
         ("EsbRuleAgreement", _pct(agreement), "response judge vs rule classifier, ESB classes"),
-        ("EsbRuleKappa", _num(kappa), "their Cohen's kappa"),
+        ("EsbRuleKappa", fmt(kappa, "kappa"), "their Cohen's kappa"),
     ]

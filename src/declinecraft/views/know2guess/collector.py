@@ -1,9 +1,10 @@
 """How the Know2Guess section's numbers print, and the list that collects them.
 
 Proportions print as percent with one decimal (the text adds ``\\%``), shifts as signed points,
-κ, AUROC and ECE with two decimals. A number the run cannot supply prints ``n/a`` and says why.
-Direction words ("higher", "lower", "the same") are chosen from the same numbers, at the precision
-they print, so the prose follows the data.
+κ, AUROC and ECE with two decimals, through the paper's one formatter
+(:mod:`declinecraft.core.number_format`). A number the run cannot supply prints ``n/a`` and says
+why. Direction words ("higher", "lower", "the same") follow its tie rule (the same when they print
+alike), so the prose follows the data.
 """
 
 from __future__ import annotations
@@ -15,30 +16,16 @@ from typing import Any
 import polars as pl
 
 from declinecraft.core import small_n
+from declinecraft.core.number_format import compare, fmt
 
 #: One macro: (name, LaTeX value, what it is).
 Macro = tuple[str, str, str]
-#: Half a printed unit: shifts smaller than this print as 0.0 points and read "the same".
-TOLERANCE = 0.0005
 
 
-def direction(difference: float | None, tolerance: float = TOLERANCE) -> str:
-    """'higher', 'lower' or 'the same' for a difference (NaN or None: 'not comparable')."""
-    if difference is None or math.isnan(difference):
-        return "not comparable"
-    return "higher" if difference >= tolerance else "lower" if difference <= -tolerance else "the same"
-
-
-def fmt(value: Any, kind: str) -> str:
-    """Print a value: ``pct`` (percent, one decimal), ``pts`` (signed points), ``num`` (two decimals),
-    ``int``, or ``text``; None and NaN print ``n/a``."""
-    if value is None or (isinstance(value, float) and math.isnan(value)):
-        return "n/a"
-    if kind == "text":
-        return str(value)
-    v = float(value)
-    text = {"pct": f"{100 * v:.1f}", "pts": f"{100 * v:+.1f}", "num": f"{v:.2f}", "int": f"{round(v):,}"}[kind]
-    return text.replace("-", "\\textminus ").replace(",", "{,}")
+def direction(difference: float | None) -> str:
+    """'higher', 'lower' or 'the same' (it prints as zero points: the paper's tie rule,
+    :func:`declinecraft.core.number_format.same`) for a difference; 'not comparable' when it is n/a."""
+    return compare(difference, 0.0, "pts", ("higher", "lower", "the same"), "not comparable")
 
 
 #: What a direction word says when the number behind it is below the small-n rule.

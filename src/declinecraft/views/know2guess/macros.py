@@ -16,7 +16,8 @@ from typing import Any, cast
 
 import polars as pl
 
-from declinecraft.core import small_n
+from declinecraft.core import catalogue, small_n
+from declinecraft.core.catalogue import Artifact
 from declinecraft.views.know2guess.collector import Collector, Macro
 from declinecraft.views.know2guess.protocol import STANDARD
 
@@ -47,8 +48,8 @@ PUBLISHED: tuple[tuple[str, float, str, str], ...] = (
 )
 
 
-def _read(folder: Path, name: str) -> pl.DataFrame:
-    path = folder / f"know2guess_{name}.csv"
+def _read(folder: Path, table: Artifact) -> pl.DataFrame:
+    path = folder / table.name
     return pl.read_csv(path, infer_schema_length=None) if path.is_file() else pl.DataFrame()
 
 
@@ -94,14 +95,15 @@ def macros(result_dir: Path, *, min_n: int = small_n.threshold(0, 0.05)) -> list
     run's ``analysis.min_n``): a rate, ECE, AUROC, agreement or shift from fewer questions prints
     with its n and "not interpretable at this n", and the words chosen from it say so."""
     folder = Path(result_dir)
-    summary, cost = _read(folder, "summary"), _read(folder, "cost_sensitive")
-    parser, prompt = _read(folder, "parser_sensitivity"), _read(folder, "prompt_sensitivity")
+    summary, cost = _read(folder, catalogue.K2G_SUMMARY), _read(folder, catalogue.K2G_COST_SENSITIVE)
+    parser, prompt = _read(folder, catalogue.K2G_PARSER_SENSITIVITY), _read(folder, catalogue.K2G_PROMPT_SENSITIVITY)
     probe, features, cross = (
-        _read(folder, "separability"),
-        _read(folder, "separability_features"),
-        _read(folder, "cross_protocol"),
+        _read(folder, catalogue.K2G_SEPARABILITY),
+        _read(folder, catalogue.K2G_SEPARABILITY_FEATURES),
+        _read(folder, catalogue.K2G_CROSS_PROTOCOL),
     )
-    manifest = json.loads((folder / "manifest.json").read_text()) if (folder / "manifest.json").is_file() else {}
+    path = folder / catalogue.K2G_MANIFEST.name
+    manifest = json.loads(path.read_text()) if path.is_file() else {}
     c = Collector(min_n)
     for name, value, kind, what in PUBLISHED:
         c.add(name, f"Know2Guess's published {what}", _constant(value), kind)
@@ -125,7 +127,7 @@ def macros(result_dir: Path, *, min_n: int = small_n.threshold(0, 0.05)) -> list
     c.add(
         "KgConfidenceNote",
         "how varied the stated confidences of answered replies are (ECE's raw material)",
-        lambda: confidence_note(_read(folder, "decisions")),
+        lambda: confidence_note(_read(folder, catalogue.K2G_DECISIONS)),
         "text",
     )
     _sensitivity(c, parser, prompt)
