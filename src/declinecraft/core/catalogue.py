@@ -370,8 +370,8 @@ class Stage:
 
 _CHUNK_FILES = (CORPUS_CHUNKS_PRE, CORPUS_CHUNKS_POST)
 _INDEX = (INDEX_MANIFEST, INDEX_VERSION)
-_K2G = tuple(a for a in ARTIFACTS if a.stage == "know2guess")
-_EVIDENCE = tuple(a for a in ARTIFACTS if a.stage == "evidence")
+#: The views' tables, frames and manifests (what the paper draws and counts).
+_VIEWS = tuple(a for a in ARTIFACTS if a.stage in ("know2guess", "evidence") and a.kind != "md")
 #: What the analysis stage copies or counts of the stages before it.
 _ANALYSIS_READS = (
     CORPUS_STATS,
@@ -405,8 +405,7 @@ STAGES: dict[str, Stage] = {
         Stage(
             "judge",
             "06_judge",
-            (*_CHUNK_FILES, CORPUS_PAGES_PRE, CORPUS_PAGES_POST, VERIFY_BENCHMARK, ANSWER_RESPONSES)
-            + (ANSWER_COMPARISON_RESPONSES,),
+            (*_CHUNK_FILES, *CORPUS_PAGES.values(), VERIFY_BENCHMARK, ANSWER_RESPONSES, ANSWER_COMPARISON_RESPONSES),
         ),
         Stage(
             "know2guess",
@@ -423,8 +422,8 @@ STAGES: dict[str, Stage] = {
         Stage(
             "paper",
             "08_paper",
-            (ANALYSIS_TABLE, ANALYSIS_STATUS, *_K2G, *_EVIDENCE)
-            + tuple(a for a in ARTIFACTS if a.kind == "parquet" and a.stage not in ("know2guess", "evidence")),
+            (ANALYSIS_TABLE, ANALYSIS_STATUS, *_VIEWS)
+            + tuple(a for a in ARTIFACTS if a.kind == "parquet" and a not in _VIEWS),
         ),
     )
 }
