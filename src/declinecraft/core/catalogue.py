@@ -39,6 +39,7 @@ EVIDENCE_ON = "evidence.enabled"
 EVIDENCE_OFF = "evidence.enabled: false"
 IMPORTED = "runs made by make import"
 OTHER_RUNS = "runs other than default"
+OTHER_RUNS_WITH_BIB = "runs other than default, where the project has paper/references.bib"
 WITH_PDF = "paper.build_pdf with latexmk installed"
 WITH_RESULTS = "runs with judged responses"
 
@@ -339,7 +340,7 @@ PAPER_TABLE = _declare(
 )
 PAPER_MAIN_TEX = _declare("paper", "main.tex", "a copy of the hand-written paper/main.tex", OTHER_RUNS, place="paper")
 PAPER_REFERENCES = _declare(
-    "paper", "references.bib", "a copy of paper/references.bib, where there is one", OTHER_RUNS, place="paper"
+    "paper", "references.bib", "a copy of paper/references.bib", OTHER_RUNS_WITH_BIB, place="paper"
 )
 PAPER_FIGURE = _declare(
     "paper", "{}", "one figure file (key: <stem>.<format>, one per format of paper.figure_formats)", place="figures"
