@@ -39,7 +39,7 @@ from typing import Any
 
 import polars as pl
 
-from declinecraft.core import config, paths, prompts
+from declinecraft.core import catalogue, config, paths, prompts
 from declinecraft.core.bundle import sha256
 from declinecraft.core.registry import ModelSpec, RegistryError, load_models
 from declinecraft.evaluation.answer import CONDITIONS, NO_CONTEXT, REFLECT, TEMPLATES
@@ -161,9 +161,9 @@ def export(cfg: config.RunConfig, out: Path | None = None) -> dict[Path, str]:
     models = load_models(cfg.resolve(cfg.models_file))
     rows = condition_rows(cfg)
     check_rows(rows, models, where=str(summary_path(cfg)))
-    judged_path = cfg.stage_dir("judge") / "judged.parquet"
+    judged_path = catalogue.JUDGE_JUDGED.path(cfg)
     if not judged_path.is_file():
-        raise FileNotFoundError(f"missing {judged_path}: run 06_judge first")
+        raise FileNotFoundError(f"missing {judged_path}: run {catalogue.notebook('judge')} first")
     judged = pl.read_parquet(judged_path, columns=list(SAMPLE_COLUMNS)).filter(main_setting(cfg))
     run = run_facts(cfg, models)
     collection = out / "data" / COLLECTION
@@ -229,13 +229,13 @@ def run_facts(cfg: config.RunConfig, models: dict[str, ModelSpec]) -> RunFacts:
         FileNotFoundError: the run has no ``04_verify/benchmark.jsonl``.
         RegistryError: a judge is not in the run's model registry.
     """
-    benchmark = cfg.stage_dir("verify") / "benchmark.jsonl"
+    benchmark = catalogue.VERIFY_BENCHMARK_JSONL.path(cfg)
     if not benchmark.is_file():
-        raise FileNotFoundError(f"missing {benchmark}: run 04_verify first")
+        raise FileNotFoundError(f"missing {benchmark}: run {catalogue.notebook('verify')} first")
     digest = sha256(benchmark)
     questions = [json.loads(line) for line in benchmark.read_text(encoding="utf-8").splitlines() if line.strip()]
     answerable = sum(bool(q.get("answerable")) for q in questions)
-    environment = cfg.run_dir() / "environment.json"
+    environment = catalogue.PAPER_ENVIRONMENT.path(cfg)
     machine = json.loads(environment.read_text(encoding="utf-8")) if environment.is_file() else {}
     packages = {str(k): str(v) for k, v in (machine.get("packages") or {}).items()}
     where = {"run": cfg.run, "params": cfg.params_file.name, "benchmark_sha256": digest}
@@ -267,7 +267,7 @@ def run_facts(cfg: config.RunConfig, models: dict[str, ModelSpec]) -> RunFacts:
             "source_type": "other",
             "additional_details": {
                 **where,
-                "benchmark_file": "04_verify/benchmark.jsonl",
+                "benchmark_file": catalogue.VERIFY_BENCHMARK_JSONL.relative(),
                 "questions": str(len(questions)),
                 "answerable": str(answerable),
                 "unanswerable": str(len(questions) - answerable),
