@@ -10,7 +10,7 @@ Reads ``04_verify/benchmark.parquet`` and the ``02_index`` index; writes into
   :mod:`declinecraft.evaluation.comparison`;
 - ``manifest.json``: settings, counts and seconds per model.
 
-Models run one at a time (:class:`model_pool.ModelPool`); every call goes through the LLM cache,
+Models run one at a time (:class:`~declinecraft.llm.pool.ModelPool`); every call goes through the LLM cache,
 so an interrupted run resumes where it stopped and a cached rerun starts no server.
 """
 
