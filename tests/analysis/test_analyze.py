@@ -8,7 +8,7 @@ import math
 import polars as pl
 import pytest
 
-from declinecraft.analysis import analyze as analysis
+from declinecraft.analysis import analyze
 from declinecraft.core import config
 from tests.support import judged_tables, projects, synthetic
 
@@ -24,7 +24,7 @@ class TestSyntheticJudged:
 
     def test_directions(self) -> None:
         """Retrieval raises abstention and iterative retrieval lowers it, as built in."""
-        car = analysis.analyze(synthetic.synthetic_judged(9, 400), design=analysis.Design(n_resamples=10))[
+        car = analyze.analyze(synthetic.synthetic_judged(9, 400), design=analyze.Design(n_resamples=10))[
             "condition_means"
         ]
         mean = {r["condition"]: r["mean"] for r in car.filter(pl.col("metric") == "car").iter_rows(named=True)}
@@ -45,12 +45,12 @@ class TestReleaseMonth:
     @pytest.mark.parametrize(("text", "months"), [("2000-01", 0.0), ("2025-04", 303.0), ("2025-04-30", 303.0)])
     def test_known(self, text: str, months: float) -> None:
         """YYYY-MM counts months since January 2000."""
-        assert analysis.release_month(text) == months
+        assert analyze.release_month(text) == months
 
     @pytest.mark.parametrize("text", [None, "", "not published", "2025"])
     def test_unknown(self, text: str | None) -> None:
         """An unknown or malformed date is NaN, not an error."""
-        assert math.isnan(analysis.release_month(text))
+        assert math.isnan(analyze.release_month(text))
 
 
 class TestModelFacts:
@@ -59,7 +59,7 @@ class TestModelFacts:
         from declinecraft.core import registry
 
         specs = registry.load_models(projects.REPO / "params" / "models.yaml")
-        facts = analysis.model_facts(specs, ["qwen3-4b", "nope"], {"qwen3-4b": "G"})
+        facts = analyze.model_facts(specs, ["qwen3-4b", "nope"], {"qwen3-4b": "G"})
         row = facts.row(0, named=True)
         assert (row["family"], row["params_total_b"], row["release_month"], row["open_weight"], row["roles"]) == (
             "Qwen3",
@@ -74,7 +74,7 @@ class TestModelFacts:
 class TestPrepare:
     def test_fills_design_columns(self) -> None:
         """Missing optional columns get the main grid's values; no RAG gets pipeline 'none'."""
-        frame = analysis.prepare(
+        frame = analyze.prepare(
             pl.DataFrame(
                 {
                     "question_id": ["q"] * 2,
@@ -93,14 +93,14 @@ class TestPrepare:
     def test_missing_column(self) -> None:
         """A table without a required column is an error naming it."""
         with pytest.raises(ValueError, match="label"):
-            analysis.prepare(pl.DataFrame({"question_id": ["q"]}))
+            analyze.prepare(pl.DataFrame({"question_id": ["q"]}))
 
 
 class TestMainGridRows:
     def test_excludes_ablations(self) -> None:
         """Ablation pipelines, other k and no-scenario rows are not in the main grid."""
-        frame = analysis.prepare(synthetic.synthetic_judged(3, 10, ablations=True))
-        main = analysis.main_grid_rows(frame)
+        frame = analyze.prepare(synthetic.synthetic_judged(3, 10, ablations=True))
+        main = analyze.main_grid_rows(frame)
         assert set(main["pipeline"].unique()) == {"none", "hybrid"} and set(main["k"].unique()) == {0, 5}
         assert main["scenario"].all()
 
@@ -115,7 +115,7 @@ class TestAnalyze:
     def test_missing_condition(self) -> None:
         """A configuration without iterative runs gets NaN rows, a noted test and no crash."""
         rows = judged_tables.grid("m", no_rag=["ANSWER"] * 6, single=["ABSTAIN"] * 6)
-        out = analysis.analyze(pl.concat([judged_tables.responses(rows)]), design=analysis.Design(n_resamples=10))
+        out = analyze.analyze(pl.concat([judged_tables.responses(rows)]), design=analyze.Design(n_resamples=10))
         it = out["main_grid"].filter(pl.col("condition") == "iterative")
         assert math.isnan(it["car"][0]) and it["note"][0]
         test = out["paired_tests"].filter(pl.col("comparison") == "iterative_vs_single")
@@ -127,7 +127,7 @@ class TestAnalyze:
         for m in ("a", "b", "c"):
             rows += judged_tables.grid(m, no_rag=["ABSTAIN"] * 5, single=["ABSTAIN"] * 5, iterative=["ABSTAIN"] * 5)
         frame = judged_tables.responses(rows).with_columns(score_j1=pl.lit(1.0), score_j2=pl.lit(1.0))
-        out = analysis.analyze(frame, design=analysis.Design(n_resamples=10))
+        out = analyze.analyze(frame, design=analyze.Design(n_resamples=10))
         assert out["paired_tests"].filter(pl.col("family") == "main_grid")["p"].to_list() == [1.0] * 6
         assert math.isnan(out["associations"].filter(pl.col("name") == "car_accuracy")["rho"][0])
         assert out["notes"].height > 0
@@ -136,7 +136,7 @@ class TestAnalyze:
 class TestCollectNotes:
     def test_gathers(self) -> None:
         """Non-empty notes are collected with their table and identifying columns."""
-        notes = analysis.collect_notes({"t": pl.DataFrame({"name": ["x", "y"], "note": ["why", ""]})})
+        notes = analyze.collect_notes({"t": pl.DataFrame({"name": ["x", "y"], "note": ["why", ""]})})
         assert notes.rows() == [("t", "name=x", "why")]
 
 
@@ -144,7 +144,7 @@ class TestDesignFromConfig:
     def test_reads_blocks(self) -> None:
         """The main grid's pipeline and k come from the answer block."""
         cfg = config.load(projects.REPO / "params" / "k10.yaml")
-        design = analysis.design_from_config(cfg)
+        design = analyze.design_from_config(cfg)
         assert (design.pipeline, design.k, design.n_resamples) == ("hybrid", 10, 1000)
 
 
@@ -157,5 +157,5 @@ class TestAnalyzeErrors:
             .then(False)
             .otherwise(pl.col("budget_exhausted")),
         )
-        notes = analysis.analyze(frame, design=analysis.Design(n_resamples=10))["notes"]
+        notes = analyze.analyze(frame, design=analyze.Design(n_resamples=10))["notes"]
         assert notes.filter(pl.col("table") == "judged")["reason"][0].startswith("9 responses")

@@ -7,7 +7,7 @@ from pathlib import Path
 import polars as pl
 import pytest
 
-from declinecraft.analysis import annotation as analysis_annotation
+from declinecraft.analysis import annotation
 from tests.support import judged_tables, synthetic
 
 
@@ -25,7 +25,7 @@ class TestSampleHtml:
                 "judge_label": ["DENY"],
             }
         )
-        page = analysis_annotation.sample_html(sample, "default")
+        page = annotation.sample_html(sample, "default")
         assert "R &lt;b&gt;" in page and "secret-model" not in page and "Download CSV" in page
 
 
@@ -33,14 +33,14 @@ class TestWriteSample:
     def test_files(self, tmp_path: Path) -> None:
         """CSV and HTML are written into the analysis folder."""
         cfg = judged_tables.project(tmp_path, None)
-        sample = analysis_annotation.write_sample(cfg, synthetic.synthetic_judged(3, 80), tmp_path)
+        sample = annotation.write_sample(cfg, synthetic.synthetic_judged(3, 80), tmp_path)
         assert sample.height == 100 and (tmp_path / "annotation_sample.html").is_file()
 
 
 class TestAnnotationDir:
     def test_per_run(self, tmp_path: Path) -> None:
         """Annotator files live in data/annotations/<run>/."""
-        assert analysis_annotation.annotation_dir(judged_tables.project(tmp_path, None)).parts[-2:] == (
+        assert annotation.annotation_dir(judged_tables.project(tmp_path, None)).parts[-2:] == (
             "annotations",
             "default",
         )
@@ -50,10 +50,10 @@ class TestReadAnnotations:
     def test_reads_and_checks(self, tmp_path: Path) -> None:
         """Files are read by annotator name; a file without item_id is an error naming it."""
         cfg = judged_tables.project(tmp_path, None)
-        folder = analysis_annotation.annotation_dir(cfg)
+        folder = annotation.annotation_dir(cfg)
         folder.mkdir(parents=True)
         (folder / "ann1.csv").write_text("item_id,label,score\nP1-001,DENY,\nP2-001,,0.5\n")
-        assert analysis_annotation.read_annotations(cfg)["ann1"]["score"].to_list() == [None, 0.5]
+        assert annotation.read_annotations(cfg)["ann1"]["score"].to_list() == [None, 0.5]
         (folder / "bad.csv").write_text("id,label\nx,DENY\n")
         with pytest.raises(ValueError, match="bad.csv"):
-            analysis_annotation.read_annotations(cfg)
+            annotation.read_annotations(cfg)

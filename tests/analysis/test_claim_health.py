@@ -5,8 +5,7 @@ from __future__ import annotations
 import polars as pl
 import pytest
 
-from declinecraft.analysis import analyze as analysis
-from declinecraft.analysis import claim_health, claims
+from declinecraft.analysis import analyze, claim_health, claims
 from declinecraft.analysis.run_health import SCHEMA
 from tests.support import synthetic
 
@@ -100,7 +99,7 @@ def test_check_reads_the_health() -> None:
     """The claims check turns a claim the synthetic run supports into not testable when its run
     health shows 10% of the answers cut, and keeps the run's value."""
     judged = synthetic.synthetic_judged(15, 150, seed=1, ablations=True)
-    tables = dict(analysis.analyze(judged, synthetic.synthetic_models(15, seed=1), analysis.Design(n_resamples=100)))
+    tables = dict(analyze.analyze(judged, synthetic.synthetic_models(15, seed=1), analyze.Design(n_resamples=100)))
     ctx = claims.Context(alpha=0.05, thinking=("off", "on"))
     before = {r["claim_id"]: r for r in claims.check(tables, ctx, {}).iter_rows(named=True)}
     tables["run_health"] = health(("truncated", "05_answer", "", 10, 100))

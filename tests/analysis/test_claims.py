@@ -6,8 +6,7 @@ from __future__ import annotations
 import polars as pl
 import pytest
 
-from declinecraft.analysis import analyze as analysis
-from declinecraft.analysis import claims
+from declinecraft.analysis import analyze, claims
 from tests.support import projects, synthetic
 
 NATIVE = claims.Context(alpha=0.05, thinking=("off", "on"))
@@ -17,14 +16,14 @@ NATIVE = claims.Context(alpha=0.05, thinking=("off", "on"))
 def synth() -> dict[str, pl.DataFrame]:
     """Every table of a 15-configuration synthetic run (5 switchable models) with ablations."""
     judged = synthetic.synthetic_judged(15, 150, seed=1, ablations=True)
-    return analysis.analyze(judged, synthetic.synthetic_models(15, seed=1), analysis.Design(n_resamples=100))
+    return analyze.analyze(judged, synthetic.synthetic_models(15, seed=1), analyze.Design(n_resamples=100))
 
 
 @pytest.fixture(scope="module")
 def tiny() -> dict[str, pl.DataFrame]:
     """Every table of a one-configuration run on 8 questions (5 unanswerable), like the default run."""
     judged = synthetic.synthetic_judged(1, 8, seed=0, answerable_share=0.375)
-    return analysis.analyze(judged, synthetic.synthetic_models(1), analysis.Design(n_resamples=50))
+    return analyze.analyze(judged, synthetic.synthetic_models(1), analyze.Design(n_resamples=50))
 
 
 def by_id(table: pl.DataFrame) -> dict[str, dict]:

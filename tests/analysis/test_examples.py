@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import polars as pl
 
-from declinecraft.analysis import examples as analysis_examples
+from declinecraft.analysis import examples
 from tests.support import judged_tables
 
 
@@ -27,7 +27,7 @@ class TestExampleRows:
     def test_three_labels(self) -> None:
         """The question whose responses carry all three labels is chosen, single-shot first."""
         frame = self.frame({"u0": ["ABSTAIN", "ABSTAIN", "ANSWER"], "u1": ["DENY", "ABSTAIN", "ANSWER"]})
-        out = analysis_examples.example_rows(frame, seed=3)
+        out = examples.example_rows(frame, seed=3)
         assert out["part"].to_list() == [
             "Answerable",
             "",
@@ -41,8 +41,6 @@ class TestExampleRows:
     def test_missing_label(self) -> None:
         """Without a premise denial the table says so and counts the run's denials; seeded choice."""
         frame = self.frame({"u0": ["ABSTAIN", "ANSWER"], "u1": ["ANSWER", "ABSTAIN"]})
-        a, b = (analysis_examples.example_rows(frame, seed=s)["question_id"][-1] for s in (0, 0))
-        deny = (
-            analysis_examples.example_rows(frame, seed=0).filter(pl.col("part") == "Premise denial").row(0, named=True)
-        )
+        a, b = (examples.example_rows(frame, seed=s)["question_id"][-1] for s in (0, 0))
+        deny = examples.example_rows(frame, seed=0).filter(pl.col("part") == "Premise denial").row(0, named=True)
         assert a == b and deny["source"] == "(missing)" and "0 of its 4 labelled" in deny["text"]

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import polars as pl
 
-from declinecraft.analysis import inputs as analysis_inputs
+from declinecraft.analysis import inputs
 from declinecraft.core import config
 from tests.support import judged_tables, projects, synthetic
 
@@ -16,7 +16,7 @@ class TestRolesOf:
         """The default run's 1.5B model generates, verifies its own questions and judges; the 0.5B
         scores accuracy (J is not marked on the verifier, as in the paper's Table 2)."""
         cfg = config.load(projects.REPO / "params" / "default.yaml")
-        marks = analysis_inputs.roles_of(cfg)
+        marks = inputs.roles_of(cfg)
         assert marks["qwen2.5-coder-1.5b"] == "GVR" and marks["qwen2.5-coder-0.5b"] == "J"
 
 
@@ -24,13 +24,13 @@ class TestStageInputs:
     def test_extra_runs(self, tmp_path: Path) -> None:
         """Extra runs' judged tables are listed next to the run's own."""
         cfg = judged_tables.project(tmp_path, None)
-        assert set(analysis_inputs.stage_inputs(cfg)) == {"judged"}
+        assert set(inputs.stage_inputs(cfg)) == {"judged"}
 
 
 class TestLoadJudged:
     def test_missing(self, tmp_path: Path) -> None:
         """No judged table gives None and a reason naming the file."""
-        frame, reason = analysis_inputs.load_judged(judged_tables.project(tmp_path, None))
+        frame, reason = inputs.load_judged(judged_tables.project(tmp_path, None))
         assert frame is None and "judged.parquet" in reason
 
 
@@ -66,7 +66,7 @@ class TestRetrievalTables:
     def test_by_k_and_pipeline(self) -> None:
         """Hit rates per k of the main pipeline (Figure 21) and scenario overlap per pipeline at the
         main k (Figure 24), questions with their scenario only."""
-        found = analysis_inputs.retrieval_tables(diagnostics_frame(), pipeline="hybrid", k=5)
+        found = inputs.retrieval_tables(diagnostics_frame(), pipeline="hybrid", k=5)
         by_k = found["retrieval_k"]
         assert by_k.select("k", "depth", "target_hit", "scenario_hit").rows() == [
             (1, 1, 0.3, 0.2),
@@ -80,7 +80,7 @@ class TestRetrievalTables:
         cfg = judged_tables.project(tmp_path, None)
         cfg.stage_dir("answer").mkdir(parents=True)
         diagnostics_frame().write_parquet(cfg.stage_dir("answer") / "retrieval.parquet")
-        found = analysis_inputs.upstream_tables(cfg)
+        found = inputs.upstream_tables(cfg)
         assert found["retrieval_k"]["k"].to_list() == [1, 5, 10] and found["scenario_overlap"].height == 2
 
 
@@ -95,7 +95,7 @@ class TestWithFormatLosses:
                 "step": ["scenario", "facts", "question", "", "target"],
             }
         )
-        out = analysis_inputs.with_format_losses(audit, drafts)
+        out = inputs.with_format_losses(audit, drafts)
         assert out.select("generator", "lost_to_format", "lost_at_scenario").rows() == [("g1", 2, 1), ("g2", 0, 0)]
 
 
@@ -110,5 +110,5 @@ class TestLoadJudgedExtra:
         other.write_parquet(cfg.run_dir("k10") / "06_judge" / "judged.parquet")
         params = cfg.params_file.read_text() + "\n"
         cfg.params_file.write_text(params.replace("extra_runs: []", "extra_runs: [k10]"))
-        frame, _ = analysis_inputs.load_judged(config.load(cfg.params_file))
+        frame, _ = inputs.load_judged(config.load(cfg.params_file))
         assert frame.height == 3 * 3 * 10 + 3 * 10

@@ -7,8 +7,7 @@ import math
 import polars as pl
 import pytest
 
-from declinecraft.analysis import analyze as analysis
-from declinecraft.analysis import judges as analysis_judges
+from declinecraft.analysis import analyze, judges
 from tests.support import judged_tables, synthetic
 
 
@@ -23,13 +22,13 @@ def scored(a: list[float], b: list[float], c: list[float] | None = None) -> pl.D
 class TestJudgeColumns:
     def test_prefix(self) -> None:
         """Numeric columns with the prefix are the judges."""
-        assert analysis_judges.judge_columns(scored([1.0], [0.0])) == ["score_a", "score_b"]
+        assert judges.judge_columns(scored([1.0], [0.0])) == ["score_a", "score_b"]
 
 
 class TestJudgeAgreement:
     def test_identical(self) -> None:
         """Identical judges agree exactly with kappa 1; Fleiss needs three judges."""
-        out = analysis_judges.judge_agreement(scored([0, 0.5, 1, 1], [0, 0.5, 1, 1]), ["score_a", "score_b"])
+        out = judges.judge_agreement(scored([0, 0.5, 1, 1], [0, 0.5, 1, 1]), ["score_a", "score_b"])
         pair, fleiss = out.row(0, named=True), out.row(1, named=True)
         assert (pair["exact"], pair["kappa"], pair["mean_diff"]) == (1.0, 1.0, 0.0)
         assert math.isnan(fleiss["kappa"]) and "three" in fleiss["note"]
@@ -40,21 +39,19 @@ class TestJudgeAgreement:
             label=pl.Series(["ANSWER", "ANSWER", "DENY", "ANSWER", "ANSWER"]),
             label_source=pl.Series(["llm", "llm", "llm", "empty", "llm"]),
         )
-        pair = analysis_judges.judge_agreement(frame, ["score_a", "score_b"]).row(0, named=True)
+        pair = judges.judge_agreement(frame, ["score_a", "score_b"]).row(0, named=True)
         assert (pair["rows"], pair["excluded"]) == (3, 2) and pair["exact"] == pytest.approx(2 / 3)
 
     def test_single_score(self) -> None:
         """All-identical scores: kappa undefined (NaN) with a note, not an error."""
-        out = analysis_judges.judge_agreement(
-            scored([1.0] * 4, [1.0] * 4, [1.0] * 4), ["score_a", "score_b", "score_c"]
-        )
+        out = judges.judge_agreement(scored([1.0] * 4, [1.0] * 4, [1.0] * 4), ["score_a", "score_b", "score_c"])
         assert out["kappa"].is_nan().all() and out["note"].str.contains("undefined").all()
 
 
 class TestJudgeRunAccuracy:
     def test_per_judge(self) -> None:
         """Each judge's accuracy per run, abstentions scoring 0."""
-        out = analysis_judges.judge_run_accuracy(scored([1, 0, 1, 1], [0, 0, 1, 1]), ["score_a", "score_b"], ["model"])
+        out = judges.judge_run_accuracy(scored([1, 0, 1, 1], [0, 0, 1, 1]), ["score_a", "score_b"], ["model"])
         assert out.row(0, named=True)["score_a"] == pytest.approx(0.75) and out.row(0, named=True)[
             "score_b"
         ] == pytest.approx(0.5)
@@ -63,7 +60,7 @@ class TestJudgeRunAccuracy:
 class TestJudgeLeniency:
     def test_offsets(self) -> None:
         """Leniency is each judge's mean minus the mean of all judges."""
-        out = analysis_judges.judge_leniency(scored([1, 1], [0, 0]), ["score_a", "score_b"])
+        out = judges.judge_leniency(scored([1, 1], [0, 0]), ["score_a", "score_b"])
         assert out["leniency"].to_list() == pytest.approx([0.5, -0.5])
 
 
@@ -76,7 +73,7 @@ class TestSelfPreferenceTable:
             score_a=pl.Series([1.0, 1, 1, 1, 0, 0, 0, 0]),
             score_b=pl.Series([0.0, 0, 0, 0, 0, 0, 0, 0]),
         )
-        out = analysis_judges.self_preference_table(frame, {"score_a": "F", "score_b": None}, n_resamples=50)
+        out = judges.self_preference_table(frame, {"score_a": "F", "score_b": None}, n_resamples=50)
         assert out.row(0, named=True)["estimate"] == pytest.approx(1.0)
         assert "no evaluated model" in out.row(1, named=True)["note"]
 
@@ -84,8 +81,8 @@ class TestSelfPreferenceTable:
 class TestAnnotationSample:
     def test_balanced(self, synth: dict[str, pl.DataFrame]) -> None:
         """70 + 30 items: 24/23/23 over labels, 10 per accuracy bin, no duplicates."""
-        frame = analysis.main_grid_rows(analysis.prepare(synthetic.synthetic_judged(6, 200)))
-        sample = analysis_judges.annotation_sample(frame, seed=3)
+        frame = analyze.main_grid_rows(analyze.prepare(synthetic.synthetic_judged(6, 200)))
+        sample = judges.annotation_sample(frame, seed=3)
         part1 = sample.filter(pl.col("part") == 1)
         assert sorted(part1.group_by("judge_label").len()["len"].to_list()) == [23, 23, 24]
         assert sample.filter(pl.col("part") == 2).height == 30
@@ -94,7 +91,7 @@ class TestAnnotationSample:
     def test_short_strata(self) -> None:
         """Too few answers give fewer items, never duplicates."""
         frame = judged_tables.responses(judged_tables.unanswerable("m", "single", ["ABSTAIN", "DENY"]))
-        assert analysis_judges.annotation_sample(frame).height == 2
+        assert judges.annotation_sample(frame).height == 2
 
 
 class TestHumanAgreement:
@@ -115,7 +112,7 @@ class TestHumanAgreement:
                 "score": [None, None, None, 0.0, 1.0],
             }
         )
-        out = analysis_judges.human_agreement(sample, {"x": ann, "y": ann}, n_resamples=20)
+        out = judges.human_agreement(sample, {"x": ann, "y": ann}, n_resamples=20)
         assert out.filter(pl.col("measure") == "judge_human")["kappa"].to_list() == [1.0, 1.0]
 
     def test_one_annotator(self) -> None:
@@ -129,7 +126,7 @@ class TestHumanAgreement:
             }
         )
         ann = pl.DataFrame({"item_id": ["P1-1", "P1-2"], "label": ["ABSTAIN", "DENY"]})
-        out = analysis_judges.human_agreement(sample, {"x": ann}, n_resamples=10)
+        out = judges.human_agreement(sample, {"x": ann}, n_resamples=10)
         row = out.filter((pl.col("part") == 1) & (pl.col("measure") == "human_human")).row(0, named=True)
         assert math.isnan(row["kappa"]) and "needs 2" in row["note"]
 
@@ -148,9 +145,7 @@ class TestOtherFamilyRerank:
 
     def test_rerank(self) -> None:
         """Answers from F are rescored by b alone; the ranking of the three changes (rho 0.5)."""
-        out = analysis_judges.other_family_rerank(
-            self.rows(), {"score_a": "F", "score_b": "Other"}, ["model", "thinking"]
-        )
+        out = judges.other_family_rerank(self.rows(), {"score_a": "F", "score_b": "Other"}, ["model", "thinking"])
         row = out.row(0, named=True)
         # full panel: f1 0.6, g1 0.55, h1 0.75; other families only: f1 0.2, g1 0.55, h1 0.75
         assert (row["n"], row["n_reduced"]) == (3, 1) and row["rho"] == pytest.approx(0.5)
@@ -158,5 +153,5 @@ class TestOtherFamilyRerank:
     def test_one_family(self) -> None:
         """When every judge shares the answers' family nothing can be re-ranked: NaN and why."""
         frame = self.rows().with_columns(family=pl.lit("F"))
-        row = analysis_judges.other_family_rerank(frame, {"score_a": "F", "score_b": "F"}, ["model"]).row(0, named=True)
+        row = judges.other_family_rerank(frame, {"score_a": "F", "score_b": "F"}, ["model"]).row(0, named=True)
         assert row["n_reduced"] == 0 and math.isnan(row["rho"]) and "nothing to re-rank" in row["note"]

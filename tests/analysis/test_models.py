@@ -8,7 +8,7 @@ import numpy as np
 import polars as pl
 import pytest
 
-from declinecraft.analysis import models as analysis_models
+from declinecraft.analysis import models
 from declinecraft.core import stats
 from tests.support import judged_tables
 
@@ -16,10 +16,8 @@ from tests.support import judged_tables
 class TestConditionMeans:
     def test_t_interval(self) -> None:
         """Means over configurations carry stats.t_interval."""
-        grid_ = pl.DataFrame(
-            {"condition": ["single"] * 3, **{m: [0.2, 0.4, 0.6] for m in analysis_models.MEAN_METRICS}}
-        )
-        row = analysis_models.condition_means(grid_).filter(pl.col("metric") == "car").row(0, named=True)
+        grid_ = pl.DataFrame({"condition": ["single"] * 3, **{m: [0.2, 0.4, 0.6] for m in models.MEAN_METRICS}})
+        row = models.condition_means(grid_).filter(pl.col("metric") == "car").row(0, named=True)
         assert (row["mean"], row["low"], row["high"]) == pytest.approx(stats.t_interval([0.2, 0.4, 0.6]))
 
 
@@ -37,7 +35,7 @@ class TestModelDifferences:
                 "attempt": [0.9, 0.9],
             }
         )
-        out = analysis_models.model_differences(grid_, pl.DataFrame())
+        out = models.model_differences(grid_, pl.DataFrame())
         row = out.filter(pl.col("quantity") == "thinking_car").row(0, named=True)
         assert (
             row["mean"] == pytest.approx(-0.2) and math.isnan(row["wilcoxon_p"]) and "needs at least 2" in row["note"]
@@ -56,7 +54,7 @@ class TestThinkingByFamily:
                 "car": [0.5, 0.7, 0.5, 0.5],
             }
         )
-        out = analysis_models.thinking_by_family(grid_)
+        out = models.thinking_by_family(grid_)
         assert out["car_change"][0] == pytest.approx(0.1)
 
 
@@ -71,7 +69,7 @@ class TestModelPoints:
                 "car": [1.0, 2.0, 3.0],
             }
         )
-        assert analysis_models.model_points(grid_)["car"].to_list() == [2.0, 3.0]
+        assert models.model_points(grid_)["car"].to_list() == [2.0, 3.0]
 
 
 class TestAssociations:
@@ -94,7 +92,7 @@ class TestAssociations:
                 "release_month": [1.0, 2, 3, 4, 5, float("nan")],
             }
         )
-        out = analysis_models.associations(grid_)
+        out = models.associations(grid_)
         assert out.filter(pl.col("name") == "car_total_params")["rho"][0] == pytest.approx(1.0)
         release = out.filter(pl.col("name") == "car_release_month").row(0, named=True)
         assert release["n"] == 5 and "without release_month" in release["note"]
@@ -112,7 +110,7 @@ class TestFrontierTable:
                 "car": [0.2, 0.5, 0.4],
             }
         )
-        out = analysis_models.frontier_table(grid_)
+        out = models.frontier_table(grid_)
         assert out["on_frontier"].to_list() == [True, True, False]
         assert out["best_at_min_attempt"].to_list() == [False, True, False]
 
@@ -129,7 +127,7 @@ class TestDirectionCounts:
                 "attempt": [0.9, 0.95, 0.9, 0.8],
             }
         )
-        out = analysis_models.direction_counts(grid_)
+        out = models.direction_counts(grid_)
         assert (out["both_higher"], out["car_higher_attempt_lower"]) == (1, 1)
 
 
@@ -145,7 +143,7 @@ class TestFamilyLabelShares:
                 "share_answer": [0.4],
             }
         )
-        assert analysis_models.family_label_shares(grid_)["deny_gt_abstain"].to_list() == [True]
+        assert models.family_label_shares(grid_)["deny_gt_abstain"].to_list() == [True]
 
 
 class TestLeakage:
@@ -156,9 +154,7 @@ class TestLeakage:
             for i, (lab, acc) in enumerate([("ANSWER", 1.0), ("DENY", 1.0), ("ABSTAIN", 0.0), ("ANSWER", 0.0)])
         ]
         facts = pl.DataFrame({"model": ["m"], "family": ["F"]})
-        row = analysis_models.leakage(judged_tables.responses(rows), facts, by=("family",), n_resamples=20).row(
-            0, named=True
-        )
+        row = models.leakage(judged_tables.responses(rows), facts, by=("family",), n_resamples=20).row(0, named=True)
         assert row["accuracy"] == pytest.approx(0.25) and row["attempt"] == pytest.approx(0.5) and row["runs"] == 1
 
     def test_counts_unscored(self) -> None:
@@ -167,9 +163,9 @@ class TestLeakage:
         labels = [("ANSWER", 1.0), ("ANSWER", None), ("ANSWER", 0.0), ("DENY", None), ("ABSTAIN", None)]
         rows = [("m", "off", "no_rag", f"u{i}", False, lab, acc) for i, (lab, acc) in enumerate(labels)]
         facts = pl.DataFrame({"model": ["m"], "family": ["F"]})
-        row = analysis_models.leakage(
-            judged_tables.responses(rows), facts, by=("model", "thinking"), n_resamples=20
-        ).row(0, named=True)
+        row = models.leakage(judged_tables.responses(rows), facts, by=("model", "thinking"), n_resamples=20).row(
+            0, named=True
+        )
         assert (row["n"], row["dropped"]) == (5, 1) and row["accuracy"] == pytest.approx(0.25)
 
 
@@ -177,5 +173,5 @@ class TestCompleteSweep:
     def test_full_only(self) -> None:
         """Only configurations run at every k of the ablation are kept."""
         frame = pl.DataFrame({"model": ["a", "a", "a", "b", "b"], "thinking": ["off"] * 5, "k": [1, 5, 10, 5, 10]})
-        out = analysis_models.complete_sweep(frame, "k")
+        out = models.complete_sweep(frame, "k")
         assert out["model"].unique().to_list() == ["a"] and out.height == 3

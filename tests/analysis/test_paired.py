@@ -5,7 +5,7 @@ from __future__ import annotations
 import polars as pl
 import pytest
 
-from declinecraft.analysis import paired as analysis_paired
+from declinecraft.analysis import paired
 from tests.support import judged_tables
 
 
@@ -15,7 +15,7 @@ class TestPairedAbstention:
         rows = judged_tables.unanswerable(
             "m", "single", ["ABSTAIN"] * 12 + ["ANSWER"] * 3
         ) + judged_tables.unanswerable("m", "iterative", ["DENY"] * 12 + ["ANSWER"] * 3)
-        out = analysis_paired.paired_abstention(
+        out = paired.paired_abstention(
             judged_tables.responses(rows), group=["model"], column="condition", base="single", other="iterative"
         )
         row = out.row(0, named=True)
@@ -27,7 +27,7 @@ class TestPairedAbstention:
         rows = judged_tables.unanswerable("m", "single", ["ABSTAIN"] * 5) + judged_tables.unanswerable(
             "m", "iterative", ["DENY"] * 5
         )
-        out = analysis_paired.paired_abstention(
+        out = paired.paired_abstention(
             judged_tables.responses(rows),
             group=["model"],
             column="condition",
@@ -42,7 +42,7 @@ class TestPairedAbstention:
         rows = judged_tables.unanswerable("m", "single", ["ABSTAIN", None, "ABSTAIN"]) + judged_tables.unanswerable(
             "m", "iterative", ["ANSWER", "ANSWER", None]
         )
-        out = analysis_paired.paired_abstention(
+        out = paired.paired_abstention(
             judged_tables.responses(rows), group=["model"], column="condition", base="single", other="iterative"
         )
         assert out["n_pairs"][0] == 1 and out["lost"][0] == 1
@@ -52,7 +52,7 @@ class TestWithBh:
     def test_per_family(self) -> None:
         """q values come from stats.benjamini_hochberg within each family."""
         table = pl.DataFrame({"family": ["a", "a", "b"], "p": [0.01, 0.04, 0.04]})
-        out = analysis_paired.with_bh(table, alpha=0.05)
+        out = paired.with_bh(table, alpha=0.05)
         assert out["q"].to_list() == pytest.approx([0.02, 0.04, 0.04])
         assert out["significant"].to_list() == [True, True, True]
 
@@ -66,7 +66,7 @@ class TestMainGridTests:
                 rows += judged_tables.unanswerable("m", cond, labs, thinking) + judged_tables.answerable(
                     "m", cond, 2, thinking
                 )
-        out = analysis_paired.main_grid_tests(judged_tables.responses(rows))
+        out = paired.main_grid_tests(judged_tables.responses(rows))
         think = out.filter(pl.col("comparison") == "thinking_on_vs_off")
         assert think.height == 3 and set(out["family"]) == {"main_grid"}
         assert (think["lost"] == 8).all()
@@ -75,8 +75,8 @@ class TestMainGridTests:
 class TestAblationTests:
     def test_absent_ablation(self) -> None:
         """A run without the ablation gives an empty table with the paired columns."""
-        out = analysis_paired.ablation_tests(pl.DataFrame(), family="x", column="pipeline", base="hybrid")
-        assert out.height == 0 and out.columns == list(analysis_paired.PAIRED_COLUMNS)
+        out = paired.ablation_tests(pl.DataFrame(), family="x", column="pipeline", base="hybrid")
+        assert out.height == 0 and out.columns == list(paired.PAIRED_COLUMNS)
 
     def test_pipelines(self, synth: dict[str, pl.DataFrame]) -> None:
         """Five alternative pipelines against hybrid for each of the ablation configurations."""
@@ -92,13 +92,13 @@ class TestThinkingTransitionsTable:
         rows = judged_tables.unanswerable("m", "no_rag", off, "off") + judged_tables.unanswerable(
             "m", "no_rag", on, "on"
         )
-        out = analysis_paired.thinking_transitions_table(judged_tables.responses(rows)).row(0, named=True)
+        out = paired.thinking_transitions_table(judged_tables.responses(rows)).row(0, named=True)
         assert (out["a_to_d"], out["d_to_a"], out["a_to_x"], out["x_to_a"], out["n"]) == (5, 1, 1, 1, 9)
         assert out["net_shift"] == pytest.approx(4 / 9)
 
     def test_no_pairs(self) -> None:
         """Without thinking pairs the table is empty but has every column."""
-        out = analysis_paired.thinking_transitions_table(
+        out = paired.thinking_transitions_table(
             judged_tables.responses(judged_tables.unanswerable("m", "no_rag", ["ABSTAIN"]))
         )
         assert out.height == 0 and "sig_ad" in out.columns
@@ -116,5 +116,5 @@ class TestSignificanceCounts:
                 "direction": ["increase", "decrease", "increase"],
             }
         )
-        row = analysis_paired.significance_counts(table).row(0, named=True)
+        row = paired.significance_counts(table).row(0, named=True)
         assert (row["n_tests"], row["n_increase"], row["n_decrease"]) == (3, 1, 1)

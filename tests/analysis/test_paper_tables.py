@@ -7,8 +7,7 @@ from pathlib import Path
 import polars as pl
 import pytest
 
-from declinecraft.analysis import analyze as analysis
-from declinecraft.analysis import paper_tables
+from declinecraft.analysis import analyze, paper_tables
 from declinecraft.evaluation import metrics
 from tests.support import judged_tables
 
@@ -105,7 +104,7 @@ class TestSelfPref:
 class TestPaperTablesBuild:
     def test_published_table2(self) -> None:
         """Table 2's published row: attempt 95.4 [93.6, 96.7], CAR 80.7 [75.8, 84.7], Bal. F1 88.9."""
-        results = analysis.analyze(published_row(), design=analysis.Design(n_resamples=20))
+        results = analyze.analyze(published_row(), design=analyze.Design(n_resamples=20))
         row = paper_tables.build(results)["table02"].row(0, named=True)
         got = [
             round(row[c], 1) for c in ("attempt", "attempt_low", "attempt_high", "car", "car_low", "car_high", "bal_f1")
@@ -120,8 +119,8 @@ class TestPaperTablesBuild:
 
     def test_role_marks(self) -> None:
         """A model with a role in building the benchmark carries its marks as ``^{...}``."""
-        results = analysis.analyze(published_row(), design=analysis.Design(n_resamples=5))
-        facts = analysis.model_facts({}, ["gemma-4-26b-a4b"], {"gemma-4-26b-a4b": "GR"})
+        results = analyze.analyze(published_row(), design=analyze.Design(n_resamples=5))
+        facts = analyze.model_facts({}, ["gemma-4-26b-a4b"], {"gemma-4-26b-a4b": "GR"})
         results["main_grid"] = results["main_grid"].drop("roles").join(facts.select("model", "roles"), on="model")
         assert paper_tables.build(results)["table02"]["model"][0] == "gemma-4-26b-a4b^{GR}"
 

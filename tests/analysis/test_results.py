@@ -7,19 +7,19 @@ from pathlib import Path
 
 import polars as pl
 
-from declinecraft.analysis import results as analysis_results
+from declinecraft.analysis import results
 
 
 class TestWriteCsv:
     def test_round_trip(self, tmp_path: Path) -> None:
         """NaN and booleans survive a write and read."""
         frame = pl.DataFrame({"x": [1.0, float("nan")], "b": [True, False]})
-        analysis_results.write_csv(frame, tmp_path / "t.csv")
-        back = analysis_results.read_tables(tmp_path)["t"]
+        results.write_csv(frame, tmp_path / "t.csv")
+        back = results.read_tables(tmp_path)["t"]
         assert back["b"].to_list() == [True, False] and math.isnan(back["x"][1])
 
 
 class TestReadTables:
     def test_empty_folder(self, tmp_path: Path) -> None:
         """A folder without CSVs gives no tables."""
-        assert analysis_results.read_tables(tmp_path) == {}
+        assert results.read_tables(tmp_path) == {}

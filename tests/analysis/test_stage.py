@@ -9,8 +9,7 @@ from pathlib import Path
 import polars as pl
 import pytest
 
-from declinecraft.analysis import annotation as analysis_annotation
-from declinecraft.analysis import stage as analysis_stage
+from declinecraft.analysis import annotation, stage
 from tests.support import judged_tables, synthetic
 
 
@@ -18,7 +17,7 @@ class TestStageRun:
     def test_writes_tables(self, tmp_path: Path) -> None:
         """A judged table gives every CSV, the paper tables and status ok, all in the result."""
         cfg = judged_tables.project(tmp_path, synthetic.synthetic_judged(6, 60))
-        result = analysis_stage.run(cfg)
+        result = stage.run(cfg)
         out = cfg.run_dir() / "07_analysis"
         status = json.loads((out / "status.json").read_text())
         assert status["status"] == "ok" and result.ok and result.folder == out and result.reason == ""
@@ -41,7 +40,7 @@ class TestStageRun:
         """Without a judged table the stage records why and still writes the facts, Tables 11 and 12
         and the run health (what it could not count named in its ``missing`` rows)."""
         cfg = judged_tables.project(tmp_path, None)
-        result = analysis_stage.run(cfg)
+        result = stage.run(cfg)
         out = cfg.run_dir() / "07_analysis"
         assert json.loads((out / "status.json").read_text())["status"] == "no_input"
         assert (out / "table11.csv").is_file() and (out / "table12.csv").is_file() and (out / "facts.csv").is_file()
@@ -52,15 +51,15 @@ class TestStageRun:
 
     def test_frozen(self, tmp_path: Path) -> None:
         """The result cannot be changed after the stage returns it."""
-        result = analysis_stage.run(judged_tables.project(tmp_path, None))
+        result = stage.run(judged_tables.project(tmp_path, None))
         with pytest.raises(dataclasses.FrozenInstanceError):
             result.status = "ok"  # type: ignore[misc]
 
     def test_reads_annotators(self, tmp_path: Path) -> None:
         """Annotators' labels in data/annotations/<run>/ give Table 10 (human_agreement)."""
         cfg = judged_tables.project(tmp_path, synthetic.synthetic_judged(6, 60))
-        sample = analysis_stage.run(cfg).tables["annotation_sample"]
-        folder = analysis_annotation.annotation_dir(cfg)
+        sample = stage.run(cfg).tables["annotation_sample"]
+        folder = annotation.annotation_dir(cfg)
         folder.mkdir(parents=True)
         for name, flip in (("ann1", False), ("ann2", True)):
             rows = [
@@ -70,6 +69,6 @@ class TestStageRun:
                 )
             ]
             (folder / f"{name}.csv").write_text("item_id,label,score\n" + "\n".join(rows) + "\n")
-        result = analysis_stage.run(cfg)
+        result = stage.run(cfg)
         assert result.annotators == ("ann1", "ann2") and result.tables["human_agreement"].height
         assert isinstance(result.paper_tables["table10"], pl.DataFrame)

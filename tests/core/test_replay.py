@@ -7,8 +7,8 @@ from pathlib import Path
 import pytest
 
 from declinecraft.core import registry, replay
-from declinecraft.llm import client as llm
 from declinecraft.llm.cache import Cache
+from declinecraft.llm.client import LLMError, Request, client_for
 from declinecraft.retrieval import index
 from declinecraft.retrieval.embedding_cache import CachedEmbedder, EmbeddingCache
 from declinecraft.retrieval.hashing import HashEmbedder
@@ -33,8 +33,8 @@ class TestReplayMiss:
         monkeypatch.setenv(replay.REPLAY_ENV, str(tmp_path / "x.zip"))
         monkeypatch.setenv(replay.STAGE_ENV, "05_answer")
         with Cache(tmp_path / "calls.sqlite") as store:
-            client = llm.client_for(hosted(), store)  # no key needed: a replay sends nothing
-            request = llm.Request.from_text("\nWhich block glows?\nSecond line", max_tokens=8)
+            client = client_for(hosted(), store)  # no key needed: a replay sends nothing
+            request = Request.from_text("\nWhich block glows?\nSecond line", max_tokens=8)
             with pytest.raises(
                 replay.ReplayMiss, match=r"stage 05_answer: 1 model call\(s\) of model 'hosted'.*'Which block glows\?'"
             ):
@@ -43,8 +43,8 @@ class TestReplayMiss:
 
     def test_llm_call_outside_replay_needs_the_key(self, tmp_path: Path) -> None:
         """Without a replay the key variable is still required (the check is not lost)."""
-        with Cache(tmp_path / "calls.sqlite") as store, pytest.raises(llm.LLMError, match="DECLINECRAFT_NO_SUCH_KEY"):
-            llm.client_for(hosted(), store)
+        with Cache(tmp_path / "calls.sqlite") as store, pytest.raises(LLMError, match="DECLINECRAFT_NO_SUCH_KEY"):
+            client_for(hosted(), store)
 
     def test_embedding(self, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
         """An embedding the bundle lacks stops the stage, naming the embedder and the text."""

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from declinecraft.core import system_packages as sp
+from declinecraft.core import system_packages
 
 EVERYTHING = dict(which=lambda c: f"/usr/bin/{c}", exists=lambda p: True, tex=lambda f: True)
 
@@ -25,22 +25,25 @@ def probes(*, commands: set[str] = frozenset(), paths: set[str] = frozenset(), t
 class TestAbsent:
     def test_present(self) -> None:
         """Everything found: nothing missing."""
-        assert sp.absent(sp.TEX, **EVERYTHING) == ""
+        assert system_packages.absent(system_packages.TEX, **EVERYTHING) == ""
 
     def test_command(self) -> None:
         """A missing command is named first."""
-        assert sp.absent(sp.TEX, **probes(commands={"latexmk"}, tex={"adjustbox.sty"})) == "latexmk missing"
+        assert (
+            system_packages.absent(system_packages.TEX, **probes(commands={"latexmk"}, tex={"adjustbox.sty"}))
+            == "latexmk missing"
+        )
 
     def test_tex_file(self) -> None:
         """A LaTeX package the paper loads that TeX cannot find is named."""
-        assert sp.absent(sp.TEX, **probes(tex={"adjustbox.sty"})) == "adjustbox.sty missing"
+        assert system_packages.absent(system_packages.TEX, **probes(tex={"adjustbox.sty"})) == "adjustbox.sty missing"
 
 
 class TestPlan:
     def test_missing_parts(self) -> None:
         """Only the parts with something missing add their packages, each once."""
-        packages, why = sp.plan(**probes(commands={"latexmk"}, paths={"/usr/share/mediawiki"}))
-        assert packages == [*sp.TEX.packages, "mediawiki", "php-sqlite3"]
+        packages, why = system_packages.plan(**probes(commands={"latexmk"}, paths={"/usr/share/mediawiki"}))
+        assert packages == [*system_packages.TEX.packages, "mediawiki", "php-sqlite3"]
         assert why == ["paper PDF: latexmk missing", "crawler test: /usr/share/mediawiki missing"]
 
 
@@ -48,13 +51,13 @@ class TestInstall:
     def test_all_present(self, capsys: pytest.CaptureFixture[str]) -> None:
         """Nothing missing: no apt-get call, and it says so."""
         calls: list = []
-        assert sp.install(runner=lambda *a, **k: calls.append(a), get_prefix=lambda: [], **EVERYTHING) == 0
+        assert system_packages.install(runner=lambda *a, **k: calls.append(a), get_prefix=lambda: [], **EVERYTHING) == 0
         assert calls == [] and "all present" in capsys.readouterr().out
 
     def test_cannot(self, capsys: pytest.CaptureFixture[str]) -> None:
         """Not root and no passwordless sudo: nothing runs, the exact command is printed."""
         calls: list = []
-        rc = sp.install(
+        rc = system_packages.install(
             runner=lambda *a, **k: calls.append(a), get_prefix=lambda: None, **probes(paths={"/usr/bin/chromium"})
         )
         out = capsys.readouterr().out
@@ -72,7 +75,9 @@ class TestInstall:
             calls.append((cmd, kwargs["env"]["DEBIAN_FRONTEND"]))
             return Done()
 
-        assert sp.install(runner=runner, get_prefix=lambda: ["sudo", "-n"], **probes(commands={"php"})) == 0
+        assert (
+            system_packages.install(runner=runner, get_prefix=lambda: ["sudo", "-n"], **probes(commands={"php"})) == 0
+        )
         assert calls == [
             (["sudo", "-n", "apt-get", "update", "-qq"], "noninteractive"),
             (
@@ -95,24 +100,24 @@ class TestInstall:
     def test_dry_run(self, capsys: pytest.CaptureFixture[str]) -> None:
         """A dry run prints the command even where it could install."""
         calls: list = []
-        sp.install(
+        system_packages.install(
             dry_run=True, runner=lambda *a, **k: calls.append(a), get_prefix=lambda: [], **probes(commands={"latexmk"})
         )
-        assert calls == [] and sp.manual_command(sp.TEX.packages) in capsys.readouterr().out
+        assert calls == [] and system_packages.manual_command(system_packages.TEX.packages) in capsys.readouterr().out
 
 
 class TestPrivilege:
     def test_root(self) -> None:
         """Root needs no prefix."""
-        assert sp.privilege(uid=0, which=lambda c: f"/usr/bin/{c}") == []
+        assert system_packages.privilege(uid=0, which=lambda c: f"/usr/bin/{c}") == []
 
     def test_no_apt(self) -> None:
         """Without apt-get nothing can be installed."""
-        assert sp.privilege(uid=0, which=lambda c: None) is None
+        assert system_packages.privilege(uid=0, which=lambda c: None) is None
 
     def test_no_sudo(self) -> None:
         """Not root and no sudo: no way to install."""
-        assert sp.privilege(uid=1000, which=lambda c: None if c == "sudo" else f"/usr/bin/{c}") is None
+        assert system_packages.privilege(uid=1000, which=lambda c: None if c == "sudo" else f"/usr/bin/{c}") is None
 
 
 class TestSummary:
@@ -125,18 +130,18 @@ class TestSummary:
     def test_no_latexmk(self, tmp_path: Path) -> None:
         """Without latexmk the line names it and the exact command."""
         self.stage(tmp_path, None, "latexmk missing", 0)
-        line = sp.summary("r", tmp_path, **probes(commands={"latexmk"}))
+        line = system_packages.summary("r", tmp_path, **probes(commands={"latexmk"}))
         assert (
             line
             == "not built: paper PDF (latexmk missing: make setup as root, or "
-            + sp.manual_command(sp.TEX.packages)
+            + system_packages.manual_command(system_packages.TEX.packages)
             + ")"
         )
 
     def test_switched_off(self, tmp_path: Path) -> None:
         """A PDF switched off says so, and the figures the run cannot fill are counted."""
         self.stage(tmp_path, None, "switched off (paper.build_pdf: false)", 2)
-        line = sp.summary("r", tmp_path, **EVERYTHING)
+        line = system_packages.summary("r", tmp_path, **EVERYTHING)
         assert line == (
             "not built: paper PDF (switched off (paper.build_pdf: false)); "
             "2 figures/tables this run cannot fill (reasons in outputs/r/08_paper/skipped.csv)"
@@ -145,31 +150,33 @@ class TestSummary:
     def test_everything(self, tmp_path: Path) -> None:
         """A run that built everything says so."""
         self.stage(tmp_path, "paper/main.pdf", "", 0)
-        assert sp.summary("r", tmp_path, **EVERYTHING) == "built: every figure, table and the PDF of run 'r'"
+        assert (
+            system_packages.summary("r", tmp_path, **EVERYTHING) == "built: every figure, table and the PDF of run 'r'"
+        )
 
     def test_not_run(self, tmp_path: Path) -> None:
         """Before the paper stage the line says it has not run."""
-        assert sp.summary("r", tmp_path).startswith("not built: paper (the paper stage has not run")
+        assert system_packages.summary("r", tmp_path).startswith("not built: paper (the paper stage has not run")
 
 
 class TestMain:
     def test_usage(self, capsys: pytest.CaptureFixture[str]) -> None:
         """An unknown command prints the usage and returns 2."""
-        assert sp.main(["nope"]) == 2 and "usage" in capsys.readouterr().err
+        assert system_packages.main(["nope"]) == 2 and "usage" in capsys.readouterr().err
 
 
 class TestWriteState:
     def test_rewritten_only_when_changed(self, tmp_path: Path) -> None:
         """One file per part: 'present' or what is missing, rewritten only when that changes."""
         folder = tmp_path / "system"
-        first = sp.write_state(folder, **probes(commands={"latexmk"}))
+        first = system_packages.write_state(folder, **probes(commands={"latexmk"}))
         assert (folder / "paper-pdf.txt").read_text() == "latexmk missing\n"
-        assert (folder / "html-report-test.txt").read_text() == "present\n" and len(first) == len(sp.NEEDS)
-        assert sp.write_state(folder, **probes(commands={"latexmk"})) == []
-        assert sp.write_state(folder, **EVERYTHING) == [folder / "paper-pdf.txt"]
+        assert (folder / "html-report-test.txt").read_text() == "present\n" and len(first) == len(system_packages.NEEDS)
+        assert system_packages.write_state(folder, **probes(commands={"latexmk"})) == []
+        assert system_packages.write_state(folder, **EVERYTHING) == [folder / "paper-pdf.txt"]
         assert (folder / "paper-pdf.txt").read_text() == "present\n"
 
     def test_paper_stage_depends_on_it(self, root: Path) -> None:
         """The Makefile makes the paper stage's notebook depend on the TeX part's state file."""
         makefile = (root / "Makefile").read_text()
-        assert f"NEEDS_08_paper := .make/system/{sp.slug(sp.TEX)}.txt" in makefile
+        assert f"NEEDS_08_paper := .make/system/{system_packages.slug(system_packages.TEX)}.txt" in makefile

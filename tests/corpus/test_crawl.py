@@ -18,8 +18,7 @@ import psutil
 import pytest
 
 from declinecraft.core import config
-from declinecraft.corpus import corpora as corpus
-from declinecraft.corpus import crawl, wiki
+from declinecraft.corpus import corpora, crawl, wiki
 from tests.support import mock_mediawiki, projects
 
 TINY = projects.REPO / "tests" / "data" / "tiny.xml"
@@ -50,7 +49,7 @@ def params(**overrides: object) -> config.CorpusParams:
     return dataclasses.replace(config.CorpusParams(), **{**base, **overrides})
 
 
-def comparable(result: corpus.Corpus) -> dict[str, list[tuple[object, ...]]]:
+def comparable(result: corpora.Corpus) -> dict[str, list[tuple[object, ...]]]:
     """The parts of both corpora two sources must agree on: title, timestamps, cleaned text."""
     return {
         name: getattr(result, name).select("title", "timestamp", "created", "text").rows() for name in ("pre", "post")
@@ -269,8 +268,8 @@ class TestCrawlCorpus:
         """Crawling every page of a wiki gives the same C_pre/C_post as reading its export."""
         crawled = crawl.crawl_corpus(params(), tmp_path, transport=mock_mediawiki.MockWiki(pages()).transport())
         p = params()
-        assert comparable(corpus.build(crawled.pages, p.cutoff, **corpus.rules_from(p))) == comparable(
-            corpus.build(pages(), p.cutoff, **corpus.rules_from(p))
+        assert comparable(corpora.build(crawled.pages, p.cutoff, **corpora.rules_from(p))) == comparable(
+            corpora.build(pages(), p.cutoff, **corpora.rules_from(p))
         )
 
     def test_links_mode(self, tmp_path: Path) -> None:
@@ -399,8 +398,8 @@ class TestRealMediaWiki:
         api, dump = mediawiki
         p = params(api_url=api)
         crawled = crawl.crawl_corpus(p, tmp_path)
-        from_api = corpus.build(crawled.pages, p.cutoff, **corpus.rules_from(p))
-        from_dump = corpus.build(wiki.read_dump(dump), p.cutoff, **corpus.rules_from(p))
+        from_api = corpora.build(crawled.pages, p.cutoff, **corpora.rules_from(p))
+        from_dump = corpora.build(wiki.read_dump(dump), p.cutoff, **corpora.rules_from(p))
         assert from_api.pre.height > 0 and from_api.post.height > 0
         assert comparable(from_api) == comparable(from_dump)
         assert crawled.missing == []
@@ -412,6 +411,6 @@ class TestRealMediaWiki:
             pytest.skip("link structure is asserted on the tiny export only")
         p = params(api_url=api, seed_source="links", seeds_pre=["Bread"], seeds_post=["Harnesses"])
         crawled = crawl.crawl_corpus(p, tmp_path)
-        built = corpus.build(crawled.pages, p.cutoff, **corpus.rules_from(p))
+        built = corpora.build(crawled.pages, p.cutoff, **corpora.rules_from(p))
         assert built.pre["title"].to_list() == ["Bread"] and built.post["title"].to_list() == ["Harness"]
         assert pl.Series([m[0] for m in crawled.missing]).is_in(["Glass", "Happy ghast", "Leather", "Wool"]).all()

@@ -11,9 +11,7 @@ import pytest
 import yaml
 
 from declinecraft.core import config
-from declinecraft.corpus import corpora as corpus
-from declinecraft.corpus import stage as corpus_stage
-from declinecraft.corpus import wiki
+from declinecraft.corpus import corpora, stage, wiki
 from tests.support import projects
 
 TINY = projects.REPO / "tests" / "data" / "tiny.xml"
@@ -31,7 +29,7 @@ class TestRunStage:
         """The stage writes every declared file with the documented columns, atomically."""
         monkeypatch.setenv("DECLINECRAFT_CACHE", str(project / ".cache"))
         cfg = config.load(params_file(project))
-        out = corpus_stage.run(cfg)
+        out = stage.run(cfg)
         folder = project / "outputs" / "unit" / "01_corpus"
         assert out.folder == folder
         names = sorted(p.name for p in folder.iterdir())
@@ -46,9 +44,9 @@ class TestRunStage:
         ]
         for name in ("pre", "post"):
             chunks = pl.read_parquet(folder / f"chunks_{name}.parquet")
-            assert tuple(chunks.columns) == corpus.CHUNK_COLUMNS
+            assert tuple(chunks.columns) == corpora.CHUNK_COLUMNS
             assert set(chunks["corpus"]) == {name}
-            assert dict(pl.read_parquet(folder / f"pages_{name}.parquet").schema) == corpus.PAGE_SCHEMA
+            assert dict(pl.read_parquet(folder / f"pages_{name}.parquet").schema) == corpora.PAGE_SCHEMA
         assert pl.read_parquet(folder / "chunks_pre.parquet")["url"][0] == "https://minecraft.wiki/w/Apple"
         assert pl.read_parquet(folder / "dropped.parquet").columns == ["title", "corpus", "reason", "detail"]
         assert json.loads((folder / "manifest.json").read_text())["input"]["source"] == "dump"
@@ -56,7 +54,7 @@ class TestRunStage:
     def test_stats(self, project: Path, monkeypatch: pytest.MonkeyPatch) -> None:
         """stats.csv counts pages, chunks, date ranges and every drop reason per corpus."""
         monkeypatch.setenv("DECLINECRAFT_CACHE", str(project / ".cache"))
-        corpus_stage.run(config.load(params_file(project)))
+        stage.run(config.load(params_file(project)))
         stats = {
             row["corpus"]: row
             for row in pl.read_csv(project / "outputs/unit/01_corpus/stats.csv").iter_rows(named=True)
@@ -78,7 +76,7 @@ class TestRunStage:
         real = crawl.crawl_corpus
         monkeypatch.setattr(crawl, "crawl_corpus", lambda p, d: real(p, d, transport=mock.transport()))
         monkeypatch.setenv("DECLINECRAFT_CACHE", str(project / ".cache"))
-        out = corpus_stage.run(
+        out = stage.run(
             config.load(
                 params_file(
                     project,
@@ -96,17 +94,17 @@ class TestRunStage:
     def test_bad_source(self, project: Path) -> None:
         """An unknown source is a config error naming the params file."""
         with pytest.raises(config.ConfigError, match="unit.yaml: corpus.source"):
-            corpus_stage.run(config.load(params_file(project, source="zim")))
+            stage.run(config.load(params_file(project, source="zim")))
 
     def test_bad_dump_keeps_old_outputs(self, project: Path, monkeypatch: pytest.MonkeyPatch) -> None:
         """A truncated export fails naming the file and leaves earlier outputs intact."""
         monkeypatch.setenv("DECLINECRAFT_CACHE", str(project / ".cache"))
-        corpus_stage.run(config.load(params_file(project)))
+        stage.run(config.load(params_file(project)))
         before = (project / "outputs/unit/01_corpus/stats.csv").read_text()
         broken = project / "broken.xml"
         broken.write_text(TINY.read_text()[:3000])
         with pytest.raises(wiki.DumpError, match="broken.xml"):
-            corpus_stage.run(config.load(params_file(project, dump=str(broken))))
+            stage.run(config.load(params_file(project, dump=str(broken))))
         assert (project / "outputs/unit/01_corpus/stats.csv").read_text() == before
 
     def test_params_defaults_are_paper(self) -> None:

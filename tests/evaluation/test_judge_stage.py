@@ -8,7 +8,7 @@ import pytest
 from declinecraft.core import artifacts
 from declinecraft.evaluation import answer_stage, comparison, judge, judge_stage
 from declinecraft.llm.calls import Call
-from declinecraft.retrieval import stage as index_stage
+from declinecraft.retrieval import stage
 from tests.support import answering, judging, projects
 
 
@@ -84,7 +84,7 @@ class TestRunStage:
         bench = pl.DataFrame(
             [{**judging.QUESTION}, {**judging.QUESTION, "id": "u0", "answerable": False, "target_title": "Ghast"}]
         )
-        for stage, name, frame in (
+        for block, name, frame in (
             ("verify", "benchmark", bench.with_columns(asked_question=pl.lit("?"), target_chunk_id=pl.lit("c1"))),
             (
                 "answer",
@@ -98,8 +98,8 @@ class TestRunStage:
                 ),
             ),
         ):
-            cfg.stage_dir(stage).mkdir(parents=True, exist_ok=True)
-            frame.write_parquet(cfg.stage_dir(stage) / f"{name}.parquet")
+            cfg.stage_dir(block).mkdir(parents=True, exist_ok=True)
+            frame.write_parquet(cfg.stage_dir(block) / f"{name}.parquet")
         # Table 9's comparison: g1's question abstained on, g2's denied, g2's second one cut by the budget.
         compared = (
             judging.labelled()
@@ -176,7 +176,7 @@ def test_real_models_end_to_end(tmp_path, monkeypatch) -> None:  # noqa: ANN001
             for i in range(1, 8)
         },
     )
-    index_stage.run(cfg, progress=False)
+    stage.run(cfg, progress=False)
     projects.write_benchmark(cfg, answering.benchmark(2, 1))
 
     first = (answer_stage.run(cfg), judge_stage.run(cfg))

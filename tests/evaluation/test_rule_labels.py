@@ -6,8 +6,7 @@ import re
 
 import pytest
 
-from declinecraft.evaluation import judge
-from declinecraft.evaluation import rule_labels as judge_rules
+from declinecraft.evaluation import judge, rule_labels
 from declinecraft.evaluation.rule_labels import rule_label
 from tests.support import projects
 
@@ -22,7 +21,7 @@ def prompt_examples() -> list[tuple[str, str]]:
 class TestRuleLabel:
     def test_public_name(self) -> None:
         """judge.rule_label is the rule labeller (DESIGN.md's public API)."""
-        assert judge.rule_label is judge_rules.rule_label
+        assert judge.rule_label is rule_labels.rule_label
 
     @pytest.mark.parametrize(("response", "label"), prompt_examples())
     def test_prompt_examples(self, response: str, label: str) -> None:

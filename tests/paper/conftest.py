@@ -9,8 +9,8 @@ import matplotlib.pyplot as plt
 import polars as pl
 import pytest
 
-from declinecraft.analysis import analyze as analysis
-from declinecraft.analysis import results as analysis_results
+from declinecraft.analysis import analyze
+from declinecraft.analysis.results import read_tables, write_csv
 from tests.support import figure_values, synthetic
 
 
@@ -19,12 +19,12 @@ def tables(tmp_path_factory: pytest.TempPathFactory) -> dict[str, pl.DataFrame]:
     """Analysis tables of a synthetic run with ablations, written and read back as CSV."""
     judged = synthetic.synthetic_judged(12, 120, seed=2, ablations=True)
     facts = synthetic.synthetic_models(12, seed=2)
-    out = analysis.analyze(judged, facts, analysis.Design(n_resamples=50))
+    out = analyze.analyze(judged, facts, analyze.Design(n_resamples=50))
     out["facts"] = facts
     folder = tmp_path_factory.mktemp("tables")
     for name, table in out.items():
-        analysis_results.write_csv(table, folder / f"{name}.csv")
-    return analysis_results.read_tables(folder)
+        write_csv(table, folder / f"{name}.csv")
+    return read_tables(folder)
 
 
 @pytest.fixture(autouse=True)
@@ -44,6 +44,6 @@ def results() -> dict[str, pl.DataFrame]:
     """Analysis tables of a small synthetic run (with ablations)."""
     judged = synthetic.synthetic_judged(9, 80, seed=4, ablations=True)
     facts = synthetic.synthetic_models(9, seed=4)
-    out = analysis.analyze(judged, facts, analysis.Design(n_resamples=50))
-    out["facts"] = analysis.with_derived_facts(facts)
+    out = analyze.analyze(judged, facts, analyze.Design(n_resamples=50))
+    out["facts"] = analyze.with_derived_facts(facts)
     return out

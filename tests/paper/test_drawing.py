@@ -10,8 +10,7 @@ import polars as pl
 import pytest
 from matplotlib.figure import Figure
 
-from declinecraft.paper import drawing
-from declinecraft.paper import figures_main as plots_main
+from declinecraft.paper import drawing, figures_main
 from tests.support import figure_values
 
 
@@ -49,7 +48,7 @@ class TestSave:
 
     def test_formats(self, tmp_path: Path) -> None:
         """One file per format, non-empty."""
-        files = drawing.save(plots_main.plot_pipeline(), tmp_path, "x", ("pdf", "png"), dpi=50)
+        files = drawing.save(figures_main.plot_pipeline(), tmp_path, "x", ("pdf", "png"), dpi=50)
         assert [f.suffix for f in files] == [".pdf", ".png"] and all(f.stat().st_size > 1000 for f in files)
 
 

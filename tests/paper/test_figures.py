@@ -8,10 +8,7 @@ import matplotlib.pyplot as plt
 import polars as pl
 from matplotlib.figure import Figure
 
-from declinecraft.paper import caption_check, figure_check, figures
-from declinecraft.paper import figures_configs as fc
-from declinecraft.paper import figures_extra as fe
-from declinecraft.paper import figures_main as fm
+from declinecraft.paper import caption_check, figure_check, figures, figures_configs, figures_extra, figures_main
 from tests.support import figure_values, projects
 
 
@@ -43,9 +40,8 @@ class TestTooFewPoints:
         association never is."""
         models = figure_values.grid(tables).filter(pl.col("condition") == "single")["model"].n_unique()
         reason = figures.too_few_points("fig12_car_active_params", tables, models + 1)
-        assert (
-            reason
-            == f"Drawn from {models} models; a rank correlation needs {models + 1}, so it is not interpretable at this n"
+        assert reason == (
+            f"Drawn from {models} models; a rank correlation needs {models + 1}, so it is not interpretable at this n"
         )
         assert figures.too_few_points("fig12_car_active_params", tables, models) == ""
         assert figures.too_few_points("fig26_car_accuracy", tables, models + 1) == ""  # 12 configurations
@@ -82,7 +78,7 @@ def test_every_figure_checked() -> None:
     """Every plot function of the three figure modules has a known-value test (in
     test_figures_main.py, test_figures_configs.py and test_figures_extra.py; Figure 1's seven boxes
     in test_figures_main.py's TestPlotPipeline)."""
-    names = {n for mod in (fm, fc, fe) for n in dir(mod) if n.startswith("plot_")}
+    names = {n for mod in (figures_main, figures_configs, figures_extra) for n in dir(mod) if n.startswith("plot_")}
     checked = {
         "plot_pipeline",
         "plot_k_ablation",

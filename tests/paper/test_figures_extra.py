@@ -8,10 +8,8 @@ import polars as pl
 import pytest
 from matplotlib.axes import Axes
 
-from declinecraft.analysis import models as analysis_models
-from declinecraft.paper import drawing
-from declinecraft.paper import figures_extra as fe
-from declinecraft.paper import figures_extra as plots_extra
+from declinecraft.analysis import models
+from declinecraft.paper import drawing, figures_extra
 from tests.support import figure_values
 
 # --- drawn from synthetic tables read back from CSV -------------------------------
@@ -22,7 +20,7 @@ class TestStackedShares:
         """Three stacked bars per row ending at 100%."""
         fig, ax = drawing.new_figure()
         frame = pl.DataFrame({"share_abstain": [0.2], "share_deny": [0.3], "share_answer": [0.5]})
-        plots_extra.stacked_shares(ax, frame, ["x"])
+        figures_extra.stacked_shares(ax, frame, ["x"])
         last = ax.patches[-1]
         assert last.get_x() + last.get_width() == pytest.approx(100.0)
 
@@ -30,52 +28,52 @@ class TestStackedShares:
 class TestPlotFamilyLabels:
     def test_panels(self, tables: dict[str, pl.DataFrame]) -> None:
         """One panel per condition."""
-        assert len(plots_extra.plot_family_labels(tables["family_label_shares"]).axes) == 3
+        assert len(figures_extra.plot_family_labels(tables["family_label_shares"]).axes) == 3
 
 
 class TestPlotModelLabels:
     def test_rows(self, tables: dict[str, pl.DataFrame]) -> None:
         """One bar row per configuration."""
-        fig = plots_extra.plot_model_labels(figure_values.grid(tables))
+        fig = figures_extra.plot_model_labels(figure_values.grid(tables))
         assert len(fig.axes[0].patches) == 3 * 12
 
 
 class TestPlotLeakage:
     def test_rows(self, tables: dict[str, pl.DataFrame]) -> None:
         """One row per configuration, two panels."""
-        fig = plots_extra.plot_leakage(tables["leakage_model"], tables["facts"])
+        fig = figures_extra.plot_leakage(tables["leakage_model"], tables["facts"])
         assert len(fig.axes) == 2 and len(fig.axes[0].get_yticks()) == 12
 
 
 class TestPlotJudgePairs:
     def test_panels(self, tables: dict[str, pl.DataFrame]) -> None:
         """Three judges give three pair panels."""
-        assert len(plots_extra.plot_judge_pairs(tables["judge_run_accuracy"]).axes) == 3
+        assert len(figures_extra.plot_judge_pairs(tables["judge_run_accuracy"]).axes) == 3
 
 
 class TestPlotKChoice:
     def test_missing_retrieval(self, tables: dict[str, pl.DataFrame]) -> None:
         """Without logged retrieval hit rates the top panel says so."""
-        fig = plots_extra.plot_k_choice(tables["ablation_k"])
+        fig = figures_extra.plot_k_choice(tables["ablation_k"])
         assert "not in this run" in fig.axes[0].texts[0].get_text()
 
     def test_full_sweeps_only(self, tables: dict[str, pl.DataFrame]) -> None:
         """Middle and bottom panels draw only the configurations run at every k."""
         partial = tables["ablation_k"].filter(~((pl.col("model") == "syn-00") & (pl.col("k") == 10)))
-        fig = plots_extra.plot_k_choice(partial)
+        fig = figures_extra.plot_k_choice(partial)
         assert figure_values.gray_lines(fig, 1) == figure_values.gray_lines(fig, 2) == 7
 
 
 class TestPlotPipelinesCarAccuracy:
     def test_panels(self, tables: dict[str, pl.DataFrame]) -> None:
         """CAR and accuracy panels."""
-        assert len(plots_extra.plot_pipelines_car_accuracy(tables["ablation_pipelines"]).axes) == 2
+        assert len(figures_extra.plot_pipelines_car_accuracy(tables["ablation_pipelines"]).axes) == 2
 
 
 class TestPlotScenario:
     def test_lines(self, tables: dict[str, pl.DataFrame]) -> None:
         """One gray line per configuration in each panel."""
-        fig = plots_extra.plot_scenario(tables["ablation_scenario"])
+        fig = figures_extra.plot_scenario(tables["ablation_scenario"])
         assert figure_values.gray_lines(fig) == 8  # 12 configurations: 8 models, all in the ablations
 
 
@@ -83,14 +81,14 @@ class TestPlotScenarioOverlap:
     def test_bars(self) -> None:
         """One bar per pipeline, in the paper's order."""
         frame = pl.DataFrame({"pipeline": ["dense", "hybrid"], "share": [0.6, 0.7]})
-        fig = plots_extra.plot_scenario_overlap(frame)
+        fig = figures_extra.plot_scenario_overlap(frame)
         assert [t.get_text() for t in fig.axes[0].get_xticklabels()] == ["Dense", "Hybrid"]
 
 
 class TestPlotTransitions:
     def test_rows(self, tables: dict[str, pl.DataFrame]) -> None:
         """Two bars per model and condition."""
-        fig = plots_extra.plot_transitions(tables["thinking_transitions"], tables["facts"])
+        fig = figures_extra.plot_transitions(tables["thinking_transitions"], tables["facts"])
         assert len(fig.axes[0].patches) == 2 * 4
 
 
@@ -104,8 +102,8 @@ def widths(ax: Axes) -> list[float]:
 class TestFamilyLabels:
     def test_bars(self, g: pl.DataFrame) -> None:
         """Figure 17: per condition, three stacked bars per family; widths are the family means."""
-        shares = analysis_models.family_label_shares(g)
-        fig = fe.plot_family_labels(shares)
+        shares = models.family_label_shares(g)
+        fig = figures_extra.plot_family_labels(shares)
         assert len(fig.axes) == 3 and all(len(ax.patches) == 3 * 2 for ax in fig.axes)
         mean_a = g.filter((pl.col("family") == "A") & (pl.col("condition") == "no_rag"))["share_abstain"].mean()
         assert widths(fig.axes[0])[0] == pytest.approx(100 * mean_a) and fig.axes[0].get_xlim() == (0, 100)
@@ -114,7 +112,7 @@ class TestFamilyLabels:
 class TestModelLabels:
     def test_bars(self, g: pl.DataFrame) -> None:
         """Figure 18: three stacked bars per single-shot configuration, summing to 100%."""
-        fig = fe.plot_model_labels(g)
+        fig = figures_extra.plot_model_labels(g)
         w = np.array(widths(fig.axes[0])).reshape(3, 4)
         assert np.allclose(w.sum(axis=0), 100.0)
 
@@ -134,7 +132,7 @@ class TestLeakage:
                 "accuracy_high": [0.7, 0.3],
             }
         )
-        fig = fe.plot_leakage(frame)
+        fig = figures_extra.plot_leakage(frame)
         xs = fig.axes[0].lines[0].get_xdata()
         assert list(xs) == pytest.approx([20.0, 60.0])
         assert figure_values.ticks(fig.axes[0], "y") == ["b (thinking) (n=4)", "a (n=5, 2 without score)"]
@@ -146,7 +144,7 @@ class TestJudgePairs:
         frame = pl.DataFrame(
             {"score_a": [0.1, 0.2, 0.3, 0.4], "score_b": [0.2, 0.3, 0.4, 0.5], "score_c": [0.4, 0.3, 0.2, 0.1]}
         )
-        fig = fe.plot_judge_pairs(frame)
+        fig = figures_extra.plot_judge_pairs(frame)
         assert [len(figure_values.points(ax)) for ax in fig.axes] == [4, 4, 4]
         assert [ax.get_title() for ax in fig.axes] == ["ρ = 1.00", "ρ = -1.00", "ρ = -1.00"]
 
@@ -156,7 +154,7 @@ class TestKChoice:
         """Figure 21: retrieval hit rates by k on top (0-100%); CAR and accuracy of full sweeps below."""
         ablation = figure_values.sweep({"m1": [1, 5, 10], "m2": [1, 5, 10], "m3": [1]})
         retrieval = pl.DataFrame({"k": [10, 1, 5], "target_hit": [0.9, 0.4, 0.7], "scenario_hit": [0.8, 0.2, 0.5]})
-        fig = fe.plot_k_choice(ablation, retrieval)
+        fig = figures_extra.plot_k_choice(ablation, retrieval)
         top = fig.axes[0]
         assert figure_values.ticks(top) == ["1", "5", "10"] and top.get_ylim() == (0, 100)
         assert [list(line.get_ydata()) for line in top.lines] == [
@@ -171,7 +169,7 @@ class TestPipelinesCarAccuracy:
     def test_lines(self) -> None:
         """Figure 22: a gray line per configuration in both panels, accuracy on the right."""
         frame = figure_values.sweep({"m1": ["dense", "hybrid"], "m2": ["dense", "hybrid"]}, "pipeline")
-        fig = fe.plot_pipelines_car_accuracy(frame)
+        fig = figures_extra.plot_pipelines_car_accuracy(frame)
         assert len(figure_values.gray(fig.axes[0])) == len(figure_values.gray(fig.axes[1])) == 2
         assert any(np.allclose(line, [5.0, 10.0]) for line in figure_values.gray(fig.axes[1]))
 
@@ -188,7 +186,7 @@ class TestScenario:
                 "attempt": [0.9, 0.95],
             }
         )
-        fig = fe.plot_scenario(frame)
+        fig = figures_extra.plot_scenario(frame)
         assert [list(line) for line in figure_values.gray(fig.axes[0])] == [pytest.approx([60.0, 40.0])]
         assert [list(line) for line in figure_values.gray(fig.axes[1])] == [pytest.approx([90.0, 95.0])]
 
@@ -197,7 +195,7 @@ class TestScenarioOverlap:
     def test_bars(self) -> None:
         """Figure 24: one bar per pipeline in the paper's order, its height the share, axis 0-100%."""
         frame = pl.DataFrame({"pipeline": ["hybrid", "bm25", "dense"], "share": [0.5, 0.3, 0.4]})
-        fig = fe.plot_scenario_overlap(frame)
+        fig = figures_extra.plot_scenario_overlap(frame)
         assert figure_values.ticks(fig.axes[0]) == ["BM25", "Dense", "Hybrid"]
         assert [p.get_height() for p in fig.axes[0].patches] == pytest.approx([30.0, 40.0, 50.0])
         assert fig.axes[0].get_ylim() == (0, 100)
@@ -217,6 +215,6 @@ class TestTransitions:
                 "sig_ad": [True, False],
             }
         )
-        fig = fe.plot_transitions(frame)
+        fig = figures_extra.plot_transitions(frame)
         assert widths(fig.axes[0]) == pytest.approx([30.0, 10.0]) and widths(fig.axes[1]) == pytest.approx([10.0, 20.0])
         assert [t.get_text() for t in fig.axes[0].texts] == ["*"] and len(fig.axes[1].texts) == 0

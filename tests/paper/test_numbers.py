@@ -8,16 +8,16 @@ from pathlib import Path
 import polars as pl
 import pytest
 
-from declinecraft.paper import numbers as report_numbers
+from declinecraft.paper import numbers
 
 
 class TestCompute:
     def test_reasons(self, results: dict[str, pl.DataFrame]) -> None:
         """Defined numbers print; undefined ones say n/a with a reason."""
-        numbers = report_numbers.compute(results)
-        row = numbers.filter(pl.col("macro") == "CprePages").row(0, named=True)
+        computed = numbers.compute(results)
+        row = computed.filter(pl.col("macro") == "CprePages").row(0, named=True)
         assert row["text"] == "n/a" and "corpus_stats" in row["reason"]
-        assert numbers.filter(pl.col("macro") == "SigUpSingle")["text"][0] != "n/a"
+        assert computed.filter(pl.col("macro") == "SigUpSingle")["text"][0] != "n/a"
 
     def test_benchmark_sizes(self, results: dict[str, pl.DataFrame]) -> None:
         """The benchmark's size per half comes from the verify stage's fates (the kept candidates),
@@ -30,26 +30,24 @@ class TestCompute:
                 "n": [6, 10, 8, 1],
             }
         )
-        numbers = report_numbers.compute(results | {"audit_fates": fates})
-        text = dict(zip(numbers["macro"], numbers["text"], strict=True))
+        computed = numbers.compute(results | {"audit_fates": fates})
+        text = dict(zip(computed["macro"], computed["text"], strict=True))
         assert (text["BenchAnswerable"], text["BenchUnanswerable"]) == ("6", "8")
         assert text["NAnswerable"] != "n/a"
 
     def test_text_escaped(self, results: dict[str, pl.DataFrame]) -> None:
         """A model name quoted in the text is escaped for LaTeX (braces and tildes included)."""
         leak = results["leakage_model"].head(1).with_columns(model=pl.lit("m_{x}~1"), accuracy=pl.lit(0.5))
-        numbers = report_numbers.compute({"leakage_model": leak})
-        text = dict(zip(numbers["macro"], numbers["text"], strict=True))
+        computed = numbers.compute({"leakage_model": leak})
+        text = dict(zip(computed["macro"], computed["text"], strict=True))
         assert text["LeakTopModel"] == "m\\_\\{x\\}\\textasciitilde{}1" and text["LeakTopAcc"] == "50.0"
 
     def test_small_n_caveat(self, results: dict[str, pl.DataFrame]) -> None:
         """A mean from fewer questions than the threshold prints with its n and the caveat (and
         \\pc keeps its percent sign on the value); from enough questions, as the plain number."""
-        plain = report_numbers.compute(results).filter(pl.col("macro") == "CARnoragMean").row(0, named=True)
-        assert plain["text"] == report_numbers.fmt(plain["value"], "pct") and plain["small"] == ""
-        strict = (
-            report_numbers.compute(results, min_n=10_000).filter(pl.col("macro") == "CARnoragMean").row(0, named=True)
-        )
+        plain = numbers.compute(results).filter(pl.col("macro") == "CARnoragMean").row(0, named=True)
+        assert plain["text"] == numbers.fmt(plain["value"], "pct") and plain["small"] == ""
+        strict = numbers.compute(results, min_n=10_000).filter(pl.col("macro") == "CARnoragMean").row(0, named=True)
         n = int(strict["n"])
         assert strict["text"] == f"\\dcsmall{{{plain['text']}}}{{{n} questions}}"
         assert strict["small"] == f"n = {n} questions, not interpretable at this n" and strict["reason"] == ""
@@ -58,7 +56,7 @@ class TestCompute:
         """Accuracy scored on one answerable question is no finding: "n = 1 question"."""
         grid = results["main_grid"].with_columns(accuracy_n=pl.lit(1, pl.Int64))
         row = (
-            report_numbers.compute({**results, "main_grid": grid})
+            numbers.compute({**results, "main_grid": grid})
             .filter(pl.col("macro") == "AccSingleMean")
             .row(0, named=True)
         )
@@ -77,28 +75,26 @@ class TestCompute:
                     "n_unanswerable": [n - n // 2] * 2,
                 }
             )
-            numbers = report_numbers.compute({"audit_style": style})
-            return numbers.filter(pl.col("macro") == "StyleAUCStyle")["text"][0]
+            computed = numbers.compute({"audit_style": style})
+            return computed.filter(pl.col("macro") == "StyleAUCStyle")["text"][0]
 
         assert auc(4) == "\\dcsmall{0.25}{2 questions in the smaller half}" and auc(60) == "0.25"
 
     def test_small_n_p_kept(self, results: dict[str, pl.DataFrame]) -> None:
         """A p value (printed in math mode) keeps its text; its n is recorded for the words."""
         row = (
-            report_numbers.compute(results, min_n=10_000)
-            .filter(pl.col("macro") == "PCARSingleMinusNorag")
-            .row(0, named=True)
+            numbers.compute(results, min_n=10_000).filter(pl.col("macro") == "PCARSingleMinusNorag").row(0, named=True)
         )
         assert "dcsmall" not in row["text"] and row["n"] is not None and "not interpretable" in row["small"]
 
     def test_no_input(self) -> None:
         """Without input every number is n/a with the given reason."""
-        numbers = report_numbers.compute({}, no_input="no judged table")
-        assert set(numbers["text"]) == {"n/a"} and numbers["reason"].str.contains("no judged table").all()
+        computed = numbers.compute({}, no_input="no judged table")
+        assert set(computed["text"]) == {"n/a"} and computed["reason"].str.contains("no judged table").all()
 
     def test_unique_macros(self) -> None:
         """Macro names are unique and letters only."""
-        names = [n.macro for n in report_numbers.NUMBERS]
+        names = [n.macro for n in numbers.NUMBERS]
         assert len(names) == len(set(names)) and all(n.isalpha() for n in names)
 
 
@@ -115,42 +111,38 @@ class TestFmt:
     )
     def test_kinds(self, value: float, kind: str, text: str) -> None:
         """Percent, signed points, rho, p and integers print as in the paper."""
-        assert report_numbers.fmt(value, kind) == text
+        assert numbers.fmt(value, kind) == text
 
 
 class TestNumbersTex:
     def test_newcommand(self) -> None:
         """One newcommand per number; n/a lines carry their reason as a comment."""
-        tex = report_numbers.numbers_tex(report_numbers.compute({}, no_input="x"))
+        tex = numbers.numbers_tex(numbers.compute({}, no_input="x"))
         assert (
-            "\\newcommand{\\CARsingleMean}{n/a}  % mean CAR with single-shot RAG -- n/a: no condition_means results in this run (x)"
-            in tex
-        )
+            "\\newcommand{\\CARsingleMean}{n/a}  % mean CAR with single-shot RAG -- n/a: no condition_means "
+            "results in this run (x)"
+        ) in tex
 
 
 class TestReportedVsReproduced:
     def test_rows(self) -> None:
         """Each headline number appears beside its reported value, as a macro."""
-        numbers = report_numbers.compute({}, no_input="x")
-        tex = report_numbers.reported_vs_reproduced(
-            numbers, {"car_mean_single_shot": {"value": 56.4, "unit": "percent"}}
-        )
+        computed = numbers.compute({}, no_input="x")
+        tex = numbers.reported_vs_reproduced(computed, {"car_mean_single_shot": {"value": 56.4, "unit": "percent"}})
         assert "56.4 & \\CARsingleMean" in tex
 
     def test_spans_pages(self) -> None:
         """Table R is a longtable whose header repeats on every page (a hundred rows fit no page)."""
-        numbers = report_numbers.compute({}, no_input="x")
-        tex = report_numbers.reported_vs_reproduced(
-            numbers, {"car_mean_single_shot": {"value": 56.4, "unit": "percent"}}
-        )
+        computed = numbers.compute({}, no_input="x")
+        tex = numbers.reported_vs_reproduced(computed, {"car_mean_single_shot": {"value": 56.4, "unit": "percent"}})
         assert "\\begin{longtable}" in tex and "\\end{longtable}" in tex and "tabular" not in tex
         assert tex.count("Quantity & Paper & This run") == 2 and "\\endhead" in tex and "\\label{tab:reported}" in tex
 
     def test_text_value_escaped(self) -> None:
         """A reported value that is text is escaped; a negative number gets a real minus."""
-        numbers = report_numbers.compute({}, no_input="x")
-        tex = report_numbers.reported_vs_reproduced(
-            numbers, {"car_mean_no_rag": {"value": "~40%"}, "car_mean_single_shot": {"value": -2}}
+        computed = numbers.compute({}, no_input="x")
+        tex = numbers.reported_vs_reproduced(
+            computed, {"car_mean_no_rag": {"value": "~40%"}, "car_mean_single_shot": {"value": -2}}
         )
         assert "\\textasciitilde{}40\\% & \\CARnoragMean" in tex and "\\textminus 2 & \\CARsingleMean" in tex
 

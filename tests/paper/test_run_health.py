@@ -12,7 +12,7 @@ import pytest
 
 from declinecraft.analysis import run_health
 from declinecraft.core import config
-from declinecraft.paper import run_health as paper_health
+from declinecraft.paper import run_health as paper_run_health
 from tests.support import health, projects
 
 
@@ -26,10 +26,10 @@ class TestPaperSection:
     def test_table_and_sentences(self, cfg) -> None:  # noqa: ANN001
         """The table prints counts with their n and the caveat below min_n; the sentences name the failures."""
         counted = run_health.collect(cfg, health.main_grid())
-        tex = paper_health.health_tex(counted, min_n=6)
+        tex = paper_run_health.health_tex(counted, min_n=6)
         assert "2 of 8" in tex and "1 of 2 (1 re-asked)" in tex
         assert "1 of 1 (n = 1 question, not interpretable at this n)" in tex
-        said = dict((m, v) for m, v, _ in paper_health.health_macros(counted, min_n=6))
+        said = dict((m, v) for m, v, _ in paper_run_health.health_macros(counted, min_n=6))
         assert "2 failed" in said["HealthCallsSentence"] and "m-b in 05\\_answer: 2 of 8" in said["HealthCallsSentence"]
         assert "1 of 11 answers stopped" in said["HealthTruncSentence"]
         assert "j-small gave no usable output on 1 of 2 calls" in said["HealthJudgeSentence"]
@@ -41,7 +41,7 @@ class TestPaperSection:
         reflections' outcomes (asking without a usable question is not "never asking")."""
         plain = health.responses().filter(pl.col("model") == "m-a")
         counted = pl.concat([run_health.rounds_used(plain), run_health.reflection_outcomes(plain)])
-        said = dict((m, v) for m, v, _ in paper_health.health_macros(counted, min_n=6))
+        said = dict((m, v) for m, v, _ in paper_run_health.health_macros(counted, min_n=6))
         assert said["HealthRoundsSentence"] == (
             "All 2 iterative answers used the first retrieval round only: of the 2 reflections, 2 judged the "
             "context insufficient without a usable follow-up question."
@@ -62,7 +62,7 @@ class TestPaperSection:
         paper, stage = cfg.root / "paper", cfg.run_dir() / "08_paper"
         (paper / "tables").mkdir(parents=True)
         stage.mkdir(parents=True)
-        status = paper_health.write(cfg, paper, stage)
+        status = paper_run_health.write(cfg, paper, stage)
         assert status["name"] == "run_health" and (paper / "tables" / "run_health.tex").is_file()
         assert "run\\_health.csv is missing" in (paper / "health_numbers.tex").read_text()
         assert (stage / "run_health.csv").is_file()
@@ -74,7 +74,7 @@ class TestPaperSection:
         assert health < tex.index("\\section{Results}") and health < tex.index("\\section{Know2Guess")
         assert health < tex.index("\\dctable[H]{run_health}") < tex.index("\\section{Results}")
         used = set(re.findall(r"\\(Health[A-Za-z]+)", tex))
-        assert used and used <= {m for m, _, _ in paper_health.health_macros(run_health.empty(), min_n=6)}
+        assert used and used <= {m for m, _, _ in paper_run_health.health_macros(run_health.empty(), min_n=6)}
 
 
 def test_judge_sentence_names_rescued_scores() -> None:
@@ -93,7 +93,7 @@ def test_judge_sentence_names_rescued_scores() -> None:
         }
         for m, k in (("score_reasked", 6), ("score_unparsable", 0))
     ]
-    said = paper_health._judge_sentence(pl.DataFrame(rows, schema=run_health.SCHEMA))
+    said = paper_run_health._judge_sentence(pl.DataFrame(rows, schema=run_health.SCHEMA))
     assert said.startswith("Every judge output parsed.") and "j-small: 6 of its 9 scores" in said
 
 
@@ -112,5 +112,5 @@ def test_rule_disagreement() -> None:
     row = run_health.rule_disagreement(labels).to_dicts()[0]
     assert (row["model"], row["numerator"], row["denominator"]) == ("j", 2, 3)
     assert row["detail"] == "r1: judge DENY, rule ABSTAIN; r3: judge ABSTAIN, rule ANSWER"
-    said = paper_health._rule_sentence(run_health.rule_disagreement(labels))
+    said = paper_run_health._rule_sentence(run_health.rule_disagreement(labels))
     assert "j and the phrase rule label 2 of 3 responses differently (first: r1: judge DENY" in said

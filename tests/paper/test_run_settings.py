@@ -6,8 +6,7 @@ import dataclasses
 from pathlib import Path
 
 from declinecraft.core.config import VerifyParams
-from declinecraft.paper import numbers as report_numbers
-from declinecraft.paper import run_settings
+from declinecraft.paper import numbers, run_settings
 from tests.support import judged_tables
 
 
@@ -17,7 +16,7 @@ class TestConfigMacros:
         out = run_settings.config_macros(judged_tables.project(tmp_path, None), {"bm25_k1": {"value": 1.5}})
         values = dict(zip(out["macro"], out["text"], strict=True))
         assert values["BMkOne"] == "1.2" and values["PaperBMkOne"] == "1.5" and values["RunName"] == "default"
-        assert values["Resamples"] == "1{,}000" and out.schema == report_numbers.compute({}).schema
+        assert values["Resamples"] == "1{,}000" and out.schema == numbers.compute({}).schema
 
     def test_self_verification_noted(self, tmp_path: Path) -> None:
         """The reproduction notes say when the verifier also generated the questions."""

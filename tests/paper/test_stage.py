@@ -11,8 +11,7 @@ import pytest
 
 from declinecraft.analysis import stage as analysis_stage
 from declinecraft.core import config
-from declinecraft.paper import figures
-from declinecraft.paper import stage as report
+from declinecraft.paper import figures, stage
 from tests.support import judged_tables, synthetic
 
 HAS_TEX = shutil.which("latexmk") is not None
@@ -21,12 +20,12 @@ HAS_TEX = shutil.which("latexmk") is not None
 class TestSkippedTex:
     def test_macro(self) -> None:
         """A reason becomes a csname macro, escaped for LaTeX."""
-        text = report.skipped_tex([{"name": "fig02_x", "reason": "needs k_sweep & 50%"}])
+        text = stage.skipped_tex([{"name": "fig02_x", "reason": "needs k_sweep & 50%"}])
         assert "\\csname dcr@fig02_x\\endcsname{needs k\\_sweep \\& 50\\%}" in text
 
     def test_too_few_points(self) -> None:
         """A figure drawn from too few points gets its dcs@ macro (listed small); others get none."""
-        text = report.skipped_tex(
+        text = stage.skipped_tex(
             [
                 {"name": "fig12_x", "reason": "", "small": "Drawn from 2 models"},
                 {"name": "fig08_x", "reason": "", "small": ""},
@@ -38,14 +37,14 @@ class TestSkippedTex:
 class TestReportedFacts:
     def test_reads(self, tmp_path: Path) -> None:
         """The paper's facts are read by key."""
-        assert report.reported_facts(judged_tables.project(tmp_path, None))["car_mean_single_shot"]["value"] == 56.4
+        assert stage.reported_facts(judged_tables.project(tmp_path, None))["car_mean_single_shot"]["value"] == 56.4
 
 
 class TestWriteNumbers:
     def test_files(self, tmp_path: Path, results: dict[str, pl.DataFrame]) -> None:
         """numbers.tex, the reported table and numbers.csv with reasons are written."""
         cfg = judged_tables.project(tmp_path, None)
-        numbers = report.write_numbers(results, cfg, tmp_path / "paper", tmp_path / "stage", "")
+        numbers = stage.write_numbers(results, cfg, tmp_path / "paper", tmp_path / "stage", "")
         assert (tmp_path / "paper" / "numbers.tex").is_file() and (
             tmp_path / "paper" / "tables" / "reported.tex"
         ).is_file()
@@ -56,7 +55,7 @@ class TestWriteNumbers:
 class TestReadResults:
     def test_missing_analysis(self, tmp_path: Path) -> None:
         """Without the analysis stage there is nothing to draw, and the reason says so."""
-        found, reason = report.read_results(tmp_path)
+        found, reason = stage.read_results(tmp_path)
         assert found == {} and reason == "the analysis stage has not run"
 
     def test_no_input_keeps_setup_tables(self, tmp_path: Path) -> None:
@@ -64,7 +63,7 @@ class TestReadResults:
         (tmp_path / "status.json").write_text('{"status": "no_input", "reason": "no judge"}')
         for name in ("facts", "corpus_stats", "main_grid"):
             pl.DataFrame({"x": [1]}).write_csv(tmp_path / f"{name}.csv")
-        found, reason = report.read_results(tmp_path)
+        found, reason = stage.read_results(tmp_path)
         assert sorted(found) == ["corpus_stats", "facts"] and reason == "no judge"
 
 
@@ -73,8 +72,8 @@ class TestRunStage:
         """Before the judge stage exists, the paper stage writes n/a macros and skip reasons."""
         cfg = config.load(judged_tables.project(tmp_path, None).root / "params" / "nopdf.yaml")
         analysis_stage.run(cfg)
-        out = report.run(cfg)
-        assert isinstance(out, report.PaperResult) and out.pdf is None
+        out = stage.run(cfg)
+        assert isinstance(out, stage.PaperResult) and out.pdf is None
         assert out.numbers.filter(pl.col("macro") == "CARsingleMean")["text"][0] == "n/a"
         assert "CARsingleMean" in out.missing_numbers()["macro"].to_list()
         assert (
@@ -94,7 +93,7 @@ class TestRunStage:
         nothing."""
         cfg = judged_tables.project(tmp_path, synthetic.synthetic_judged(6, 60, ablations=True))
         analysis_stage.run(cfg)
-        out = report.run(cfg)
+        out = stage.run(cfg)
         assert out.pdf == tmp_path / "paper" / "main.pdf" and out.pdf.stat().st_size > 10_000
         assert not list((tmp_path / "paper").glob("*.aux"))
         assert pl.read_csv(out.folder / "page_checks.csv")["problem"].to_list() == []
@@ -114,7 +113,7 @@ class TestRunStage:
         cfg.stage_dir("judge").mkdir(parents=True)
         synthetic.synthetic_judged(6, 60).write_parquet(cfg.stage_dir("judge") / "judged.parquet")
         analysis_stage.run(cfg)
-        out = report.run(cfg)
+        out = stage.run(cfg)
         assert out.pdf is not None and out.pdf.is_file() and not list(out.figures.glob("*.pdf"))
         listed = pl.read_csv(out.folder / "figure_checks.csv").filter(pl.col("too_few_points").fill_null("") != "")
         assert set(listed["name"]) and set(listed["name"]) <= set(figures.ASSOCIATIONS)

@@ -7,7 +7,7 @@ from pathlib import Path
 import polars as pl
 
 from declinecraft.analysis import paper_tables
-from declinecraft.paper import tables as report_tables
+from declinecraft.paper import tables
 from tests.support import judged_tables
 
 
@@ -17,7 +17,7 @@ class TestWriteTables:
         cfg = judged_tables.project(tmp_path, None)
         (tmp_path / "tables").mkdir()
         (tmp_path / "tables" / "table09.tex").write_text("stale")
-        rows = report_tables.write_tables(results, cfg, tmp_path / "tables")
+        rows = tables.write_tables(results, cfg, tmp_path / "tables")
         reasons = {r["name"]: r["reason"] for r in rows}
         assert reasons["table09"] and reasons["table10"] and not reasons["table08"]
         assert (tmp_path / "tables" / "table12.tex").is_file() and not (tmp_path / "tables" / "table09.tex").exists()
@@ -26,13 +26,13 @@ class TestWriteTables:
 class TestToLatex:
     def test_bold_best(self, results: dict[str, pl.DataFrame]) -> None:
         """The best CAR of Table 2 is bold and the header row is there."""
-        tex = report_tables.to_latex("table02", paper_tables.build(results)["table02"])
+        tex = tables.to_latex("table02", paper_tables.build(results)["table02"])
         assert "\\toprule" in tex and tex.count("\\textbf{") >= 5
 
     def test_escapes_cells(self) -> None:
         """Text cells are escaped; role marks become a superscript; numbers keep one decimal."""
         frame = pl.DataFrame({"role": ["Judge {A} ~ 100%"], "model": ["m_1^{GR}"]})
-        tex = report_tables.to_latex("table12", frame)
+        tex = tables.to_latex("table12", frame)
         assert "Judge \\{A\\} \\textasciitilde{} 100\\% & m\\_1$^{\\mathrm{GR}}$ \\\\" in tex
 
     def test_bold_per_model(self) -> None:
@@ -46,7 +46,7 @@ class TestToLatex:
                 "bal_f1": [1.0, 2.0, 3.0, float("nan")],
             }
         )
-        body = report_tables.to_latex("table06", frame).splitlines()[5:9]
+        body = tables.to_latex("table06", frame).splitlines()[5:9]
         assert body == [
             "A & 1 & 50.0 & \\textbf{70.0} & 1.0 \\\\",
             "A & 5 & \\textbf{60.0} & 65.0 & \\textbf{2.0} \\\\",
@@ -56,5 +56,5 @@ class TestToLatex:
 
     def test_unknown_table(self) -> None:
         """A table without a spec gets one column per frame column, headers escaped."""
-        tex = report_tables.to_latex("table99", pl.DataFrame({"a_b": [1.25], "c": ["x&y"]}))
+        tex = tables.to_latex("table99", pl.DataFrame({"a_b": [1.25], "c": ["x&y"]}))
         assert "a\\_b & c \\\\" in tex and "1.2 & x\\&y \\\\" in tex

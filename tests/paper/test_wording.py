@@ -9,21 +9,20 @@ from pathlib import Path
 import polars as pl
 import pytest
 
-from declinecraft.paper import numbers as report_numbers
-from declinecraft.paper import wording
+from declinecraft.paper import numbers, wording
 from declinecraft.paper.number_sources import SCHEMA
 from tests.support import projects
 
 MAIN = projects.REPO / "paper" / "main.tex"
 
 
-def numbers(**values: tuple[float | None, str]) -> pl.DataFrame:
+def macro_frame(**values: tuple[float | None, str]) -> pl.DataFrame:
     """A numbers table: every macro the words read is n/a unless given as (value, fmt)."""
     needed = set(re.findall(r'"([A-Z][A-Za-z]+)"', Path(wording.__file__).read_text()))
     rows = []
     for macro in sorted(needed | set(values)):
         value, kind = values.get(macro, (None, "num"))
-        text = "n/a" if value is None else report_numbers.fmt(value, kind)
+        text = "n/a" if value is None else numbers.fmt(value, kind)
         rows.append(dict(macro=macro, what="", value=value, text=text, reason="", reported="", fmt=kind))
     return pl.DataFrame(rows, schema=SCHEMA)
 
@@ -46,7 +45,7 @@ class TestChange:
     )
     def test_direction(self, before: float | None, after: float, word: str) -> None:
         """Up, down, the same when the two means print alike (never 'rises from 0.0% to 0.0%'), n/a."""
-        got = words(numbers(CARnoragMean=(before, "pct"), CARsingleMean=(after, "pct")))
+        got = words(macro_frame(CARnoragMean=(before, "pct"), CARsingleMean=(after, "pct")))
         assert got["DirCARSingle"] == word
 
 
@@ -57,7 +56,7 @@ class TestSign:
     )
     def test_thinking(self, change: float, word: str) -> None:
         """A mean change that prints as +0.0 or -0.0 points is no change."""
-        assert words(numbers(ThinkCARNorag=(change, "pts")))["DirThinkNorag"] == word
+        assert words(macro_frame(ThinkCARNorag=(change, "pts")))["DirThinkNorag"] == word
 
 
 class TestSignificance:
@@ -67,53 +66,53 @@ class TestSignificance:
     )
     def test_word(self, p: float | None, word: str) -> None:
         """p below alpha is significant; n/a is not testable."""
-        assert words(numbers(PCARSingleMinusNorag=(p, "p")))["SigCARSingle"] == word
+        assert words(macro_frame(PCARSingleMinusNorag=(p, "p")))["SigCARSingle"] == word
 
 
 class TestAssociation:
     def test_positive(self) -> None:
         """A significant positive rank correlation on enough models."""
-        got = words(numbers(RhoAccTotal=(0.6, "rho"), PAccTotal=(0.005, "p"), NAccTotal=(20, "int")))
+        got = words(macro_frame(RhoAccTotal=(0.6, "rho"), PAccTotal=(0.005, "p"), NAccTotal=(20, "int")))
         assert got["AssocAccTotal"] == "significant and positive"
 
     def test_none(self) -> None:
         """p at or above alpha is not significant."""
-        got = words(numbers(RhoCARTotal=(-0.24, "rho"), PCARTotal=(0.31, "p"), NOpenWeight=(20, "int")))
+        got = words(macro_frame(RhoCARTotal=(-0.24, "rho"), PCARTotal=(0.31, "p"), NOpenWeight=(20, "int")))
         assert got["AssocCARTotal"] == "not significant"
 
     def test_too_few(self) -> None:
         """Four models cannot test a rank correlation (the claims check's rule), whatever p says."""
-        got = words(numbers(RhoCARTotal=(-1.0, "rho"), PCARTotal=(0.0, "p"), NOpenWeight=(4, "int")))
+        got = words(macro_frame(RhoCARTotal=(-1.0, "rho"), PCARTotal=(0.0, "p"), NOpenWeight=(4, "int")))
         assert got["AssocCARTotal"] == "not testable"
 
 
 class TestSmallN:
     def test_change_below(self) -> None:
         """Means from fewer questions than the rule's threshold state no direction: "gives"."""
-        frame = numbers(CARnoragMean=(0.2, "pct"), CARsingleMean=(0.6, "pct"))
+        frame = macro_frame(CARnoragMean=(0.2, "pct"), CARsingleMean=(0.6, "pct"))
         small = frame.with_columns(n=pl.when(pl.col("macro").str.starts_with("CAR")).then(4.0))
         assert words(small)["DirCARSingle"] == "gives"
 
     def test_change_above(self) -> None:
         """The same means from enough questions are a finding: "raises it to"."""
-        frame = numbers(CARnoragMean=(0.2, "pct"), CARsingleMean=(0.6, "pct"))
+        frame = macro_frame(CARnoragMean=(0.2, "pct"), CARsingleMean=(0.6, "pct"))
         enough = frame.with_columns(n=pl.when(pl.col("macro").str.starts_with("CAR")).then(300.0))
         assert words(enough)["DirCARSingle"] == "raises it to"
 
     def test_significance_below(self) -> None:
         """A Wilcoxon p over two configurations is not testable, whatever it says."""
-        frame = numbers(PCARSingleMinusNorag=(0.001, "p")).with_columns(n=pl.lit(2.0))
+        frame = macro_frame(PCARSingleMinusNorag=(0.001, "p")).with_columns(n=pl.lit(2.0))
         assert words(frame)["SigCARSingle"] == "not testable"
 
     def test_threshold_from_params(self) -> None:
         """A set analysis.min_n raises the threshold: 300 questions are not enough for 500."""
-        frame = numbers(CARnoragMean=(0.2, "pct"), CARsingleMean=(0.6, "pct")).with_columns(n=pl.lit(300.0))
+        frame = macro_frame(CARnoragMean=(0.2, "pct"), CARsingleMean=(0.6, "pct")).with_columns(n=pl.lit(300.0))
         out = wording.words(frame, alpha=0.05, min_n=500)
         assert dict(zip(out["macro"], out["text"], strict=True))["DirCARSingle"] == "gives"
 
     def test_association_param(self) -> None:
         """analysis.min_n above the rank test's minimum makes 20 models too few."""
-        frame = numbers(RhoAccTotal=(0.6, "rho"), PAccTotal=(0.005, "p"), NAccTotal=(20, "int"))
+        frame = macro_frame(RhoAccTotal=(0.6, "rho"), PAccTotal=(0.005, "p"), NAccTotal=(20, "int"))
         out = wording.words(frame, alpha=0.05, min_n=30)
         assert dict(zip(out["macro"], out["text"], strict=True))["AssocAccTotal"] == "not testable"
 
@@ -121,8 +120,8 @@ class TestSmallN:
 class TestThinkingFlag:
     def test_flag(self) -> None:
         """ThinkingPairs is 1 only without a reason; ThinkingWhy carries the reason, escaped."""
-        assert words(numbers())["ThinkingPairs"] == "1"
-        got = words(numbers(), thinking_problem="no model with switchable thinking (answer.thinking: off)")
+        assert words(macro_frame())["ThinkingPairs"] == "1"
+        got = words(macro_frame(), thinking_problem="no model with switchable thinking (answer.thinking: off)")
         assert got["ThinkingPairs"] == "0" and got["ThinkingWhy"].startswith("no model")
 
 

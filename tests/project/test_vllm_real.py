@@ -25,9 +25,9 @@ import pytest
 import yaml
 
 from declinecraft.core import paths, registry
-from declinecraft.llm import cache as llm_cache
-from declinecraft.llm import client as llm
 from declinecraft.llm import group_guard, serve, vllm_engine
+from declinecraft.llm.cache import Cache, CallRecord, open_cache
+from declinecraft.llm.client import Request, connect
 from tests.support import fake_openai, faults, keys, projects
 
 pytestmark = [pytest.mark.vllm, pytest.mark.slow, pytest.mark.timeout(3600)]
@@ -77,8 +77,8 @@ def vllm_logs(cache: Path) -> list[Path]:
     return sorted(serve.servers_dir(cache).glob(f"{MODEL}-*.log"))
 
 
-def vllm_records(cache: Path) -> list[llm_cache.CallRecord]:
-    with llm_cache.open_cache(cache) as store:
+def vllm_records(cache: Path) -> list[CallRecord]:
+    with open_cache(cache) as store:
         return store.records(endpoint=ENDPOINT)
 
 
@@ -150,7 +150,7 @@ def test_restarted_and_killed_server_same_answers(project: Project, tmp_path: Pa
         body = json.loads(record.request)
         fixed = {"messages", "max_tokens", "temperature"}
         requests.append(
-            llm.Request(
+            Request(
                 messages=tuple(body["messages"]),
                 max_tokens=body["max_tokens"],
                 temperature=body["temperature"],
@@ -160,7 +160,7 @@ def test_restarted_and_killed_server_same_answers(project: Project, tmp_path: Pa
         )
     os.environ["DECLINECRAFT_TEST_MARK"] = marker = f"vllm-real-{os.getpid()}"  # inherited by the servers
     try:
-        with llm_cache.Cache(tmp_path / "calls.sqlite") as fresh, llm.connect(spec, fresh, project.cache) as client:
+        with Cache(tmp_path / "calls.sqlite") as fresh, connect(spec, fresh, project.cache) as client:
             assert [client.key(r) for r in requests] == [r.key for r in stored]  # same bodies, same identity
             killed: list[int] = []
 

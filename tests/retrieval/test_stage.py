@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from declinecraft.core import config
-from declinecraft.retrieval import stage as index_stage
+from declinecraft.retrieval import stage
 from tests.support import retrieval_data
 
 
@@ -17,11 +17,11 @@ class TestRunStage:
         cfg = config.load(project / "params" / "default.yaml")
         retrieval_data.write_chunks(cfg, retrieval_data.make_chunks())
         embedder = retrieval_data.CountingEmbedder(name=cfg.index.embedder)
-        first = index_stage.run(cfg, embedder=embedder)
-        second = index_stage.run(cfg, embedder=embedder)
+        first = stage.run(cfg, embedder=embedder)
+        second = stage.run(cfg, embedder=embedder)
         assert first.manifest["built_now"] and not second.manifest["built_now"]
         assert (cfg.stage_dir("index") / "manifest.json").is_file()
-        assert index_stage.current(cfg) == cfg.stage_dir("index") / first.manifest["path"] == first.folder
+        assert stage.current(cfg) == cfg.stage_dir("index") / first.manifest["path"] == first.folder
         assert embedder.documents == len(retrieval_data.CHUNKS)
 
 
@@ -30,4 +30,4 @@ class TestCurrent:
         """Asking for the index of a run that has none names the missing manifest."""
         cfg = config.load(project / "params" / "default.yaml")
         with pytest.raises(FileNotFoundError, match="run 02_index"):
-            index_stage.current(cfg)
+            stage.current(cfg)

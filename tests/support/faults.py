@@ -16,7 +16,7 @@ from pathlib import Path
 
 import yaml
 
-from declinecraft.llm import cache as llm_cache
+from declinecraft.llm.cache import Cache, cache_path
 from tests.support import projects
 
 FAULTS_PARAMS = "params/faults.yaml"
@@ -73,10 +73,10 @@ def make_all(
 
 def stored_keys(cache: Path) -> set[str]:
     """Keys of every call stored in the LLM cache of a cache folder (empty when there is none)."""
-    path = llm_cache.cache_path(cache)
+    path = cache_path(cache)
     if not path.is_file():
         return set()
-    with llm_cache.Cache(path) as store:
+    with Cache(path) as store:
         return {record.key for record in store.records()}
 
 

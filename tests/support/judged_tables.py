@@ -7,7 +7,7 @@ from pathlib import Path
 
 import polars as pl
 
-from declinecraft.analysis import analyze as analysis
+from declinecraft.analysis import analyze
 from declinecraft.core import config
 from tests.support import projects
 
@@ -20,7 +20,7 @@ def responses(rows: list[tuple]) -> pl.DataFrame:
         orient="row",
         schema_overrides={"label": pl.String, "accuracy": pl.Float64},
     )
-    return analysis.prepare(frame.with_columns(budget_exhausted=pl.col("label").is_null()))
+    return analyze.prepare(frame.with_columns(budget_exhausted=pl.col("label").is_null()))
 
 
 def unanswerable(model: str, condition: str, labels: list[str | None], thinking: str = "off") -> list[tuple]:

@@ -13,7 +13,7 @@ import json
 
 from declinecraft.core import registry
 from declinecraft.llm import cache
-from declinecraft.llm import client as llm
+from declinecraft.llm.client import Request, client_for, run_batch, summary
 
 
 def worker_spec(concurrency: int = 16) -> registry.ModelSpec:
@@ -21,9 +21,9 @@ def worker_spec(concurrency: int = 16) -> registry.ModelSpec:
     return registry.ModelSpec(id="worker", backend="vllm", served_name="fake-worker", max_concurrency=concurrency)
 
 
-def batch_requests(start: int, stop: int) -> list[llm.Request]:
+def batch_requests(start: int, stop: int) -> list[Request]:
     """Calls ``start..stop-1``; each has its own text, so the fake server counts it apart."""
-    return [llm.Request.from_text(f"call {i}", max_tokens=8) for i in range(start, stop)]
+    return [Request.from_text(f"call {i}", max_tokens=8) for i in range(start, stop)]
 
 
 def main() -> None:
@@ -35,10 +35,10 @@ def main() -> None:
     parser.add_argument("--concurrency", type=int, default=16)
     args = parser.parse_args()
     with cache.Cache(args.db) as store:
-        client = llm.client_for(worker_spec(args.concurrency), store, args.base_url)
-        results = llm.run_batch(client, batch_requests(args.start, args.stop), progress=False)
+        client = client_for(worker_spec(args.concurrency), store, args.base_url)
+        results = run_batch(client, batch_requests(args.start, args.stop), progress=False)
         client.close()
-    print(json.dumps(llm.summary(results)), flush=True)
+    print(json.dumps(summary(results)), flush=True)
 
 
 if __name__ == "__main__":

@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from declinecraft.core import config
-from declinecraft.retrieval import stage as index_stage
+from declinecraft.retrieval import stage
 from tests.support import answering, projects
 
 RUN = """base: default
@@ -36,6 +36,6 @@ def tiny_project(tmp_path: Path, repo: Path) -> config.RunConfig:
     (root / "params" / "t.yaml").write_text(RUN)
     cfg = config.load(root / "params" / "t.yaml")
     projects.write_corpus(cfg, {f"c{i}": f"[Page: Page {i}]\nMob {i} has {i * 4} health." for i in range(1, 8)})
-    index_stage.run(cfg, progress=False)
+    stage.run(cfg, progress=False)
     projects.write_benchmark(cfg, answering.benchmark(2, 1))
     return cfg

@@ -1,9 +1,10 @@
 """The evidence for the claims check: how each kind of claim is read off the analysis tables.
 
-Each reader builds a function of the analysis tables (by name, as :func:`declinecraft.analysis.
-analyze.analyze` returns them) and the run's :class:`Context` that returns an :class:`Evidence`:
-this run's value, whether the claim holds, the n the test rests on and the smallest n at which the
-test can give a result. :mod:`declinecraft.analysis.claims` pairs each with its claim and verdict.
+Each reader builds a function of the analysis tables (by name, as
+:func:`declinecraft.analysis.analyze.analyze` returns them) and the run's :class:`Context` that
+returns an :class:`Evidence`: this run's value, whether the claim holds, the n the test rests on and
+the smallest n at which the test can give a result. :mod:`declinecraft.analysis.claims` pairs each
+with its claim and verdict.
 """
 
 from __future__ import annotations

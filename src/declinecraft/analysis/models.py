@@ -189,7 +189,7 @@ def associations(main_grid: pl.DataFrame) -> pl.DataFrame:
     """Spearman associations of §4.3 and App. A.6 / App. I, plus the partial rank association.
 
     ``main_grid`` must carry ``family``, ``params_total_b``, ``params_active_b``,
-    ``release_month`` and ``open_weight`` columns (see :func:`analysis.model_facts`).
+    ``release_month`` and ``open_weight`` columns (see :func:`~declinecraft.analysis.analyze.model_facts`).
     """
     single = main_grid.filter(pl.col("condition") == "single")
     points = model_points(main_grid, "single")

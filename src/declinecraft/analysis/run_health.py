@@ -253,7 +253,7 @@ EXAMPLES = 3
 
 def rule_disagreement(labels: pl.DataFrame, stage: str = JUDGE_STAGE) -> pl.DataFrame:
     """``label_rule_disagree`` per label judge: labels that differ from the phrase rule's
-    (:func:`evaluation.rule_labels.rule_label`), of the responses both labelled; ``detail`` names
+    (:func:`~declinecraft.evaluation.rule_labels.rule_label`), of the responses both labelled; ``detail`` names
     the first few, each as ``response_id: judge X, rule Y``, where the judge may have mislabelled."""
     both = labels.filter(pl.col("label").is_not_null() & pl.col("rule_label").is_not_null())
     keys = ["judge", "role"] if "role" in both.columns else ["judge"]

@@ -6,7 +6,7 @@ and chunks, then writes:
 
 - ``params/<name>.yaml``, generated, with ``base: <corpus run>``. Its corpus and index blocks are
   the base's, so stages 01–02 are read from the corpus run's outputs (the ``base:`` ownership of
-  :meth:`RunConfig.owner`). Its generate block drafts nothing (``n_answerable: 0``,
+  :meth:`~declinecraft.core.config.RunConfig.owner`). Its generate block drafts nothing (``n_answerable: 0``,
   ``n_unanswerable: 0``) and its verify targets are the file's counts: stages 03–04 differ from
   the base's, so they belong to this run, and their outputs are the imported file;
 - ``outputs/<name>/04_verify/benchmark.parquet`` and ``benchmark.jsonl`` (what stages 05–10

@@ -229,7 +229,7 @@ def read_release(path: str | Path, *, errors: list[str] | None = None) -> Releas
 
 
 def corpus_of(cfg: RunConfig) -> Corpus:
-    """The chunks and page titles of ``cfg``'s corpus stage (read through :mod:`core.artifacts`)."""
+    """The chunks and page titles of ``cfg``'s corpus stage (read through :mod:`~declinecraft.core.artifacts`)."""
     pages = read_pages(cfg)
     chunks = read_chunks(cfg).select("chunk_id", "title", "text", "url", "corpus")
     return Corpus(chunks=chunks, pages={half: frozenset(titles) for half, titles in pages.items()})

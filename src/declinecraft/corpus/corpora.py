@@ -1,8 +1,8 @@
 """C_pre / C_post from MediaWiki pages, and their chunks (§3.1, Appendix D).
 
 :func:`build` applies the cut-off and exclusion rules to any stream of :class:`wiki.Page`
-(an XML export or an API crawl), :func:`chunk` splits pages into retrieval chunks, and
-:func:`run_stage` is the whole ``01_corpus`` stage: read, build, chunk, write, report.
+(an XML export or an API crawl) and :func:`chunk` splits pages into retrieval chunks; the whole
+``01_corpus`` stage (read, build, chunk, write, report) is :func:`declinecraft.corpus.stage.run`.
 """
 
 from __future__ import annotations

@@ -3,7 +3,7 @@
 For every page it fetches the page's first revision (its creation), then, if the page existed
 at the cut-off, its latest revision at or before the cut-off, else its latest revision at or
 before the snapshot day — the same :class:`wiki.Page` records :func:`wiki.read_dump` gives, so
-:func:`corpus.build` applies one set of rules to both sources.
+:func:`~declinecraft.corpus.corpora.build` applies one set of rules to both sources.
 
 Titles come from a breadth-first crawl over page links from seed titles (``seed_source:
 links``, the paper's method), or from ``list=allpages`` (``seed_source: allpages``: every page

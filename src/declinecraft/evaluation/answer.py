@@ -214,8 +214,9 @@ def answer_setting(
     """Answer every question under one setting with one model (bound into ``ask``).
 
     Iterative RAG starts from the same first ``k`` chunks as single-shot RAG (same query, same
-    pipeline) and asks the model under test to reflect (:mod:`declinecraft.evaluation.iterative`) before the
-    answer call. ``chunk_chars`` cuts each chunk in the prompts (:func:`format_context`).
+    pipeline) and asks the model under test to reflect (:mod:`declinecraft.evaluation.iterative`)
+    before the answer call. ``chunk_chars`` cuts each chunk in the prompts
+    (:func:`~declinecraft.evaluation.context.format_context`).
     """
     rows = questions.to_dicts()
     ids = [str(r["id"]) for r in rows]

@@ -7,7 +7,7 @@ question, model, thinking, condition, pipeline, k, scenario and prompt variant; 
 each setting retrieved, Table 9's CAR responses in runs that compare generators
 (:mod:`declinecraft.evaluation.comparison`) and the manifest (settings, counts, seconds per model).
 
-Models run one at a time (:class:`model_pool.ModelPool`); every call goes through the LLM cache,
+Models run one at a time (:class:`~declinecraft.llm.pool.ModelPool`); every call goes through the LLM cache,
 so an interrupted run resumes where it stopped and a cached rerun starts no server.
 """
 

@@ -21,8 +21,9 @@ score, counted as an error. Abstentions and premise denials score 0 without a ca
 denial of an answerable question counts as an attempted, incorrect answer (every item asked about
 exists), and on the leakage audit it declines.
 
-Models are injected as batch callables (``answer.Ask``); :mod:`declinecraft.evaluation.judge_stage` wires
-them to the model servers and writes ``outputs/<run>/06_judge/``.
+Models are injected as batch callables (:data:`~declinecraft.llm.calls.Ask`);
+:mod:`declinecraft.evaluation.judge_stage` wires them to the model servers and writes
+``outputs/<run>/06_judge/``.
 """
 
 from __future__ import annotations

@@ -26,7 +26,8 @@ class Call:
     history: tuple[tuple[str, str], ...] = ()
     """(role, text) turns sent after the rendered template (a judge's re-ask)."""
     choices: tuple[str, ...] = ()
-    """The only answers allowed, where the backend can constrain decoding (:attr:`Request.choices`)."""
+    """The only answers allowed, where the backend can constrain decoding
+    (:attr:`declinecraft.llm.client.Request.choices`)."""
 
 
 @dataclass(frozen=True)

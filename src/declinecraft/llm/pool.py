@@ -3,7 +3,7 @@
 :class:`ModelPool` hands out :data:`calls.Ask` callables (templated :class:`calls.Call` in,
 :class:`calls.Reply` out) for registry models. It keeps at most one model's connection open:
 asking for another model closes the previous one, which stops its local server. Servers start
-lazily through :func:`llm.connect`, at the first cache miss, so a fully cached rerun starts none.
+lazily through :func:`~declinecraft.llm.client.connect`, at the first cache miss, so a fully cached rerun starts none.
 
 It is also where a failed model stops a stage, for every stage alike: it counts each model's
 calls and failures, and :meth:`ModelPool.close` (the end of the stage) raises :class:`ModelFailed`
@@ -164,7 +164,7 @@ class ModelPool:
         return dataclasses.replace(base, messages=base.messages + extra)
 
     def asker(self, model_id: str, *, thinking: str | None, max_tokens: int, temperature: float = 0.0) -> Ask:
-        """An :data:`answer.Ask` for one model, thinking setting and output budget.
+        """An :data:`~declinecraft.llm.calls.Ask` for one model, thinking setting and output budget.
 
         The connection is taken when the callable runs, so askers of several models can be made
         up front; running one switches the open server to its model.

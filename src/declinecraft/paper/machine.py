@@ -4,7 +4,7 @@ Written by the paper stage each time it runs: the environment of
 :func:`declinecraft.core.environment.record` (CPU, memory, OS, Python, packages, the llama.cpp
 build and its system-info line) plus the sha256 of every model file the run names (the GGUF chat
 models, the embedder's and the reranker's weights), and which recorded environments stored the
-run's model calls (:meth:`declinecraft.llm.cache.Cache.environment_of`, counted by the caller).
+run's model calls (:meth:`declinecraft.llm.cache.Cache.environment_counts`, counted by the caller).
 ``environment.tex`` is kept apart from ``numbers.tex`` so the numbers stay byte-identical across
 machines while the notes still say which machine produced them.
 """

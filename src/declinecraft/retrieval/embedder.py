@@ -22,7 +22,7 @@ class Embedder(Protocol):
     """What the index and the retrievers need from an embedding model."""
 
     name: str
-    """Short model id (a key of :data:`EMBEDDERS`)."""
+    """Short model id (a key of :data:`~declinecraft.retrieval.embed.EMBEDDERS`)."""
     dim: int
     """Vector dimension."""
 

@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from declinecraft.views import evidence
-from declinecraft.views.evidence import calibration as cal
+from declinecraft.views.evidence import calibration
 
 # Ten responses per level; abstentions 1, 2, 6, 8, 2 on L1..L5 and 3 on T.
 LEVELS = [lv for lv in ("L1", "L2", "L3", "L4", "L5", "T") for _ in range(10)]
@@ -23,7 +23,7 @@ class TestCalibration:
 
     def test_b_ece_extremes(self) -> None:
         """Perfect behaviour is 0, the opposite 1, no response at a scored level NaN."""
-        good = [lv in cal.INSUFFICIENT for lv in LEVELS]
+        good = [lv in calibration.INSUFFICIENT for lv in LEVELS]
         assert evidence.b_ece(LEVELS, good) == 0.0
         assert evidence.b_ece(LEVELS, [not g for g in good]) == 1.0
         assert np.isnan(evidence.b_ece(["T"], [True]))
@@ -71,16 +71,16 @@ class TestCalibration:
     def test_cluster_interval(self) -> None:
         """The interval holds the pooled rate; one question or a constant statistic are handled."""
         num, den = np.array([0.0, 1, 2, 2, 1, 0, 2, 2]), np.full(8, 2.0)
-        low, high = cal.cluster_interval([num, den], cal.ratio, n_resamples=500, seed=1)
+        low, high = calibration.cluster_interval([num, den], calibration.ratio, n_resamples=500, seed=1)
         assert low <= num.sum() / den.sum() <= high and low < high
-        assert all(np.isnan(cal.cluster_interval([num[:1], den[:1]], cal.ratio)))
-        assert cal.cluster_interval([np.ones(5), np.ones(5)], cal.ratio, n_resamples=100) == (1.0, 1.0)
+        assert all(np.isnan(calibration.cluster_interval([num[:1], den[:1]], calibration.ratio)))
+        assert calibration.cluster_interval([np.ones(5), np.ones(5)], calibration.ratio, n_resamples=100) == (1.0, 1.0)
 
     def test_b_ece_statistic_matches_point(self) -> None:
         """The vectorised statistic of per-question counts equals b_ece on the responses."""
         a = [np.array([1.0, 0.0]), np.array([0.0, 1.0])]  # abstentions on L1 and L3 for two questions
         n = [np.array([1.0, 1.0]), np.array([1.0, 1.0])]
-        got = cal.b_ece_statistic([0.0, 1.0])(*a, *n, axis=-1)
+        got = calibration.b_ece_statistic([0.0, 1.0])(*a, *n, axis=-1)
         assert got == pytest.approx(
             evidence.b_ece(["L1", "L1", "L3", "L3"], [True, False, False, True], ideal={"L1": 0.0, "L3": 1.0})
         )

@@ -18,7 +18,7 @@ import pytest
 
 from declinecraft.core import config
 from declinecraft.evaluation.rule_labels import rule_label
-from declinecraft.explore import protocols as browse
+from declinecraft.explore import protocols
 from declinecraft.llm.cache import open_cache
 from declinecraft.llm.calls import Call, Reply
 from declinecraft.paper import caption_check, figure_check
@@ -286,12 +286,12 @@ class TestReaders:
     def test_browse(self, done) -> None:  # noqa: ANN001
         """One question's six contexts, each with its four responses (P1-P3, J2), levels in order."""
         cfg, _, _, _ = done
-        frame = browse.question_contexts(cfg.stage_dir("evidence"), "a0")
+        frame = protocols.question_contexts(cfg.stage_dir("evidence"), "a0")
         assert frame.height == 6 * 4
         levels = frame.unique(["level", "order"], maintain_order=True)["level"].to_list()
         assert levels == ["L1", "L2", "L3", "L4", "L5", "L5"]
-        assert browse.question_contexts(cfg.stage_dir("evidence"), "nope").is_empty()
-        assert "a0" in browse.question_ids(cfg.stage_dir("evidence"))
+        assert protocols.question_contexts(cfg.stage_dir("evidence"), "nope").is_empty()
+        assert "a0" in protocols.question_ids(cfg.stage_dir("evidence"))
 
     def test_macros(self, done) -> None:  # noqa: ANN001
         """Macro names are letters only, and the direction words follow the data."""

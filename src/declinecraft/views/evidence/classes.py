@@ -128,7 +128,7 @@ def l5_type(cls: str | None, response: str, original: str, altered: str) -> str 
 def annotate(judged: pl.DataFrame, key_values: pl.DataFrame) -> pl.DataFrame:
     """Add both ESB classes, ``abstained``/``answered``, and on L5 the value flags and type.
 
-    ``judged`` is :func:`judge.judged_frame`'s output over the view's responses; ``key_values``
+    ``judged`` is :func:`~declinecraft.evaluation.judge.judged_frame`'s output over the view's responses; ``key_values``
     the rows of :func:`conflicts.find_values` (original and altered value per question).
     """
     kv: Mapping[str, Mapping[str, Any]] = {r["question_id"]: r for r in key_values.iter_rows(named=True)}

@@ -56,7 +56,7 @@ def score_items(
     """Score every item with every judge (in the given order; re-asks constrained as the judge
     stage's, ``judge.constrain_reask``); return (scores, accuracy).
 
-    ``scores`` has one row per (item, judge) (:data:`judge.SCORE_SCHEMA`); ``accuracy`` one row
+    ``scores`` has one row per (item, judge) (:data:`~declinecraft.evaluation.judge.SCORE_SCHEMA`); ``accuracy`` one row
     per item: the panel mean, null when a judge's score is missing.
     """
     parts = [score_responses(items, ask, judge=name, constrain=constrain) for name, ask in judges.items()]

@@ -1,7 +1,7 @@
 """K2G's scores of a run (§4.1, §4.4, §6.7, §6.9), with item-bootstrap percentile intervals.
 
 Every rate is a mean of a per-item value over the items it applies to (:data:`METRICS`), so one
-item-by-question matrix gives every interval through :func:`core.stats.bootstrap_means`, with
+item-by-question matrix gives every interval through :func:`~declinecraft.core.stats.bootstrap_means`, with
 the same resampled questions for every configuration. A failed call is left out of every rate
 (``n_error``); a judged answer without a complete panel score is left out of the three
 accuracy-based rates (``n_unscored``). Accuracy credit is our judges' 0 / 0.5 / 1 mean, so
@@ -149,7 +149,7 @@ def intervals(
 ) -> tuple[np.ndarray, np.ndarray]:
     """Percentile bootstrap intervals of row means, a batch of rows at a time (memory stays bounded;
     every batch resamples the same questions, as the seed fixes them). ``items``: how many items
-    each entry sums (:func:`core.stats.bootstrap_means`)."""
+    each entry sums (:func:`~declinecraft.core.stats.bootstrap_means`)."""
     if matrix.shape[0] == 0:
         return np.zeros(0), np.zeros(0)
     lows, highs = [], []

@@ -1,4 +1,4 @@
-"""Tests for declinecraft.explore.views: the question view, as HTML and as text."""
+"""Tests for declinecraft.explore.question: the question view, as HTML and as text."""
 
 from __future__ import annotations
 
