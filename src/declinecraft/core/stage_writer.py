@@ -128,7 +128,7 @@ class StageWriter:
         self._mark = time.monotonic()
 
     def lap(self, name: str) -> None:
-        """Record the seconds since the last :meth:`mark` or :meth:`lap` as part ``name`` of :attr:`laps`."""
+        """Record the seconds since the last :meth:`mark` or :meth:`lap` as part ``name`` of ``laps``."""
         now = time.monotonic()
         self.laps[name] = round(now - self._mark, 1)
         self._mark = now
