@@ -23,6 +23,7 @@ from declinecraft.llm.cache import open_cache
 from declinecraft.llm.calls import Call, Reply
 from declinecraft.paper import caption_check, figure_check
 from declinecraft.views.evidence import plots, report, stage
+from declinecraft.views.evidence.classes import L5_TYPES
 from tests.support import esb_run, projects
 
 INSUFFICIENT = "The evidence is insufficient to answer this question."
@@ -311,9 +312,56 @@ class TestReaders:
         )
 
     def test_plots(self, done) -> None:  # noqa: ANN001
-        """Each figure draws from its table, and from an empty one."""
+        """Each figure draws the run's numbers, worked out by hand from the scripted models (4
+        answerable questions on L1-L4, 3 with L5 in both orders, 2 unanswerable on T):
+        P1 and J2 answer from passage [1] and say they do not know without one -> abstain on L4
+        only; P2 abstains on every context but the one-passage L1; P3 never abstains and calls
+        every context conflicting. Curve and heatmap (percent): P1, J2 0 0 0 100 0 0; P2 0 100 100
+        100 100 100; P3 0 everywhere. L5 types: P1 and J2 pick the passage read first (gold value
+        with gold first, the copy's with the copy first: 50 / 50), P2 100 abstain, P3 100
+        conflict-aware. Position bias: every prompt abstains alike in both orders (P2 100, the rest
+        0), no discordant pair, McNemar p = 1: "ns". Helpfulness-safety (ESB Eq. 2, 3): over-answer
+        P1 (4 L3 + 0 L4 + 3 L5) / 11, P2 0, P3 11/11; accuracy P1 3 of the 4 scored L1-L2 answers
+        (a0's L2 reads the button chunk first), P2 2 of 6 (a0, a1 at L1; its 4 L2 abstentions score
+        0), P3 as P1. No figure has a layout problem or a quantity its caption leaves unnamed; the tables
+        without rows give a note and no data."""
         _, _, _, result = done
         t = result.tables
+        prompts = t["curve"].unique("prompt", maintain_order=True)["prompt"].to_list()
+        abstain = {
+            "P1": [0, 0, 0, 100, 0, 0],
+            "J2": [0, 0, 0, 100, 0, 0],
+            "P2": [0, 100, 100, 100, 100, 100],
+            "P3": [0, 0, 0, 0, 0, 0],
+        }
+        curve = plots.plot_sufficiency_curve(t["curve"]).axes[0]
+        drawn = [c.lines[0].get_ydata().tolist() for c in curve.containers]
+        assert drawn == [abstain[p] for p in prompts]
+        heat = plots.plot_prompt_heatmap(t["curve"]).axes[0]
+        assert heat.images[0].get_array().tolist() == [abstain[p] for p in prompts]
+        l5 = plots.plot_l5_distribution(t["l5_types"]).axes[0]
+        groups = [label.get_text().split()[-1] for label in l5.get_yticklabels()]
+        widths = {
+            kind: [p.get_width() for p in l5.patches[i * len(groups) : (i + 1) * len(groups)]]
+            for i, kind in enumerate(L5_TYPES)
+        }
+        want = {
+            "P1": {"pick_gold": 50, "pick_conflict": 50},
+            "J2": {"pick_gold": 50, "pick_conflict": 50},
+            "P2": {"abstain": 100},
+            "P3": {"conflict_aware": 100},
+        }
+        assert widths == {kind: [want[g].get(kind, 0) for g in groups] for kind in L5_TYPES}
+        bias = plots.plot_position_bias(t["position_bias"]).axes[0]
+        groups = [label.get_text().split()[-1] for label in bias.get_xticklabels()]
+        gold, conflict = ([p.get_height() for p in bars] for bars in bias.containers)
+        assert gold == conflict == [100 if g == "P2" else 0 for g in groups]
+        assert [s.get_text() for s in bias.texts] == ["ns"] * 4
+        trade = plots.plot_helpfulness_safety(t["summary"]).axes[0]
+        points = {c.get_label().split()[-1]: c.lines[0].get_xydata()[0].tolist() for c in trade.containers}
+        want_points = {"P1": [700 / 11, 75], "J2": [700 / 11, 75], "P2": [0, 100 / 3], "P3": [100, 75]}
+        assert sorted(points) == sorted(want_points)
+        assert all(points[p] == pytest.approx(xy) for p, xy in want_points.items())
         for fn, frame in (
             (plots.plot_sufficiency_curve, t["curve"]),
             (plots.plot_l5_distribution, t["l5_types"]),
@@ -321,9 +369,10 @@ class TestReaders:
             (plots.plot_position_bias, t["position_bias"]),
             (plots.plot_helpfulness_safety, t["summary"]),
         ):
-            assert fn(frame).axes and fn(frame.clear()).axes and fn(pl.DataFrame()).axes
             stem = "esb_" + fn.__name__.removeprefix("plot_")
             assert figure_check.problems(fn(frame), CAPTIONS[stem]) == [], fn.__name__
+            (empty,) = fn(frame.clear()).axes  # the table's columns without rows: a note, no data
+            assert [x.get_text() for x in empty.texts][0].endswith(" in this run") and not empty.lines, fn.__name__
 
 
 @pytest.mark.slow
