@@ -22,7 +22,7 @@ from declinecraft.explore import protocols
 from declinecraft.llm.cache import open_cache
 from declinecraft.llm.calls import Call, Reply
 from declinecraft.paper import caption_check, figure_check
-from declinecraft.views.evidence import plots, report, stage
+from declinecraft.views.evidence import plots, report, stage, validation
 from declinecraft.views.evidence.classes import L5_TYPES
 from tests.support import esb_run, projects
 
@@ -133,8 +133,14 @@ class TestStage:
         """Every declared file is written; the manifest counts what was built and sent."""
         cfg, _, search, _ = done
         folder = cfg.stage_dir("evidence")
-        for name in (*(f"{t}.csv" for t in stage.TABLES), *(f"{f}.parquet" for f in stage.FRAMES), "manifest.json"):
+        for name in (
+            *(f"{t}.csv" for t in stage.TABLES),
+            *(f"{f}.parquet" for f in stage.FRAMES),
+            "manifest.json",
+            stage.PAGE.name,
+        ):
             assert (folder / name).is_file(), name
+        assert not (folder / stage.LABELLED.name).exists()  # no annotator has labelled the sheet
         manifest = json.loads((folder / "manifest.json").read_text())
         # a0, a1, a2: L1-L4 + two L5; a3: L1-L4; u0, u1: T  -> 6 + 6 + 6 + 4 + 2
         assert manifest["instances"] == {"L1": 4, "L2": 4, "L3": 4, "L4": 4, "L5": 6, "T": 2}
@@ -179,6 +185,53 @@ class TestStage:
         sheet = result.tables["validation_sample"]
         sizes = dict(sheet.group_by("level").len().iter_rows())
         assert (sizes["L1"], sizes["L5"], sizes["T"]) == (16, 24, 8) and set(sheet["level_valid"]) == {""}
+
+    def test_validation_form(self, done) -> None:  # noqa: ANN001
+        """The sheet's form lists every sampled response with its level, in the sheet's order, each
+        with the two questions (level valid, human class): 4 answerable questions x 4 prompts on each
+        of L1-L4, 3 x 2 orders x 4 on L5, 2 unanswerable x 4 on T = 96 (none above 40 a level)."""
+        cfg, _, _, result = done
+        page = (cfg.stage_dir("evidence") / stage.PAGE.name).read_text(encoding="utf-8")
+        sheet = result.tables["validation_sample"]
+        cards = re.findall(r'<section class="item" data-item="([^"]+)" data-level="([^"]+)">', page)
+        assert cards == list(zip(sheet["item_id"], sheet["level"], strict=True)) and len(cards) == 96
+        assert page.count('data-column="level_valid"') == 2 * 96 and page.count('data-column="human_class"') == 3 * 96
+
+    def test_annotators_labels(self, done) -> None:  # noqa: ANN001
+        """Labels in data/evidence_annotations/<run>/ come back as ESB's Table 6: an annotator who
+        finds every context valid and agrees with our class on every item but one L1 item gives per
+        level valid 1 and agreement 1, on L1 15 of 16 and over all 95 of 96; removing the file removes the table. A bad
+        file stops the stage before any model call, naming it."""
+        cfg, _, _, result = done
+        sheet = result.tables["validation_sample"]
+        flip = sheet.filter(pl.col("level") == "L1")["item_id"][0]
+        other = {"ANSWER": "ABSTAIN", "ABSTAIN": "ANSWER", "INVALID": "ANSWER"}
+        labels = sheet.select(
+            "item_id",
+            level_valid=pl.lit("yes"),
+            human_class=pl.when(pl.col("item_id") == flip)
+            .then(pl.col("esb_judge").replace_strict(other))
+            .otherwise(pl.col("esb_judge")),
+        )
+        folder = validation.labels_dir(cfg)
+        folder.mkdir(parents=True)
+        labels.write_csv(folder / "ann.csv")
+        again = stage.run(cfg, models=FakeModels(), search=esb_run.FakeSearch())
+        table = pl.read_csv(cfg.stage_dir("evidence") / stage.LABELLED.name)
+        assert table.equals(again.tables["validation_agreement"])
+        got = {r["level"]: (r["n_classified"], r["valid"], r["agreement"]) for r in table.iter_rows(named=True)}
+        assert got["L1"] == (16, 1.0, 15 / 16) and got["all"] == (96, 1.0, 95 / 96)
+        assert all(
+            got[level] == (n, 1.0, 1.0) for level, n in (("L2", 16), ("L3", 16), ("L4", 16), ("L5", 24), ("T", 8))
+        )
+        (folder / "ann.csv").unlink()
+        stage.run(cfg, models=FakeModels(), search=esb_run.FakeSearch())
+        assert not (cfg.stage_dir("evidence") / stage.LABELLED.name).exists()
+        (folder / "bad.csv").write_text("item_id,level_valid,human_class\nx,maybe,\n")
+        models = FakeModels()
+        with pytest.raises(ValueError, match=r"bad.csv: item x has level_valid 'maybe'"):
+            stage.run(cfg, models=models, search=esb_run.FakeSearch())
+        assert models.log == []
 
     def test_levels(self, done) -> None:  # noqa: ANN001
         """L1 is the target alone; L2 holds its partial chunk (the answer sentence cut) once among k-1
