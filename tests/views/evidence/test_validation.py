@@ -143,8 +143,8 @@ class TestSampleHtml:
 
 class TestReadLabels:
     def test_reads_and_checks(self, tmp_path: Path) -> None:
-        """Files by annotator name, answers stripped, unanswered ''; a missing column or an answer
-        the form does not offer is an error naming the file (and the item)."""
+        """Files by annotator name, answers stripped, unanswered ''; a missing column, an item
+        labelled twice or an answer the form does not offer is an error naming the file (and the item)."""
         (tmp_path / "ann1.csv").write_text("item_id,level_valid,human_class\nr1,yes ,ANSWER\nr2,,\n")
         got = validation.read_labels(tmp_path)
         assert list(got) == ["ann1"] and got["ann1"].rows() == [("r1", "yes", "ANSWER"), ("r2", "", "")]
@@ -154,6 +154,9 @@ class TestReadLabels:
             validation.read_labels(tmp_path)
         (tmp_path / "bad.csv").write_text("item_id,level_valid,human_class\nr1,yes,DENY\n")
         with pytest.raises(ValueError, match=r"bad.csv: item r1 has human_class 'DENY'"):
+            validation.read_labels(tmp_path)
+        (tmp_path / "bad.csv").write_text("item_id,level_valid,human_class\nr1,yes,\nr1,no,\n")
+        with pytest.raises(ValueError, match=r"bad.csv: item r1 is labelled twice"):
             validation.read_labels(tmp_path)
 
 

@@ -53,6 +53,8 @@ COLUMNS = (
 )
 #: The annotator's questions: column -> the answers the form offers (ESB §5.2's classes).
 QUESTIONS: dict[str, tuple[str, ...]] = {"level_valid": ("yes", "no"), "human_class": ESB_LABELS}
+#: Where annotators' label files go, one folder per run (beside App. I's ``data/annotations/``).
+LABELS_DIR = "data/evidence_annotations"
 #: What the context of each level must be for ``level_valid`` (ESB Table 1, our construction).
 LEVEL_MEANINGS = {
     "L1": "full support: the question's target passage alone; it states the answer.",
@@ -104,9 +106,39 @@ def validation_sample(
     ).cast(schema)
 
 
+#: The form's script: the labels as CSV (``labels()``), a count of labelled cards, the download.
+_SCRIPT = r"""
+const COLUMNS = COLUMNS_JSON;
+function quoted(value) {
+  return /[",\n]/.test(value) ? '"' + value.replace(/"/g, '""') + '"' : value;
+}
+function labels() {
+  const rows = [COLUMNS];
+  document.querySelectorAll("section.item").forEach(item => {
+    rows.push([item.dataset.item, ...COLUMNS.slice(1).map(column => {
+      const checked = item.querySelector('input[data-column="' + column + '"]:checked');
+      return checked ? checked.value : "";
+    })]);
+  });
+  return rows.map(row => row.map(quoted).join(",")).join("\n") + "\n";
+}
+function count() {
+  const items = [...document.querySelectorAll("section.item")];
+  const done = items.filter(item => item.querySelectorAll("input:checked").length === COLUMNS.length - 1);
+  document.getElementById("done").textContent = done.length + " of " + items.length + " labelled";
+}
+function download() {
+  const blob = new Blob([labels()], {type: "text/csv"});
+  const a = document.createElement("a");
+  a.href = URL.createObjectURL(blob);
+  a.download = (document.getElementById("who").value || "annotator") + ".csv";
+  a.click();
+}"""
+
+
 def labels_dir(cfg: RunConfig) -> Path:
     """``data/evidence_annotations/<run>/``: where annotators' label files of this run's sheet go."""
-    return cfg.root / "data" / "evidence_annotations" / cfg.run
+    return cfg.root / LABELS_DIR / cfg.run
 
 
 def sample_html(sheet: pl.DataFrame, run: str, *, per_level: int = PER_LEVEL) -> str:
@@ -138,7 +170,7 @@ def sample_html(sheet: pl.DataFrame, run: str, *, per_level: int = PER_LEVEL) ->
             f"<p><b>Response.</b></p><pre>{esc(row['response'] or '(empty)')}</pre>{groups}</section>"
         )
     columns = json.dumps(["item_id", *QUESTIONS])
-    folder = esc(f"data/evidence_annotations/{run}/")
+    folder = esc(f"{LABELS_DIR}/{run}/")
     return f"""<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><title>DeclineCraft evidence validation ({esc(run)})</title>
 <style>body{{font-family:sans-serif;max-width:56em;margin:2em auto;padding:0 1em}} .item{{border:1px solid #ccc;
@@ -160,43 +192,13 @@ download your labels; put the file into <code>{folder}</code>.</p>
 """
 
 
-#: The form's script: the labels as CSV (``labels()``), a count of labelled cards, the download.
-_SCRIPT = r"""
-const COLUMNS = COLUMNS_JSON;
-function quoted(value) {
-  return /[",\n]/.test(value) ? '"' + value.replace(/"/g, '""') + '"' : value;
-}
-function labels() {
-  const rows = [COLUMNS];
-  document.querySelectorAll("section.item").forEach(item => {
-    rows.push([item.dataset.item, ...COLUMNS.slice(1).map(column => {
-      const checked = item.querySelector('input[data-column="' + column + '"]:checked');
-      return checked ? checked.value : "";
-    })]);
-  });
-  return rows.map(row => row.map(quoted).join(",")).join("\n") + "\n";
-}
-function count() {
-  const items = [...document.querySelectorAll("section.item")];
-  const done = items.filter(item => item.querySelectorAll("input:checked").length === COLUMNS.length - 1);
-  document.getElementById("done").textContent = done.length + " of " + items.length + " labelled";
-}
-function download() {
-  const blob = new Blob([labels()], {type: "text/csv"});
-  const a = document.createElement("a");
-  a.href = URL.createObjectURL(blob);
-  a.download = (document.getElementById("who").value || "annotator") + ".csv";
-  a.click();
-}"""
-
-
 def read_labels(folder: Path) -> dict[str, pl.DataFrame]:
     """Every annotator's CSV in ``folder`` (name: file stem), with ``item_id`` and the two answer
     columns as strings ('' unanswered); empty when there are none.
 
     Raises:
-        ValueError: a file lacks a column, or gives an answer the form does not offer (names the
-            file, the item and the answer).
+        ValueError: a file lacks a column, labels an item twice, or gives an answer the form does
+            not offer (names the file, the item and the answer).
     """
     found = {}
     for path in sorted(Path(folder).glob("*.csv")) if Path(folder).is_dir() else []:
@@ -207,6 +209,9 @@ def read_labels(folder: Path) -> dict[str, pl.DataFrame]:
                 f"{path}: annotator file needs the columns item_id, level_valid, human_class; lacks {missing}"
             )
         frame = frame.select("item_id", *(pl.col(c).fill_null("").str.strip_chars() for c in QUESTIONS))
+        twice = frame.filter(pl.col("item_id").is_duplicated())["item_id"]
+        if twice.len():
+            raise ValueError(f"{path}: item {twice[0]} is labelled twice")
         for column, choices in QUESTIONS.items():
             bad = frame.filter(~pl.col(column).is_in(["", *choices]))
             if bad.height:
