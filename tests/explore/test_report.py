@@ -7,8 +7,6 @@ from __future__ import annotations
 
 import json
 import re
-import subprocess
-import time
 from pathlib import Path
 
 import polars as pl
@@ -16,7 +14,7 @@ import pytest
 
 from declinecraft import explore
 from declinecraft.core import config
-from tests.support import explorer_run, projects
+from tests.support import browser, explorer_run, projects
 
 
 class TestReportData:
@@ -68,48 +66,6 @@ class TestWriteReport:
         assert path == run.run_dir() / "explorer" / "index.html" and "q-spider" in path.read_text()
 
 
-CHROMIUM = Path("/usr/bin/chromium")
-
-
-FLAGS = (
-    "--headless",
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-quic",
-    "--no-first-run",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-)
-
-
-def chromium(page: Path, tmp: Path, fragment: str = "", *extra: str) -> tuple[str, float]:
-    """Open ``page#fragment`` in headless Chromium; return (stdout, wall seconds)."""
-    profile = tmp / f"profile-{time.monotonic_ns()}"
-    start = time.monotonic()
-    done = subprocess.run(
-        [
-            str(CHROMIUM),
-            *FLAGS,
-            f"--user-data-dir={profile}",
-            *extra,
-            f"{page.as_uri()}#{fragment}" if fragment else page.as_uri(),
-        ],
-        check=False,
-        capture_output=True,
-        text=True,
-        timeout=120,
-        cwd=tmp,
-    )
-    assert done.returncode == 0, done.stderr[-2000:]
-    return done.stdout, time.monotonic() - start
-
-
-def dom(page: Path, tmp: Path, fragment: str = "") -> str:
-    """The page's DOM after its scripts ran."""
-    return chromium(page, tmp, fragment, "--dump-dom")[0]
-
-
 def sections(html: str) -> dict[str, str]:
     """Rendered question sections by id (the embedded JSON escapes '<', so it never matches)."""
     parts = re.split(r'(?=<section class="dc-q" id="q-)', html)
@@ -133,12 +89,12 @@ def built(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, pl.DataFrame]
 
 
 @pytest.mark.slow
-@pytest.mark.skipif(not CHROMIUM.exists(), reason="/usr/bin/chromium is absent (apt-get install chromium)")
+@pytest.mark.skipif(not browser.CHROMIUM.exists(), reason="/usr/bin/chromium is absent (apt-get install chromium)")
 class TestReportInBrowser:
     def test_search(self, built: tuple[Path, pl.DataFrame], tmp_path: Path) -> None:
         """#q=copper shows q-copper with its responses and hides every other question."""
         page, _ = built
-        shown = sections(dom(page, tmp_path, "q=copper"))
+        shown = sections(browser.dom(page, tmp_path, "q=copper"))
         assert set(shown) == {"q-copper"}
         assert "does not contain the answer" in shown["q-copper"] and "copper horse armor" in shown["q-copper"]
 
@@ -166,12 +122,12 @@ class TestReportInBrowser:
         """Each filter set in the hash shows exactly the questions the Python filter finds."""
         page, frame = built
         want = set(expected(frame)["question_id"])  # type: ignore[operator]
-        assert want and set(sections(dom(page, tmp_path, fragment))) == want
+        assert want and set(sections(browser.dom(page, tmp_path, fragment))) == want
 
     def test_sulfur_cube_responses(self, built: tuple[Path, pl.DataFrame], tmp_path: Path) -> None:
         """The transition view shows the iterative answer, the rounds, and marks the matching rows."""
         page, _ = built
-        html = dom(page, tmp_path, "transition=A-X")
+        html = browser.dom(page, tmp_path, "transition=A-X")
         sulfur = sections(html)["q-sulfur"]
         assert "The Magma Cube (sometimes called a 'Sulfur Cube')" in sulfur and "Magma Cube sizes" in sulfur
         assert len(re.findall(r'class="dc-row dc-\w+ dc-hit"', sulfur)) == 2
@@ -180,13 +136,13 @@ class TestReportInBrowser:
     def test_combined_and_empty(self, built: tuple[Path, pl.DataFrame], tmp_path: Path) -> None:
         """Filters combine: m1 never exhausted its budget, so nothing matches."""
         page, _ = built
-        html = dom(page, tmp_path, "flag=exhausted&model=m1")
+        html = browser.dom(page, tmp_path, "flag=exhausted&model=m1")
         assert sections(html) == {} and "No question matches" in html
 
     def test_model_hides_rows(self, built: tuple[Path, pl.DataFrame], tmp_path: Path) -> None:
         """Picking a model hides the other models' responses."""
         page, _ = built
-        panda = sections(dom(page, tmp_path, "model=m2&q=panda"))["q-panda"]
+        panda = sections(browser.dom(page, tmp_path, "model=m2&q=panda"))["q-panda"]
         rows = re.findall(r'<tr class="dc-row ([^"]*)" data-config="([^"]+)"', panda)
         assert rows and all(("dc-hidden" in cls) == (cfg != "m2|off") for cls, cfg in rows)
 
@@ -196,16 +152,16 @@ class TestReportInBrowser:
         opener = '<script>document.querySelectorAll("details[data-chunk]").forEach(d=>{d.open=true;});</script>'
         copy = tmp_path / "open.html"
         copy.write_text(page.read_text().replace("</body>", opener + "</body>"))
-        html = chromium(copy, tmp_path, "q=panda", "--dump-dom", "--virtual-time-budget=2000")[0]
+        html = browser.chromium(copy, tmp_path, "q=panda", "--dump-dom", "--virtual-time-budget=2000")[0]
         panda = sections(html)["q-panda"]
         assert "[Page: Panda] text of Panda#0</pre>" in panda and "<pre></pre>" not in panda
 
     def test_opens_fast_and_screenshot(self, built: tuple[Path, pl.DataFrame], tmp_path: Path) -> None:
         """The page renders within 2 s of navigation, and a screenshot is drawn."""
         page, _ = built
-        assert ready_ms(dom(page, tmp_path)) <= 2000
+        assert ready_ms(browser.dom(page, tmp_path)) <= 2000
         shot = tmp_path / "explorer.png"
-        chromium(
+        browser.chromium(
             page, tmp_path, "transition=A-X", f"--screenshot={shot}", "--window-size=1280,900", "--hide-scrollbars"
         )
         assert shot.stat().st_size > 20_000
@@ -218,10 +174,10 @@ class TestReportInBrowser:
             pytest.skip(f"default run not built: {missing[0].relative_to(projects.REPO)} is missing (run `make all`)")
         page = explore.write_report(cfg, out=tmp_path / "index.html")
         frame = explore.load(cfg)
-        html = dom(page, tmp_path)
+        html = browser.dom(page, tmp_path)
         assert ready_ms(html) <= 2000
         first = frame["question_id"][0]
         rows = frame.filter(pl.col("question_id") == first)
         assert sections(html)[first].count('<tr class="dc-row ') == rows.height
-        hidden = sections(dom(page, tmp_path, f"q={first}"))
+        hidden = sections(browser.dom(page, tmp_path, f"q={first}"))
         assert first in hidden and len(hidden) == explore.search(frame, first).height

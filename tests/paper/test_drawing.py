@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import matplotlib.pyplot as plt
@@ -11,7 +12,7 @@ import pytest
 from matplotlib.figure import Figure
 
 from declinecraft.paper import drawing, figures_main
-from tests.support import figure_values
+from tests.support import figure_values, projects
 
 
 class TestStyle:
@@ -31,9 +32,17 @@ class TestStyled:
 
 class TestNewFigure:
     def test_width(self) -> None:
-        """Figures are sized for the paper's column."""
-        fig, _ = drawing.new_figure()
-        assert fig.get_size_inches()[0] == pytest.approx(drawing.COLUMN_IN)
+        """Figures are sized for the paper's page: paper/main.tex sets US letter (8.5 in, the
+        article default), 0.75 in margins and a 0.22 in column gap, so a column is
+        (8.5 - 2 x 0.75 - 0.22) / 2 = 3.39 in and the text 8.5 - 1.5 = 7.0 in wide (to 0.02 in)."""
+        tex = (projects.REPO / "paper" / "main.tex").read_text(encoding="utf-8")
+        options = re.search(r"\\documentclass\[([^\]]*)\]", tex).group(1)  # type: ignore[union-attr]
+        assert "paper" not in options and "\\usepackage[margin=0.75in,columnsep=0.22in]{geometry}" in tex
+        column, full = (
+            drawing.new_figure(width=w)[0].get_size_inches()[0] for w in (drawing.COLUMN_IN, drawing.FULL_IN)
+        )
+        assert drawing.new_figure()[0].get_size_inches()[0] == column
+        assert column == pytest.approx(3.39, abs=0.02) and full == pytest.approx(7.0, abs=0.02)
 
 
 class TestSave:
@@ -104,11 +113,14 @@ class TestRateAxis:
 
 class TestLinesPanel:
     def test_one_line_per_unit(self) -> None:
-        """One gray line per configuration; missing positions are NaN, not errors."""
+        """One gray line per configuration through its values in percent; missing positions are NaN,
+        not errors."""
         frame = pl.DataFrame({"config": ["a", "a", "b"], "x": ["p", "q", "p"], "y": [0.1, 0.2, 0.3]})
         fig, ax = drawing.new_figure()
         matrix = drawing.lines_panel(ax, frame, x="x", y="y", order=["p", "q"])
         assert matrix.shape == (2, 2) and np.isnan(matrix[1, 1]) and figure_values.gray_lines(fig) == 2
+        a, b = figure_values.gray(ax)  # percent: a at p 10, q 20; b at p 30, q missing
+        assert a.tolist() == pytest.approx([10.0, 20.0]) and b[0] == pytest.approx(30.0) and np.isnan(b[1])
 
 
 class TestNoteMissing:

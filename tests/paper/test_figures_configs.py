@@ -6,21 +6,13 @@ from __future__ import annotations
 import numpy as np
 import polars as pl
 import pytest
+from matplotlib.markers import MarkerStyle
 
 from declinecraft.analysis import models
 from declinecraft.paper import drawing, figures_configs
 from tests.support import figure_values
 
 # --- drawn from synthetic tables read back from CSV -------------------------------
-
-
-class TestPlotConditions:
-    def test_lines(self, tables: dict[str, pl.DataFrame]) -> None:
-        """One gray line per configuration in each panel."""
-        fig = figures_configs.plot_conditions(figure_values.grid(tables))
-        assert (
-            figure_values.gray_lines(fig, 0) == figure_values.grid(tables).select("model", "thinking").unique().height
-        )
 
 
 class TestRateAxes:
@@ -47,97 +39,31 @@ class TestRateAxes:
                     assert abs(seg[0][1] - seg[-1][1]) < 1e-9
 
 
-class TestPlotThinkingAccuracy:
-    def test_two_panels(self, tables: dict[str, pl.DataFrame]) -> None:
-        """Two panels with one arrow per model pair."""
-        fig = figures_configs.plot_thinking_accuracy(figure_values.grid(tables))
-        assert len(fig.axes) == 2 and len(fig.axes[0].texts) == 4
-
-
 class TestConfigScatter:
     def test_markers(self) -> None:
-        """Squares for thinking on, circles otherwise."""
+        """One marker per configuration at (100 x, 100 y) in its family's colour: a square for
+        thinking on, a circle otherwise (attempt 0.9 / CAR 0.5 -> (90, 50); 0.8 / 0.4 -> (80, 40))."""
         fig, ax = drawing.new_figure()
         frame = pl.DataFrame(
             {"family": ["F", "F"], "thinking": ["on", "off"], "attempt": [0.9, 0.8], "car": [0.5, 0.4]}
         )
         figures_configs.config_scatter(ax, frame, x="attempt", y="car", colors={"F": "k"}, bars=False)
-        assert len(ax.collections) == 2
+        on, off = ax.collections
+        assert on.get_offsets().tolist() == [[90.0, 50.0]] and off.get_offsets().tolist() == [[80.0, 40.0]]
+        square, circle = (MarkerStyle(m).get_path().transformed(MarkerStyle(m).get_transform()).vertices for m in "so")
+        assert np.allclose(on.get_paths()[0].vertices, square) and np.allclose(off.get_paths()[0].vertices, circle)
+        assert [tuple(c.get_facecolor()[0][:3]) for c in (on, off)] == [(0.0, 0.0, 0.0)] * 2
 
 
 class TestFamilyLegend:
     def test_entries(self) -> None:
-        """One entry per family plus the thinking marker."""
+        """One circle per family in its colour, then the gray square of thinking on."""
         fig, ax = drawing.new_figure()
         figures_configs.family_legend(ax, {"A": "r", "B": "b"})
-        assert len(ax.get_legend().get_texts()) == 3
-
-
-class TestPlotAttemptCar:
-    @pytest.mark.parametrize("condition", ["single", "iterative"])
-    def test_points(self, tables: dict[str, pl.DataFrame], condition: str) -> None:
-        """One marker per configuration (Figures 10 and 16)."""
-        fig = figures_configs.plot_attempt_car(figure_values.grid(tables), condition)
-        assert fig.axes[0].get_xlabel().startswith("Answerable")
-
-
-class TestPlotAttemptAccuracy:
-    def test_axis(self, tables: dict[str, pl.DataFrame]) -> None:
-        """Accuracy on the y axis."""
-        assert "Accuracy" in figures_configs.plot_attempt_accuracy(figure_values.grid(tables)).axes[0].get_ylabel()
-
-
-class TestPlotCarActive:
-    def test_log(self, tables: dict[str, pl.DataFrame]) -> None:
-        """Parameters on a log axis."""
-        fig = figures_configs.plot_car_active(models.model_points(figure_values.grid(tables)), tables["associations"])
-        assert fig.axes[0].get_xscale() == "log"
-
-
-class TestPlotAccuracySize:
-    def test_log(self, tables: dict[str, pl.DataFrame]) -> None:
-        """Parameters on a log axis."""
-        fig = figures_configs.plot_accuracy_size(
-            models.model_points(figure_values.grid(tables)), tables["associations"]
-        )
-        assert fig.axes[0].get_xscale() == "log"
-
-
-class TestPlotCarPerModel:
-    def test_rows(self, tables: dict[str, pl.DataFrame]) -> None:
-        """One row per model."""
-        fig = figures_configs.plot_car_per_model(figure_values.grid(tables))
-        assert len(fig.axes[0].get_yticks()) == figure_values.grid(tables)["model"].n_unique()
-
-
-class TestPlotAccuracyPerModel:
-    def test_three_series(self, tables: dict[str, pl.DataFrame]) -> None:
-        """One series per condition."""
-        assert len(figures_configs.plot_accuracy_per_model(figure_values.grid(tables)).axes[0].collections) == 3
-
-
-class TestPlotCarAccuracy:
-    def test_title(self, tables: dict[str, pl.DataFrame]) -> None:
-        """The title carries rho."""
-        assert (
-            figures_configs.plot_car_accuracy(figure_values.grid(tables), tables["associations"])
-            .axes[0]
-            .get_title()
-            .startswith("ρ")
-        )
-
-
-class TestPlotCarAccuracyAttempted:
-    def test_axis(self, tables: dict[str, pl.DataFrame]) -> None:
-        """Accuracy when attempted on the y axis."""
-        fig = figures_configs.plot_car_accuracy_attempted(figure_values.grid(tables), tables["associations"])
-        assert "attempted" in fig.axes[0].get_ylabel()
-
-
-class TestPlotTradeoff:
-    def test_frontiers(self, tables: dict[str, pl.DataFrame]) -> None:
-        """Two frontier lines: no RAG and single-shot."""
-        assert len(figures_configs.plot_tradeoff(figure_values.grid(tables)).axes[0].lines) == 2
+        legend = ax.get_legend()
+        assert [t.get_text() for t in legend.get_texts()] == ["A", "B", "thinking on"]
+        handles = legend.legend_handles
+        assert [(h.get_marker(), h.get_color()) for h in handles] == [("o", "r"), ("o", "b"), ("s", drawing.GRAY)]
 
 
 # --- what it draws, on hand-built tables with known values -----------------------
@@ -156,10 +82,14 @@ class TestConditions:
 
 class TestThinkingAccuracy:
     def test_arrow(self, g: pl.DataFrame) -> None:
-        """Figure 9: the accuracy arrow from thinking off to on."""
+        """Figure 9: per panel (no RAG, single-shot) the accuracy arrow of m1, the one model with both
+        settings, from thinking off to on: 0.1 -> 0.2 and 0.15 -> 0.25 (known_grid: 0.1 + 0.1 per
+        configuration + 0.05 per condition)."""
         fig = figures_configs.plot_thinking_accuracy(g)
-        (arrow,) = fig.axes[1].texts
-        assert arrow.xy[0] == pytest.approx(100 * figure_values.cell(g, "m1", "on", "single", "accuracy"))
+        assert [ax.get_title() for ax in fig.axes] == ["No RAG", "Single-shot RAG"]
+        for ax, ends in zip(fig.axes, ((10.0, 20.0), (15.0, 25.0)), strict=True):
+            (arrow,) = ax.texts
+            assert (arrow.xyann[0], arrow.xy[0]) == pytest.approx(ends)
 
 
 @pytest.mark.parametrize(
@@ -187,9 +117,13 @@ def test_attempt_scatter(g: pl.DataFrame, plot, condition: str, y: str) -> None:
     ],
 )
 def test_size(g: pl.DataFrame, plot, x: str, y: str) -> None:  # noqa: ANN001
-    """Figures 12, 13: open-weight models only, at their parameter count, on a log axis."""
+    """Figures 12, 13: open-weight models only, at their parameter count, on a log axis; the title
+    gives the figure's own association (rho 0.456, p 0.0123 -> "ρ = +0.46, p = 0.01")."""
     pts = models.model_points(g, "single")
-    fig = plot(pts)
+    name = f"{y}_{x.removeprefix('params_').removesuffix('_b')}_params"
+    assoc = pl.DataFrame({"name": [name, "other"], "rho": [0.456, 0.9], "p": [0.0123, 0.9]})
+    fig = plot(pts, assoc)
+    assert fig.axes[0].get_title() == "ρ = +0.46, p = 0.01"
     opens = pts.filter(pl.col("open_weight"))
     want = np.column_stack([opens[x].to_numpy(), 100 * opens[y].to_numpy()])
     assert figure_values.same(figure_values.points(fig.axes[0]), want) and fig.axes[0].get_xscale() == "log"
@@ -215,15 +149,26 @@ def test_per_model(g: pl.DataFrame, plot, metric: str) -> None:  # noqa: ANN001
     ],
 )
 def test_config_scatter(g: pl.DataFrame, plot, x: str, y: str) -> None:  # noqa: ANN001
-    """Figures 26, 27: one point per single-shot configuration."""
-    fig = plot(g)
+    """Figures 26, 27: one point per single-shot configuration; the title gives the figure's own
+    association (rho -0.5, p 0.25 -> "ρ = -0.50, p = 0.25")."""
+    name = "car_accuracy" if y == "car" else "car_accuracy_when_attempted"
+    assoc = pl.DataFrame({"name": [name, "other"], "rho": [-0.5, 0.9], "p": [0.25, 0.9]})
+    fig = plot(g, assoc)
+    assert fig.axes[0].get_title() == "ρ = -0.50, p = 0.25"
     single = g.filter(pl.col("condition") == "single")
     assert figure_values.same(figure_values.points(fig.axes[0]), 100 * single.select(x, y).to_numpy())
 
 
 class TestTradeoff:
     def test_points(self, g: pl.DataFrame) -> None:
-        """Figure 28: every configuration without retrieval and with single-shot RAG, two frontiers."""
+        """Figure 28: every configuration without retrieval and with single-shot RAG, and each
+        condition's frontier (App. A.7: the highest CAR at or above each attempt rate). In
+        known_grid attempt and CAR rise together, so one configuration (m3, the last) dominates each
+        condition: the no-RAG frontier is its point (80, 50) in gray, single-shot's (85, 55) in orange."""
         fig = figures_configs.plot_tradeoff(g)
         want = 100 * g.filter(pl.col("condition") != "iterative").select("attempt", "car").to_numpy()
-        assert figure_values.same(figure_values.points(fig.axes[0]), want) and len(fig.axes[0].lines) == 2
+        assert figure_values.same(figure_values.points(fig.axes[0]), want)
+        no_rag, single = fig.axes[0].lines
+        assert (no_rag.get_color(), single.get_color()) == (drawing.GRAY, drawing.ORANGE)
+        assert no_rag.get_xydata().tolist() == [pytest.approx([80, 50])]
+        assert single.get_xydata().tolist() == [pytest.approx([85, 55])]

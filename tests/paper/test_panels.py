@@ -5,16 +5,28 @@ from __future__ import annotations
 import numpy as np
 import polars as pl
 import pytest
+from matplotlib.colors import to_hex
 
 from declinecraft.paper import drawing, panels
 from tests.support import figure_values
 
 
 class TestThinkingPairs:
-    def test_pairs(self, tables: dict[str, pl.DataFrame]) -> None:
-        """Only models with both settings, with the significance of their McNemar test."""
-        out = panels.thinking_pairs(figure_values.grid(tables), tables["paired_tests"], "no_rag", "car")
-        assert out.height == 4 and out["significant"].dtype == pl.Boolean
+    def test_pairs(self, g: pl.DataFrame) -> None:
+        """Only models with both settings (m1 of known_grid), with CAR off and on (no RAG: 0.2 and
+        0.3) and the significance of their McNemar test, from the thinking comparisons only."""
+        paired = pl.DataFrame(
+            {
+                "family": ["main_grid", "main_grid", "ablation"],
+                "comparison": ["thinking_on_vs_off", "thinking_on_vs_off", "thinking_on_vs_off"],
+                "condition": ["no_rag", "single", "no_rag"],
+                "model": ["m1", "m1", "m1"],
+                "significant": [True, False, False],
+            }
+        )
+        out = panels.thinking_pairs(g, paired, "no_rag", "car")
+        assert out.rows() == [("m1", "M1", pytest.approx(0.2), pytest.approx(0.3), True)]
+        assert panels.thinking_pairs(g, paired, "single", "car")["significant"].to_list() == [False]
 
 
 class TestAssocText:
@@ -27,21 +39,35 @@ class TestAssocText:
 
 class TestArrowsPanel:
     def test_arrow_colors(self) -> None:
-        """Orange when thinking lowers the metric, blue when it raises it."""
+        """Rows sorted by the value off; each arrow from off to on (percent), orange when thinking
+        lowers the metric, blue when it raises it, faded (alpha 0.35) when not significant:
+        b 20 -> 40 blue faded at row 0, a 50 -> 30 orange at row 1."""
         fig, ax = drawing.new_figure()
         frame = pl.DataFrame({"label": ["a", "b"], "off": [0.5, 0.2], "on": [0.3, 0.4], "significant": [True, False]})
         panels.arrows_panel(ax, frame, metric="m", title="t")
-        colors = [a.arrow_patch.get_edgecolor() for a in ax.texts]
-        assert len(colors) == 2
+        got = [
+            (a.xyann, a.xy, to_hex(a.arrow_patch.get_edgecolor(), keep_alpha=False), a.arrow_patch.get_alpha())
+            for a in ax.texts
+        ]
+        assert got == [
+            ((20.0, 0), (40.0, 0), drawing.BLUE, 0.35),
+            ((50.0, 1), (30.0, 1), drawing.ORANGE, 1.0),
+        ]
+        assert figure_values.ticks(ax, "y") == ["b", "a"]
 
 
 class TestSizePanel:
     def test_closed_orange(self) -> None:
-        """Closed models are drawn as a second (orange) series."""
+        """Open-weight models in blue, closed ones as a second series in orange, y in percent."""
         fig, ax = drawing.new_figure()
         pts = pl.DataFrame({"x": [1.0, 2.0], "car": [0.1, 0.2], "open_weight": [True, False]})
         panels.size_panel(ax, pts, x="x", y="car", xlabel="", ylabel="", log=False, text="")
-        assert len(ax.collections) == 2
+        opens, closed = ax.collections
+        assert opens.get_offsets().tolist() == [[1.0, 10.0]] and closed.get_offsets().tolist() == [[2.0, 20.0]]
+        assert [to_hex(c.get_facecolor()[0], keep_alpha=False) for c in (opens, closed)] == [
+            drawing.BLUE,
+            drawing.ORANGE,
+        ]
 
 
 class TestFrontierLine:

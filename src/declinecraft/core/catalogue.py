@@ -302,6 +302,10 @@ EVIDENCE_QUALITY = _declare("evidence", "quality.csv", "ESB 4.4's checks with co
 EVIDENCE_VALIDATION_SAMPLE = _declare(
     "evidence", "validation_sample.csv", "ESB 7.7's human-validation sheet: 40 responses per level", EVIDENCE_ON
 )
+EVIDENCE_VALIDATION_PAGE = _declare("evidence", "validation_sample.html", "the sheet as a form to label", EVIDENCE_ON)
+EVIDENCE_VALIDATION_AGREEMENT = _declare(
+    "evidence", "validation_agreement.csv", "ESB 7.7's Table 6 from annotators' labels", "runs with their labels"
+)
 EVIDENCE_PROBLEMS = _declare(
     "evidence", "problems.csv", "every question and level not built as defined, and what was done", EVIDENCE_ON
 )
@@ -372,7 +376,7 @@ class Stage:
 _CHUNK_FILES = (CORPUS_CHUNKS_PRE, CORPUS_CHUNKS_POST)
 _INDEX = (INDEX_MANIFEST, INDEX_VERSION)
 #: The views' tables, frames and manifests (what the paper draws and counts).
-_VIEWS = tuple(a for a in ARTIFACTS if a.stage in ("know2guess", "evidence") and a.kind != "md")
+_VIEWS = tuple(a for a in ARTIFACTS if a.stage in ("know2guess", "evidence") and a.kind not in ("md", "html"))
 #: What the analysis stage copies or counts of the stages before it.
 _ANALYSIS_READS = (
     CORPUS_STATS,

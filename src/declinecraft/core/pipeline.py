@@ -113,6 +113,7 @@ SPECS: dict[str, StageSpec] = {
                 lambda cfg: cfg.evidence.accuracy_judges or cfg.judge.accuracy_judges,
                 lambda cfg: [cfg.judge.response_judge, cfg.evidence.conflict_model],
             ),
+            data=lambda cfg: [f"data/evidence_annotations/{cfg.run}"],
         ),
         StageSpec(
             "analysis",

@@ -22,7 +22,8 @@ from declinecraft.explore import protocols
 from declinecraft.llm.cache import open_cache
 from declinecraft.llm.calls import Call, Reply
 from declinecraft.paper import caption_check, figure_check
-from declinecraft.views.evidence import plots, report, stage
+from declinecraft.views.evidence import plots, report, stage, validation
+from declinecraft.views.evidence.classes import L5_TYPES
 from tests.support import esb_run, projects
 
 INSUFFICIENT = "The evidence is insufficient to answer this question."
@@ -132,8 +133,14 @@ class TestStage:
         """Every declared file is written; the manifest counts what was built and sent."""
         cfg, _, search, _ = done
         folder = cfg.stage_dir("evidence")
-        for name in (*(f"{t}.csv" for t in stage.TABLES), *(f"{f}.parquet" for f in stage.FRAMES), "manifest.json"):
+        for name in (
+            *(f"{t}.csv" for t in stage.TABLES),
+            *(f"{f}.parquet" for f in stage.FRAMES),
+            "manifest.json",
+            stage.PAGE.name,
+        ):
             assert (folder / name).is_file(), name
+        assert not (folder / stage.LABELLED.name).exists()  # no annotator has labelled the sheet
         manifest = json.loads((folder / "manifest.json").read_text())
         # a0, a1, a2: L1-L4 + two L5; a3: L1-L4; u0, u1: T  -> 6 + 6 + 6 + 4 + 2
         assert manifest["instances"] == {"L1": 4, "L2": 4, "L3": 4, "L4": 4, "L5": 6, "T": 2}
@@ -178,6 +185,53 @@ class TestStage:
         sheet = result.tables["validation_sample"]
         sizes = dict(sheet.group_by("level").len().iter_rows())
         assert (sizes["L1"], sizes["L5"], sizes["T"]) == (16, 24, 8) and set(sheet["level_valid"]) == {""}
+
+    def test_validation_form(self, done) -> None:  # noqa: ANN001
+        """The sheet's form lists every sampled response with its level, in the sheet's order, each
+        with the two questions (level valid, human class): 4 answerable questions x 4 prompts on each
+        of L1-L4, 3 x 2 orders x 4 on L5, 2 unanswerable x 4 on T = 96 (none above 40 a level)."""
+        cfg, _, _, result = done
+        page = (cfg.stage_dir("evidence") / stage.PAGE.name).read_text(encoding="utf-8")
+        sheet = result.tables["validation_sample"]
+        cards = re.findall(r'<section class="item" data-item="([^"]+)" data-level="([^"]+)">', page)
+        assert cards == list(zip(sheet["item_id"], sheet["level"], strict=True)) and len(cards) == 96
+        assert page.count('data-column="level_valid"') == 2 * 96 and page.count('data-column="human_class"') == 3 * 96
+
+    def test_annotators_labels(self, done) -> None:  # noqa: ANN001
+        """Labels in data/evidence_annotations/<run>/ come back as ESB's Table 6: an annotator who
+        finds every context valid and agrees with our class on every item but one L1 item gives per
+        level valid 1 and agreement 1, on L1 15 of 16 and over all 95 of 96; removing the file removes the table. A bad
+        file stops the stage before any model call, naming it."""
+        cfg, _, _, result = done
+        sheet = result.tables["validation_sample"]
+        flip = sheet.filter(pl.col("level") == "L1")["item_id"][0]
+        other = {"ANSWER": "ABSTAIN", "ABSTAIN": "ANSWER", "INVALID": "ANSWER"}
+        labels = sheet.select(
+            "item_id",
+            level_valid=pl.lit("yes"),
+            human_class=pl.when(pl.col("item_id") == flip)
+            .then(pl.col("esb_judge").replace_strict(other))
+            .otherwise(pl.col("esb_judge")),
+        )
+        folder = validation.labels_dir(cfg)
+        folder.mkdir(parents=True)
+        labels.write_csv(folder / "ann.csv")
+        again = stage.run(cfg, models=FakeModels(), search=esb_run.FakeSearch())
+        table = pl.read_csv(cfg.stage_dir("evidence") / stage.LABELLED.name)
+        assert table.equals(again.tables["validation_agreement"])
+        got = {r["level"]: (r["n_classified"], r["valid"], r["agreement"]) for r in table.iter_rows(named=True)}
+        assert got["L1"] == (16, 1.0, 15 / 16) and got["all"] == (96, 1.0, 95 / 96)
+        assert all(
+            got[level] == (n, 1.0, 1.0) for level, n in (("L2", 16), ("L3", 16), ("L4", 16), ("L5", 24), ("T", 8))
+        )
+        (folder / "ann.csv").unlink()
+        stage.run(cfg, models=FakeModels(), search=esb_run.FakeSearch())
+        assert not (cfg.stage_dir("evidence") / stage.LABELLED.name).exists()
+        (folder / "bad.csv").write_text("item_id,level_valid,human_class\nx,maybe,\n")
+        models = FakeModels()
+        with pytest.raises(ValueError, match=r"bad.csv: item x has level_valid 'maybe'"):
+            stage.run(cfg, models=models, search=esb_run.FakeSearch())
+        assert models.log == []
 
     def test_levels(self, done) -> None:  # noqa: ANN001
         """L1 is the target alone; L2 holds its partial chunk (the answer sentence cut) once among k-1
@@ -311,9 +365,56 @@ class TestReaders:
         )
 
     def test_plots(self, done) -> None:  # noqa: ANN001
-        """Each figure draws from its table, and from an empty one."""
+        """Each figure draws the run's numbers, worked out by hand from the scripted models (4
+        answerable questions on L1-L4, 3 with L5 in both orders, 2 unanswerable on T):
+        P1 and J2 answer from passage [1] and say they do not know without one -> abstain on L4
+        only; P2 abstains on every context but the one-passage L1; P3 never abstains and calls
+        every context conflicting. Curve and heatmap (percent): P1, J2 0 0 0 100 0 0; P2 0 100 100
+        100 100 100; P3 0 everywhere. L5 types: P1 and J2 pick the passage read first (gold value
+        with gold first, the copy's with the copy first: 50 / 50), P2 100 abstain, P3 100
+        conflict-aware. Position bias: every prompt abstains alike in both orders (P2 100, the rest
+        0), no discordant pair, McNemar p = 1: "ns". Helpfulness-safety (ESB Eq. 2, 3): over-answer
+        P1 (4 L3 + 0 L4 + 3 L5) / 11, P2 0, P3 11/11; accuracy P1 3 of the 4 scored L1-L2 answers
+        (a0's L2 reads the button chunk first), P2 2 of 6 (a0, a1 at L1; its 4 L2 abstentions score
+        0), P3 as P1. No figure has a layout problem or a quantity its caption leaves unnamed; the tables
+        without rows give a note and no data."""
         _, _, _, result = done
         t = result.tables
+        prompts = t["curve"].unique("prompt", maintain_order=True)["prompt"].to_list()
+        abstain = {
+            "P1": [0, 0, 0, 100, 0, 0],
+            "J2": [0, 0, 0, 100, 0, 0],
+            "P2": [0, 100, 100, 100, 100, 100],
+            "P3": [0, 0, 0, 0, 0, 0],
+        }
+        curve = plots.plot_sufficiency_curve(t["curve"]).axes[0]
+        drawn = [c.lines[0].get_ydata().tolist() for c in curve.containers]
+        assert drawn == [abstain[p] for p in prompts]
+        heat = plots.plot_prompt_heatmap(t["curve"]).axes[0]
+        assert heat.images[0].get_array().tolist() == [abstain[p] for p in prompts]
+        l5 = plots.plot_l5_distribution(t["l5_types"]).axes[0]
+        groups = [label.get_text().split()[-1] for label in l5.get_yticklabels()]
+        widths = {
+            kind: [p.get_width() for p in l5.patches[i * len(groups) : (i + 1) * len(groups)]]
+            for i, kind in enumerate(L5_TYPES)
+        }
+        want = {
+            "P1": {"pick_gold": 50, "pick_conflict": 50},
+            "J2": {"pick_gold": 50, "pick_conflict": 50},
+            "P2": {"abstain": 100},
+            "P3": {"conflict_aware": 100},
+        }
+        assert widths == {kind: [want[g].get(kind, 0) for g in groups] for kind in L5_TYPES}
+        bias = plots.plot_position_bias(t["position_bias"]).axes[0]
+        groups = [label.get_text().split()[-1] for label in bias.get_xticklabels()]
+        gold, conflict = ([p.get_height() for p in bars] for bars in bias.containers)
+        assert gold == conflict == [100 if g == "P2" else 0 for g in groups]
+        assert [s.get_text() for s in bias.texts] == ["ns"] * 4
+        trade = plots.plot_helpfulness_safety(t["summary"]).axes[0]
+        points = {c.get_label().split()[-1]: c.lines[0].get_xydata()[0].tolist() for c in trade.containers}
+        want_points = {"P1": [700 / 11, 75], "J2": [700 / 11, 75], "P2": [0, 100 / 3], "P3": [100, 75]}
+        assert sorted(points) == sorted(want_points)
+        assert all(points[p] == pytest.approx(xy) for p, xy in want_points.items())
         for fn, frame in (
             (plots.plot_sufficiency_curve, t["curve"]),
             (plots.plot_l5_distribution, t["l5_types"]),
@@ -321,9 +422,10 @@ class TestReaders:
             (plots.plot_position_bias, t["position_bias"]),
             (plots.plot_helpfulness_safety, t["summary"]),
         ):
-            assert fn(frame).axes and fn(frame.clear()).axes and fn(pl.DataFrame()).axes
             stem = "esb_" + fn.__name__.removeprefix("plot_")
             assert figure_check.problems(fn(frame), CAPTIONS[stem]) == [], fn.__name__
+            (empty,) = fn(frame.clear()).axes  # the table's columns without rows: a note, no data
+            assert [x.get_text() for x in empty.texts][0].endswith(" in this run") and not empty.lines, fn.__name__
 
 
 @pytest.mark.slow

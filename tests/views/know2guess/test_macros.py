@@ -5,11 +5,8 @@ from __future__ import annotations
 from pathlib import Path
 
 import polars as pl
-import pytest
-from matplotlib.figure import Figure
 
-from declinecraft.views import know2guess
-from declinecraft.views.know2guess import macros, plots
+from declinecraft.views.know2guess import macros
 
 
 class TestMacros:
@@ -20,32 +17,6 @@ class TestMacros:
         run = [(n, v, w) for n, v, w in got if not n.startswith("KgPaper") and n != "KgConfidenceNote"]
         assert run and all(v == "n/a" and "n/a:" in w for _, v, w in run)
         assert dict((n, v) for n, v, _ in got)["KgConfidenceNote"] == ""
-
-    def test_lambda_plot_draws_the_table(self) -> None:
-        """The R_lambda figure plots the table's values. Know2Guess §4.4: R = (correct + lam * abstained)
-        / (n_ans + lam * n_unans); by hand, 3 answerable (2 correct) and 1 unanswerable (abstained):
-        R_0.5 = 2.5 / 3.5, R_1.5 = 3.5 / 4.5, and reliability_from_counts agrees."""
-        lams = [0.5, 1.5]
-        rows = [
-            {
-                "model": "m",
-                "thinking": "off",
-                "prompt": "standard",
-                "parser": "strict",
-                "condition": "no_rag",
-                "lam": lam,
-                "reliability": know2guess.reliability_from_counts(2, 3, 1, 1, lam),
-            }
-            for lam in lams
-        ]
-        fig = plots.plot_reliability_vs_lambda(pl.DataFrame(rows))
-        line = fig.axes[0].get_lines()[0]
-        assert list(line.get_xdata()) == lams and list(line.get_ydata()) == pytest.approx([2.5 / 3.5, 3.5 / 4.5])
-
-    @pytest.mark.parametrize("draw", [spec[0] for spec in plots.FIGURES.values()])
-    def test_empty_figure(self, draw) -> None:  # noqa: ANN001
-        """An empty table still gives a figure (saying there is nothing to show)."""
-        assert isinstance(draw(pl.DataFrame()), Figure)
 
 
 class TestConfidenceNote:

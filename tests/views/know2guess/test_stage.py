@@ -8,7 +8,6 @@ from pathlib import Path
 
 import polars as pl
 import pytest
-from matplotlib.figure import Figure
 
 from declinecraft.core import config
 from declinecraft.core.params import Know2GuessParams
@@ -226,10 +225,36 @@ class TestRun:
         small = {name: value for name, value, _ in macros.macros(folder)}
         assert small["KgBestNoRagReliability"] == "\\dcsmall{50.0}{4 questions}"
         assert small["KgRagReliabilityDirection"] == "not comparable at this n" and small["KgQuestions"] == "4"
-        for stem, (draw, table) in plots.FIGURES.items():
-            fig = draw(pl.read_csv(folder / table.name))
-            assert isinstance(fig, Figure) and fig.axes, stem
+
+    def test_figures(self, done) -> None:
+        """Each figure draws the run's numbers, worked out by hand from the script (the same replies in
+        both conditions, so both panels alike). Standard prompt, strict parser: a0 right at 90, a1
+        wrong at 80, u0 abstains, u1 answers at 70.
+        R_lambda (K2G 4.4) = (1 correct + lam * 1 abstained) / (2 + lam * 2) = 0.5 at each lambda.
+        Outcome profile (K2G 6.7) of 4: correct 1, wrong 1, unnecessary 0, productive 1, missed 1.
+        Reliability diagram: the answered a0 (0.9, credit 1), a1 (0.8, 0) and u1 (0.7, 0; no answer
+        to an unanswerable question earns credit), one per bin.
+        Parser scatter, reliability: standard 2/4 under both parsers (every reply well formed);
+        answer_only: the strict parser reads u0's "I don't know" as an answer (1 of 4: a0), the
+        normalized one as an abstention (2 of 4).
+        No figure has a layout problem or a quantity its caption leaves unnamed."""
+        cfg, _, _ = done
+        folder = cfg.stage_dir("know2guess")
+        figs = {stem: draw(pl.read_csv(folder / table.name)) for stem, (draw, table) in plots.FIGURES.items()}
+        for stem, fig in figs.items():
+            assert [ax.get_title() for ax in fig.axes] == list(plots.CONDITION_NAMES.values()), stem
             assert figure_check.problems(fig, CAPTIONS[stem]) == [], stem
+        for ax in figs["k2g_reliability_lambda"].axes:
+            (line,) = ax.get_lines()
+            assert list(line.get_xdata()) == [0.5, 1.0, 1.5] and list(line.get_ydata()) == [0.5, 0.5, 0.5]
+        for ax in figs["k2g_outcome_profile"].axes:
+            assert [p.get_width() for p in ax.patches] == [0.25, 0.25, 0.0, 0.25, 0.25]
+        for ax in figs["k2g_reliability_diagram"].axes:
+            _, line = ax.get_lines()
+            assert list(line.get_xdata()) == pytest.approx([0.7, 0.8, 0.9]) and list(line.get_ydata()) == [0, 0, 1]
+        for ax in figs["k2g_parser_scatter"].axes:
+            points = {tuple(xy) for c in ax.collections for xy in c.get_offsets().tolist()}
+            assert points == {(0.5, 0.5), (0.25, 0.5)}
 
     def test_rerun_is_identical(self, done) -> None:
         """The same inputs give the same tables (bootstrap seeded by the run)."""

@@ -6,7 +6,10 @@ artifacts (:mod:`declinecraft.core.catalogue`) into ``outputs/<run>/10_evidence/
 the instances (per question, level and order: chunk ids, the exact context, the checks), the
 responses, their labels and scores, the judged table (ESB classes, L5 flags and types), the
 sufficiency curve, the summary, position bias, prompt effects, L5 types, agreement, quality,
-validation sample and problem tables, and the manifest.
+validation sample and problem tables, the validation sample as a form for annotators
+(:func:`validation.sample_html`), and the manifest. Where annotators' labels of the sample are in
+``data/evidence_annotations/<run>/`` (:func:`validation.labels_dir`), it also writes ESB's Table 6
+from them (:func:`validation.annotator_agreement`).
 
 With ``evidence.enabled: false`` it writes the status note only (and removes stale outputs).
 Models run one at a time: the conflict model, the models under test, the response judge, the
@@ -55,6 +58,10 @@ FRAMES = {
 }
 #: The note of a run with the view switched off.
 STATUS = catalogue.EVIDENCE_STATUS
+#: The validation sample's form for annotators (beside the sample's CSV).
+PAGE = catalogue.EVIDENCE_VALIDATION_PAGE
+#: ESB's Table 6 from annotators' labels: written when there are labels, removed when there are none.
+LABELLED = catalogue.EVIDENCE_VALIDATION_AGREEMENT
 
 
 @dataclass(frozen=True)
@@ -145,7 +152,7 @@ def related_titles(retrieved: Mapping[str, Sequence[str]], chunks: Mapping[str, 
 def disabled(cfg: RunConfig) -> EvidenceResult:
     """Write the status note saying the view is off, remove stale outputs, return an empty result."""
     writer = StageWriter.of(cfg, "evidence")
-    writer.remove(*TABLES.values(), *FRAMES.values(), catalogue.EVIDENCE_MANIFEST)
+    writer.remove(*TABLES.values(), *FRAMES.values(), PAGE, LABELLED, catalogue.EVIDENCE_MANIFEST)
     writer.text(STATUS, "The evidence view is disabled in this run (evidence.enabled: false); it wrote no tables.\n")
     writer.finish()
     return EvidenceResult(manifest={"run": cfg.run, "enabled": False})
@@ -168,6 +175,7 @@ def run(
     chunks = c_pre(cfg)
     titles = sorted({c.title for c in chunks.values() if c.title})
     refs = references(cfg)
+    annotations = validation.read_labels(validation.labels_dir(cfg))  # a bad file stops before any call
     writer.mark()
     retrieved, searched = retrieved_lists(cfg, questions, pipeline=s.pipeline, k=s.k, search=search)
     writer.lap("retrieval")
@@ -239,6 +247,12 @@ def run(
         writer.frame(FRAMES[name], frame)
     for name, frame in out.items():
         writer.frame(TABLES[name], frame)
+    writer.text(PAGE, validation.sample_html(out["validation_sample"], cfg.run))
+    if annotations:
+        out["validation_agreement"] = validation.annotator_agreement(out["validation_sample"], annotations)
+        writer.frame(LABELLED, out["validation_agreement"])
+    else:
+        writer.remove(LABELLED)
     manifest = {
         "run": cfg.run,
         "enabled": True,
