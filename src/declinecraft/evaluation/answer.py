@@ -92,7 +92,7 @@ def settings(params: AnswerParams) -> list[Setting]:
 
 #: ``answer.thinking`` value asking models without native thinking to reason in ``<think>`` tags.
 PROMPTED = "prompted"
-#: The LLM layer's thinking mode of that stand-in (``llm.Request.thinking``; its instruction is
+#: The LLM layer's thinking mode of that stand-in (``client.Request.thinking``; its instruction is
 #: ``params/prompts/think_prompted.txt``, our wording).
 PROMPT_MODE = "prompt"
 

@@ -391,7 +391,7 @@ def client_for(
     if not callable(urls) and not urls:
         raise LLMError(
             f"model {spec.id!r} ({spec.backend}) has no base URL: pass base_url=serve.start(spec, cfg.cache_dir)"
-            ".base_url, or use llm.connect(spec, cache, cfg.cache_dir)"
+            ".base_url, or use client.connect(spec, cache, cfg.cache_dir)"
         )
     return Client(
         spec, cache, urls, api_key=_api_key(spec, environ), retry=retry, concurrency=concurrency, server=server
