@@ -20,7 +20,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from declinecraft.core import bundle, config, replay
+from declinecraft.core import bundle, catalogue, config, environment, replay
 from declinecraft.llm import serve
 from declinecraft.retrieval.embedding_cache import EmbeddingCache
 from tests.support import fake_openai, faults, projects
@@ -59,7 +59,7 @@ def tiny_run(root: Path, monkeypatch: pytest.MonkeyPatch) -> config.RunConfig:
     store = EmbeddingCache(cfg.cache_dir / "embeddings" / "embeddings.sqlite")
     store.put_many("m", [("used", np.ones(2, np.float32)), ("unused", np.zeros(2, np.float32))])
     store.close()
-    for _, notebook in config.STAGES:
+    for notebook in map(catalogue.notebook, catalogue.STAGES):
         (cfg.run_dir() / "executed").mkdir(parents=True, exist_ok=True)
         (cfg.run_dir() / "executed" / f"{notebook}.ipynb").write_text("{}")
         bundle.ledger_path(cfg, notebook).parent.mkdir(parents=True, exist_ok=True)
@@ -250,7 +250,7 @@ def test_replay_miss_names_stage_model_prompt(replayed: Replayed, tmp_path: Path
             db.execute("DELETE FROM calls WHERE key = ?", (key,))
         db.close()
         manifest = json.loads(source.read("manifest.json"))
-        manifest["files"]["llm.sqlite"]["sha256"] = bundle.sha256(tmp_path / "llm.sqlite")
+        manifest["files"]["llm.sqlite"]["sha256"] = environment.sha256_file(tmp_path / "llm.sqlite")
         for name in source.namelist():
             data = {
                 "manifest.json": json.dumps(manifest).encode(),

@@ -102,7 +102,6 @@ class TestStages:
     def test_same_blocks_everywhere(self) -> None:
         """The catalogue's stages are the params blocks and the pipeline's specs, in run order."""
         assert list(catalogue.STAGES) == list(config.BLOCKS) == list(pipeline.SPECS)
-        assert config.STAGES == tuple((s.block, s.notebook) for s in catalogue.STAGES.values())
 
     def test_reads_run_before(self) -> None:
         """Every artifact a stage reads is written by a stage that runs before it."""

@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from declinecraft.core import config
+from declinecraft.core import catalogue, config
 
 
 def write(project: Path, name: str, data: dict) -> Path:
@@ -95,26 +95,26 @@ class TestOwner:
     def test_derived_run_reuses_upstream(self, project: Path) -> None:
         """A run differing only in `answer` reads stages 01–04 from its base and owns 05 onwards."""
         cfg = config.load(write(project, "k10", {"base": "default", "answer": {"k": 10}}))
-        assert [cfg.owner(s) for s, _ in config.STAGES] == ["default"] * 4 + ["k10"] * (len(config.STAGES) - 4)
+        assert [cfg.owner(s) for s in catalogue.STAGES] == ["default"] * 4 + ["k10"] * (len(catalogue.STAGES) - 4)
         assert cfg.stage_dir("verify") == project / "outputs" / "default" / "04_verify"
         assert cfg.stage_dir("answer") == project / "outputs" / "k10" / "05_answer"
 
     def test_sibling_view(self, project: Path) -> None:
         """A run differing only in a view reads the analysis (which reads no view) from its base."""
         cfg = config.load(write(project, "ev", {"base": "default", "evidence": {"k": 4}}))
-        owners = {s: cfg.owner(s) for s, _ in config.STAGES}
+        owners = {s: cfg.owner(s) for s in catalogue.STAGES}
         assert owners["analysis"] == owners["know2guess"] == owners["judge"] == "default"
         assert owners["evidence"] == owners["paper"] == "ev"
 
     def test_seed_change_owns_everything(self, project: Path) -> None:
         """A different seed changes every stage, so the derived run owns all of them."""
         cfg = config.load(write(project, "s1", {"base": "default", "seed": 1}))
-        assert {cfg.owner(s) for s, _ in config.STAGES} == {"s1"}
+        assert {cfg.owner(s) for s in catalogue.STAGES} == {"s1"}
 
     def test_standalone_run_owns_everything(self, project: Path) -> None:
         """Without a base, every stage is the run's own."""
         cfg = config.load(project / "params" / "default.yaml")
-        assert {cfg.owner(s) for s, _ in config.STAGES} == {"default"}
+        assert {cfg.owner(s) for s in catalogue.STAGES} == {"default"}
 
 
 class TestWriteStamps:

@@ -9,12 +9,12 @@ import sys
 
 import pytest
 
-from declinecraft.core import config, deps
+from declinecraft.core import catalogue, deps
 from tests.support import projects
 
 SOURCE = projects.REPO / "src" / "declinecraft"
 #: Stage notebooks in run order.
-STAGES = [notebook for _, notebook in config.STAGES]
+STAGES = [s.notebook for s in catalogue.STAGES.values()]
 
 
 class TestImports:

@@ -84,3 +84,13 @@ class TestCompare:
     def test_missing(self) -> None:
         """Either side n/a gives the missing word."""
         assert compare(math.nan, 0.2, "pct", self.WORDS, "not comparable") == "not comparable"
+
+
+class TestThousands:
+    def test_groups(self) -> None:
+        """Counts get braced commas between groups of three digits."""
+        assert (number_format.thousands(3404), number_format.thousands(999), number_format.thousands(1234567)) == (
+            "3{,}404",
+            "999",
+            "1{,}234{,}567",
+        )

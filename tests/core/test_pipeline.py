@@ -11,33 +11,37 @@ from pathlib import Path
 
 import pytest
 
-from declinecraft.core import config, pipeline
+from declinecraft.core import catalogue, config, pipeline
 from tests.support import projects
 
-STAGES = [notebook for _, notebook in config.STAGES]
+STAGES = [s.notebook for s in catalogue.STAGES.values()]
 
 
-BLOCK = {notebook: block for block, notebook in config.STAGES}
+BLOCK = {s.notebook: block for block, s in catalogue.STAGES.items()}
 
 
 def downstream(*blocks: str) -> list[str]:
     """The notebooks of ``blocks`` and of every stage that reads their outputs, in run order."""
     hit = set(blocks)
-    return [nb for b, nb in config.STAGES if b in hit or hit & set(pipeline.upstream(b))]
+    return [
+        nb
+        for b, nb in ((b, s.notebook) for b, s in catalogue.STAGES.items())
+        if b in hit or hit & set(catalogue.upstream(b))
+    ]
 
 
 class TestGraph:
     def test_reads_are_stages_before(self) -> None:
         """Each stage reads only stages that run before it (the run order is a topological order)."""
-        order = [b for b, _ in config.STAGES]
+        order = list(catalogue.STAGES)
         for block, spec in pipeline.SPECS.items():
             assert all(order.index(r) < order.index(block) for r in spec.reads), block
 
     def test_views_and_analysis_are_siblings(self) -> None:
         """The analysis reads neither view; the evidence view does not read Know2Guess; the paper reads all three."""
-        assert "know2guess" not in pipeline.upstream("analysis") and "evidence" not in pipeline.upstream("analysis")
-        assert "know2guess" not in pipeline.upstream("evidence")
-        assert {"analysis", "know2guess", "evidence"} <= set(pipeline.upstream("paper"))
+        assert "know2guess" not in catalogue.upstream("analysis") and "evidence" not in catalogue.upstream("analysis")
+        assert "know2guess" not in catalogue.upstream("evidence")
+        assert {"analysis", "know2guess", "evidence"} <= set(catalogue.upstream("paper"))
 
     def test_make_variables(self) -> None:
         """The generated Make variables list every stage and its direct reads."""

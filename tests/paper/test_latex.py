@@ -46,13 +46,3 @@ class TestEscapeMarked:
         """Only a trailing ``^{...}`` is a mark; other braces and carets are escaped."""
         assert latex.escape_marked("a^{b} c") == "a\\textasciicircum{}\\{b\\} c"
         assert latex.escape_marked("x {y}") == "x \\{y\\}"
-
-
-class TestThousands:
-    def test_groups(self) -> None:
-        """Counts get braced commas between groups of three digits."""
-        assert (latex.thousands(3404), latex.thousands(999), latex.thousands(1234567)) == (
-            "3{,}404",
-            "999",
-            "1{,}234{,}567",
-        )

@@ -15,14 +15,14 @@ from pathlib import Path
 
 import pytest
 
-from declinecraft.core import config, deps, pipeline
+from declinecraft.core import catalogue, deps
 from tests.support import projects
 
 SOURCE = projects.REPO / "src" / "declinecraft"
 
 
 #: Stage notebooks in run order (the order Make chains them in).
-STAGES = [notebook for _, notebook in config.STAGES]
+STAGES = [s.notebook for s in catalogue.STAGES.values()]
 
 
 class TestCycles:
@@ -175,8 +175,14 @@ def test_touching_a_module_reruns_its_stages(tmp_path: Path) -> None:
         at = base + 1000 * (step + 1)
         path = project / "src" / "declinecraft" / module
         os.utime(path, (at, at))
-        using = {block for block, stem in config.STAGES if path in sources[stem]}
-        readers = [stem for block, stem in config.STAGES if block in using or using & set(pipeline.upstream(block))]
+        using = {
+            block for block, stem in ((b, s.notebook) for b, s in catalogue.STAGES.items()) if path in sources[stem]
+        }
+        readers = [
+            stem
+            for block, stem in ((b, s.notebook) for b, s in catalogue.STAGES.items())
+            if block in using or using & set(catalogue.upstream(block))
+        ]
         assert _would_run(project, env) == readers, module
         for i, stem in enumerate(STAGES):  # rebuild in order, as a real run would
             os.utime(built / f"{stem}.ipynb", (at + 10 + i, at + 10 + i))

@@ -11,7 +11,7 @@ import json
 import re
 from pathlib import Path
 
-from declinecraft.core import config
+from declinecraft.core import catalogue
 from tests.support import projects
 
 REPO = projects.REPO
@@ -170,7 +170,7 @@ class TestImportNames:
         """No stage notebook binds a name both as a papermill parameter (its params block's key)
         and by an import or an assignment in its code."""
         clashes = []
-        for _, stem in config.STAGES:
+        for stem in map(catalogue.notebook, catalogue.STAGES):
             parameters, rest = _notebook_code(REPO / "notebooks" / f"{stem}.ipynb")
             given = {t.id for n in ast.parse(parameters).body if isinstance(n, ast.Assign) for t in n.targets}
             tree = ast.parse(rest)
@@ -188,7 +188,7 @@ class TestImportNames:
         """Each stage notebook calls ``run(cfg)`` of a stage module (``<part>/stage.py`` or
         ``<part>/<stage>_stage.py``) imported under its own name."""
         wrong = []
-        for _, stem in config.STAGES:
+        for stem in map(catalogue.notebook, catalogue.STAGES):
             tree = ast.parse(_notebook_code(REPO / "notebooks" / f"{stem}.ipynb")[1])
             modules = {alias or name: f"{module}.{name}" for module, name, alias, _ in _imports(tree)}
             calls = [

@@ -16,7 +16,7 @@ from pathlib import Path
 import polars as pl
 
 from declinecraft.analysis import analyze, judges, results
-from declinecraft.core import catalogue
+from declinecraft.core import annotation_form, catalogue, paths
 from declinecraft.core.config import RunConfig
 from declinecraft.core.stage_writer import StageWriter
 
@@ -86,53 +86,36 @@ def write_sample(cfg: RunConfig, judged: pl.DataFrame, folder: Path) -> pl.DataF
 
 
 def sample_html(sample: pl.DataFrame, run: str) -> str:
-    """A self-contained page: one card per item (no model, no judge label) and a CSV download."""
+    """A self-contained page (:mod:`declinecraft.core.annotation_form`): one card per item (no
+    model, no judge label) and a CSV download (``item_id``, ``label``, ``score``)."""
     cards = []
     for row in sample.iter_rows(named=True):
         item, part = html.escape(row["item_id"]), row["part"]
         text = lambda v: html.escape(v or "(text not available in this run)")  # noqa: E731
         ref = f"<p><b>Reference answer.</b> {text(row['reference'])}</p>" if part == 2 else ""
-        options = ("ABSTAIN", "DENY", "ANSWER") if part == 1 else ("0", "0.5", "1")
-        radios = " ".join(f'<label><input type="radio" name="{item}" value="{o}"> {o}</label>' for o in options)
+        question = ("label", ("ABSTAIN", "DENY", "ANSWER")) if part == 1 else ("score", ("0", "0.5", "1"))
         cards.append(
-            f'<div class="card" data-part="{part}"><h3>{item}</h3>'
+            f'<section class="item" data-item="{item}" data-part="{part}"><h3>{item}</h3>'
             f"<p><b>Question.</b> {text(row['question'])}</p><p><b>Response.</b> {text(row['response'])}</p>"
-            f"{ref}<p>{radios}</p></div>"
+            f"{ref}{annotation_form.radios(row['item_id'], *question)}</section>"
         )
-    script = """
-function download() {
-  const rows = [["item_id", "label", "score"]];
-  document.querySelectorAll(".card").forEach(card => {
-    const id = card.querySelector("h3").textContent;
-    const checked = card.querySelector("input:checked");
-    const value = checked ? checked.value : "";
-    rows.push(card.dataset.part === "1" ? [id, value, ""] : [id, "", value]);
-  });
-  const blob = new Blob([rows.map(r => r.join(",")).join("\\n") + "\\n"], {type: "text/csv"});
-  const a = document.createElement("a");
-  a.href = URL.createObjectURL(blob);
-  a.download = (document.getElementById("who").value || "annotator") + ".csv";
-  a.click();
-}"""
-    return f"""<!doctype html>
-<html lang="en"><head><meta charset="utf-8"><title>DeclineCraft annotation ({html.escape(run)})</title>
-<style>body{{font-family:sans-serif;max-width:52em;margin:2em auto}} .card{{border:1px solid #ccc;
-padding:.5em 1em;margin:1em 0}} h3{{margin:.2em 0}}</style></head><body>
-<h1>DeclineCraft: shared annotation set</h1>
-<p>Part 1 (P1-…): label each response as ABSTAIN (says it does not know or the context lacks the
+    intro = f"""<p>Part 1 (P1-…): label each response as ABSTAIN (says it does not know or the context lacks the
 answer), DENY (states the asked-about thing does not exist) or ANSWER (answers, treating it as
 real). Part 2 (P2-…): score each response against the reference answer: 1 correct, 0.5 partly
 correct, 0 incorrect. When done, enter your name and download your labels; put the file into
-<code>data/annotations/{html.escape(run)}/</code>.</p>
-<p><input id="who" placeholder="your name"> <button onclick="download()">Download CSV</button></p>
-{"".join(cards)}
-<script>{script}</script></body></html>
-"""
+<code>{paths.ANNOTATIONS}/{html.escape(run)}/</code>.</p>"""
+    return annotation_form.page(
+        title=f"DeclineCraft annotation ({run})",
+        heading="DeclineCraft: shared annotation set",
+        intro=intro,
+        cards=cards,
+        columns=["item_id", "label", "score"],
+    )
 
 
 def annotation_dir(cfg: RunConfig) -> Path:
     """``data/annotations/<run>/``: where annotators' CSV files for this run go."""
-    return cfg.root / "data" / "annotations" / cfg.run
+    return cfg.root / paths.ANNOTATIONS / cfg.run
 
 
 def read_annotations(cfg: RunConfig) -> dict[str, pl.DataFrame]:

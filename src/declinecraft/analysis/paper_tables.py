@@ -16,7 +16,7 @@ from collections.abc import Callable, Mapping
 
 import polars as pl
 
-from declinecraft.core import catalogue, registry
+from declinecraft.core import catalogue, paths, registry
 from declinecraft.core.config import RunConfig
 
 PIPELINE_NAMES = {
@@ -238,7 +238,7 @@ def table10(r: Mapping[str, pl.DataFrame]) -> pl.DataFrame | str:
     t = r.get("human_agreement")
     if t is None or t.height == 0:
         sample = catalogue.ANALYSIS_ANNOTATION_PAGE.relative()
-        return f"Table 10 needs annotators' labels in data/annotations/<run>/ (the sample is in {sample})"
+        return f"Table 10 needs annotators' labels in {paths.ANNOTATIONS}/<run>/ (the sample is in {sample})"
     return t
 
 

@@ -8,7 +8,6 @@ one column each. ``mlcroissant`` validates and loads it (tests/construction/test
 
 from __future__ import annotations
 
-import hashlib
 import json
 from collections.abc import Mapping
 from datetime import date
@@ -20,6 +19,7 @@ from polars.datatypes import DataTypeClass
 
 from declinecraft.core import paths
 from declinecraft.core.config import RunConfig
+from declinecraft.core.environment import sha256_file
 
 FILE_NAME = "croissant.json"
 CONFORMS_TO = ["http://mlcommons.org/croissant/1.0", "http://mlcommons.org/croissant/RAI/1.0"]
@@ -87,10 +87,6 @@ def data_type(dtype: pl.DataType | DataTypeClass) -> tuple[str, bool]:
     if isinstance(dtype, (pl.Datetime, pl.Date)):
         return "sc:Date", False
     raise ValueError(f"no Croissant data type for a {dtype} column")
-
-
-def _sha256(path: Path) -> str:
-    return hashlib.sha256(path.read_bytes()).hexdigest()
 
 
 def _record_set(name: str, file_id: str, fields: Mapping[str, str], schema: pl.Schema) -> dict[str, Any]:
@@ -180,7 +176,7 @@ def describe(
             "name": f"{name}-parquet",
             "contentUrl": path.relative_to(folder).as_posix(),
             "encodingFormat": "application/x-parquet",
-            "sha256": _sha256(path),
+            "sha256": sha256_file(path),
         }
         for name, path in files.items()
     ]

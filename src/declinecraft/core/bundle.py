@@ -32,6 +32,7 @@ import yaml
 
 from declinecraft.core import catalogue, paths, replay
 from declinecraft.core.config import RunConfig, load
+from declinecraft.core.environment import sha256_file
 
 FORMAT = "declinecraft-replay-bundle"
 VERSION = 1
@@ -123,15 +124,6 @@ def _copy_rows(source: Path, target: Path, kind: replay.Kind, keys: set[tuple[st
     return int(copied)
 
 
-def sha256(path: Path) -> str:
-    """The hex sha256 of a file."""
-    digest = hashlib.sha256()
-    with open(path, "rb") as fh:
-        while block := fh.read(1 << 20):
-            digest.update(block)
-    return digest.hexdigest()
-
-
 def write(cfg: RunConfig, target: Path | None = None) -> Path:
     """Write the replay bundle of a complete run; return its path.
 
@@ -161,7 +153,8 @@ def write(cfg: RunConfig, target: Path | None = None) -> Path:
             "run": cfg.run,
             "counts": counts,
             "files": {
-                name: {"sha256": sha256(staging / name), "bytes": (staging / name).stat().st_size} for name in files
+                name: {"sha256": sha256_file(staging / name), "bytes": (staging / name).stat().st_size}
+                for name in files
             },
         }
         (staging / MANIFEST).write_text(json.dumps(manifest, indent=2, sort_keys=True) + "\n", encoding="utf-8")

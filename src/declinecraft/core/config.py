@@ -49,9 +49,6 @@ class ConfigError(ValueError):
     """A params file is invalid; the message names the file and the key."""
 
 
-#: Stage order: (block name, notebook stem), from the catalogue (:data:`declinecraft.core.catalogue.STAGES`).
-STAGES: tuple[tuple[str, str], ...] = tuple((s.block, s.notebook) for s in catalogue.STAGES.values())
-
 BLOCKS: dict[str, type] = {
     "corpus": CorpusParams,
     "index": IndexParams,

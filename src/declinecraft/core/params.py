@@ -8,6 +8,29 @@ from dataclasses import dataclass
 # The index block outgrew this module; it lives in core.index_params and is re-exported here.
 from declinecraft.core.index_params import IndexParams  # noqa: F401  (re-exported)
 
+#: Appendix D: sections "about other versions or out-of-game material" (matched as prefixes).
+DROP_SECTIONS: tuple[str, ...] = (
+    "History",
+    "Trivia",
+    "Data values",
+    "Sounds",
+    "Achievements",
+    "Advancements",
+    "Screenshots",
+    "Navigation",
+    "See also",
+    "References",
+    "External links",
+    "In other media",
+    "Mob votes",
+    "Upcoming",
+    "Joke",
+    "Unimplemented",
+    "Removed",
+    "April Fools",
+    "Mentioned",
+)
+
 
 @dataclass(frozen=True)
 class LLMParams:
@@ -91,27 +114,7 @@ class CorpusParams:
         r"^Tutorials?[:/]",
     )
     """C_post only: edition and version pages, spin-off games (by title), media, tutorials."""
-    drop_sections: tuple[str, ...] = (
-        "History",
-        "Trivia",
-        "Data values",
-        "Sounds",
-        "Achievements",
-        "Advancements",
-        "Screenshots",
-        "Navigation",
-        "See also",
-        "References",
-        "External links",
-        "In other media",
-        "Mob votes",
-        "Upcoming",
-        "Joke",
-        "Unimplemented",
-        "Removed",
-        "April Fools",
-        "Mentioned",
-    )
+    drop_sections: tuple[str, ...] = DROP_SECTIONS
     """App. D: sections removed by cleaning, matched as heading prefixes (see ``clean``)."""
     min_chars: int = 200
     """Pages shorter than this many characters after cleaning are dropped."""

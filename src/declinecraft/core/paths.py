@@ -15,6 +15,10 @@ from pathlib import Path
 
 #: Environment variable that moves the shared caches (LLM responses, embeddings, model files).
 CACHE_ENV = "DECLINECRAFT_CACHE"
+#: Where annotators' label files of App. I's sheet go (the analysis stage reads them), one folder per run.
+ANNOTATIONS = "data/annotations"
+#: Where annotators' label files of ESB's validation sheet go (the evidence view reads them), one folder per run.
+EVIDENCE_ANNOTATIONS = "data/evidence_annotations"
 
 
 def find_root(start: str | os.PathLike[str] | None = None) -> Path:

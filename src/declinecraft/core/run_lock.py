@@ -29,7 +29,7 @@ from contextlib import ExitStack
 from pathlib import Path
 from typing import IO
 
-from declinecraft.core import config, paths
+from declinecraft.core import catalogue, config, paths
 
 #: The exit status of a command refused because a run stayed busy (flock(1)'s convention).
 BUSY = 75
@@ -56,7 +56,7 @@ def runs_written(params_file: str | Path) -> list[str]:
         cfg = config.load(path)
     except (config.ConfigError, OSError):
         return [own]
-    owners = {cfg.owner(name) for name, _ in config.STAGES}
+    owners = {cfg.owner(name) for name in catalogue.STAGES}
     chain: list[str] = []
     node: config.RunConfig | None = cfg
     while node is not None:

@@ -44,28 +44,7 @@ from mwparserfromhell.nodes import (
 )
 from mwparserfromhell.wikicode import Wikicode
 
-#: Appendix D: sections "about other versions or out-of-game material" (matched as prefixes).
-DROP_SECTIONS: tuple[str, ...] = (
-    "History",
-    "Trivia",
-    "Data values",
-    "Sounds",
-    "Achievements",
-    "Advancements",
-    "Screenshots",
-    "Navigation",
-    "See also",
-    "References",
-    "External links",
-    "In other media",
-    "Mob votes",
-    "Upcoming",
-    "Joke",
-    "Unimplemented",
-    "Removed",
-    "April Fools",
-    "Mentioned",
-)
+from declinecraft.core.params import DROP_SECTIONS
 
 FILE_PREFIXES = ("file", "image", "media")
 #: Interlanguage prefixes (the languages minecraft.wiki links to, plus common ISO codes).

@@ -26,7 +26,6 @@ from __future__ import annotations
 import argparse
 import hashlib
 import json
-import math
 import os
 import re
 import shutil
@@ -40,7 +39,8 @@ from typing import Any
 import polars as pl
 
 from declinecraft.core import catalogue, config, paths, prompts
-from declinecraft.core.bundle import sha256
+from declinecraft.core.environment import sha256_file
+from declinecraft.core.number_format import is_missing
 from declinecraft.core.registry import ModelSpec, RegistryError, load_models
 from declinecraft.evaluation.answer import CONDITIONS, NO_CONTEXT, REFLECT, TEMPLATES
 from declinecraft.evaluation.leaderboard import condition_rows, main_setting, summary_path
@@ -184,7 +184,7 @@ def export(cfg: config.RunConfig, out: Path | None = None) -> dict[Path, str]:
             "format": "jsonl",
             "file_path": samples.relative_to(out).as_posix(),
             "hash_algorithm": "sha256",
-            "checksum": sha256(samples),
+            "checksum": sha256_file(samples),
             "total_rows": len(lines),
         }
         text = json.dumps(record, indent=2, ensure_ascii=False, allow_nan=False) + "\n"
@@ -232,7 +232,7 @@ def run_facts(cfg: config.RunConfig, models: dict[str, ModelSpec]) -> RunFacts:
     benchmark = catalogue.VERIFY_BENCHMARK_JSONL.path(cfg)
     if not benchmark.is_file():
         raise FileNotFoundError(f"missing {benchmark}: run {catalogue.notebook('verify')} first")
-    digest = sha256(benchmark)
+    digest = sha256_file(benchmark)
     questions = [json.loads(line) for line in benchmark.read_text(encoding="utf-8").splitlines() if line.strip()]
     answerable = sum(bool(q.get("answerable")) for q in questions)
     environment = catalogue.PAPER_ENVIRONMENT.path(cfg)
@@ -397,7 +397,7 @@ def _evaluation_name(condition: str) -> str:
 
 def _number(value: Any) -> float | None:
     """A finite float, or None for a missing or NaN value."""
-    if value is None or isinstance(value, bool) or (isinstance(value, float) and math.isnan(value)):
+    if isinstance(value, bool) or is_missing(value):
         return None
     return float(value)
 

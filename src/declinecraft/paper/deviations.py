@@ -22,7 +22,8 @@ from typing import Any
 
 from declinecraft.core import registry, small_n
 from declinecraft.core.config import RunConfig
-from declinecraft.paper.latex import escape, thousands
+from declinecraft.core.number_format import thousands
+from declinecraft.paper.latex import escape
 
 #: What the paper did that no run of this project does (§3.3, App. B).
 MANUAL_REVIEW = (

@@ -11,10 +11,6 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from declinecraft.core.number_format import thousands
-
-__all__ = ["SPECIAL", "escape", "escape_marked", "thousands"]
-
 #: What each special character of running text becomes.
 SPECIAL = {
     "\\": "\\textbackslash{}",

@@ -19,9 +19,10 @@ import polars as pl
 
 from declinecraft.core import registry
 from declinecraft.core.config import RunConfig
+from declinecraft.core.number_format import thousands
 from declinecraft.evaluation.answer import is_prompted
 from declinecraft.paper.deviations import deviation_items, miniature_box
-from declinecraft.paper.latex import escape, thousands
+from declinecraft.paper.latex import escape
 from declinecraft.paper.number_sources import SCHEMA
 
 

@@ -35,12 +35,6 @@ def _points(value: float | None) -> str:
     return fmt(None if value is None else abs(value), "pct")
 
 
-def compare(a: float | None, b: float | None, words: tuple[str, str, str], kind: str = "pct") -> str:
-    """``words[0]`` if a > b, ``words[1]`` if a < b, ``words[2]`` when they print alike as ``kind``
-    (the paper's tie rule, :func:`declinecraft.core.number_format.compare`); "n/a" when either is missing."""
-    return number_format.compare(a, b, kind, words)
-
-
 def _read(folder: Path, table: Artifact) -> pl.DataFrame:
     """A table of the view, or an empty frame when it is missing or has no rows (its CSV header
     alone carries no column types)."""
@@ -162,15 +156,19 @@ def macros(folder: Path, *, min_n: int = small_n.threshold(0, 0.05)) -> list[Mac
     out += [
         ("EsbAbstainLFiveMin", _pct(_extreme(curve, "abstention", "min", **l5)), "lowest L5 abstention (P1)"),
         ("EsbAbstainLFiveMax", _pct(_extreme(curve, "abstention", "max", **l5)), "highest L5 abstention (P1)"),
-        ("EsbBoundaryWord", compare(rates["L3"], rates["L2"], ("rises", "falls", "stays level")), "L2 to L3 (P1)"),
+        (
+            "EsbBoundaryWord",
+            number_format.compare(rates["L3"], rates["L2"], "pct", ("rises", "falls", "stays level")),
+            "L2 to L3 (P1)",
+        ),
         (
             "EsbLFiveVsLFour",
-            compare(rates["L5"], rates["L4"], ("higher than", "lower than", "the same as")),
+            number_format.compare(rates["L5"], rates["L4"], "pct", ("higher than", "lower than", "the same as")),
             "L5 abstention against L4 (P1): 'lower than' is ESB's conflict trap",
         ),
         (
             "EsbTVsLThree",
-            compare(rates["T"], rates["L3"], ("higher than", "lower than", "the same as")),
+            number_format.compare(rates["T"], rates["L3"], "pct", ("higher than", "lower than", "the same as")),
             "T abstention against L3 (P1)",
         ),
     ]
@@ -234,7 +232,7 @@ def _tests(bias: pl.DataFrame, effects: pl.DataFrame, agree: pl.DataFrame) -> li
         ("EsbPositionDiffMax", _points(diff), "largest order effect on L5 abstention, points"),
         (
             "EsbPromptThreeWord",
-            compare(change, 0.0, ("raises", "lowers", "does not change"), "pts"),
+            number_format.compare(change, 0.0, "pts", ("raises", "lowers", "does not change")),
             "P3 against P1 on L5",
         ),
         ("EsbPromptThreeChangeLFive", _points(change), "mean change of L5 abstention from P1 to P3, points"),

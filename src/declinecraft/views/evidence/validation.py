@@ -21,7 +21,6 @@ with ``esb_judge``.
 from __future__ import annotations
 
 import html
-import json
 import math
 from collections.abc import Mapping
 from pathlib import Path
@@ -29,6 +28,7 @@ from pathlib import Path
 import numpy as np
 import polars as pl
 
+from declinecraft.core import annotation_form, paths
 from declinecraft.core.agreement import cohen_kappa
 from declinecraft.core.config import RunConfig
 from declinecraft.evaluation.rule_labels import ESB_LABELS
@@ -53,8 +53,6 @@ COLUMNS = (
 )
 #: The annotator's questions: column -> the answers the form offers (ESB §5.2's classes).
 QUESTIONS: dict[str, tuple[str, ...]] = {"level_valid": ("yes", "no"), "human_class": ESB_LABELS}
-#: Where annotators' label files go, one folder per run (beside App. I's ``data/annotations/``).
-LABELS_DIR = "data/evidence_annotations"
 #: What the context of each level must be for ``level_valid`` (ESB Table 1, our construction).
 LEVEL_MEANINGS = {
     "L1": "full support: the question's target passage alone; it states the answer.",
@@ -106,46 +104,16 @@ def validation_sample(
     ).cast(schema)
 
 
-#: The form's script: the labels as CSV (``labels()``), a count of labelled cards, the download.
-_SCRIPT = r"""
-const COLUMNS = COLUMNS_JSON;
-function quoted(value) {
-  return /[",\n]/.test(value) ? '"' + value.replace(/"/g, '""') + '"' : value;
-}
-function labels() {
-  const rows = [COLUMNS];
-  document.querySelectorAll("section.item").forEach(item => {
-    rows.push([item.dataset.item, ...COLUMNS.slice(1).map(column => {
-      const checked = item.querySelector('input[data-column="' + column + '"]:checked');
-      return checked ? checked.value : "";
-    })]);
-  });
-  return rows.map(row => row.map(quoted).join(",")).join("\n") + "\n";
-}
-function count() {
-  const items = [...document.querySelectorAll("section.item")];
-  const done = items.filter(item => item.querySelectorAll("input:checked").length === COLUMNS.length - 1);
-  document.getElementById("done").textContent = done.length + " of " + items.length + " labelled";
-}
-function download() {
-  const blob = new Blob([labels()], {type: "text/csv"});
-  const a = document.createElement("a");
-  a.href = URL.createObjectURL(blob);
-  a.download = (document.getElementById("who").value || "annotator") + ".csv";
-  a.click();
-}"""
-
-
 def labels_dir(cfg: RunConfig) -> Path:
     """``data/evidence_annotations/<run>/``: where annotators' label files of this run's sheet go."""
-    return cfg.root / LABELS_DIR / cfg.run
+    return cfg.root / paths.EVIDENCE_ANNOTATIONS / cfg.run
 
 
 def sample_html(sheet: pl.DataFrame, run: str, *, per_level: int = PER_LEVEL) -> str:
-    """A self-contained form of the sheet for annotators, like App. I's (no network, no script
-    library): one card per response (level, question, evidence, response; no model, prompt or
-    class of ours), the two questions as radio buttons, and a button that downloads the labels
-    as CSV (``item_id``, ``level_valid``, ``human_class``: :func:`read_labels` reads it)."""
+    """A self-contained form of the sheet for annotators, like App. I's (:mod:`declinecraft.core.annotation_form`):
+    one card per response (level, question, evidence, response; no model, prompt or class of ours),
+    the two questions as radio buttons, and a button that downloads the labels as CSV (``item_id``,
+    ``level_valid``, ``human_class``: :func:`read_labels` reads it)."""
     esc = html.escape
     meanings = "".join(f"<dt>{level}</dt><dd>{esc(text)}</dd>" for level, text in LEVEL_MEANINGS.items())
     cards = []
@@ -153,13 +121,7 @@ def sample_html(sheet: pl.DataFrame, run: str, *, per_level: int = PER_LEVEL) ->
         item, level = esc(row["item_id"]), esc(row["level"])
         order = f" ({esc(row['order'].replace('_', ' '))})" if row["order"] else ""
         groups = "".join(
-            f"<fieldset>{column.replace('_', ' ')}: "
-            + " ".join(
-                f'<label><input type="radio" name="{item}:{column}" data-column="{column}" value="{choice}" '
-                f'onchange="count()"> {choice}</label>'
-                for choice in choices
-            )
-            + "</fieldset>"
+            annotation_form.radios(row["item_id"], column, choices, column.replace("_", " "))
             for column, choices in QUESTIONS.items()
         )
         cards.append(
@@ -169,27 +131,21 @@ def sample_html(sheet: pl.DataFrame, run: str, *, per_level: int = PER_LEVEL) ->
             f"<p><b>Evidence.</b></p><pre>{esc(row['context'] or '(no passage)')}</pre>"
             f"<p><b>Response.</b></p><pre>{esc(row['response'] or '(empty)')}</pre>{groups}</section>"
         )
-    columns = json.dumps(["item_id", *QUESTIONS])
-    folder = esc(f"{LABELS_DIR}/{run}/")
-    return f"""<!doctype html>
-<html lang="en"><head><meta charset="utf-8"><title>DeclineCraft evidence validation ({esc(run)})</title>
-<style>body{{font-family:sans-serif;max-width:56em;margin:2em auto;padding:0 1em}} .item{{border:1px solid #ccc;
-padding:.5em 1em;margin:1em 0}} h3{{margin:.2em 0}} .level{{font-weight:bold}} pre{{white-space:pre-wrap;
-background:#f6f6f6;padding:.4em;max-height:22em;overflow:auto}} fieldset{{border:0;padding:0;margin:.3em 0}}
-dt{{font-weight:bold}}</style></head><body>
-<h1>DeclineCraft: evidence-level validation</h1>
-<p>Each card is one response of a model to a question and the evidence it was given, at one of the
+    folder = esc(f"{paths.EVIDENCE_ANNOTATIONS}/{run}/")
+    intro = f"""<p>Each card is one response of a model to a question and the evidence it was given, at one of the
 evidence levels below ({len(cards)} responses, up to {per_level} a level). For each, answer two
 questions: is the evidence what its level says it is (<b>level valid</b>: yes or no), and which class
 is the response (<b>human class</b>: ANSWER, a concrete answer; ABSTAIN, it says the evidence is
 insufficient or it does not know; INVALID, empty or malformed). When done, enter your name and
 download your labels; put the file into <code>{folder}</code>.</p>
-<dl>{meanings}</dl>
-<p><input id="who" placeholder="your name"> <button onclick="download()">Download CSV</button>
-<span id="done"></span></p>
-{"".join(cards)}
-<script>{_SCRIPT.replace("COLUMNS_JSON", columns)}</script></body></html>
-"""
+<dl>{meanings}</dl>"""
+    return annotation_form.page(
+        title=f"DeclineCraft evidence validation ({run})",
+        heading="DeclineCraft: evidence-level validation",
+        intro=intro,
+        cards=cards,
+        columns=["item_id", *QUESTIONS],
+    )
 
 
 def read_labels(folder: Path) -> dict[str, pl.DataFrame]:
