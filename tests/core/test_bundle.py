@@ -1,10 +1,11 @@
 """Tests for declinecraft.core.bundle: a bundle replays a run byte for byte, and a strict miss names
 stage, model and prompt.
 
-The whole-run test makes a scripted run (every role on hosted models answered by the fake server,
-tests/support/fake_model.py) in one project copy, bundles it, stops the server, and replays the bundle
-into a second copy with an empty cache, where every Python socket connection is refused and
-logged (a ``sitecustomize`` on the path): no model server may start and no connection may open."""
+The whole-run test bundles the session's scripted run (every role on hosted models answered by the
+fake server, tests/support/fake_model.py; the ``scripted_run`` fixture of tests/conftest.py) and
+replays the bundle into a second copy with an empty cache, where every Python socket connection is
+refused and logged (a ``sitecustomize`` on the path): no model server may start and no connection
+may open, so the fake server, still up for the other tests, is never reached."""
 
 from __future__ import annotations
 
@@ -23,12 +24,12 @@ import pytest
 from declinecraft.core import bundle, catalogue, config, environment, replay
 from declinecraft.llm import serve
 from declinecraft.retrieval.embedding_cache import EmbeddingCache
-from tests.support import fake_openai, faults, projects
+from tests.support import faults, projects
 
-RUN = "scripted"
+RUN = faults.SCRIPTED_RUN
 
 
-PARAMS = "params/scripted.yaml"
+PARAMS = faults.SCRIPTED_PARAMS_FILE
 
 
 #: Files a replay may write differently: the machine record (this machine), its macros, the PDF,
@@ -177,20 +178,12 @@ def make(project: Path, env: dict[str, str], *args: str) -> subprocess.Completed
 
 
 @pytest.fixture(scope="module")
-def replayed(tmp_path_factory: pytest.TempPathFactory) -> Replayed:
-    """Run, bundle (the fake server then stopped), and replay into a fresh copy with an empty cache."""
+def replayed(tmp_path_factory: pytest.TempPathFactory, scripted_run: faults.ScriptedRun) -> Replayed:
+    """Bundle the session's scripted run, and replay it into a fresh copy with an empty cache."""
+    first = scripted_run.root
+    done = make(first, scripted_run.env, "bundle")
+    assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
     base = tmp_path_factory.mktemp("replay")
-    fake = fake_openai.start(latency=0.0, respond="tests.support.fake_model:reply", port=serve.free_port())
-    try:
-        (base / "first").mkdir()
-        first = faults.scripted_project(base / "first", fake.base_url)
-        env = faults.make_env(base / "cache-first", {"OPENROUTER_API_KEY": "test-key"})
-        for target in ("all", "bundle"):
-            done = make(first, env, target)
-            assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
-        sent = fake.stats()["requests"]
-    finally:
-        fake.stop()
     (base / "second").mkdir()
     second = faults.copy_tree(base / "second")
     for name in ("models_scripted.yaml", "scripted.yaml"):
@@ -204,7 +197,18 @@ def replayed(tmp_path_factory: pytest.TempPathFactory) -> Replayed:
     start = time.monotonic()
     done = make(second, env, "all", f"BUNDLE={archive}")
     seconds = time.monotonic() - start
-    return Replayed(first, second, archive, env, sent, seconds, done.returncode, done.stdout + done.stderr, log, cache)
+    return Replayed(
+        first,
+        second,
+        archive,
+        env,
+        scripted_run.requests,
+        seconds,
+        done.returncode,
+        done.stdout + done.stderr,
+        log,
+        cache,
+    )
 
 
 @pytest.mark.slow

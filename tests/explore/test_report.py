@@ -1,7 +1,7 @@
 """Tests for declinecraft.explore.report: the static HTML page's data and markup, and the page in
 headless Chromium: the URL hash sets search and filters, the page shows the questions the Python
 filters find (with their responses) and hides the others, opens in under 2 s, and renders a
-screenshot. The browser tests need Debian's /usr/bin/chromium (.ci/run installs it)."""
+screenshot. The browser tests need Debian's /usr/bin/chromium (`make setup` installs it)."""
 
 from __future__ import annotations
 

@@ -20,7 +20,6 @@ import sqlite3
 import subprocess
 import time
 from collections import Counter
-from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -29,12 +28,12 @@ import pytest
 
 from declinecraft.core import system_packages
 from declinecraft.llm import serve
-from tests.support import fake_openai, faults, keys
+from tests.support import fake_openai, faults
 
 pytestmark = [pytest.mark.faults, pytest.mark.slow, pytest.mark.timeout(7200)]
 
 
-PLANTED = keys.planted_key("planted")
+PLANTED = faults.PLANTED
 
 
 RUN_TIMEOUT_S = 3600
@@ -57,17 +56,15 @@ class Setup:
 
 
 SETUPS = {
-    "scripted": Setup("scripted", "params/scripted.yaml", "scripted"),
+    "scripted": Setup("scripted", faults.SCRIPTED_PARAMS_FILE, faults.SCRIPTED_RUN),
     "smollm2": Setup("smollm2", faults.FAULTS_PARAMS, "faults"),
 }
 
 
 @pytest.fixture(scope="module")
-def fake() -> Iterator[fake_openai.FakeServer]:
-    """The fake hosted API on one fixed port for the whole module (the port is in the cache keys)."""
-    handle = fake_openai.start(latency=0.02, respond="tests.support.fake_model:reply", port=serve.free_port())
-    yield handle
-    handle.stop()
+def fake(scripted_api: fake_openai.FakeServer) -> fake_openai.FakeServer:
+    """The session's fake hosted API (tests/conftest.py): one port, so the runs share cache keys."""
+    return scripted_api
 
 
 def project(root: Path, setup: Setup, fake: fake_openai.FakeServer) -> Path:
@@ -133,10 +130,22 @@ def compared_bytes(run: Path) -> dict[str, bytes]:
 def reference(
     tmp_path_factory: pytest.TempPathFactory, fake: fake_openai.FakeServer, request: pytest.FixtureRequest
 ) -> dict:
-    """An uninterrupted cold run of each setup: its files, duration and stage timeline."""
+    """An uninterrupted cold run of each setup: its files, duration and stage timeline. The
+    scripted one is the session's (``scripted_run``, shared with the replay-bundle test)."""
     done: dict[str, dict] = {}
 
     def get(name: str) -> dict:
+        if name == "scripted" and name not in done:
+            shared: faults.ScriptedRun = request.getfixturevalue("scripted_run")
+            done[name] = {
+                "root": shared.root,
+                "cache": shared.cache,
+                "seconds": shared.seconds,
+                "files": compared_bytes(run_dir(shared.root, SETUPS[name])),
+                "calls": len(stored(shared.cache)),
+                "log": shared.log,
+                "sent_key": shared.sent_key,
+            }
         if name not in done:
             setup = SETUPS[name]
             base = tmp_path_factory.mktemp(f"ref-{name}")

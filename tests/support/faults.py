@@ -11,13 +11,15 @@ import json
 import os
 import shutil
 import subprocess
+import time
 from collections.abc import Mapping
+from dataclasses import dataclass
 from pathlib import Path
 
 import yaml
 
 from declinecraft.llm.cache import Cache, cache_path
-from tests.support import projects
+from tests.support import fake_openai, keys, projects
 
 FAULTS_PARAMS = "params/faults.yaml"
 
@@ -137,3 +139,39 @@ def processes_with(marker: str) -> list[int]:
         except OSError:
             continue
     return found
+
+
+#: The API key every scripted run sends (the secrets test looks for it in every written file).
+PLANTED = keys.planted_key("planted")
+SCRIPTED_PARAMS_FILE = "params/scripted.yaml"
+SCRIPTED_RUN = "scripted"
+
+
+@dataclass(frozen=True)
+class ScriptedRun:
+    """One uninterrupted cold ``make all`` of the scripted run: where it is, and what it took."""
+
+    root: Path
+    cache: Path
+    env: dict[str, str]
+    seconds: float
+    log: str
+    requests: int
+    sent_key: bool
+
+
+def scripted_run(base: Path, api: fake_openai.FakeServer) -> ScriptedRun:
+    """Copy the project under ``base``, run ``make all PARAMS=params/scripted.yaml`` cold against
+    the fake API ``api`` (its stats reset first), and check that the paper stage ran."""
+    (base / "project").mkdir(parents=True)
+    root, cache = scripted_project(base / "project", api.base_url), base / "cache"
+    env = make_env(cache, {"OPENROUTER_API_KEY": PLANTED})
+    api.reset()
+    start = time.monotonic()
+    process = make_all(root, env, SCRIPTED_PARAMS_FILE)
+    out = process.communicate(timeout=3600)[0].decode(errors="replace")
+    seconds = time.monotonic() - start
+    stats = api.stats()
+    executed = root / "outputs" / SCRIPTED_RUN / "executed" / "08_paper.ipynb"
+    assert process.returncode == 0 and executed.is_file(), out[-3000:]
+    return ScriptedRun(root, cache, env, seconds, out, stats["requests"], f"Bearer {PLANTED}" in stats["auth"])

@@ -36,7 +36,7 @@ Known models (:data:`EMBEDDERS`; pick one with ``IndexParams.embedder``):
 from __future__ import annotations
 
 import os
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
@@ -355,13 +355,48 @@ def load_embedder(
         common: dict[str, Any] = dict(
             dim=spec.dim, query_prompt=spec.query_prompt, batch_size=batch_size, progress=progress, key=key
         )
-        if spec.backend == "onnx":
-            assert spec.pooling in ("cls", "mean")
-            model = OnnxEmbedder(name, folder, pooling=spec.pooling, max_length=spec.max_length, **common)
-        elif folder.suffix == ".gguf":
-            model = LlamaCppEmbedder(name, folder, pooling=spec.pooling, max_length=spec.max_length, **common)
-        else:
-            model = SentenceTransformerEmbedder(name, folder, max_length=spec.max_length, **common)
+
+        def build() -> Embedder:
+            if spec.backend == "onnx":
+                assert spec.pooling in ("cls", "mean")
+                return OnnxEmbedder(name, folder, pooling=spec.pooling, max_length=spec.max_length, **common)
+            if folder.suffix == ".gguf":
+                return LlamaCppEmbedder(name, folder, pooling=spec.pooling, max_length=spec.max_length, **common)
+            return SentenceTransformerEmbedder(name, folder, max_length=spec.max_length, **common)
+
+        model = DeferredEmbedder(name, spec.dim, key, build) if key and cache_dir is not None else build()
     if cache_dir is None:
         return model
     return CachedEmbedder(model, EmbeddingCache(Path(cache_dir) / "embeddings" / "embeddings.sqlite"))
+
+
+class DeferredEmbedder:
+    """A shipped embedder loaded at its first embedding, not before.
+
+    Behind the cache, a stage whose vectors are all stored (a rerun, a replay) never loads the
+    model: loading all-MiniLM-L6-v2 through sentence-transformers takes 5-10 s, most of it imports.
+    ``name``, ``dim`` and ``key`` are known from the spec and the wheel's version; the loaded model
+    is checked against them.
+    """
+
+    def __init__(self, name: str, dim: int, key: str, build: Callable[[], Embedder]) -> None:
+        self.name, self.dim, self.key = name, dim, key
+        self._build = build
+        self._model: Embedder | None = None
+
+    def _loaded(self) -> Embedder:
+        if self._model is None:
+            model = self._build()
+            got = (getattr(model, "key", model.name), model.dim)
+            if got != (self.key, self.dim):
+                raise ValueError(f"{self.name}: loaded as {got[0]} ({got[1]}-d), expected {self.key} ({self.dim}-d)")
+            self._model = model
+        return self._model
+
+    def embed_documents(self, texts: Sequence[str]) -> NDArray[np.float32]:
+        """Embed chunk texts, loading the model first if needed."""
+        return self._loaded().embed_documents(texts)
+
+    def embed_queries(self, texts: Sequence[str]) -> NDArray[np.float32]:
+        """Embed queries, loading the model first if needed."""
+        return self._loaded().embed_queries(texts)
