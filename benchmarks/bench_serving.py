@@ -18,6 +18,11 @@
   right after the installed build's row; ``ratio_vs_installed`` compares the two (below 1: the
   other build is faster). ``llama-server`` rows are not repeated.
 
+* ``--threads 2,1``, ``--wait-policies active,passive`` and ``--load N`` measure each row at each
+  server thread count, each ``OMP_WAIT_POLICY`` (how llama.cpp's OpenMP threads wait for each
+  other between kernels: spinning or sleeping), and, with ``--load``, once more beside N CPU hogs
+  at ``nice 19`` (a machine in use). ``ratio_vs_quiet`` compares a loaded row with its quiet twin.
+
 Writes ``outputs/bench/serving.json``. ``--quick`` (``make bench QUICK=1``, in CI) replays 4 prompts of
 SmolLM2-135M with the default flavour and batch only: a check that the bench runs and that the
 default server is deterministic, in seconds (the 0.5B took about 70).
@@ -28,9 +33,12 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import httpx
@@ -63,28 +71,68 @@ def replay(base_url: str, served_name: str, bodies: list[dict], order: list[int]
     return texts, time.perf_counter() - start
 
 
+@contextmanager
+def environment(**values: str | None) -> Iterator[None]:
+    """Set (or, for None, leave) environment variables for the servers started inside the block."""
+    saved = {name: os.environ.get(name) for name in values}
+    os.environ.update({name: value for name, value in values.items() if value is not None})
+    try:
+        yield
+    finally:
+        for name, value in saved.items():
+            if value is None:
+                os.environ.pop(name, None)
+            else:
+                os.environ[name] = value
+
+
+@contextmanager
+def background_load(processes: int) -> Iterator[None]:
+    """Run ``processes`` CPU-bound loops at ``nice 19`` beside the block (a machine in use)."""
+    hogs = [subprocess.Popen(["nice", "-n", "19", sys.executable, "-c", "while True: pass"]) for _ in range(processes)]
+    try:
+        yield
+    finally:
+        for hog in hogs:
+            hog.kill()
+            hog.wait()
+
+
 def measure(
-    spec: registry.ModelSpec, cache_dir: Path, bodies: list[dict], flavour: str, batch: int, build: Path | None = None
+    spec: registry.ModelSpec,
+    cache_dir: Path,
+    bodies: list[dict],
+    flavour: str,
+    batch: int,
+    build: Path | None = None,
+    *,
+    threads: int | None = None,
+    wait_policy: str | None = None,
+    load: int = 0,
 ) -> dict:
     """Two passes (stored order, then reversed) on fresh servers of one flavour and batch size;
-    ``build`` puts another llama-cpp-python first on the server's import path."""
+    ``build`` puts another llama-cpp-python first on the server's import path; ``threads`` sets
+    the server's threads, ``wait_policy`` its ``OMP_WAIT_POLICY`` (how llama.cpp's OpenMP threads
+    wait for each other: spinning, ``active``, or sleeping, ``passive``), ``load`` the number of
+    ``nice 19`` CPU hogs running beside it."""
     n = len(bodies)
     passes = []
-    saved = os.environ.get("PYTHONPATH")
+    path = os.pathsep.join(filter(None, [str(build), os.environ.get("PYTHONPATH")])) if build else None
     for order in (list(range(n)), list(range(n))[::-1]):
-        if build is not None:
-            os.environ["PYTHONPATH"] = os.pathsep.join([str(build), *([saved] if saved else [])])
-        try:
-            with tempfile.TemporaryDirectory() as logs:
-                with serve.serve(
-                    spec, cache_dir, reuse=False, flavour=flavour, prompt_batch=batch, log_dir=Path(logs)
-                ) as s:
-                    passes.append(replay(s.base_url, spec.served_name, bodies, order))
-        finally:
-            if saved is None:
-                os.environ.pop("PYTHONPATH", None)
-            else:
-                os.environ["PYTHONPATH"] = saved
+        with environment(PYTHONPATH=path, OMP_WAIT_POLICY=wait_policy), tempfile.TemporaryDirectory() as logs:
+            with (
+                serve.serve(
+                    spec,
+                    cache_dir,
+                    reuse=False,
+                    flavour=flavour,
+                    prompt_batch=batch,
+                    log_dir=Path(logs),
+                    n_threads=threads,
+                ) as s,
+                background_load(load),
+            ):
+                passes.append(replay(s.base_url, spec.served_name, bodies, order))
     (a, seconds_a), (b, seconds_b) = passes
     differ = sorted(i for i in range(n) if a[i] != b[i])
     return {
@@ -96,6 +144,9 @@ def measure(
         "deterministic": not differ,
         "differing_calls": len(differ),
         "build": str(build) if build else "installed",
+        "threads": threads or serve.default_threads(),
+        "omp_wait_policy": wait_policy or os.environ.get("OMP_WAIT_POLICY") or "default",
+        "background_load": load,
     }
 
 
@@ -116,6 +167,13 @@ def main(argv: list[str] | None = None) -> int:
         default=None,
         help="a folder holding another llama-cpp-python build, measured after each row",
     )
+    parser.add_argument("--threads", default="", help="server thread counts, comma-separated (default: the run's)")
+    parser.add_argument(
+        "--wait-policies",
+        default="",
+        help="OMP_WAIT_POLICY values to measure, comma-separated (active, passive; default: inherited)",
+    )
+    parser.add_argument("--load", type=int, default=0, help="also measure each row beside this many nice-19 CPU hogs")
     args = parser.parse_args(argv)
     if args.quick:
         args.model, args.calls, args.servers = "smollm2-135m", 4, f"{serve.LLAMACPP_FLAVOUR}:{serve.PROMPT_BATCH}"
@@ -129,25 +187,41 @@ def main(argv: list[str] | None = None) -> int:
             file=sys.stderr,
         )
         return 1
+    settings = [
+        (threads, policy, load)
+        for threads in [int(t) for t in args.threads.split(",") if t] or [None]
+        for policy in [p for p in args.wait_policies.split(",") if p] or [None]
+        for load in sorted({0, args.load})
+    ]
     rows = []
     for flavour, batch in (s.split(":") for s in args.servers.split(",")):
         if flavour == "llama-server" and not serve.llama_server_binary().is_file():
             print(f"skip llama-server: {serve.llama_server_binary()} missing (`make llama-server`)")
             continue
-        row = measure(spec, cache_dir, bodies, flavour, int(batch))
-        print(json.dumps(row), flush=True)
-        rows.append(row)
+        these = []
+        for threads, policy, load in settings:
+            row = measure(spec, cache_dir, bodies, flavour, int(batch), threads=threads, wait_policy=policy, load=load)
+            print(json.dumps(row), flush=True)
+            these.append(row)
         if args.other_build and flavour != "llama-server":
             other = measure(spec, cache_dir, bodies, flavour, int(batch), build=args.other_build.resolve())
-            other["ratio_vs_installed"] = round(other["seconds_a"] / row["seconds_a"], 3)
+            other["ratio_vs_installed"] = round(other["seconds_a"] / these[0]["seconds_a"], 3)
             print(json.dumps(other), flush=True)
-            rows.append(other)
+            these.append(other)
+        rows.extend(these)
     plain = [
         r["seconds_a"]
         for r in rows
         if r["flavour"] == "plain" and r["prompt_batch"] == 512 and r["build"] == "installed"
     ]
     for row in rows:
+        quiet = [
+            r["seconds_a"]
+            for r in rows
+            if r["background_load"] == 0
+            and all(r[k] == row[k] for k in ("flavour", "prompt_batch", "build", "threads", "omp_wait_policy"))
+        ]
+        row["ratio_vs_quiet"] = round(row["seconds_a"] / quiet[0], 3) if quiet and row["background_load"] else None
         row["ratio_vs_plain"] = round(row["seconds_a"] / plain[0], 3) if plain else None
     out = root / "outputs" / "bench" / "serving.json"
     out.parent.mkdir(parents=True, exist_ok=True)

@@ -117,7 +117,10 @@ class TestWheel:
         index.mkdir()
         fake_sdist(index)
         pip_args = ["--no-index", "--find-links", str(index), "--no-build-isolation"]
-        env = {**os.environ, "PIP_CACHE_DIR": str(tmp_path / "pip-cache"), "PIP_DISABLE_PIP_VERSION_CHECK": "1"}
+        # pip's own cache on, in a folder of its own, even where the caller turned it off
+        # (PIP_NO_CACHE_DIR): the failure mode below needs it.
+        base = {k: v for k, v in os.environ.items() if k != "PIP_NO_CACHE_DIR"}
+        env = {**base, "PIP_CACHE_DIR": str(tmp_path / "pip-cache"), "PIP_DISABLE_PIP_VERSION_CHECK": "1"}
         stale_env = {**env, "CMAKE_ARGS": "-DGGML_NATIVE=ON -DGGML_AMX_INT8=ON"}
         first, again = tmp_path / "first", tmp_path / "again"
         for target, args in ((first, stale_env), (again, {**env, "CMAKE_ARGS": "-DGGML_AMX_INT8=OFF"})):

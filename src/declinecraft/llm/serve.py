@@ -134,6 +134,12 @@ LLAMACPP_FLAVOUR = "aligned"
 PROMPT_BATCH = 64
 
 
+def default_threads() -> int:
+    """Threads of a local llama.cpp server: the machine's cores, at most 2 (the setting the
+    default run's speeds were measured with)."""
+    return min(2, os.cpu_count() or 1)
+
+
 def llama_server_binary() -> Path:
     """Return the ``llama-server`` binary that ``make llama-server`` builds into the venv."""
     return Path(sys.executable).parent / "llama-server"
@@ -183,7 +189,7 @@ def server_command(
     if spec.backend == "llamacpp":
         if flavour not in LLAMACPP_FLAVOURS:
             raise ServeError(f"unknown llama.cpp server flavour {flavour!r}; one of {LLAMACPP_FLAVOURS}")
-        threads = str(n_threads or min(2, os.cpu_count() or 1))
+        threads = str(n_threads or default_threads())
         model = str(gguf_path(spec, cache_dir))
         if flavour == "llama-server":
             binary = llama_server_binary()
