@@ -20,8 +20,10 @@
 
 * ``--threads 2,1``, ``--wait-policies active,passive`` and ``--load N`` measure each row at each
   server thread count, each ``OMP_WAIT_POLICY`` (how llama.cpp's OpenMP threads wait for each
-  other between kernels: spinning or sleeping), and, with ``--load``, once more beside N CPU hogs
-  at ``nice 19`` (a machine in use). ``ratio_vs_quiet`` compares a loaded row with its quiet twin.
+  other between kernels: spinning or sleeping), and once more beside ``--load`` CPU hogs at
+  ``nice 19`` (a machine in use; default 1, a light load, 0 turns it off). ``ratio_vs_quiet``
+  compares a loaded row with its quiet twin; ``worst_loaded_ratio`` is the largest, against the
+  goal ``loaded_ratio_goal`` (1.5).
 
 Writes ``outputs/bench/serving.json``. ``--quick`` (``make bench QUICK=1``, in CI) replays 4 prompts of
 SmolLM2-135M with the default flavour and batch only: a check that the bench runs and that the
@@ -33,6 +35,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import re
 import subprocess
 import sys
 import tempfile
@@ -47,6 +50,10 @@ from declinecraft.core import paths, registry
 from declinecraft.llm import cache, serve
 
 ROOT = Path(__file__).resolve().parents[1]
+#: CPU hogs beside the server in the loaded rows of a full run: one, a light load on 2 cores.
+LOAD = 1
+#: Goal: a loaded row at most this many times slower than its quiet twin.
+LOADED_RATIO_GOAL = 1.5
 
 
 def stored_requests(cache_dir: Path, spec: registry.ModelSpec, n: int) -> list[dict]:
@@ -69,6 +76,30 @@ def replay(base_url: str, served_name: str, bodies: list[dict], order: list[int]
             reply.raise_for_status()
             texts[i] = reply.json()["choices"][0]["message"]["content"] or ""
     return texts, time.perf_counter() - start
+
+
+PERF = re.compile(r"\b(prompt eval|eval) time =\s*([\d.]+) ms /\s*(\d+) (?:tokens|runs)")
+
+
+def engine_speeds(log_dir: Path) -> dict[str, float | None]:
+    """Prompt-reading and writing speed (tokens/s) summed over the calls in the server logs of
+    ``log_dir`` (llama.cpp's own timing lines, which both server programs print)."""
+    totals = {"prompt eval": [0.0, 0], "eval": [0.0, 0]}
+    for log in log_dir.glob("*.log"):
+        for kind, ms, tokens in PERF.findall(log.read_text(errors="replace")):
+            totals[kind][0] += float(ms)
+            totals[kind][1] += int(tokens)
+
+    def rate(kind: str) -> float | None:
+        ms, tokens = totals[kind]
+        return round(tokens / (ms / 1000), 1) if ms else None
+
+    return {
+        "prefill_tokens": int(totals["prompt eval"][1]),
+        "prefill_tok_s": rate("prompt eval"),
+        "decode_tokens": int(totals["eval"][1]),
+        "decode_tok_s": rate("eval"),
+    }
 
 
 @contextmanager
@@ -133,6 +164,8 @@ def measure(
                 background_load(load),
             ):
                 passes.append(replay(s.base_url, spec.served_name, bodies, order))
+            if len(passes) == 1:
+                speeds = engine_speeds(Path(logs))
     (a, seconds_a), (b, seconds_b) = passes
     differ = sorted(i for i in range(n) if a[i] != b[i])
     return {
@@ -145,8 +178,9 @@ def measure(
         "differing_calls": len(differ),
         "build": str(build) if build else "installed",
         "threads": threads or serve.default_threads(),
-        "omp_wait_policy": wait_policy or os.environ.get("OMP_WAIT_POLICY") or "default",
+        "omp_wait_policy": wait_policy or os.environ.get("OMP_WAIT_POLICY") or serve.OMP_WAIT_POLICY,
         "background_load": load,
+        **speeds,
     }
 
 
@@ -171,12 +205,19 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--wait-policies",
         default="",
-        help="OMP_WAIT_POLICY values to measure, comma-separated (active, passive; default: inherited)",
+        help="OMP_WAIT_POLICY values to measure, comma-separated: active, passive, default (the server's)",
     )
-    parser.add_argument("--load", type=int, default=0, help="also measure each row beside this many nice-19 CPU hogs")
+    parser.add_argument(
+        "--load",
+        type=int,
+        default=None,
+        help=f"also measure each row beside this many nice-19 CPU hogs (default {LOAD}; 0 with --quick)",
+    )
     args = parser.parse_args(argv)
     if args.quick:
         args.model, args.calls, args.servers = "smollm2-135m", 4, f"{serve.LLAMACPP_FLAVOUR}:{serve.PROMPT_BATCH}"
+    if args.load is None:
+        args.load = 0 if args.quick else LOAD
     root = paths.find_root(ROOT)
     cache_dir = paths.cache_dir(root)
     spec = registry.get_model(root / "params" / "models.yaml", args.model)
@@ -190,7 +231,7 @@ def main(argv: list[str] | None = None) -> int:
     settings = [
         (threads, policy, load)
         for threads in [int(t) for t in args.threads.split(",") if t] or [None]
-        for policy in [p for p in args.wait_policies.split(",") if p] or [None]
+        for policy in [None if p == "default" else p for p in args.wait_policies.split(",") if p] or [None]
         for load in sorted({0, args.load})
     ]
     rows = []
@@ -225,7 +266,15 @@ def main(argv: list[str] | None = None) -> int:
         row["ratio_vs_plain"] = round(row["seconds_a"] / plain[0], 3) if plain else None
     out = root / "outputs" / "bench" / "serving.json"
     out.parent.mkdir(parents=True, exist_ok=True)
-    result = {"model": spec.id, "quick": args.quick, "load_average": os.getloadavg(), "rows": rows}
+    loaded = [r["ratio_vs_quiet"] for r in rows if r["ratio_vs_quiet"] is not None]
+    result = {
+        "model": spec.id,
+        "quick": args.quick,
+        "load_average": os.getloadavg(),
+        "rows": rows,
+        "loaded_ratio_goal": LOADED_RATIO_GOAL,
+        "worst_loaded_ratio": max(loaded) if loaded else None,
+    }
     paths.write_text_atomic(out, json.dumps(result, indent=2) + "\n")
     print(f"wrote {out}")
     return 0

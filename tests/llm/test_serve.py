@@ -111,6 +111,21 @@ class TestServe:
         assert processes.wait_dead(pid)
         assert not server.healthy()
 
+    def test_threads_wait_passively(
+        self, spec: registry.ModelSpec, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    ) -> None:
+        """A llama.cpp server's OpenMP threads sleep at barriers, unless the caller's environment
+        chose another OMP_WAIT_POLICY."""
+        for chosen, expected in ((None, b"passive"), ("active", b"active")):
+            if chosen is None:
+                monkeypatch.delenv("OMP_WAIT_POLICY", raising=False)
+            else:
+                monkeypatch.setenv("OMP_WAIT_POLICY", chosen)
+            with serve.serve(spec, tmp_path, reuse=False) as server:
+                assert server.process is not None
+                environ = Path(f"/proc/{server.process.pid}/environ").read_bytes().split(b"\0")
+            assert b"OMP_WAIT_POLICY=" + expected in environ
+
     def test_no_orphan_after_exception(self, root: Path, tmp_path: Path) -> None:
         """An exception inside the serve block stops the server; so does kill -9 of its parent, also
         when the server was started from a worker thread that has exited since."""

@@ -134,6 +134,23 @@ LLAMACPP_FLAVOUR = "aligned"
 PROMPT_BATCH = 64
 
 
+#: How a local llama.cpp server's OpenMP threads wait for each other between kernels, unless the
+#: environment says otherwise. "passive" (sleep) instead of libgomp's spinning: measured on the
+#: default run's prompts with a CPU-bound process beside the server (bench_serving, ``--load 1``),
+#: a spinning server slowed more than 12-fold, a passive one 1.6-fold, for 2% (the 1.5B) to 9%
+#: (SmolLM2) on a quiet machine (docs/reproducibility.md).
+#: Linux's autogroups split the CPU fairly between sessions whatever their nice values, so a
+#: server beside another session's work gets one of two cores, and a thread that spins at a
+#: barrier waits on a peer that is not running. How threads wait never changes the arithmetic.
+OMP_WAIT_POLICY = "passive"
+
+
+def llamacpp_environment() -> dict[str, str]:
+    """The environment of a local llama.cpp server: this process's, with ``OMP_WAIT_POLICY``
+    set to :data:`OMP_WAIT_POLICY` unless it is set already."""
+    return {**os.environ, "OMP_WAIT_POLICY": os.environ.get("OMP_WAIT_POLICY") or OMP_WAIT_POLICY}
+
+
 def default_threads() -> int:
     """Threads of a local llama.cpp server: the machine's cores, at most 2 (the setting the
     default run's speeds were measured with)."""
@@ -346,7 +363,7 @@ def start(
     log_file = log_dir / f"{spec.id}-{port}.log"
     # A recorded server is shared with other processes, so only unrecorded ones are bound to ours.
     launch = subprocess.Popen if record else parent_death.popen
-    env = None
+    env = llamacpp_environment() if spec.backend == "llamacpp" else None
     if spec.backend == "vllm":  # its engine-core process must end with it, however it ends
         env = vllm_engine.environment(cache_dir, _engine(cache_dir), spec)
         guard = str(Path(__file__).with_name("group_guard.py"))
