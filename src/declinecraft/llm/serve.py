@@ -137,8 +137,8 @@ PROMPT_BATCH = 64
 #: How a local llama.cpp server's OpenMP threads wait for each other between kernels, unless the
 #: environment says otherwise. "passive" (sleep) instead of libgomp's spinning: measured on the
 #: default run's prompts with a CPU-bound process beside the server (bench_serving, ``--load 1``),
-#: a spinning server slowed more than 12-fold, a passive one 1.6-fold, for 2% (the 1.5B) to 9%
-#: (SmolLM2) on a quiet machine (docs/reproducibility.md).
+#: a spinning server slowed more than 12-fold, a passive one 1.6-fold, for at most a few percent
+#: on a quiet machine (docs/reproducibility.md).
 #: Linux's autogroups split the CPU fairly between sessions whatever their nice values, so a
 #: server beside another session's work gets one of two cores, and a thread that spins at a
 #: barrier waits on a peer that is not running. How threads wait never changes the arithmetic.
