@@ -166,6 +166,7 @@ def measure(
                 passes.append(replay(s.base_url, spec.served_name, bodies, order))
             if len(passes) == 1:
                 speeds = engine_speeds(Path(logs))
+                policy = serve.llamacpp_environment()["OMP_WAIT_POLICY"]
     (a, seconds_a), (b, seconds_b) = passes
     differ = sorted(i for i in range(n) if a[i] != b[i])
     return {
@@ -178,7 +179,7 @@ def measure(
         "differing_calls": len(differ),
         "build": str(build) if build else "installed",
         "threads": threads or serve.default_threads(),
-        "omp_wait_policy": wait_policy or os.environ.get("OMP_WAIT_POLICY") or serve.OMP_WAIT_POLICY,
+        "omp_wait_policy": policy,
         "background_load": load,
         **speeds,
     }

@@ -1,7 +1,7 @@
 """Fault suite on whole runs: kill -9 of `make all` at seeded moments, two runs at once, secrets.
 
 Every run happens in a copy of the project with its own cache folder (tests/support/faults.py).
-The models are either the scripted hosted models (the fake OpenAI server answering through
+The models are either the scripted hosted models (the session's fake OpenAI server, `scripted_api`, answering through
 tests/support/fake_model.py: every stage has real work, answers depend only on the request, so whole runs
 can be compared byte for byte) or SmolLM2-135M on the project's own llama.cpp server
 (``params/faults.yaml``), whose byte-identity across a kill needs a deterministic server.
@@ -33,9 +33,6 @@ from tests.support import fake_openai, faults
 pytestmark = [pytest.mark.faults, pytest.mark.slow, pytest.mark.timeout(7200)]
 
 
-PLANTED = faults.PLANTED
-
-
 RUN_TIMEOUT_S = 3600
 
 
@@ -61,19 +58,13 @@ SETUPS = {
 }
 
 
-@pytest.fixture(scope="module")
-def fake(scripted_api: fake_openai.FakeServer) -> fake_openai.FakeServer:
-    """The session's fake hosted API (tests/conftest.py): one port, so the runs share cache keys."""
-    return scripted_api
-
-
-def project(root: Path, setup: Setup, fake: fake_openai.FakeServer) -> Path:
+def project(root: Path, setup: Setup, scripted_api: fake_openai.FakeServer) -> Path:
     root.mkdir(parents=True)
-    return faults.scripted_project(root, fake.base_url) if setup.name == "scripted" else faults.copy_tree(root)
+    return faults.scripted_project(root, scripted_api.base_url) if setup.name == "scripted" else faults.copy_tree(root)
 
 
 def env_for(cache: Path) -> dict[str, str]:
-    return faults.make_env(cache, {"OPENROUTER_API_KEY": PLANTED})
+    return faults.make_env(cache, {"OPENROUTER_API_KEY": faults.PLANTED})
 
 
 def finish(process: subprocess.Popen[bytes], timeout: float = RUN_TIMEOUT_S) -> str:
@@ -128,7 +119,7 @@ def compared_bytes(run: Path) -> dict[str, bytes]:
 
 @pytest.fixture(scope="module")
 def reference(
-    tmp_path_factory: pytest.TempPathFactory, fake: fake_openai.FakeServer, request: pytest.FixtureRequest
+    tmp_path_factory: pytest.TempPathFactory, scripted_api: fake_openai.FakeServer, request: pytest.FixtureRequest
 ) -> dict:
     """An uninterrupted cold run of each setup: its files, duration and stage timeline. The
     scripted one is the session's (``scripted_run``, shared with the replay-bundle test)."""
@@ -149,11 +140,11 @@ def reference(
         if name not in done:
             setup = SETUPS[name]
             base = tmp_path_factory.mktemp(f"ref-{name}")
-            root, cache = project(base / "project", setup, fake), base / "cache"
+            root, cache = project(base / "project", setup, scripted_api), base / "cache"
             start = time.monotonic()
             out = finish(faults.make_all(root, env_for(cache), setup.params))
             elapsed = time.monotonic() - start
-            sent_key = f"Bearer {PLANTED}" in fake.stats()["auth"]
+            sent_key = f"Bearer {faults.PLANTED}" in scripted_api.stats()["auth"]
             assert (run_dir(root, setup) / "executed" / "08_paper.ipynb").is_file(), out[-3000:]
             done[name] = {
                 "root": root,
@@ -184,12 +175,14 @@ def running_stage(run: Path) -> str:
 @pytest.mark.long_faults
 @pytest.mark.parametrize("index", range(KILLS))
 @pytest.mark.parametrize("setup_name", ["scripted", "smollm2"])
-def test_kill_and_resume(setup_name: str, index: int, reference, fake: fake_openai.FakeServer, tmp_path: Path) -> None:
+def test_kill_and_resume(
+    setup_name: str, index: int, reference, scripted_api: fake_openai.FakeServer, tmp_path: Path
+) -> None:
     """kill -9 of `make all` (its whole process group) at a seeded moment, then a rerun to the end:
     no stored call re-sent, no process left, no duplicated row, the uninterrupted run's files."""
     setup, ref = SETUPS[setup_name], reference(setup_name)
     at = moments(ref["seconds"])[index]
-    root, cache = project(tmp_path / "project", setup, fake), tmp_path / "cache"
+    root, cache = project(tmp_path / "project", setup, scripted_api), tmp_path / "cache"
     process = faults.make_all(root, env_for(cache), setup.params)
     time.sleep(at)
     stage = running_stage(run_dir(root, setup))
@@ -199,9 +192,9 @@ def test_kill_and_resume(setup_name: str, index: int, reference, fake: fake_open
     while (left := faults.processes_with(str(cache))) and time.monotonic() < deadline:
         time.sleep(0.5)
     before, served_before = stored(cache), server_requests(cache)
-    fake.reset()
+    scripted_api.reset()
     out = finish(faults.make_all(root, env_for(cache), setup.params))
-    stats = fake.stats()
+    stats = scripted_api.stats()
     after = stored(cache)
     if setup.name == "scripted":
         # A stored call re-sent shows as a request beyond the new calls with the same text (several
@@ -243,7 +236,7 @@ def test_kill_and_resume(setup_name: str, index: int, reference, fake: fake_open
     assert differing == [], f"files differ from the uninterrupted run: {differing}"
 
 
-def test_two_runs_at_once(reference, fake: fake_openai.FakeServer) -> None:
+def test_two_runs_at_once(reference, scripted_api: fake_openai.FakeServer) -> None:
     """Two `make all` on one run: the second refuses at once naming the lock; the files stay intact."""
     ref = reference("scripted")
     root, setup = ref["root"], SETUPS["scripted"]
@@ -266,7 +259,7 @@ def test_two_runs_at_once(reference, fake: fake_openai.FakeServer) -> None:
     assert compared_bytes(run_dir(root, setup)) == ref["files"]
 
 
-def test_secrets_never_written(reference, fake: fake_openai.FakeServer) -> None:
+def test_secrets_never_written(reference, scripted_api: fake_openai.FakeServer) -> None:
     """A planted API key, used by every call of a paper-shaped hosted run, is in no written file."""
     ref = reference("scripted")
     assert ref["sent_key"] and ref["calls"] > 0  # the key was really used, by every hosted call
@@ -275,10 +268,10 @@ def test_secrets_never_written(reference, fake: fake_openai.FakeServer) -> None:
     for place in places:
         for path in (p for p in place.rglob("*") if p.is_file()):
             scanned += 1
-            if PLANTED.encode() in path.read_bytes():
+            if faults.PLANTED.encode() in path.read_bytes():
                 leaks.append(str(path))
     faults.report({"fault": "planted API key", "setup": "scripted", "files_scanned": scanned, "leaks": len(leaks)})
-    assert scanned > 50 and leaks == [] and PLANTED not in ref["log"]
+    assert scanned > 50 and leaks == [] and faults.PLANTED not in ref["log"]
 
 
 TEX_MISSING = system_packages.absent(system_packages.TEX)
