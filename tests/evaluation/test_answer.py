@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 
 import polars as pl
@@ -47,6 +48,39 @@ class TestSettings:
         """Unknown or empty conditions and k below 1 are errors naming the params."""
         with pytest.raises(ValueError, match="answer\\."):
             answer.settings(params)
+
+
+class TestPlan:
+    ABLATING = AnswerParams(conditions=("no_rag", "single"), k=5, k_sweep=(1, 5), thinking=("off", "prompted"))
+
+    def test_every_setting_in_every_mode(self) -> None:
+        """Without ablation_thinking, each thinking mode runs the main grid and every ablation."""
+        got = answer.plan(self.ABLATING, "none")
+        assert [(m, s.k) for m, s in got] == [
+            ("off", 0),
+            ("off", 5),
+            ("off", 1),
+            ("prompt", 0),
+            ("prompt", 5),
+            ("prompt", 1),
+        ]
+
+    def test_ablations_in_their_modes_only(self) -> None:
+        """ablation_thinking ("off",) keeps prompted reasoning to the main grid; the sweep runs off."""
+        params = dataclasses.replace(self.ABLATING, ablation_thinking=("off",))
+        got = answer.plan(params, "none")
+        assert [(m, s.k) for m, s in got] == [("off", 0), ("off", 5), ("off", 1), ("prompt", 0), ("prompt", 5)]
+
+    def test_always_thinking_model_ablates_in_its_one_mode(self) -> None:
+        """A model that always thinks has one mode; ablation_thinking ("off",) maps to it too."""
+        params = dataclasses.replace(self.ABLATING, ablation_thinking=("off",))
+        assert [m for m, _ in answer.plan(params, "always")] == ["on", "on", "on"]
+
+    def test_not_a_subset(self) -> None:
+        """An ablation thinking setting the run does not have is an error naming both params."""
+        params = dataclasses.replace(self.ABLATING, thinking=("off",), ablation_thinking=("prompted",))
+        with pytest.raises(ValueError, match="answer.ablation_thinking .* answer.thinking"):
+            answer.plan(params, "none")
 
 
 class TestThinkingModes:

@@ -234,6 +234,10 @@ class AnswerParams:
     """Thinking settings ("off", "on") for switchable models; others run their only mode.
     "prompted" also runs models without a switch a second time, asked to reason in <think> tags
     (prompted reasoning, not a native thinking switch; evaluation.answer.thinking_modes)."""
+    ablation_thinking: tuple[str, ...] = ()
+    """Thinking settings the ablations (k sweep, pipelines, no scenario, temporal prompt) run in;
+    () = every one of ``thinking``. ("off",) pairs thinking on the main grid only, as the paper's k
+    ablation ran with thinking disabled (App. A.2; evaluation.answer.plan)."""
     conditions: tuple[str, ...] = ("no_rag", "single", "iterative")
     """Main grid: no retrieval, single-shot RAG, iterative RAG (§4.2)."""
     pipeline: str = "hybrid"

@@ -80,7 +80,7 @@ def settings(params: AnswerParams) -> list[Setting]:
         raise ValueError(f"answer.conditions must be a non-empty subset of {CONDITIONS}, got {params.conditions}")
     if params.k < 1 or any(k < 1 for k in params.k_sweep):
         raise ValueError(f"answer.k and answer.k_sweep need k >= 1, got k={params.k}, k_sweep={params.k_sweep}")
-    out = [Setting("no_rag") if c == "no_rag" else Setting(c, params.pipeline, params.k) for c in params.conditions]
+    out = main_grid(params)
     out += [Setting("single", params.pipeline, k) for k in params.k_sweep]
     out += [Setting("single", p, params.k) for p in params.pipelines]
     if params.no_scenario:
@@ -88,6 +88,33 @@ def settings(params: AnswerParams) -> list[Setting]:
     if params.temporal_prompt:
         out.append(Setting("single", params.pipeline, params.k, prompt_variant="temporal"))
     return list(dict.fromkeys(out))
+
+
+def main_grid(params: AnswerParams) -> list[Setting]:
+    """The main grid's settings: each of ``params.conditions`` at the run's pipeline and k."""
+    return [Setting("no_rag") if c == "no_rag" else Setting(c, params.pipeline, params.k) for c in params.conditions]
+
+
+def plan(params: AnswerParams, switch: str) -> list[tuple[str, Setting]]:
+    """The (thinking mode, setting) pairs one model answers, in order: every setting in each mode
+    of ``answer.thinking`` that ``answer.ablation_thinking`` also names (() = all of them), the main
+    grid alone in the others. The paper ran its k ablation with thinking disabled (App. A.2), so a
+    run may pair thinking on the main grid without doubling every ablation.
+
+    Raises:
+        ValueError: ``ablation_thinking`` names a setting ``thinking`` does not (or :func:`settings`'s
+        and :func:`thinking_modes`' errors).
+    """
+    extra = [t for t in params.ablation_thinking if t not in params.thinking]
+    if extra:
+        raise ValueError(f"answer.ablation_thinking must be a subset of answer.thinking {params.thinking}, got {extra}")
+    every, main = settings(params), main_grid(params)
+    ablating = set(thinking_modes(params.ablation_thinking or params.thinking, switch))
+    return [
+        (mode, s)
+        for mode in thinking_modes(params.thinking, switch)
+        for s in (every if mode in ablating else list(dict.fromkeys(main)))
+    ]
 
 
 #: ``answer.thinking`` value asking models without native thinking to reason in ``<think>`` tags.

@@ -218,34 +218,32 @@ def answer_all(
     questions: pl.DataFrame, params: AnswerParams, *, models: Models, search: Search, lookup: Lookup
 ) -> tuple[pl.DataFrame, list[dict[str, Any]]]:
     """Answer every setting with every model (one server at a time); return rows and timings."""
-    settings = answer.settings(params)
     answerable = dict(zip(questions["id"], questions["answerable"], strict=True))
     rows: list[dict[str, Any]] = []
     timings = []
     for model in params.models:
-        for thinking in answer.thinking_modes(params.thinking, models.thinking_switch(model)):
-            for setting in settings:
-                start = time.monotonic()
-                rows += setting_rows(
-                    questions,
-                    setting,
-                    model,
-                    thinking,
-                    params,
-                    models=models,
-                    search=search,
-                    lookup=lookup,
-                    answerable=answerable,
-                )
-                timings.append(
-                    {
-                        "model": model,
-                        "thinking": thinking,
-                        **setting.__dict__,
-                        "seconds": round(time.monotonic() - start, 2),
-                    }
-                )
-                log.info("%s (%s) %s: %.1fs", model, thinking, setting, timings[-1]["seconds"])
+        for thinking, setting in answer.plan(params, models.thinking_switch(model)):
+            start = time.monotonic()
+            rows += setting_rows(
+                questions,
+                setting,
+                model,
+                thinking,
+                params,
+                models=models,
+                search=search,
+                lookup=lookup,
+                answerable=answerable,
+            )
+            timings.append(
+                {
+                    "model": model,
+                    "thinking": thinking,
+                    **setting.__dict__,
+                    "seconds": round(time.monotonic() - start, 2),
+                }
+            )
+            log.info("%s (%s) %s: %.1fs", model, thinking, setting, timings[-1]["seconds"])
         models.release()
     return answer.responses_frame(rows), timings
 
