@@ -20,11 +20,28 @@ class TestLoad:
     def test_default_loads(self, root: Path) -> None:
         """Every shipped params file is valid."""
         shipped = sorted(p.stem for p in (root / "params").glob("*.yaml") if p.stem not in {"models", "paper_reported"})
-        assert {"default", "paper", "k10", "generators"} <= set(shipped)
+        assert {"default", "paper", "k10", "generators", "figures"} <= set(shipped)
         for name in shipped:
             cfg = config.load(root / "params" / f"{name}.yaml")
             assert cfg.run == name
             assert cfg.corpus.cutoff == "2025-03-31"
+
+    def test_figures_run_reasks_the_default_run(self, root: Path) -> None:
+        """params/figures.yaml reads 01-02 from the default run and keeps every answer, judge and
+        view setting its default-run calls depend on, so only its ablations are new calls."""
+        figures, default = config.load(root / "params" / "figures.yaml"), config.load(root / "params" / "default.yaml")
+        assert (figures.owner("corpus"), figures.owner("index")) == ("default", "default")
+        assert figures.generate.generator == default.generate.generator
+        assert figures.generate.n_answerable == default.generate.n_answerable
+        same = ("models", "conditions", "pipeline", "k", "max_rounds", "context_chars", "max_tokens", "temperature")
+        assert {k: getattr(figures.answer, k) for k in same} == {k: getattr(default.answer, k) for k in same}
+        assert "off" in figures.answer.thinking
+        for block in ("know2guess", "evidence"):
+            a, b = figures.block_dict(block), default.block_dict(block)
+            assert {k: v for k, v in a.items() if k != "thinking"} == {k: v for k, v in b.items() if k != "thinking"}
+        assert figures.know2guess.thinking == ("off",)
+        judge = {k: v for k, v in figures.block_dict("judge").items() if not k.startswith("second_judge")}
+        assert judge == {k: v for k, v in default.block_dict("judge").items() if not k.startswith("second_judge")}
 
     def test_unknown_block_key_names_key(self, project: Path) -> None:
         """A typo'd key inside a block is an error naming the file, block and key."""

@@ -169,3 +169,22 @@ class TestTransitions:
         fig = figures_extra.plot_transitions(frame)
         assert widths(fig.axes[0]) == pytest.approx([30.0, 10.0]) and widths(fig.axes[1]) == pytest.approx([10.0, 20.0])
         assert [t.get_text() for t in fig.axes[0].texts] == ["*"] and len(fig.axes[1].texts) == 0
+
+    def test_panel_without_changes(self) -> None:
+        """A condition whose matched pairs changed nothing says so, and both panels share one scale
+        from 0 (not an axis centred on 0 with negative shares)."""
+        frame = pl.DataFrame(
+            {
+                "model": ["m1", "m1"],
+                "condition": ["no_rag", "single"],
+                "n": [4, 4],
+                "a_to_d": [1, 0],
+                "d_to_a": [0, 0],
+                "net_shift": [0.25, 0.0],
+                "sig_ad": [False, False],
+            }
+        )
+        fig = figures_extra.plot_transitions(frame)
+        assert [t.get_text() for t in fig.axes[1].texts] == ["no abstain/deny changes"] and not fig.axes[0].texts
+        assert fig.axes[0].get_xlim() == fig.axes[1].get_xlim() and fig.axes[1].get_xlim()[0] == 0
+        assert fig.axes[1].get_xlim()[1] >= 25

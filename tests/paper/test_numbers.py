@@ -92,6 +92,22 @@ class TestCompute:
         computed = numbers.compute({}, no_input="no judged table")
         assert set(computed["text"]) == {"n/a"} and computed["reason"].str.contains("no judged table").all()
 
+    def test_shares_carry_their_n(self) -> None:
+        """Every percent, point or kappa the prose can state as a finding names what it rests on,
+        so the small-n rule can print it with its n. Not findings: the run's own share of cut
+        answers (run health), the judges' leniency spread (a description of this run's judges) and
+        Table 10's kappas (their n is the annotators' sheet, printed with the table)."""
+        exempt = {"BudgetExhaustedShare", "JudgeLeniencySpread"} | {
+            f"Human{who}{part}" for who in ("HH", "JH", "JM") for part in ("One", "Two")
+        }
+        bare = [n.macro for n in numbers.NUMBERS if n.fmt in {"pct", "pts", "kappa"} and n.n is None]
+        assert set(bare) <= exempt, sorted(set(bare) - exempt)
+
+    def test_lost_abstentions_small_n(self, results: dict[str, pl.DataFrame]) -> None:
+        """The share of lost abstentions that became denials prints with how many were lost."""
+        row = numbers.compute(results, min_n=10_000).filter(pl.col("macro") == "ThinkLostToDenial").row(0, named=True)
+        assert row["text"].startswith("\\dcsmall{") and row["text"].endswith(" lost abstentions}")
+
     def test_unique_macros(self) -> None:
         """Macro names are unique and letters only."""
         names = [n.macro for n in numbers.NUMBERS]

@@ -260,9 +260,15 @@ def plot_transitions(thinking_transitions: pl.DataFrame, facts: pl.DataFrame | N
             ax.barh(y + 0.2, 100 * row["da"], height=0.38, color=BLUE, alpha=alpha)
             if row["sig_ad"]:
                 ax.text(100 * max(row["ad"], row["da"]) + 0.5, y, "*", va="center", fontsize=7)
+        if part.height and not (part["a_to_d"].sum() or part["d_to_a"].sum()):
+            ax.text(0.5, 0.5, "no abstain/deny changes", transform=ax.transAxes, ha="center", va="center", color=GRAY)
         ax.set_title("No RAG" if condition == "no_rag" else "Single-shot RAG")
         ax.set_xlabel("Share of matched questions (%)")
         ax.grid(axis="x")
+    # One scale from 0 for both panels (a panel without changes would otherwise centre on 0).
+    top = 100 * max(frame["ad"].fill_nan(0).max() or 0, frame["da"].fill_nan(0).max() or 0)
+    for ax in axes[0]:
+        ax.set_xlim(0, max(5.0, 1.15 * top + 1))
     axes[0][0].set_yticks(range(len(order)), [names.get(m, m) for m in order])
     axes[0][0].invert_yaxis()
     return fig
