@@ -106,7 +106,7 @@ class TestCompute:
     def test_lost_abstentions_small_n(self, results: dict[str, pl.DataFrame]) -> None:
         """The share of lost abstentions that became denials prints with how many were lost."""
         row = numbers.compute(results, min_n=10_000).filter(pl.col("macro") == "ThinkLostToDenial").row(0, named=True)
-        assert row["text"].startswith("\\dcsmall{") and row["text"].endswith(" lost abstentions}")
+        assert row["text"].startswith("\\dcsmall{") and row["text"].endswith(" abstentions lost}")
 
     def test_unique_macros(self) -> None:
         """Macro names are unique and letters only."""

@@ -127,7 +127,7 @@ NUMBERS: list[Number] = [
         "pct",
         "thinking_no_rag_lost_abstentions_to_denial",
         n=number_sources.transitions("no_rag", lambda p: int(p["a_to_d"].sum() + p["a_to_x"].sum())),
-        unit="lost abstentions",
+        unit="abstentions lost",
     ),
     Number(
         "ThinkAXSigNorag",
