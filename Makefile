@@ -264,7 +264,7 @@ $(LLAMA_SERVER): pyproject.toml src/declinecraft/core/llama_build.py | $(SETUP_S
 	cmake --build .make/llama-server/build --target llama-server -j$$(nproc) > .make/llama-server/build.log
 	cp .make/llama-server/build/bin/llama-server $@
 
-bench: $(SETUP_STAMP) ## Run the benchmarks; results in outputs/bench/*.json.
+bench: $(SETUP_STAMP) $(if $(QUICK),,$(LLAMA_SERVER)) ## Run the benchmarks (the full run builds llama-server first, for the serving comparison); results in outputs/bench/*.json.
 	@mkdir -p outputs/bench
 	@for b in benchmarks/bench_*.py; do echo ">> $$b"; $(PY) $$b $(if $(QUICK),--quick) || exit 1; done
 	@ls outputs/bench/*.json

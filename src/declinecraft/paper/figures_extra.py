@@ -266,7 +266,7 @@ def plot_transitions(thinking_transitions: pl.DataFrame, facts: pl.DataFrame | N
         ax.set_xlabel("Share of matched questions (%)")
         ax.grid(axis="x")
     # One scale from 0 for both panels (a panel without changes would otherwise centre on 0).
-    top = 100 * max(frame["ad"].fill_nan(0).max() or 0, frame["da"].fill_nan(0).max() or 0)
+    top = 100 * float(frame.select(pl.max_horizontal(pl.col("ad", "da").fill_nan(0).max())).item() or 0)
     for ax in axes[0]:
         ax.set_xlim(0, max(5.0, 1.15 * top + 1))
     axes[0][0].set_yticks(range(len(order)), [names.get(m, m) for m in order])

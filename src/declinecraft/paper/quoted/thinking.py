@@ -126,7 +126,7 @@ NUMBERS: list[Number] = [
         number_sources.transitions("no_rag", _lost_to_denial),
         "pct",
         "thinking_no_rag_lost_abstentions_to_denial",
-        n=number_sources.transitions("no_rag", lambda p: int(p["a_to_d"].sum() + p["a_to_x"].sum())),
+        n=number_sources.transitions("no_rag", lambda p: int(p.select(pl.sum("a_to_d") + pl.sum("a_to_x")).item())),
         unit="abstentions lost",
     ),
     Number(
