@@ -108,12 +108,10 @@ def plan(params: AnswerParams, switch: str) -> list[tuple[str, Setting]]:
     extra = [t for t in params.ablation_thinking if t not in params.thinking]
     if extra:
         raise ValueError(f"answer.ablation_thinking must be a subset of answer.thinking {params.thinking}, got {extra}")
-    every, main = settings(params), main_grid(params)
+    every, main = settings(params), list(dict.fromkeys(main_grid(params)))
     ablating = set(thinking_modes(params.ablation_thinking or params.thinking, switch))
     return [
-        (mode, s)
-        for mode in thinking_modes(params.thinking, switch)
-        for s in (every if mode in ablating else list(dict.fromkeys(main)))
+        (mode, s) for mode in thinking_modes(params.thinking, switch) for s in (every if mode in ablating else main)
     ]
 
 

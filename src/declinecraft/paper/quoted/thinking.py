@@ -10,9 +10,13 @@ from declinecraft.paper import number_sources
 from declinecraft.paper.number_spec import Number
 
 
+def _abstentions_lost(pairs: pl.DataFrame) -> int:
+    """Matched abstentions that became a denial or an answer with thinking on."""
+    return cast(int, pairs["a_to_d"].sum()) + cast(int, pairs["a_to_x"].sum())
+
+
 def _lost_to_denial(pairs: pl.DataFrame) -> float:
-    denied = cast(int, pairs["a_to_d"].sum())
-    return denied / (denied + cast(int, pairs["a_to_x"].sum()))
+    return cast(int, pairs["a_to_d"].sum()) / _abstentions_lost(pairs)
 
 
 NUMBERS: list[Number] = [
@@ -126,7 +130,7 @@ NUMBERS: list[Number] = [
         number_sources.transitions("no_rag", _lost_to_denial),
         "pct",
         "thinking_no_rag_lost_abstentions_to_denial",
-        n=number_sources.transitions("no_rag", lambda p: int(p.select(pl.sum("a_to_d") + pl.sum("a_to_x")).item())),
+        n=number_sources.transitions("no_rag", _abstentions_lost),
         unit="abstentions lost",
     ),
     Number(
