@@ -41,6 +41,15 @@ def _label(frame: pl.DataFrame) -> pl.Expr:
     ).alias("model")
 
 
+#: The question counts a result row rests on (answerable, unanswerable): printed as its $n$, and
+#: what decides whether a best value may be bolded (declinecraft.paper.tables).
+N_COLUMNS = ("n_answerable", "n_unanswerable")
+
+
+def _counts(frame: pl.DataFrame) -> list[pl.Expr]:
+    return [pl.col(c).cast(pl.Int64) if c in frame.columns else pl.lit(None, pl.Int64).alias(c) for c in N_COLUMNS]
+
+
 def _order(frame: pl.DataFrame) -> pl.DataFrame:
     return frame.sort("family", "params_total_b", "model", "thinking", nulls_last=True)
 
@@ -71,7 +80,7 @@ def table02(r: Mapping[str, pl.DataFrame]) -> pl.DataFrame | str:
         "accuracy_when_attempted",
         "bal_f1",
     ]
-    return _order(g).select(_label(g), *(_pct(c) for c in cols))
+    return _order(g).select(_label(g), *_counts(g), *(_pct(c) for c in cols))
 
 
 def table03(r: Mapping[str, pl.DataFrame]) -> pl.DataFrame | str:
@@ -79,7 +88,9 @@ def table03(r: Mapping[str, pl.DataFrame]) -> pl.DataFrame | str:
     g = r["main_grid"]
     if g.height == 0:
         return "Table 3 needs the main grid"
-    wide = _order(g.filter(pl.col("condition") == "single")).select("model", "thinking", _label(g).alias("label"))
+    wide = _order(g.filter(pl.col("condition") == "single")).select(
+        "model", "thinking", _label(g).alias("label"), *_counts(g)
+    )
     for metric in ("car", "attempt", "accuracy"):
         for cond in ("no_rag", "single", "iterative"):
             part = g.filter(pl.col("condition") == cond).select(
@@ -129,7 +140,7 @@ def table06(r: Mapping[str, pl.DataFrame]) -> pl.DataFrame | str:
         pl.lit(" (thinking)")
     ).otherwise(pl.lit(""))
     return t.sort("model", "thinking", "k").select(
-        label.alias("model"), "k", _pct("car"), _pct("accuracy"), _pct("bal_f1")
+        label.alias("model"), "k", *_counts(t), _pct("car"), _pct("accuracy"), _pct("bal_f1")
     )
 
 
@@ -146,6 +157,7 @@ def table07(r: Mapping[str, pl.DataFrame]) -> pl.DataFrame | str:
             pl.col("display_name").fill_null(pl.col("model")).alias("model"),
             pl.when(pl.col("thinking") == "on").then(pl.lit("yes")).otherwise(pl.lit("no")).alias("thinking"),
             pl.col("pipeline").replace(PIPELINE_NAMES).alias("retrieval"),
+            *_counts(t),
             _pct("car"),
             _pct("accuracy"),
             _pct("bal_f1"),

@@ -1,7 +1,8 @@
 """The paper's result tables as LaTeX: ``paper/tables/tableNN.tex`` (booktabs ``tabular`` bodies).
 
 The content of each table comes from :mod:`declinecraft.analysis.paper_tables`; here
-:func:`to_latex` renders it (bold best value per column where the paper bolds it) and
+:func:`to_latex` renders it (bold best value per column where the paper bolds it, when the
+rows rest on enough questions for a finding) and
 :func:`write_tables` writes every table the run fills, one status row per table.
 """
 
@@ -16,7 +17,7 @@ from typing import Any
 import polars as pl
 
 from declinecraft.analysis import paper_tables
-from declinecraft.core import catalogue, paths
+from declinecraft.core import catalogue, paths, small_n
 from declinecraft.core.config import RunConfig
 from declinecraft.paper.latex import escape, escape_marked
 from declinecraft.paper.outputs import remove_stale
@@ -48,6 +49,14 @@ def _text(name: str) -> Callable[[Mapping[str, Any]], str]:
     return lambda row: escape_marked(row[name])
 
 
+def _n_pair(row: Mapping[str, Any]) -> str:
+    return f"{_num(row.get('n_answerable'), 0)} / {_num(row.get('n_unanswerable'), 0)}"
+
+
+#: The $n$ column of the result tables: answerable / unanswerable questions per row.
+N_COLUMN = ("$n$ (ans.\\,/\\,unans.)", _n_pair, None)
+
+
 def _star(value: str, sig: Any) -> str:
     return f"\\textbf{{{value}}}\\,*" if sig else value
 
@@ -60,13 +69,14 @@ SPECS: dict[str, Spec] = {
     ],
     "table02": [
         ("Model", lambda r: escape_marked(r["model"]), None),
+        N_COLUMN,
         ("Attempt \\%", lambda r: _ci(r, "attempt"), "attempt"),
         ("CAR \\%", lambda r: _ci(r, "car"), "car"),
         ("Accuracy \\%", lambda r: _ci(r, "accuracy"), "accuracy"),
         ("Acc.\\ when att.\\ \\%", _col("accuracy_when_attempted"), "accuracy_when_attempted"),
         ("Bal.\\ F1", _col("bal_f1"), "bal_f1"),
     ],
-    "table03": [("Model", lambda r: escape_marked(r["model"]), None)]
+    "table03": [("Model", lambda r: escape_marked(r["model"]), None), N_COLUMN]
     + [
         (f"{m} {c}", _col(f"{k}_{cc}"), f"{k}_{cc}")
         for k, m in (("car", "CAR"), ("attempt", "Att."), ("accuracy", "Acc."))
@@ -94,6 +104,7 @@ SPECS: dict[str, Spec] = {
     "table06": [
         ("Model", lambda r: escape_marked(r["model"]), None),
         ("$k$", _col("k"), None),
+        N_COLUMN,
         ("CAR \\%", _col("car"), "car"),
         ("Accuracy \\%", _col("accuracy"), "accuracy"),
         ("Bal.\\ F1", _col("bal_f1"), "bal_f1"),
@@ -102,6 +113,7 @@ SPECS: dict[str, Spec] = {
         ("Model", lambda r: escape_marked(r["model"]), None),
         ("Thinking", lambda r: r["thinking"], None),
         ("Retrieval", lambda r: escape_marked(r["retrieval"]), None),
+        N_COLUMN,
         ("CAR \\%", _col("car"), "car"),
         ("Accuracy \\%", _col("accuracy"), "accuracy"),
         ("Bal.\\ F1", _col("bal_f1"), "bal_f1"),
@@ -182,12 +194,36 @@ def _best(frame: pl.DataFrame, col: str, within: tuple[str, ...]) -> pl.Series:
     return frame.select((value.is_not_null() & (value == top)).fill_null(False).alias("_best"))["_best"]
 
 
-def to_latex(name: str, frame: pl.DataFrame) -> str:
+def counted_by(col: str) -> tuple[str, ...]:
+    """The question counts a result column rests on: CAR on the unanswerable questions, balanced
+    F1 on both halves, the attempt and accuracy rates on the answerable ones (Table 3's
+    ``car_single`` and the like by their metric)."""
+    metric = re.sub(r"_(no_rag|single|iterative)$", "", col)
+    if metric == "car":
+        return ("n_unanswerable",)
+    return paper_tables.N_COLUMNS if metric == "bal_f1" else ("n_answerable",)
+
+
+def _may_bold(frame: pl.DataFrame, col: str, min_n: int) -> bool:
+    """Whether ``col``'s best may be bolded: every row rests on at least ``min_n`` of the
+    questions the column counts (the small-n rule); always when ``min_n`` is 0."""
+    if min_n <= 0:
+        return True
+    counts = [frame[c].min() if c in frame.columns else None for c in counted_by(col)]
+    return all(small_n.is_finding(n, min_n) for n in counts)  # type: ignore[arg-type]
+
+
+def to_latex(name: str, frame: pl.DataFrame, min_n: int = 0) -> str:
     """A ``tabular`` (booktabs) of one paper table; the best value of each marked column in bold
-    (per group of rows for the tables in :data:`BOLD_WITHIN`)."""
+    (per group of rows for the tables in :data:`BOLD_WITHIN`), only where every row rests on at
+    least ``min_n`` of the questions the column counts: a best of one question is no finding."""
     spec = SPECS.get(name) or [(escape_marked(c), _col(c), None) for c in frame.columns]
     within = tuple(c for c in BOLD_WITHIN.get(name, ()) if c in frame.columns)
-    best = {col: _best(frame, col, within).to_list() for _, _, col in spec if col and col in frame.columns}
+    best = {
+        col: _best(frame, col, within).to_list()
+        for _, _, col in spec
+        if col and col in frame.columns and _may_bold(frame, col, min_n)
+    }
     fmt = COLUMN_FORMATS.get(name, "l" * min(1, len(spec)) + "r" * (len(spec) - 1))
     header = " & ".join(h for h, _, _ in spec)
     lines = [
@@ -213,12 +249,13 @@ def write_tables(results: Mapping[str, pl.DataFrame], cfg: RunConfig, folder: Pa
     (``reason`` empty when written)."""
     folder.mkdir(parents=True, exist_ok=True)
     rows, written = [], set()
+    min_n = small_n.threshold(cfg.analysis.min_n, cfg.analysis.alpha)
     for name, content in paper_tables.build(results, cfg).items():
         number = int(name[-2:]) if name[-2:].isdigit() else 0
         if isinstance(content, str):
             rows.append(dict(kind="table", number=number, name=name, title="", reason=content))
             continue
-        paths.write_text_atomic(folder / catalogue.PAPER_TABLE.file(name), to_latex(name, content))
+        paths.write_text_atomic(folder / catalogue.PAPER_TABLE.file(name), to_latex(name, content, min_n))
         written.add(catalogue.PAPER_TABLE.file(name))
         rows.append(dict(kind="table", number=number, name=name, title="", reason=""))
     remove_stale(folder, TABLE_FILE, written)
