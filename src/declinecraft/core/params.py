@@ -5,6 +5,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from declinecraft.core import small_n
+
 # The index block outgrew this module; it lives in core.index_params and is re-exported here.
 from declinecraft.core.index_params import IndexParams  # noqa: F401  (re-exported)
 
@@ -408,6 +410,12 @@ class AnalysisParams:
     """Part 1 of the human validation: answers to unanswerable questions to label (App. I)."""
     annotation_part2: int = 30
     """Part 2 of the human validation: attempted answers to score for accuracy (App. I)."""
+
+    @property
+    def finding_n(self) -> int:
+        """The n a number needs to be stated as a finding: ``min_n``, or the claims check's minimum
+        at ``alpha`` when 0 (:func:`declinecraft.core.small_n.threshold`)."""
+        return small_n.threshold(self.min_n, self.alpha)
 
 
 @dataclass(frozen=True)

@@ -20,7 +20,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from declinecraft.core import registry, small_n
+from declinecraft.core import registry
 from declinecraft.core.config import RunConfig
 from declinecraft.core.number_format import thousands
 from declinecraft.paper.latex import escape
@@ -59,7 +59,7 @@ def miniature_box(cfg: RunConfig, reported: Mapping[str, Mapping[str, Any]]) -> 
         f"output budget of {thousands(cfg.answer.max_tokens)} tokens (the paper: 16{{,}}000). It shows that "
         "every stage runs and what each table and figure holds; at this size no number in it is evidence "
         "for or against the original study. A number from fewer questions than "
-        f"{small_n.threshold(cfg.analysis.min_n, cfg.analysis.alpha)} is printed with its $n$ and never stated "
+        f"{cfg.analysis.finding_n} is printed with its $n$ and never stated "
         "as a finding. The run-health section says how the run went. Larger runs: "
         "\\texttt{make all PARAMS=params/complete.yaml} "
         "(every setting, offline, about a day on two cores) and \\texttt{params/paper.yaml} (the "

@@ -321,7 +321,7 @@ def write(cfg: RunConfig, paper_dir: Path, stage_dir: Path) -> dict[str, Any]:
             run_health.ANALYSIS_STAGE, f"{source.relative_to(cfg.root)} is missing (the analysis stage has not run)"
         )
     frame = pl.concat([counted, run_health.collect_views(cfg)])
-    min_n = small_n.threshold(cfg.analysis.min_n, cfg.analysis.alpha)
+    min_n = cfg.analysis.finding_n
     writer = paper_writer(paper_dir, stage_dir)
     writer.frame(catalogue.PAPER_RUN_HEALTH, frame)
     writer.text(catalogue.PAPER_TABLE, health_tex(frame, min_n), "run_health")

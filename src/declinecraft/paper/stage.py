@@ -108,7 +108,7 @@ def write_numbers(
     """Write ``numbers.tex`` (numbers, run settings and the words chosen by them,
     :mod:`~declinecraft.paper.wording`), the reported-vs-reproduced table and ``numbers.csv``."""
     writer = paper_writer(paper_dir, stage_dir)
-    rule = small_n.threshold(cfg.analysis.min_n, cfg.analysis.alpha)
+    rule = cfg.analysis.finding_n
     computed = numbers.compute(tables, no_input=no_input, min_n=rule)
     printed = pl.concat([computed, run_settings.config_macros(cfg, reported_facts(cfg))])
     thinking = no_input or claim_evidence.thinking_problem(tables, claim_evidence.context_from_config(cfg))

@@ -249,7 +249,7 @@ def write_tables(results: Mapping[str, pl.DataFrame], cfg: RunConfig, folder: Pa
     (``reason`` empty when written)."""
     folder.mkdir(parents=True, exist_ok=True)
     rows, written = [], set()
-    min_n = small_n.threshold(cfg.analysis.min_n, cfg.analysis.alpha)
+    min_n = cfg.analysis.finding_n
     for name, content in paper_tables.build(results, cfg).items():
         number = int(name[-2:]) if name[-2:].isdigit() else 0
         if isinstance(content, str):

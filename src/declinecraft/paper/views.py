@@ -17,7 +17,7 @@ from typing import Any
 import polars as pl
 from matplotlib.figure import Figure
 
-from declinecraft.core import catalogue, small_n
+from declinecraft.core import catalogue
 from declinecraft.core.catalogue import Artifact
 from declinecraft.core.config import RunConfig
 from declinecraft.paper import figure_check
@@ -93,7 +93,7 @@ def view_macros(cfg: RunConfig) -> list[tuple[str, str, str]]:
         (f"{prefix}Enabled", "1" if cfg.block(block).enabled else "0", f"{block}.enabled")
         for prefix, block in (("Kg", "know2guess"), ("Esb", "evidence"))
     ]
-    rule = small_n.threshold(cfg.analysis.min_n, cfg.analysis.alpha)
+    rule = cfg.analysis.finding_n
     settings = [
         ("KgMaxTokens", f"{cfg.know2guess.max_tokens:,}", "know2guess.max_tokens"),
         ("KgResamples", f"{cfg.know2guess.bootstrap_resamples:,}", "know2guess.bootstrap_resamples"),
