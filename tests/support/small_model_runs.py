@@ -25,6 +25,7 @@ judge:
   oracle_page_chars: 200
   oracle_chunk_chars: 100
 know2guess:
+  prompts: [standard]   # one prompt: the controls are unit-tested on a scripted model
   max_tokens: 48
   bootstrap_resamples: 200
 """
