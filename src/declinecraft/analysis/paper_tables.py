@@ -46,8 +46,9 @@ def _label(frame: pl.DataFrame) -> pl.Expr:
 N_COLUMNS = ("n_answerable", "n_unanswerable")
 
 
-def _counts(frame: pl.DataFrame) -> list[pl.Expr]:
-    return [pl.col(c).cast(pl.Int64) if c in frame.columns else pl.lit(None, pl.Int64).alias(c) for c in N_COLUMNS]
+def _counts(frame: pl.DataFrame, names: tuple[str, ...] = N_COLUMNS) -> list[pl.Expr]:
+    """The count columns ``names`` as integers; a column the frame lacks is null."""
+    return [pl.col(c).cast(pl.Int64) if c in frame.columns else pl.lit(None, pl.Int64).alias(c) for c in names]
 
 
 def _order(frame: pl.DataFrame) -> pl.DataFrame:
@@ -105,11 +106,10 @@ def table04(r: Mapping[str, pl.DataFrame]) -> pl.DataFrame | str:
     t = r.get("leakage_family")
     if t is None or t.height == 0:
         return "Table 4 needs no-RAG answers to unanswerable questions scored by the accuracy judges"
-    counts = [pl.col(c).cast(pl.Int64) if c in t.columns else pl.lit(None, pl.Int64).alias(c) for c in ("n", "dropped")]
     return t.select(
         "family",
         "runs",
-        *counts,
+        *_counts(t, ("n", "dropped")),
         *(_pct(c) for c in ("attempt", "accuracy", "accuracy_low", "accuracy_high", "accuracy_when_attempted")),
     )
 
