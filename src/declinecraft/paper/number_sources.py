@@ -209,6 +209,11 @@ def kept(answerable: bool) -> Getter:
     )
 
 
+def drafts(answerable: bool) -> Getter:
+    """Candidates of one half the generator drafted, whatever their fate (``audit_fates``)."""
+    return lambda t: int(table(t, "audit_fates").filter(pl.col("answerable") == answerable)["n"].sum())
+
+
 def style_auc(variant: str) -> Getter:
     """The AUC of a classifier telling the halves apart by style or full text (``audit_style``)."""
     return lambda t: one(table(t, "audit_style"), "auc", f"style AUC {variant}", variant=variant)

@@ -52,6 +52,9 @@ def config_macros(cfg: RunConfig, reported: Mapping[str, Mapping[str, Any]]) -> 
         "VerifierNote": " (also the generator: self-verification, which the paper never uses)"
         if cfg.verify.verifier == cfg.generate.generator
         else "",
+        "VerifierWho": f"A verifier ({name(cfg.verify.verifier)}, the generator itself)"
+        if cfg.verify.verifier == cfg.generate.generator
+        else f"A separate verifier ({name(cfg.verify.verifier)})",
         "VerifierK": str(cfg.verify.retrieve_k),
         "ResponseJudge": name(cfg.judge.response_judge),
         "AccuracyJudges": ", ".join(name(m) for m in cfg.judge.accuracy_judges),

@@ -32,6 +32,8 @@ NUMBERS: list[Number] = [
         "int",
         "n_unanswerable",
     ),
+    Number("DraftsAnswerable", "answerable candidates drafted", number_sources.drafts(True), "int"),
+    Number("DraftsUnanswerable", "unanswerable candidates drafted", number_sources.drafts(False), "int"),
     Number(
         "HitAtK",
         "answerable questions whose target chunk is retrieved in the top k",
