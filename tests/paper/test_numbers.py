@@ -21,7 +21,7 @@ class TestCompute:
 
     def test_benchmark_sizes(self, results: dict[str, pl.DataFrame]) -> None:
         """The benchmark's size per half comes from the verify stage's fates (the kept candidates),
-        apart from how many questions were evaluated."""
+        apart from how many questions were evaluated; the drafts per half count every fate."""
         fates = pl.DataFrame(
             {
                 "generator": ["g"] * 4,
@@ -33,6 +33,7 @@ class TestCompute:
         computed = numbers.compute(results | {"audit_fates": fates})
         text = dict(zip(computed["macro"], computed["text"], strict=True))
         assert (text["BenchAnswerable"], text["BenchUnanswerable"]) == ("6", "8")
+        assert (text["DraftsAnswerable"], text["DraftsUnanswerable"]) == ("16", "9")
         assert text["NAnswerable"] != "n/a"
 
     def test_text_escaped(self, results: dict[str, pl.DataFrame]) -> None:

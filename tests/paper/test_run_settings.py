@@ -19,11 +19,15 @@ class TestConfigMacros:
         assert values["Resamples"] == "1{,}000" and out.schema == numbers.compute({}).schema
 
     def test_self_verification_noted(self, tmp_path: Path) -> None:
-        """The reproduction notes say when the verifier also generated the questions."""
+        """The reproduction notes and the method's text say when the verifier also generated the
+        questions, and call the verifier separate only when it did not."""
         cfg = judged_tables.project(tmp_path, None)
         notes = {}
         for verifier in (cfg.generate.generator, "someone-else"):
             cfg = dataclasses.replace(cfg, verify=VerifyParams(verifier=verifier, self_verification=True))
             out = run_settings.config_macros(cfg, {})
-            notes[verifier] = dict(zip(out["macro"], out["text"], strict=True))["VerifierNote"]
-        assert "self-verification" in notes[cfg.generate.generator] and notes["someone-else"] == ""
+            values = dict(zip(out["macro"], out["text"], strict=True))
+            notes[verifier] = (values["VerifierNote"], values["VerifierWho"])
+        assert "self-verification" in notes[cfg.generate.generator][0] and notes["someone-else"][0] == ""
+        assert notes[cfg.generate.generator][1].endswith(", the generator itself)")
+        assert notes["someone-else"][1].startswith("A separate verifier (")
