@@ -202,16 +202,19 @@ def retrieval_audit(audit: str, col: str = "rate") -> Getter:
     return lambda t: one(table(t, "audit_retrieval"), col, f"retrieval audit {audit}", audit=audit)
 
 
+def _fates(t: Tables, answerable: bool) -> pl.DataFrame:
+    """The verify stage's fate counts (``audit_fates``) of one half."""
+    return table(t, "audit_fates").filter(pl.col("answerable") == answerable)
+
+
 def kept(answerable: bool) -> Getter:
     """Questions of one half in the benchmark (candidates the verify stage kept)."""
-    return lambda t: int(
-        table(t, "audit_fates").filter((pl.col("fate") == "kept") & (pl.col("answerable") == answerable))["n"].sum()
-    )
+    return lambda t: int(_fates(t, answerable).filter(pl.col("fate") == "kept")["n"].sum())
 
 
 def drafts(answerable: bool) -> Getter:
     """Candidates of one half the generator drafted, whatever their fate (``audit_fates``)."""
-    return lambda t: int(table(t, "audit_fates").filter(pl.col("answerable") == answerable)["n"].sum())
+    return lambda t: int(_fates(t, answerable)["n"].sum())
 
 
 def style_auc(variant: str) -> Getter:

@@ -36,6 +36,7 @@ def config_macros(cfg: RunConfig, reported: Mapping[str, Mapping[str, Any]]) -> 
     name = lambda m: specs[m].display_name if m in specs and specs[m].display_name else m  # noqa: E731
     fact = lambda key: str(reported.get(key, {}).get("value", "n/a"))  # noqa: E731
     count = lambda n: _Tex(thousands(n))  # noqa: E731
+    verifier, self_verified = name(cfg.verify.verifier), cfg.verify.verifier == cfg.generate.generator
     values = {
         "RunName": cfg.run,
         "Cutoff": cfg.corpus.cutoff,
@@ -48,13 +49,11 @@ def config_macros(cfg: RunConfig, reported: Mapping[str, Mapping[str, Any]]) -> 
         "BMb": f"{cfg.index.bm25_b:g}",
         "RRFk": str(cfg.index.rrf_k),
         "Generator": name(cfg.generate.generator),
-        "Verifier": name(cfg.verify.verifier),
-        "VerifierNote": " (also the generator: self-verification, which the paper never uses)"
-        if cfg.verify.verifier == cfg.generate.generator
-        else "",
-        "VerifierWho": f"A verifier ({name(cfg.verify.verifier)}, the generator itself)"
-        if cfg.verify.verifier == cfg.generate.generator
-        else f"A separate verifier ({name(cfg.verify.verifier)})",
+        "Verifier": verifier,
+        "VerifierNote": " (also the generator: self-verification, which the paper never uses)" if self_verified else "",
+        "VerifierWho": f"A verifier ({verifier}, the generator itself)"
+        if self_verified
+        else f"A separate verifier ({verifier})",
         "VerifierK": str(cfg.verify.retrieve_k),
         "ResponseJudge": name(cfg.judge.response_judge),
         "AccuracyJudges": ", ".join(name(m) for m in cfg.judge.accuracy_judges),
