@@ -109,6 +109,25 @@ def cfg(tmp_path: Path) -> config.RunConfig:
     return health.write_run(tmp_path)
 
 
+class TestVerifier:
+    def test_no_per_half_for_the_benchmark_generator(self, cfg) -> None:  # noqa: ANN001
+        """NO rejects an answerable draft and keeps an unanswerable one; unparsable answers and
+        another generator's drafts are not counted."""
+        found = run_health.verifier_health(cfg)
+        assert _row(found, "verifier_no_unanswerable", "v") == (4, 5)
+        assert set(found["stage"]) == {"04_verify"}
+
+    def test_missing_audit_is_a_note(self, cfg) -> None:  # noqa: ANN001
+        """Without the audit one row names it; an imported benchmark's row says it was verified elsewhere."""
+        audit = cfg.stage_dir("verify") / "audit_verifier.csv"
+        audit.unlink()
+        (note,) = run_health.verifier_health(cfg).to_dicts()
+        assert note["measure"] == "missing" and "audit_verifier.csv is missing" in note["detail"]
+        (cfg.stage_dir("verify") / "import.json").write_text("{}")
+        (note,) = run_health.verifier_health(cfg).to_dicts()
+        assert "imported" in note["detail"]
+
+
 class TestCollect:
     def test_missing_input_is_a_note(self, cfg) -> None:  # noqa: ANN001
         """Without references.parquet the rest is counted and one row says what is missing."""

@@ -25,7 +25,7 @@ def cfg(tmp_path: Path) -> config.RunConfig:
 class TestPaperSection:
     def test_table_and_sentences(self, cfg) -> None:  # noqa: ANN001
         """The table prints counts with their n and the caveat below min_n; the sentences name the failures."""
-        counted = run_health.collect(cfg, health.main_grid())
+        counted = pl.concat([run_health.verifier_health(cfg), run_health.collect(cfg, health.main_grid())])
         tex = paper_run_health.health_tex(counted, min_n=6)
         assert "2 of 8" in tex and "1 of 2 (1 re-asked)" in tex
         assert "1 of 1 (n = 1 question, not interpretable at this n)" in tex
@@ -35,6 +35,24 @@ class TestPaperSection:
         assert "j-small gave no usable output on 1 of 2 calls" in said["HealthJudgeSentence"]
         assert "references.parquet is missing" in said["HealthOmitted"]
         assert "used the first retrieval round only" not in said["HealthRoundsSentence"]
+        assert "Verifier's NO, answerable drafts (rejected) & v &  &  &  & 7 of 9" in tex
+        assert said["HealthVerifierSentence"] == (
+            "The verifier (v) said the older wiki text does not answer the question for 7 of 9 answerable "
+            "drafts and 4 of 5 unanswerable drafts: it said NO to most drafts of either half, so it rejected "
+            "most answerable drafts, and its NO does not tell the unanswerable drafts apart from the answerable ones."
+        )
+
+    def test_verifier_that_tells_the_halves_apart(self) -> None:
+        """A verifier that said YES to most answerable drafts gets its counts and no warning."""
+        audit = health.verifier_audit("g").with_columns(
+            rejected=pl.when(pl.col("answerable") & (pl.col("check") == "answers")).then(2).otherwise("rejected")
+        )
+        frame = run_health.verifier_answers(audit, "g")
+        said = dict((m, v) for m, v, _ in paper_run_health.health_macros(frame, min_n=6))
+        assert said["HealthVerifierSentence"] == (
+            "The verifier (v) said the older wiki text does not answer the question for 2 of 9 answerable "
+            "drafts and 4 of 5 unanswerable drafts."
+        )
 
     def test_no_further_rounds_sentence(self) -> None:
         """When no iterative answer used another round, one sentence says so, and says why: the
@@ -58,14 +76,16 @@ class TestPaperSection:
         assert rows == [("echoed_template", 1, 2), ("no_follow_ups", 1, 2)]
 
     def test_write(self, cfg) -> None:  # noqa: ANN001
-        """Without the analysis' CSV the paper still writes the table, macros and CSV, naming what is missing."""
+        """Without the analysis' CSV the paper still writes the table, macros and CSV, naming what is
+        missing; the verifier's rows come from the verify stage's audit."""
         paper, stage = cfg.root / "paper", cfg.run_dir() / "08_paper"
         (paper / "tables").mkdir(parents=True)
         stage.mkdir(parents=True)
         status = paper_run_health.write(cfg, paper, stage)
         assert status["name"] == "run_health" and (paper / "tables" / "run_health.tex").is_file()
         assert "run\\_health.csv is missing" in (paper / "health_numbers.tex").read_text()
-        assert (stage / "run_health.csv").is_file()
+        written = pl.read_csv(stage / "run_health.csv")
+        assert written.filter(pl.col("measure") == "verifier_no_answerable")["numerator"].to_list() == [7]
 
     def test_main_tex_places_it_before_results(self) -> None:
         """paper/main.tex has the Run health section, with its table, before the first results section."""

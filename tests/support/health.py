@@ -2,7 +2,9 @@
 
 Two models under test: ``m-a`` answers cleanly except one truncated no-RAG reply; ``m-b`` has two
 failed calls (one answer, one iterative reflection) and asks for one more retrieval round once.
-Two accuracy judges: ``j-big`` parses everything, ``j-small`` gives one unparsable score of 2."""
+Two accuracy judges: ``j-big`` parses everything, ``j-small`` gives one unparsable score of 2.
+The verifier ``v`` said NO to 7 of the 9 answerable drafts it answered (one more unparsable) and
+to 4 of 5 unanswerable ones; a second generator's drafts (``g-other``) are not the benchmark's."""
 
 from __future__ import annotations
 
@@ -120,6 +122,19 @@ def main_grid() -> pl.DataFrame:
     )
 
 
+def verifier_audit(generator: str) -> pl.DataFrame:
+    """The verify stage's ``audit_verifier`` table for drafts of ``generator`` and of ``g-other``."""
+    columns = ("generator", "verifier", "answerable", "check", "evaluated", "rejected", "unparsable", "errors")
+    rows = [
+        (generator, "v", True, "stated", 12, 2, 0, 0),
+        (generator, "v", True, "answers", 10, 7, 1, 0),
+        (generator, "v", False, "stated", 5, 0, 0, 0),
+        (generator, "v", False, "answers", 5, 1, 0, 0),
+        ("g-other", "v", True, "answers", 8, 8, 0, 0),
+    ]
+    return pl.DataFrame(rows, schema=columns, orient="row")
+
+
 def write_run(tmp_path: Path) -> config.RunConfig:
     """A run with these answer and judge outputs and no views run."""
     (tmp_path / "params").mkdir()
@@ -127,6 +142,8 @@ def write_run(tmp_path: Path) -> config.RunConfig:
     for name in ("default.yaml", "models.yaml"):
         (tmp_path / "params" / name).write_text((projects.REPO / "params" / name).read_text())
     run = config.load(tmp_path / "params" / "default.yaml")
+    run.stage_dir("verify").mkdir(parents=True)
+    verifier_audit(run.generate.generator).write_csv(run.stage_dir("verify") / "audit_verifier.csv")
     run.stage_dir("answer").mkdir(parents=True)
     run.stage_dir("judge").mkdir(parents=True)
     responses().write_parquet(run.stage_dir("answer") / "responses.parquet")

@@ -2,39 +2,43 @@
 
 Every measure is a count out of a count, one row each in a long table (:data:`SCHEMA`):
 
-=====================  ======================================================================
-measure                numerator of denominator
-=====================  ======================================================================
-failed_calls           calls that returned an error, of the calls a model or judge made in a
-                       stage (answers and iterative reflections in 05; labels with their
-                       re-asks, oracle references and scores in 06; decisions in 09; answers,
-                       labels and scores in 10)
-truncated              replies stopped at the output budget (finish reason ``length``), of
-                       the replies returned, per model and condition
-reflection_unusable    iterative reflections lost to format, out of budget or failed
-reflection_outcome     iterative reflections by outcome (``detail``): sufficient, insufficient
-                       (follow-ups searched), no_follow_ups (insufficient, but no usable
-                       question; ``echoed_template`` when it copied the prompt's placeholder
-                       back), lost_to_format, budget_exhausted, error
-further_rounds         iterative answers that used ``detail`` retrieval rounds after round 0
-label_reasked          response-judge outputs that were not one label and were re-asked
-label_unparsable       ... still not one label after the re-ask (no label)
-score_reasked          accuracy-judge outputs that were not a score and were re-asked
-score_unparsable       ... still not a score after the re-ask (no accuracy for the response)
-label_rule_disagree    labels that differ from the phrase rule's, of those both gave; ``detail``
-                       names the first few (where to look for the judge's mislabels)
-accuracy_questions     answerable questions with a complete accuracy panel, of those asked,
-                       per configuration and condition (the main grid)
-k2g_format_issues      Know2Guess replies with a parser issue (strict parser; ``detail``: the
-                       most frequent issue)
-esb_invalid            evidence-view responses ESB classes INVALID (empty or out of budget)
-missing                a part that could not be counted; ``detail`` says why
-=====================  ======================================================================
+========================  ===================================================================
+measure                   numerator of denominator
+========================  ===================================================================
+verifier_no_answerable    the verifier's "Answers" checks that said NO (the older wiki text does
+                          not answer the question), of those it answered, per verifier, for the
+                          benchmark generator's answerable drafts: each NO rejected one
+verifier_no_unanswerable  the same for its unanswerable drafts, where each NO kept one
+failed_calls              calls that returned an error, of the calls a model or judge made in a
+                          stage (answers and iterative reflections in 05; labels with their
+                          re-asks, oracle references and scores in 06; decisions in 09; answers,
+                          labels and scores in 10)
+truncated                 replies stopped at the output budget (finish reason ``length``), of
+                          the replies returned, per model and condition
+reflection_unusable       iterative reflections lost to format, out of budget or failed
+reflection_outcome        iterative reflections by outcome (``detail``): sufficient, insufficient
+                          (follow-ups searched), no_follow_ups (insufficient, but no usable
+                          question; ``echoed_template`` when it copied the prompt's placeholder
+                          back), lost_to_format, budget_exhausted, error
+further_rounds            iterative answers that used ``detail`` retrieval rounds after round 0
+label_reasked             response-judge outputs that were not one label and were re-asked
+label_unparsable          ... still not one label after the re-ask (no label)
+score_reasked             accuracy-judge outputs that were not a score and were re-asked
+score_unparsable          ... still not a score after the re-ask (no accuracy for the response)
+label_rule_disagree       labels that differ from the phrase rule's, of those both gave; ``detail``
+                          names the first few (where to look for the judge's mislabels)
+accuracy_questions        answerable questions with a complete accuracy panel, of those asked,
+                          per configuration and condition (the main grid)
+k2g_format_issues         Know2Guess replies with a parser issue (strict parser; ``detail``: the
+                          most frequent issue)
+esb_invalid               evidence-view responses ESB classes INVALID (empty or out of budget)
+missing                   a part that could not be counted; ``detail`` says why
+========================  ===================================================================
 
 :func:`collect` counts the answer and judge stages (the analysis stage's ``run_health.csv``);
-:func:`collect_views` counts the two views from their folders (the paper stage adds them, since
-the analysis stage does not read the views). A missing file leaves a ``missing`` row, never an
-error.
+:func:`verifier_health` counts the verify stage's audit and :func:`collect_views` the two views
+from their folders (the paper stage adds them, since the analysis stage reads neither). A missing
+file leaves a ``missing`` row, never an error.
 """
 
 from __future__ import annotations
@@ -50,6 +54,9 @@ from declinecraft.core.config import RunConfig
 from declinecraft.evaluation import iterative
 
 #: The ``stage`` a row counts: the stage's notebook (``05_answer``).
+VERIFY_STAGE = catalogue.notebook("verify")
+#: The verifier's NO per half (key: answerable).
+VERIFIER_NO = {True: "verifier_no_answerable", False: "verifier_no_unanswerable"}
 ANSWER_STAGE = catalogue.notebook("answer")
 JUDGE_STAGE = catalogue.notebook("judge")
 ANALYSIS_STAGE = catalogue.notebook("analysis")
@@ -117,6 +124,32 @@ def missing(stage: str, reason: str, measure: str = "missing") -> pl.DataFrame:
         "rate": None,
     }
     return pl.DataFrame([row], schema=SCHEMA)
+
+
+def verifier_answers(audit: pl.DataFrame, generator: str) -> pl.DataFrame:
+    """``verifier_no_answerable`` and ``verifier_no_unanswerable`` per verifier, from the verify
+    stage's ``audit_verifier`` (its "answers" rows for ``generator``, whose drafts make the
+    benchmark)."""
+    part = audit.filter((pl.col("check") == "answers") & (pl.col("generator") == generator))
+    answered = pl.col("evaluated") - pl.col("unparsable")
+    halves = []
+    for answerable, said_no in ((True, pl.col("rejected")), (False, answered - pl.col("rejected"))):
+        counted = part.filter(pl.col("answerable") == answerable).select(
+            model=pl.col("verifier"), numerator=said_no, denominator=answered
+        )
+        halves.append(_finish(counted, VERIFIER_NO[answerable], VERIFY_STAGE))
+    return pl.concat(halves)
+
+
+def verifier_health(cfg: RunConfig) -> pl.DataFrame:
+    """The verifier's rows, or a ``missing`` row saying why there are none (an imported benchmark
+    was verified elsewhere)."""
+    audit, why = _read(catalogue.VERIFY_AUDIT_VERIFIER, cfg)
+    if audit is not None:
+        return verifier_answers(audit, cfg.generate.generator)
+    if catalogue.VERIFY_IMPORT.path(cfg).is_file():
+        why = "the benchmark was imported (make import), so its verification did not run here"
+    return missing(VERIFY_STAGE, why)
 
 
 def reflections(responses: pl.DataFrame) -> pl.DataFrame:
@@ -340,7 +373,7 @@ def _read(artifact: Artifact, cfg: RunConfig) -> tuple[pl.DataFrame | None, str]
 
 
 def collect(cfg: RunConfig, main_grid: pl.DataFrame | None = None) -> pl.DataFrame:
-    """The answer and judge stages' health (every measure but the views'), with a ``missing``
+    """The answer and judge stages' health (every measure but the verifier's and the views'), with a ``missing``
     row for each input the run lacks; ``main_grid`` is the analysis' table when it has one."""
     parts = []
     responses, why = _read(catalogue.ANSWER_RESPONSES, cfg)

@@ -427,7 +427,7 @@ STAGES: dict[str, Stage] = {
         Stage(
             "paper",
             "08_paper",
-            (ANALYSIS_TABLE, ANALYSIS_STATUS, *_VIEWS)
+            (ANALYSIS_TABLE, ANALYSIS_STATUS, VERIFY_AUDIT_VERIFIER, *_VIEWS)
             + tuple(a for a in ARTIFACTS if a.kind == "parquet" and a not in _VIEWS),
         ),
     )

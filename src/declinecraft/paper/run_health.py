@@ -1,10 +1,11 @@
 """The paper's "Run health" section: one table and a few generated sentences, before any result.
 
 The counts come from the analysis stage's ``run_health.csv`` (answering and judging,
-:mod:`declinecraft.analysis.run_health`) and, for the two views, from their own folders
-(:func:`~declinecraft.analysis.run_health.collect_views`: the analysis stage does not read the
-views). :func:`write` puts the whole table into ``outputs/<run>/08_paper/run_health.csv``, the
-LaTeX table into ``paper/tables/run_health.tex`` and the sentences, as macros, into
+:mod:`declinecraft.analysis.run_health`) and, for the verifier and the two views, from their own
+folders (:func:`~declinecraft.analysis.run_health.verifier_health`,
+:func:`~declinecraft.analysis.run_health.collect_views`: the analysis stage reads neither).
+:func:`write` puts the whole table into ``outputs/<run>/08_paper/run_health.csv``, the LaTeX table
+into ``paper/tables/run_health.tex`` and the sentences, as macros, into
 ``paper/health_numbers.tex``. Every count prints with its n ("6 of 9"); the questions a
 configuration's accuracy rests on print with the small-n caveat below the run's minimum
 (:func:`declinecraft.core.small_n.stated`). A part the run could not count is named in
@@ -29,6 +30,8 @@ from declinecraft.paper.outputs import paper_writer
 CONDITIONS = {"no_rag": "No retrieval", "single": "Single-shot RAG", "iterative": "Iterative RAG", "": "All"}
 #: Table rows: (measure, stage, label); the order is the table's.
 ROWS: tuple[tuple[str, str, str], ...] = (
+    ("verifier_no_answerable", run_health.VERIFY_STAGE, "Verifier's NO, answerable drafts (rejected)"),
+    ("verifier_no_unanswerable", run_health.VERIFY_STAGE, "Verifier's NO, unanswerable drafts (kept)"),
     ("failed_calls", run_health.ANSWER_STAGE, "Failed calls, answering (incl.\\ reflections)"),
     ("truncated", run_health.ANSWER_STAGE, "Answers cut at the output budget"),
     ("reflection_unusable", run_health.ANSWER_STAGE, "Reflections without usable JSON"),
@@ -204,6 +207,31 @@ def _judge_sentence(frame: pl.DataFrame) -> str:
     return "In judging, " + "; ".join(said) + "." + after
 
 
+def _verifier_sentence(frame: pl.DataFrame) -> str:
+    """What the verifier said to each half's drafts and, when it said NO to most of both, what
+    that means for the benchmark (a NO that keeps the unanswerable half does not tell it apart)."""
+    said = []
+    part = frame.filter(pl.col("measure").is_in(list(run_health.VERIFIER_NO.values())) & (pl.col("denominator") > 0))
+    for model in part["model"].unique(maintain_order=True).to_list():
+        halves = {
+            answerable: r
+            for answerable, measure in run_health.VERIFIER_NO.items()
+            for r in part.filter((pl.col("model") == model) & (pl.col("measure") == measure)).to_dicts()
+        }
+        counts = " and ".join(
+            f"{of(r['numerator'], r['denominator'])} {'answerable' if answerable else 'unanswerable'} drafts"
+            for answerable, r in sorted(halves.items(), reverse=True)
+        )
+        text = f"The verifier ({model}) said the older wiki text does not answer the question for {counts}"
+        if len(halves) == 2 and all(r["rate"] >= 0.5 for r in halves.values()):
+            text += (
+                ": it said NO to most drafts of either half, so it rejected most answerable drafts, and its NO "
+                "does not tell the unanswerable drafts apart from the answerable ones"
+            )
+        said.append(text + ".")
+    return " ".join(said)
+
+
 def _rule_sentence(frame: pl.DataFrame) -> str:
     """Where the response judge may have mislabelled: its disagreements with the phrase rule."""
     part = frame.filter((pl.col("measure") == "label_rule_disagree") & (pl.col("numerator") > 0)).to_dicts()
@@ -280,6 +308,7 @@ def _asked(frame: pl.DataFrame) -> str:
 
 #: Sentence macros of ``health_numbers.tex``: (macro, what it says, how it is written).
 SENTENCES: tuple[tuple[str, str, Callable[[pl.DataFrame, int], str]], ...] = (
+    ("HealthVerifierSentence", "the verifier's NO per half", lambda f, m: _verifier_sentence(f)),
     ("HealthCallsSentence", "model calls and failed calls", lambda f, m: _calls_sentence(f)),
     ("HealthTruncSentence", "answers cut at the output budget", lambda f, m: _truncation_sentence(f)),
     ("HealthTruncNote", "answers cut mid-answer, for the notes", lambda f, m: _truncation_note(f)),
@@ -320,7 +349,7 @@ def write(cfg: RunConfig, paper_dir: Path, stage_dir: Path) -> dict[str, Any]:
         counted = run_health.missing(
             run_health.ANALYSIS_STAGE, f"{source.relative_to(cfg.root)} is missing (the analysis stage has not run)"
         )
-    frame = pl.concat([counted, run_health.collect_views(cfg)])
+    frame = pl.concat([run_health.verifier_health(cfg), counted, run_health.collect_views(cfg)])
     min_n = cfg.analysis.finding_n
     writer = paper_writer(paper_dir, stage_dir)
     writer.frame(catalogue.PAPER_RUN_HEALTH, frame)
