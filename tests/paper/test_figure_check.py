@@ -50,3 +50,16 @@ class TestFigureCheck:
         drawing.label_points(ax, [(50, 50, "model one"), (50, 50, "model two"), (50, 50, "model three")])
         assert figure_check.problems(fig) == []
         plt.close(fig)
+
+    def test_labels_at_a_corner(self) -> None:
+        """Four long labels of points at one corner (every configuration at attempt 100 %, CAR 0 %)
+        share one label inside the axes, a line each."""
+        fig, ax = plt.subplots(figsize=(5, 3))
+        names = [f"Qwen2.5-Coder-0.5B-Instruct (Q4_K_M) {i}" for i in range(3)] + ["SmolLM2-135M-Instruct (Q4_1)"]
+        ax.scatter([100] * 4, [0] * 4)
+        ax.set_xlim(0, 100)
+        ax.set_ylim(0, 100)
+        drawing.label_points(ax, [(100, 0, name) for name in names])
+        assert figure_check.problems(fig) == []
+        assert [t.get_text() for t in ax.texts] == ["\n".join(names)]
+        plt.close(fig)

@@ -105,7 +105,7 @@ def save(
 #: Where a point's label may go, in points from the point, nearest first: (dx, dy, ha, va).
 LABEL_SPOTS = tuple(
     (sx * r, sy * r, ha, va)
-    for r in (2.5, 6.0, 10.0)
+    for r in (2.5, 6.0, 10.0, 16.0, 24.0)
     for sx, sy, ha, va in (
         (1, 1, "left", "bottom"),
         (1, -1, "left", "top"),
@@ -131,7 +131,8 @@ def label_points(ax: Any, points: Sequence[tuple[float, float, str]], *, fontsiz
     """Label each point ``(x, y, text)`` at the first spot of :data:`LABEL_SPOTS` where the label
     stays inside the axes and covers no label placed before it nor the axes' legend (call it once
     the limits and the legend are final); where none is free, at the spot
-    that overlaps least. Points that are not finite get no label."""
+    that overlaps least. Points at one position share one label, a line each (a reader cannot
+    tell their markers apart either). Points that are not finite get no label."""
     drawn = renderer(ax.get_figure())  # the layout the labels are placed in
     frame = ax.get_window_extent(drawn)
     legend = ax.get_legend()
@@ -145,9 +146,12 @@ def label_points(ax: Any, points: Sequence[tuple[float, float, str]], *, fontsiz
         )
         return overlap + (0.0 if inside else box.width * box.height)
 
+    shared: dict[tuple[float, float], list[str]] = {}
     for x, y, text in points:
-        if not (np.isfinite(x) and np.isfinite(y)):
-            continue
+        if np.isfinite(x) and np.isfinite(y):
+            shared.setdefault((float(x), float(y)), []).append(text)
+    for (x, y), texts in shared.items():
+        text = "\n".join(dict.fromkeys(texts))
         best = None
         for dx, dy, ha, va in LABEL_SPOTS:
             label = ax.annotate(
