@@ -114,6 +114,7 @@ class TestVerifier:
         """NO rejects an answerable draft and keeps an unanswerable one; unparsable answers and
         another generator's drafts are not counted."""
         found = run_health.verifier_health(cfg)
+        assert _row(found, "verifier_no_answerable", "v") == (7, 9)
         assert _row(found, "verifier_no_unanswerable", "v") == (4, 5)
         assert set(found["stage"]) == {"04_verify"}
 
