@@ -55,13 +55,13 @@ from declinecraft.evaluation import iterative
 
 #: The ``stage`` a row counts: the stage's notebook (``05_answer``).
 VERIFY_STAGE = catalogue.notebook("verify")
-#: The verifier's NO per half (key: answerable).
-VERIFIER_NO = {True: "verifier_no_answerable", False: "verifier_no_unanswerable"}
 ANSWER_STAGE = catalogue.notebook("answer")
 JUDGE_STAGE = catalogue.notebook("judge")
 ANALYSIS_STAGE = catalogue.notebook("analysis")
 K2G_STAGE = catalogue.notebook("know2guess")
 EVIDENCE_STAGE = catalogue.notebook("evidence")
+#: The verifier's NO per half (key: answerable).
+VERIFIER_NO = {True: "verifier_no_answerable", False: "verifier_no_unanswerable"}
 
 #: Columns of the long table (``run_health.csv``).
 SCHEMA: dict[str, type[pl.DataType]] = {

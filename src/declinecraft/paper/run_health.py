@@ -210,20 +210,17 @@ def _judge_sentence(frame: pl.DataFrame) -> str:
 def _verifier_sentence(frame: pl.DataFrame) -> str:
     """What the verifier said to each half's drafts and, when it said NO to most of both, what
     that means for the benchmark (a NO that keeps the unanswerable half does not tell it apart)."""
+    half = {
+        measure: "answerable" if answerable else "unanswerable"
+        for answerable, measure in run_health.VERIFIER_NO.items()
+    }
+    part = frame.filter(pl.col("measure").is_in(list(half)) & (pl.col("denominator") > 0))
     said = []
-    part = frame.filter(pl.col("measure").is_in(list(run_health.VERIFIER_NO.values())) & (pl.col("denominator") > 0))
     for model in part["model"].unique(maintain_order=True).to_list():
-        halves = {
-            answerable: r
-            for answerable, measure in run_health.VERIFIER_NO.items()
-            for r in part.filter((pl.col("model") == model) & (pl.col("measure") == measure)).to_dicts()
-        }
-        counts = " and ".join(
-            f"{of(r['numerator'], r['denominator'])} {'answerable' if answerable else 'unanswerable'} drafts"
-            for answerable, r in sorted(halves.items(), reverse=True)
-        )
+        rows = part.filter(pl.col("model") == model).sort("measure").to_dicts()  # answerable first
+        counts = " and ".join(f"{of(r['numerator'], r['denominator'])} {half[r['measure']]} drafts" for r in rows)
         text = f"The verifier ({model}) said the older wiki text does not answer the question for {counts}"
-        if len(halves) == 2 and all(r["rate"] >= 0.5 for r in halves.values()):
+        if len(rows) == 2 and all(r["rate"] >= 0.5 for r in rows):
             text += (
                 ": it said NO to most drafts of either half, so it rejected most answerable drafts, and its NO "
                 "does not tell the unanswerable drafts apart from the answerable ones"
