@@ -53,6 +53,8 @@ def anthropic_line(key: str, model: str, body: Mapping[str, Any]) -> dict[str, A
             continue
         if name == "stop":
             params["stop_sequences"] = [value] if isinstance(value, str) else list(value)
+        elif name == "max_completion_tokens":  # an entry's max_tokens_field for OpenAI's reasoning models
+            params["max_tokens"] = value
         elif name in ANTHROPIC_FIELDS:
             params[name] = value
         else:
