@@ -207,7 +207,7 @@ batch-export: $(SETUP_STAMP) ## Write one stage's uncached calls as batch JSONL 
 	@test -n "$(NB)" || { echo "usage: make batch-export NB=05 [PARAMS=params/<run>.yaml]"; exit 2; }
 	@rm -rf outputs/$(RUN)/batches/$(NB); \
 	DECLINECRAFT_BATCH_EXPORT=$(CURDIR)/outputs/$(RUN)/batches/$(NB) $(MAKE) --no-print-directory nb NB=$(NB) PARAMS=$(PARAMS) \
-	  >/dev/null 2>&1 || true; \
+	  || echo ">> the stage stopped, as it does when it has written its uncached calls (BatchExported above)"; \
 	files=$$(ls outputs/$(RUN)/batches/$(NB)/*.jsonl 2>/dev/null | grep -v '\.calls\.jsonl$$'); \
 	if [ -z "$$files" ]; then echo "no uncached calls in stage $(NB) of $(RUN) (or the stage failed first: make nb NB=$(NB) says why)"; \
 	else for f in $$files; do echo "$$f: $$(wc -l < $$f) calls"; done; fi
