@@ -116,6 +116,17 @@ class TestBatcher:
         assert not any(r.ok for r in results)
         assert all("line 2: invalid_request fake rejection" in (r.error or "") for r in results)
 
+    def test_poll_errors_tried_again(self, fake: fake_batches.FakeBatches, store: Cache, api: str) -> None:
+        """A look at a running batch that fails with HTTP 503 is tried again; too many in a row stop the
+        run with the batch still stored for the next one."""
+        fake.fail_looks = 2
+        (result,) = run_batch(client(fake, store, api), requests("patient"), progress=False)
+        assert result.ok and fake.counts["batches"] == 1
+        fake.fail_looks = batch.MAX_POLL_ERRORS
+        with pytest.raises(LLMError, match=r"looks in a row at batch .* failed.*next run collects it"):
+            run_batch(client(fake, store, api), requests("impatient"), progress=False)
+        assert len(list(batch.batches_dir(store).glob("*.json"))) == 1
+
     def test_size_limit_splits(self, fake: fake_batches.FakeBatches, store: Cache, api: str) -> None:
         """Calls beyond the batch size go in further batches."""
         results = run_batch(client(fake, store, api, batch_max_requests=2), requests("a", "b", "c", "d", "e"))

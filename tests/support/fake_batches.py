@@ -11,8 +11,8 @@ is told to ``hold`` (a batch that never ends while a test kills its poller). Eac
     [[batch expire]]    the line expires (OpenAI: ``batch_expired`` in the error file; Anthropic: ``expired``)
     [[batch reject]]    OpenAI: the whole batch fails validation, naming this line; Anthropic: HTTP 400
 
-``counts`` says how many files, batches and lines were submitted, so a test can prove that nothing
-was paid twice.
+``fail_looks`` answers that many looks at a batch with HTTP 503. ``counts`` says how many files,
+batches and lines were submitted, so a test can prove that nothing was paid twice.
 """
 
 from __future__ import annotations
@@ -37,6 +37,8 @@ class FakeBatches:
     def __init__(self, polls: int = 2) -> None:
         self.polls = polls
         self.hold = False
+        self.fail_looks = 0
+        """Answer this many of the next looks at a batch with HTTP 503."""
         self.files: dict[str, bytes] = {}
         self.batches: dict[str, dict[str, Any]] = {}
         self.counts: Counter[str] = Counter()
@@ -205,6 +207,9 @@ class FakeBatches:
                 with fake._lock:
                     fake.headers.append({k.lower(): v for k, v in self.headers.items()})
                     parts = self.path.strip("/").split("/")
+                    if fake.fail_looks and "results" not in parts and "content" not in parts:
+                        fake.fail_looks -= 1
+                        return self._send(503, {"error": {"message": "fake overload"}})
                     if parts[:2] == ["v1", "files"] and len(parts) == 4 and parts[3] == "content":
                         return self._send(200, None, raw=fake.files[parts[2]])
                     if parts[:2] == ["v1", "batches"] and len(parts) == 3:

@@ -44,6 +44,13 @@ log = logging.getLogger(__name__)
 OPENAI_ENDED = frozenset({"completed", "failed", "expired", "cancelled"})
 #: The Anthropic API version sent with every request.
 ANTHROPIC_VERSION = "2023-06-01"
+#: Looks in a row at a batch that may fail (HTTP 429 or 5xx, a dropped connection) before the run stops;
+#: the batch stays stored, so the next run collects it.
+MAX_POLL_ERRORS = 10
+
+
+class Transient(LLMError):
+    """A look at a batch failed in a way worth trying again (HTTP 429 or 5xx, a dropped connection)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -81,7 +88,8 @@ class BatchAPI(Protocol):
 
 def _raise_for(response: httpx2.Response, what: str) -> None:
     if response.status_code >= 400:
-        raise LLMError(f"{what}: HTTP {response.status_code}: {response.text[:500]}")
+        kind = Transient if response.status_code == 429 or response.status_code >= 500 else LLMError
+        raise kind(f"{what}: HTTP {response.status_code}: {response.text[:500]}")
 
 
 class OpenAIBatches:
@@ -303,10 +311,25 @@ class Batcher:
         """Poll ``batches`` until each ends, fold their results into the cache, forget them."""
         records: dict[str, CallRecord] = {}
         left = list(batches)
+        errors = 0
         while left:
             still = []
             for batch in left:
-                ended = await api.ended(batch["batch_id"])
+                try:
+                    ended = await api.ended(batch["batch_id"])
+                except (Transient, httpx2.TransportError) as exc:
+                    errors += 1
+                    if errors >= MAX_POLL_ERRORS:
+                        raise LLMError(
+                            f"model {self.model_id!r}: {errors} looks in a row at batch {batch['batch_id']} failed, "
+                            f"the last: {exc}; the batch stays stored and the next run collects it"
+                        ) from None
+                    log.warning(
+                        "%s: looking at batch %s failed (%s); trying again", self.model_id, batch["batch_id"], exc
+                    )
+                    still.append(batch)
+                    continue
+                errors = 0
                 if ended is None:
                     still.append(batch)
                     continue
