@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 
 from declinecraft.core import config
+from declinecraft.llm import batch_files
 from declinecraft.llm.calls import Call
 from declinecraft.llm.client import BudgetExceeded, Request, Result, Unreachable
 from declinecraft.llm.pool import ModelFailed, ModelPool, Tally, check_failures, rewriter, to_reply
@@ -199,6 +200,29 @@ class TestModelPoolBudget:
             (reply,) = later.asker("one", thinking=None, max_tokens=8)([call])
             assert reply.error is None and later.budget.spent_tokens > 0
             assert later.cache.spend_totals("default")[0]["model"] == "one"
+
+
+class TestModelPoolExport:
+    def test_exported_calls_stop_the_stage(
+        self, pool: ModelPool, server: fake_openai.FakeServer, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    ) -> None:
+        """Under make batch-export the stage's uncached calls of every model are written, none is sent,
+        and the stage's end stops it with BatchExported (not a tolerated share of failures)."""
+        monkeypatch.setenv(batch_files.EXPORT_ENV, str(tmp_path / "batches"))
+        monkeypatch.setattr(batch_files, "_written", {})
+        sent = server.stats()["requests"]
+        for model in ("one", "two"):
+            (reply,) = pool.asker(model, thinking=None, max_tokens=8)([Call("rewrite_query", {"query": "export me"})])
+            assert reply.error and "make batch-export" in reply.error
+        assert server.stats()["requests"] == sent
+        assert sorted(p.name for p in (tmp_path / "batches").glob("*.jsonl")) == [
+            "one.calls.jsonl",
+            "one.jsonl",
+            "two.calls.jsonl",
+            "two.jsonl",
+        ]
+        with pytest.raises(batch_files.BatchExported, match=r"one\.jsonl \(1 calls\).*two\.jsonl \(1 calls\)"):
+            pool.close()
 
 
 class TestProbe:

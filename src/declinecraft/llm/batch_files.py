@@ -94,7 +94,9 @@ def stop_if_exported() -> None:
     Raises:
         BatchExported: naming each file and its count, and how to run and import them.
     """
-    files = written()
+    with _lock:  # reported once: a later close in the process has its own exports to report
+        files = dict(_written)
+        _written.clear()
     if not files:
         return
     listed = ", ".join(f"{path} ({n} calls)" for path, n in sorted(files.items()))
