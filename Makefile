@@ -47,7 +47,7 @@ SOURCES := $(shell find src/declinecraft -name '*.py' -not -path '*/__pycache__/
 DEPS_MK := .make/deps.mk
 
 
-.PHONY: help setup all nb test test-fast test-vllm vllm lab lint bench clean report graph check-params llama-server import evaluate faults bundle release every-eval
+.PHONY: help setup all nb batch-export batch-import test test-fast test-vllm vllm lab lint bench clean report graph check-params llama-server import evaluate faults bundle release every-eval
 
 help: ## Show this help.
 	@awk 'BEGIN{FS=":.*## "} /^[a-zA-Z_-]+:.*## /{printf "  \033[1m%-12s\033[0m %s\n", $$1, $$2}' $(MAKEFILE_LIST)
@@ -198,6 +198,23 @@ $(EXPLORER): $(call executed,$(RUN),08_paper) $(SRC_explorer) $(wildcard src/dec
 nb: $(SETUP_STAMP) ## Rerun one notebook with new params: make nb NB=05 PARAMS=params/k10.yaml
 	@test -n "$(NB)" || { echo "usage: make nb NB=05 [PARAMS=params/<run>.yaml]"; exit 2; }
 	$(call with_run_lock,$(MAKE) --no-print-directory nb-run NB=$(NB) PARAMS=$(PARAMS))
+
+# Batch files (src/declinecraft/llm/batch_files.py): the stage runs with every uncached call written to
+# outputs/<run>/batches/<NB>/<model>.jsonl (OpenAI batch format, what `vllm run-batch -i` reads) instead of
+# sent, and stops there; batch-import folds result files (`vllm run-batch -o`, an OpenAI output file) into
+# the cache, so the next `make all` answers them from it.
+batch-export: $(SETUP_STAMP) ## Write one stage's uncached calls as batch JSONL per model: make batch-export NB=05 [PARAMS=...]
+	@test -n "$(NB)" || { echo "usage: make batch-export NB=05 [PARAMS=params/<run>.yaml]"; exit 2; }
+	@rm -rf outputs/$(RUN)/batches/$(NB); \
+	DECLINECRAFT_BATCH_EXPORT=$(CURDIR)/outputs/$(RUN)/batches/$(NB) $(MAKE) --no-print-directory nb NB=$(NB) PARAMS=$(PARAMS) \
+	  || echo ">> the stage stopped, as it does when it has written its uncached calls (BatchExported above)"; \
+	files=$$(ls outputs/$(RUN)/batches/$(NB)/*.jsonl 2>/dev/null | grep -v '\.calls\.jsonl$$'); \
+	if [ -z "$$files" ]; then echo "no uncached calls in stage $(NB) of $(RUN) (or the stage failed first: make nb NB=$(NB) says why)"; \
+	else for f in $$files; do echo "$$f: $$(wc -l < $$f) calls"; done; fi
+
+batch-import: $(SETUP_STAMP) ## Fold batch result files into the call cache: make batch-import FILES="a.out.jsonl ..." [PARAMS=...]
+	@test -n "$(FILES)" || { echo "usage: make batch-import FILES=\"<result.jsonl> ...\" [PARAMS=params/<run>.yaml]"; exit 2; }
+	$(PY) -m declinecraft.llm.batch_files import outputs/$(RUN)/batches $(FILES)
 
 .PHONY: nb-run evaluate-run
 nb-run: $(SETUP_STAMP)

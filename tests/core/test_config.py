@@ -195,7 +195,21 @@ class TestLLMBlock:
         write(project, "strict", {"llm": {"max_failed_share": 0.0, "retry_failures": False}})
         derived = config.load(write(project, "derived", {"base": "strict"}))
         assert (derived.llm.max_failed_share, derived.llm.retry_failures) == (0.0, False)
-        assert derived.to_dict()["llm"] == {"max_failed_share": 0.0, "retry_failures": False}
+        assert derived.to_dict()["llm"] == {
+            "max_failed_share": 0.0,
+            "retry_failures": False,
+            "budget_usd": None,
+            "budget_tokens": None,
+        }
+
+    def test_budget(self, project: Path) -> None:
+        """A budget in dollars and tokens is read; 0 is allowed (send nothing), a negative one is refused."""
+        cfg = config.load(write(project, "capped", {"llm": {"budget_usd": 12, "budget_tokens": 0}}))
+        assert (cfg.llm.budget_usd, cfg.llm.budget_tokens) == (12.0, 0)
+        with pytest.raises(config.ConfigError, match=r"neg\.yaml: llm\.budget_usd: -1\.0 is out of range"):
+            config.load(write(project, "neg", {"llm": {"budget_usd": -1}}))
+        with pytest.raises(config.ConfigError, match=r"word\.yaml: llm\.budget_tokens: expected an integer"):
+            config.load(write(project, "word", {"llm": {"budget_tokens": "many"}}))
 
     def test_unknown_key(self, project: Path) -> None:
         """A typo inside `llm:` names the file and the key."""

@@ -507,3 +507,23 @@ class TestTwoProcesses:
         assert [json.loads(out)["failed"] for out, _ in outs] == [0, 0]
         with Cache(db) as store:
             assert store.count() == 1500 and store.count("ok") == 1500
+
+
+class TestEntryLimits:
+    def test_retries_from_entry(self, server: fake_openai.FakeServer, store: Cache) -> None:
+        """An entry's max_retries and max_retry_after_s set the retry policy (none is fixed in code)."""
+        c = client_for(spec(extra={"max_retries": 1, "max_retry_after_s": 0.01}), store, server.base_url)
+        try:
+            assert c._sender.retry.max_attempts == 2 and c._sender.retry.max_delay_s == 0.01
+            (result,) = ask(c, directive("limits-500", status=500))
+        finally:
+            c.close()
+        assert not result.ok and result.attempts == 2
+
+    def test_rate_limits_from_entry(self, server: fake_openai.FakeServer, store: Cache) -> None:
+        """Calls of an entry with rate limits go through its throttle and are answered."""
+        c = client_for(spec(extra={"requests_per_minute": 6000, "tokens_per_minute": 10**6}), store, server.base_url)
+        try:
+            assert all(r.ok for r in ask(c, "limited-a", "limited-b"))
+        finally:
+            c.close()

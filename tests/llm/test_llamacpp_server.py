@@ -9,7 +9,7 @@ import httpx
 import pytest
 
 from declinecraft.core import paths, registry
-from declinecraft.llm import client, serve
+from declinecraft.llm import body_fields, client, serve
 from declinecraft.llm.llamacpp_server import aligned_reuse
 
 ROOT = paths.find_root(Path(__file__))
@@ -100,7 +100,7 @@ def test_grammar_constrains_the_answer(tmp_path: Path) -> None:
         "model": spec.served_name,
         "temperature": 0.0,
         "max_tokens": 8,
-        **client.choice_constraint(spec, choices),
+        **body_fields.choice_constraint(spec, choices),
     }
     with serve.serve(spec, paths.cache_dir(ROOT), reuse=False, log_dir=tmp_path) as server:
         reply = httpx.post(f"{server.base_url}/chat/completions", json=body, timeout=300)

@@ -10,8 +10,9 @@ from pathlib import Path
 import pytest
 
 from declinecraft.core import config
+from declinecraft.llm import batch_files
 from declinecraft.llm.calls import Call
-from declinecraft.llm.client import Request, Result, Unreachable
+from declinecraft.llm.client import BudgetExceeded, Request, Result, Unreachable
 from declinecraft.llm.pool import ModelFailed, ModelPool, Tally, check_failures, rewriter, to_reply
 from tests.support import fake_openai
 
@@ -178,6 +179,50 @@ class TestModelPoolFailures:
             (again,) = later.asker("one", thinking=None, max_tokens=8)([call])
             later.tallies.clear()
         assert (again.error is None, server.stats()["requests"] - sent) == ((True, 1) if retry else (False, 0))
+
+
+class TestModelPoolBudget:
+    def test_run_budget_stops_and_resumes(self, project: Path, server: fake_openai.FakeServer, pool: ModelPool) -> None:
+        """The params' llm.budget_tokens reaches every call of the stage's pool: 0 sends nothing and
+        stops the stage; a run's spend is counted under its name; raised, the stage answers."""
+        pool.close()
+        params = project / "params" / "default.yaml"
+        base = params.read_text()
+        call = Call("rewrite_query", {"query": "budgeted"})
+        sent = server.stats()["requests"]
+        params.write_text(base + "\nllm:\n  budget_tokens: 0\n")
+        with pytest.raises(BudgetExceeded, match=r"llm\.budget_tokens is 0: nothing is sent.*run 'default'"):
+            with ModelPool(config.load(params)) as zero:
+                zero.asker("one", thinking=None, max_tokens=8)([call])
+        assert server.stats()["requests"] == sent
+        params.write_text(base + "\nllm:\n  budget_tokens: 10000\n")
+        with ModelPool(config.load(params)) as later:
+            (reply,) = later.asker("one", thinking=None, max_tokens=8)([call])
+            assert reply.error is None and later.budget.spent_tokens > 0
+            assert later.cache.spend_totals("default")[0]["model"] == "one"
+
+
+class TestModelPoolExport:
+    def test_exported_calls_stop_the_stage(
+        self, pool: ModelPool, server: fake_openai.FakeServer, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    ) -> None:
+        """Under make batch-export the stage's uncached calls of every model are written, none is sent,
+        and the stage's end stops it with BatchExported (not a tolerated share of failures)."""
+        monkeypatch.setenv(batch_files.EXPORT_ENV, str(tmp_path / "batches"))
+        monkeypatch.setattr(batch_files, "_written", {})
+        sent = server.stats()["requests"]
+        for model in ("one", "two"):
+            (reply,) = pool.asker(model, thinking=None, max_tokens=8)([Call("rewrite_query", {"query": "export me"})])
+            assert reply.error and "make batch-export" in reply.error
+        assert server.stats()["requests"] == sent
+        assert sorted(p.name for p in (tmp_path / "batches").glob("*.jsonl")) == [
+            "one.calls.jsonl",
+            "one.jsonl",
+            "two.calls.jsonl",
+            "two.jsonl",
+        ]
+        with pytest.raises(batch_files.BatchExported, match=r"one\.jsonl \(1 calls\).*two\.jsonl \(1 calls\)"):
+            pool.close()
 
 
 class TestProbe:

@@ -49,6 +49,14 @@ class TestCommand:
         plain = vllm_engine.command(entry(), "m", "127.0.0.1", 1, GPU)
         assert "--max-model-len" not in plain and "--reasoning-parser" not in plain
 
+    def test_batch_runner_has_the_server_settings(self) -> None:
+        """``vllm run-batch`` runs with the server's engine settings, its input and output, no host or port."""
+        server = vllm_engine.command(entry(max_model_len=2048), "/models/m", "127.0.0.1", 1, engines.CPU)
+        batch = vllm_engine.batch_command(entry(max_model_len=2048), "/models/m", engines.CPU, Path("i"), Path("o"))
+        assert batch[:7] == [engines.CPU.python, "-m", vllm_engine.BATCH_MODULE, "-i", "i", "-o", "o"]
+        assert "--host" not in batch and "--port" not in batch
+        assert [a for a in server[3:] if a not in ("--host", "127.0.0.1", "--port", "1")] == batch[7:]
+
     @pytest.mark.parametrize(("engine", "cpu"), [(engines.CPU, True), (GPU, False)])
     def test_cpu_build_settings(self, engine: vllm_engine.Engine, cpu: bool) -> None:
         """The CPU build runs eager in float32 (compiling costs ~70 s a start; bf16 is emulated on

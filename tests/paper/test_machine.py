@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 
 class TestEssentialsTex:
     def test_macros(self) -> None:
@@ -30,3 +32,23 @@ class TestEssentialsTex:
         assert "\\newcommand{\\EnvLlamaBuild}{llama-cpp-python 0.3.36, AVX2, AVX512, AMX off}" in tex
         assert "\\newcommand{\\EnvLlamaInfo}{CPU : AVX2 = 1; AVX512 = 1}" in tex
         assert "\\newcommand{\\EnvCallMachines}{2}" in tex and "\\newcommand{\\EnvModelFiles}{1}" in tex
+
+
+class TestRunSpend:
+    def test_per_model_and_batch(self, tmp_path: Path) -> None:
+        """environment.json's spend: the run's rows per model and batch or not, with totals; other runs apart."""
+        from declinecraft.llm import spend
+        from declinecraft.llm.cache import open_cache
+        from declinecraft.paper.machine import run_spend
+
+        rows = [
+            spend.Spent("r", "k1", "gpt", False, 100, 10, 0.5, "t"),
+            spend.Spent("r", "k2", "gpt", True, 100, 10, 0.25, "t"),
+            spend.Spent("r", "k3", "gpt", True, 50, 5, 0.125, "t"),
+            spend.Spent("other", "k4", "gpt", False, 1, 1, 9.0, "t"),
+        ]
+        with open_cache(tmp_path) as store:
+            store.store([], rows)
+        got = run_spend(tmp_path, "r")
+        assert (got["calls"], got["prompt_tokens"], got["completion_tokens"], got["usd"]) == (3, 250, 25, 0.875)
+        assert [(r["batch"], r["calls"], r["usd"]) for r in got["by_model"]] == [(False, 1, 0.5), (True, 2, 0.375)]

@@ -7,7 +7,9 @@ stage starts its own server, 30-70 s for vLLM on 2 CPU cores).
 
 Checked: every call to vLLM is answered; a second run sends nothing; the same prompts give the same
 answers on a restarted server; a vLLM server killed under a batch is restarted (as llama.cpp's
-are); no process is left behind. Needs the engine of `make vllm` (`make test-vllm` builds it first)."""
+are); no process is left behind. And vLLM's own batch runner (`vllm run-batch`, no server) answers a
+handful of exported calls that `make batch-import`'s code folds into the cache. Needs the engine of
+`make vllm` (`make test-vllm` builds it first)."""
 
 from __future__ import annotations
 
@@ -25,9 +27,9 @@ import pytest
 import yaml
 
 from declinecraft.core import paths, registry
-from declinecraft.llm import group_guard, serve, vllm_engine
+from declinecraft.llm import batch_files, group_guard, serve, vllm_engine
 from declinecraft.llm.cache import Cache, CallRecord, open_cache
-from declinecraft.llm.client import Request, connect
+from declinecraft.llm.client import Request, connect, run_batch
 from tests.support import fake_openai, faults, keys, projects
 
 pytestmark = [pytest.mark.vllm, pytest.mark.slow, pytest.mark.timeout(3600)]
@@ -186,3 +188,39 @@ def test_restarted_and_killed_server_same_answers(project: Project, tmp_path: Pa
         assert wait_gone(marker) == []
     finally:
         os.environ.pop("DECLINECRAFT_TEST_MARK", None)
+
+
+def test_run_batch_answers_into_cache(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A handful of calls exported for a batch run (nothing sent, no server started) are answered by
+    `vllm run-batch` with the server's engine settings; imported, they are answered from the cache
+    by a client that starts no server."""
+    shared = paths.cache_dir(projects.REPO)
+    engine = vllm_engine.locate(shared)
+    if engine is None:
+        pytest.skip("no vLLM engine: `make test-vllm` builds it (make vllm) before running this")
+    spec = registry.get_model(projects.REPO / "params" / "models.yaml", MODEL)
+    texts = ["Name one block in Minecraft.", "What do cows drop?", "Say hello.", "What is 2 + 2?"]
+    requests = [Request.from_text(t, max_tokens=24) for t in texts]
+    folder = tmp_path / "batches"
+    monkeypatch.setenv(batch_files.EXPORT_ENV, str(folder))
+    monkeypatch.setattr(batch_files, "_written", {})
+    with Cache(tmp_path / "calls.sqlite") as store:
+        with connect(spec, store, shared) as client:
+            exported = run_batch(client, requests, progress=False)
+            assert client.server is not None and client.server.servers == []  # nothing was started
+        assert not any(r.ok for r in exported) and store.count() == 0
+        infile, outfile = folder / f"{MODEL}.jsonl", tmp_path / "results.jsonl"
+        model = serve.vllm_model(spec, shared, engine)
+        command = vllm_engine.batch_command(spec, model, engine, infile, outfile)
+        done = subprocess.run(
+            command, env=vllm_engine.environment(shared, engine, spec), capture_output=True, text=True, timeout=1800
+        )
+        assert done.returncode == 0, done.stderr[-4000:]
+        counts = batch_files.import_results(store, [outfile], [folder / f"{MODEL}.calls.jsonl"])
+        assert counts == {"ok": len(texts), "failed": 0}
+        monkeypatch.delenv(batch_files.EXPORT_ENV)
+        with connect(spec, store, shared) as client:
+            answered = run_batch(client, requests, progress=False)
+            assert client.server is not None and client.server.servers == []
+    assert all(r.ok and r.cached and r.text for r in answered)
+    assert [r.key for r in answered] == [r.key for r in exported]

@@ -167,7 +167,7 @@ BOUNDS: dict[str, dict[str, Bound]] = {
         "min_n": COUNT,
     },
     "paper": {"figure_dpi": POSITIVE},
-    "llm": {"max_failed_share": PROPORTION},
+    "llm": {"max_failed_share": PROPORTION, "budget_usd": Bound(0), "budget_tokens": COUNT},
 }
 
 
@@ -182,6 +182,8 @@ def check(block: str, values: Any, where: str) -> list[str]:
     problems = []
     for name, bound in BOUNDS.get(block, {}).items():
         value = getattr(values, name)
+        if value is None:  # an optional number left unset (e.g. no budget)
+            continue
         items = list(enumerate(value)) if isinstance(value, tuple) else [(None, value)]
         for index, item in items:
             if not bound.allows(item):
@@ -204,9 +206,11 @@ def numeric_fields(cls: type) -> set[str]:
     """The int and float fields (and tuples of them) of a params block: each needs a bound."""
     hints = typing.get_type_hints(cls)
     numbers = (int, float)
+    optional = {int | None, float | None}
     return {
         f.name
         for f in dataclasses.fields(cls)
         if hints[f.name] in numbers
+        or hints[f.name] in optional
         or (typing.get_origin(hints[f.name]) is tuple and typing.get_args(hints[f.name])[0] in numbers)
     }

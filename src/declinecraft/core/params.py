@@ -49,6 +49,14 @@ class LLMParams:
     retry_failures: bool = True
     """Re-send the calls that the cache holds as failed from an earlier run; false = return them as
     failures again (never re-sent). A call that failed in this run is not re-sent in it."""
+    budget_usd: float | None = None
+    """The most the run may spend on model calls, in USD at each entry's ``price_in`` / ``price_out``
+    (the batch price for batched entries), over every stage and every earlier attempt of the run.
+    A call that could pass it is not sent: the stage stops, says what was spent and what is left,
+    and exits non-zero; raise it and rerun to go on from the cache. None = no cap; 0 = send nothing."""
+    budget_tokens: int | None = None
+    """The most prompt plus output tokens the run may send, counted like ``budget_usd``. None = no
+    cap; 0 = send nothing."""
 
 
 @dataclass(frozen=True)

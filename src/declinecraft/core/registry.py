@@ -13,6 +13,8 @@ from typing import Any
 
 import yaml
 
+from declinecraft.core import model_terms
+
 BACKENDS = ("llamacpp", "vllm", "openai")
 
 
@@ -71,12 +73,14 @@ def load_models(path: str | Path) -> dict[str, ModelSpec]:
         raise RegistryError(f"{path}: expected a top-level 'models:' mapping")
     known = set(ModelSpec.__dataclass_fields__) - {"id", "extra"}
     specs = {}
+    problems: list[str] = []
     for model_id, entry in entries.items():
         if not isinstance(entry, dict):
             raise RegistryError(f"{path}: model {model_id!r} must be a mapping")
         backend = entry.get("backend")
         if backend not in BACKENDS:
             raise RegistryError(f"{path}: model {model_id!r}: backend must be one of {BACKENDS}, got {backend!r}")
+        problems += [f"{path}: {p}" for p in model_terms.check_entry(str(model_id), entry)]
         values = {k: v for k, v in entry.items() if k in known}
         extra = {k: v for k, v in entry.items() if k not in known}
         for key in ("roles", "base_urls"):
@@ -87,6 +91,8 @@ def load_models(path: str | Path) -> dict[str, ModelSpec]:
             if values.get(key) is not None:
                 values[key] = str(values[key])
         specs[model_id] = ModelSpec(id=model_id, extra=extra, **values)
+    if problems:  # prices, limits and batch keys of the wrong type or sign (core.model_terms)
+        raise RegistryError("\n".join(problems))
     return specs
 
 

@@ -32,7 +32,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, Literal
 
-from declinecraft.llm import call_environments, pages
+from declinecraft.llm import call_environments, pages, spend
 from declinecraft.llm.cache_file import CacheError, check_file, check_writable, damaged, refused
 
 SCHEMA_VERSION = 1
@@ -153,6 +153,7 @@ class Cache:
             self._db.execute("PRAGMA synchronous = NORMAL")
             self._db.execute(_CREATE)
             call_environments.create(self._db)
+            spend.create(self._db)
             self._db.execute("CREATE TABLE IF NOT EXISTS meta (name TEXT PRIMARY KEY, value TEXT)")
             self._db.execute("INSERT OR IGNORE INTO meta VALUES ('schema', ?)", (str(SCHEMA_VERSION),))
             (version,) = self._db.execute("SELECT value FROM meta WHERE name = 'schema'").fetchone()
@@ -198,9 +199,13 @@ class Cache:
         """Return one record, or None."""
         return self.fetch([key]).get(key)
 
-    def store(self, records: Sequence[CallRecord]) -> None:
-        """Write records in one transaction. An ``ok`` row is never replaced; a ``failed`` one is."""
-        if not records:
+    def store(self, records: Sequence[CallRecord], spent: Sequence[spend.Spent] = ()) -> None:
+        """Write records in one transaction. An ``ok`` row is never replaced; a ``failed`` one is.
+
+        ``spent``: the run's spend rows of these calls (:mod:`~declinecraft.llm.spend`), written in the
+        same transaction, so a paid call is never stored without its cost.
+        """
+        if not records and not spent:
             return
         rows = [tuple(getattr(r, c) for c in _COLUMNS) for r in records]  # astuple deep-copies
         with self._lock, self._guard():
@@ -208,6 +213,7 @@ class Cache:
             try:
                 call_environments.put(self._db, [r.key for r in records])
                 self._db.executemany(_UPSERT, rows)
+                spend.put(self._db, spent)
             except BaseException:
                 self._db.execute("ROLLBACK")
                 raise
@@ -223,6 +229,11 @@ class Cache:
         """The record (machine, packages, llama.cpp build) stored under an environment id, if any."""
         with self._lock, self._guard():
             return call_environments.record(self._db, env_id)
+
+    def spend_totals(self, run: str) -> list[dict[str, Any]]:
+        """A run's spend per model and batch or not (:func:`declinecraft.llm.spend.totals`)."""
+        with self._lock, self._guard():
+            return spend.totals(self._db, run)
 
     def count(self, status: Status | None = None, *, endpoint: str | None = None) -> int:
         """Return how many rows there are (optionally of one status and/or endpoint)."""

@@ -8,11 +8,15 @@ named in ``models.yaml`` (``api_key_env``) and never written anywhere.
 Get a client with :func:`client_for` (or :func:`connect`, which also starts a local server, lazily:
 a fully cached rerun never starts one). Run a batch with :func:`run_batch` (synchronous, also
 inside Jupyter) or ``await client.arun(...)``. Every call goes through :mod:`declinecraft.llm.cache`
-first; a cached call is never re-sent, a failure is recorded with its error and counted.
+first; a cached call is never re-sent, a failure is recorded with its error and counted. With a
+run's :class:`~declinecraft.llm.spend.Budget`, no call is sent that could pass it, and each sent
+call's cost is stored with it. An entry with ``batch: true`` sends its uncached calls through its
+provider's batch API (:mod:`declinecraft.llm.batch`); its rate limits and retry policy are its own
+(:mod:`declinecraft.core.model_terms`).
 
-Sampling is explicit in :class:`Request` (temperature 0 unless a param says otherwise; max_tokens
-always given). Thinking is resolved per model (:func:`thinking_body`) and the trace is stored apart
-from the answer (:mod:`declinecraft.llm.responses`).
+Sampling is explicit in :class:`~declinecraft.llm.request.Request` (temperature 0 unless a param
+says otherwise; max_tokens always given). Thinking is resolved per model (:func:`thinking_body`)
+and the trace is stored apart from the answer (:mod:`declinecraft.llm.responses`).
 """
 
 from __future__ import annotations
@@ -22,31 +26,35 @@ import logging
 import os
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from declinecraft.core import bounds, prompts, replay
+from declinecraft.core import model_terms, replay
 from declinecraft.core.registry import ModelSpec
-from declinecraft.llm import cache, serve
-from declinecraft.llm.body_fields import ThinkingMode, choice_constraint, thinking_body
+from declinecraft.llm import batch, batch_files, cache, spend
+from declinecraft.llm.body_fields import thinking_body
 from declinecraft.llm.cache import Cache, CallRecord
 from declinecraft.llm.progress import Progress
+from declinecraft.llm.request import REASONING_PROMPT, Request, endpoint_identity, request_body
 from declinecraft.llm.responses import (
     FormatError,
     Result,
     make_result,
     parse_json,
-    reasoning_prompt,
     results_frame,
     split_thinking,
     summary,
 )
+from declinecraft.llm.spend import Budget, BudgetExceeded
 from declinecraft.llm.supervisor import MAX_SERVER_RESTARTS, LocalServer
 from declinecraft.llm.transport import LLMError, RetryPolicy, Sender, ServerGone, Unreachable, run_sync
 
 __all__ = [
+    "REASONING_PROMPT",
+    "Budget",
+    "BudgetExceeded",
     "Client",
     "FormatError",
     "LLMError",
@@ -58,6 +66,7 @@ __all__ = [
     "connect",
     "endpoint_identity",
     "parse_json",
+    "request_body",
     "results_frame",
     "run_batch",
     "split_thinking",
@@ -66,115 +75,6 @@ __all__ = [
 ]
 
 log = logging.getLogger(__name__)
-
-#: Stand-in for native thinking on models without a switch (labeled thinking_mode "prompt"): our
-#: instruction, params/prompts/think_prompted.txt (see responses.reasoning_prompt).
-REASONING_PROMPT = reasoning_prompt()
-
-
-@dataclass(frozen=True)
-class Request:
-    """One chat call, fully explicit. Everything except ``tag`` is part of the cache key."""
-
-    messages: tuple[Mapping[str, Any], ...]
-    """Chat messages (``{"role": ..., "content": ...}``), sent as given."""
-    max_tokens: int
-    """Output budget in tokens, thinking included (the paper: 16,000)."""
-    temperature: float = 0.0
-    thinking: ThinkingMode | None = None
-    """None = the model's fixed behaviour: off where switchable or absent, on where always."""
-    json_mode: bool = False
-    """Ask for a JSON object (``response_format`` where the model allows it) and parse the answer."""
-    choices: tuple[str, ...] = ()
-    """The only answers allowed (:func:`choice_constraint`); empty: free text."""
-    prompt_version: str = ""
-    """Version of the template the messages came from (:attr:`prompts.Prompt.version`)."""
-    params: Mapping[str, Any] = field(default_factory=dict)
-    """Further body fields (top_p, seed, stop...), merged into the request body."""
-    tag: str = ""
-    """The caller's row id (question, condition...), carried to the result; not keyed."""
-
-    @classmethod
-    def from_prompt(
-        cls,
-        prompt: prompts.Prompt,
-        fields: Mapping[str, Any],
-        *,
-        max_tokens: int,
-        system: str | None = None,
-        **options: Any,
-    ) -> Request:
-        """Render ``prompt`` with ``fields`` into one user message (after an optional system one)."""
-        messages = ([{"role": "system", "content": system}] if system else []) + [
-            {"role": "user", "content": prompt.render(**fields)}
-        ]
-        return cls(messages=tuple(messages), max_tokens=max_tokens, prompt_version=prompt.version, **options)
-
-    @classmethod
-    def from_text(cls, text: str, *, max_tokens: int, **options: Any) -> Request:
-        """One user message."""
-        return cls(messages=({"role": "user", "content": text},), max_tokens=max_tokens, **options)
-
-
-# --- request bodies --------------------------------------------------------------------------
-
-
-def endpoint_identity(spec: ModelSpec, base_urls: Sequence[str] = (), cache_dir: Path | None = None) -> dict[str, str]:
-    """Return what identifies the model service in the cache key.
-
-    Local servers: backend, served name, revision, weights and the server program: llama.cpp's
-    flavour and prompt batch, or (for a vLLM server the project starts from ``cache_dir``) vLLM's
-    wheel, version, eager or compiled, and the model folder's hash (:func:`.serve.server_identity`);
-    never the port. A hosted API: also its base URL
-    (two providers may serve different builds under one name).
-    """
-    identity = {
-        "backend": spec.backend,
-        "model": spec.served_name,
-        "revision": spec.revision or "",
-        "weights": str(spec.gguf.get("sha256") or spec.hf_repo or ""),
-    }
-    identity |= serve.server_identity(spec, cache_dir)
-    if not spec.is_local:
-        identity["base_url"] = (spec.base_url or (base_urls[0] if base_urls else "")).rstrip("/")
-    return identity
-
-
-def _merge(base: dict[str, Any], extra: Mapping[str, Any]) -> dict[str, Any]:
-    for name, value in extra.items():
-        if isinstance(value, Mapping) and isinstance(base.get(name), dict):
-            base[name] = _merge(dict(base[name]), value)
-        else:
-            base[name] = value
-    return base
-
-
-def request_body(spec: ModelSpec, request: Request) -> tuple[str, dict[str, Any]]:
-    """Return ``(thinking_mode, body)``: the exact body sent (without ``model``), which is keyed.
-
-    Raises:
-        LLMError: an output budget below 1 token (a server may read -1 or 0 as "no limit").
-    """
-    if isinstance(request.max_tokens, bool) or not 1 <= request.max_tokens <= bounds.MAX_TOKENS:
-        raise LLMError(
-            f"model {spec.id!r}: max_tokens {request.max_tokens!r} is not an output budget (needs 1 to "
-            f"{bounds.MAX_TOKENS:,} tokens; a server may read -1 or 0 as no limit); nothing was sent"
-        )
-    mode, switch = thinking_body(spec, request.thinking)
-    messages = [dict(m) for m in request.messages]
-    if mode == "prompt":
-        if messages and messages[0].get("role") == "system":
-            messages[0]["content"] = f"{REASONING_PROMPT}\n\n{messages[0]['content']}"
-        else:
-            messages.insert(0, {"role": "system", "content": REASONING_PROMPT})
-    body: dict[str, Any] = {"messages": messages, "temperature": request.temperature}
-    body[str(spec.extra.get("max_tokens_field", "max_tokens"))] = request.max_tokens
-    if request.json_mode and spec.extra.get("response_format", True) is not False:
-        body["response_format"] = {"type": "json_object"}
-    if request.choices:
-        body |= choice_constraint(spec, request.choices)
-    return mode, _merge(_merge(body, switch), request.params)
-
 
 # --- the client ------------------------------------------------------------------------------
 
@@ -200,10 +100,14 @@ class Client:
         retry: RetryPolicy | None = None,
         concurrency: int | None = None,
         server: LocalServer | None = None,
+        budget: Budget | None = None,
     ) -> None:
         self.spec = spec
         self.server = server
         self.cache = cache
+        self.budget = budget
+        self.prices = model_terms.prices(spec)
+        limits = model_terms.limits(spec)
         self.identity = endpoint_identity(
             spec, base_urls if not callable(base_urls) else (), server.cache_dir if server else None
         )
@@ -212,11 +116,21 @@ class Client:
             spec.served_name,
             base_urls,
             api_key=api_key,
-            retry=retry or RetryPolicy(),
+            retry=retry
+            or RetryPolicy(
+                max_attempts=limits.max_retries + 1, max_delay_s=limits.max_retry_after_s, timeout_s=limits.timeout_s
+            ),
             concurrency=concurrency or spec.concurrency(),
             alive=server.alive if server else None,
+            requests_per_minute=limits.requests_per_minute,
+            tokens_per_minute=limits.tokens_per_minute,
         )
         self._reached = False  # set once a call has been through: later batches need no probe
+        self._api_key = api_key
+        self.batch_terms = model_terms.batch_terms(spec)
+        """Whether uncached calls go through the provider's batch API (``batch: true`` on a hosted
+        entry; a local entry's are written for ``vllm run-batch`` by ``make batch-export`` instead)."""
+        self.batching = self.batch_terms.enabled and not spec.is_local
 
     def __repr__(self) -> str:  # never shows the key
         return f"Client(model={self.spec.id!r}, endpoint={self.endpoint!r}, cache={self.cache.path})"
@@ -243,6 +157,10 @@ class Client:
 
         The first call this client sends goes alone, as a probe: when nothing answers at the
         endpoint it raises :class:`Unreachable` at once and records nothing.
+
+        Raises:
+            BudgetExceeded: a call would pass the run's budget; calls already sent are answered and
+                stored first, nothing more is sent.
         """
         prepared = [self.prepare(r) for r in requests]
         unique = {p.key: p for p in prepared}
@@ -260,17 +178,35 @@ class Client:
         failed_hits = sum(1 for k, r in records.items() if r.status != "ok" and k not in sent)
         bar = Progress(len(unique), len(unique) - len(todo), failed_hits, desc or self.spec.id, enabled=progress)
         tasks: list[asyncio.Future[CallRecord]] = []
+        if todo and (folder := batch_files.exporting()) is not None:  # make batch-export: written, not sent
+            where = batch_files.export(
+                folder, self.spec.id, self.spec.served_name, self.endpoint, self.spec.revision or "", todo
+            )
+            records |= {p.key: _exported(p, self.endpoint, where) for p in todo}
+            todo = []
         try:
+            if todo and self.batching:  # the provider's batch API: submitted, polled, folded into the cache
+                records |= await self._batcher().run(
+                    [batch.Pending(p.key, p.body, p.request.prompt_version) for p in todo]
+                )
+                todo = []
             if todo and not self._reached:  # the probe: alone, so a dead endpoint is told at once
                 first = todo.pop(0)
                 record = records[first.key] = await self._call(first, probe=True)
                 bar.step(failed=record.status != "ok")
             self._reached = self._reached or bool(sent)
             tasks = [asyncio.ensure_future(self._call(p)) for p in todo]
+            stop: BudgetExceeded | None = None
             for done in asyncio.as_completed(tasks):
-                record = await done
+                try:
+                    record = await done
+                except BudgetExceeded as exc:  # calls in flight still finish and are stored
+                    stop = stop or exc
+                    continue
                 records[record.key] = record
                 bar.step(failed=record.status != "ok")
+            if stop is not None:
+                raise stop
         except BaseException:
             for task in tasks:
                 task.cancel()
@@ -292,18 +228,52 @@ class Client:
         _log_summary(self.spec.id, results)
         return results
 
+    def _batcher(self) -> batch.Batcher:
+        """The batch runner of this model (its provider's batch API at its first base URL)."""
+        urls = self._sender.urls()
+        return batch.Batcher(
+            model_id=self.spec.id,
+            served_name=self.spec.served_name,
+            endpoint=self.endpoint,
+            revision=self.spec.revision or "",
+            base_url=urls[0],
+            api_key=self._api_key,
+            terms=self.batch_terms,
+            prices=self.prices,
+            cache=self.cache,
+            budget=self.budget,
+            identity=self.identity,
+            hosted=not self.spec.is_local,
+        )
+
     async def _call(self, prepared: _Prepared, *, probe: bool = False) -> CallRecord:
         """Send one call and commit its record before returning (a kill loses only calls in flight).
-        A local server that dies under it is restarted (:class:`LocalServer`) and the call resent."""
-        while True:
-            generation = self.server.generation if self.server else 0
-            try:
-                answer = await self._sender.send(prepared.body, probe=probe)
-                break
-            except ServerGone as exc:
-                if self.server is None:
-                    raise
-                self._sender.set_urls(await asyncio.to_thread(self.server.restart, generation, str(exc)))
+        A local server that dies under it is restarted (:class:`LocalServer`) and the call resent.
+        With a budget, the call holds its most cost from just before it is sent until its record
+        is stored with what it cost (:mod:`declinecraft.llm.spend`)."""
+        hold: spend.Hold | None = None
+
+        def admit() -> None:
+            nonlocal hold
+            if self.budget is not None and hold is None:
+                hold = self.budget.reserve(
+                    self.spec.id, self.prices, prepared.body, hosted=not self.spec.is_local, batch=False
+                )
+
+        try:
+            while True:
+                generation = self.server.generation if self.server else 0
+                try:
+                    answer = await self._sender.send(prepared.body, probe=probe, admit=admit)
+                    break
+                except ServerGone as exc:
+                    if self.server is None:
+                        raise
+                    self._sender.set_urls(await asyncio.to_thread(self.server.restart, generation, str(exc)))
+        except BaseException:
+            if hold is not None and self.budget is not None:
+                self.budget.release(hold)
+            raise
         record = CallRecord(
             key=prepared.key,
             status="ok" if answer.ok else "failed",
@@ -321,7 +291,8 @@ class Client:
             attempts=answer.attempts,
             created_at=datetime.now(UTC).isoformat(timespec="milliseconds"),
         )
-        self.cache.store([record])
+        cost = spend.spent_row(self.budget, hold, record, model_id=self.spec.id, prices=self.prices, batch=False)
+        self.cache.store([record], cost)
         return record
 
     async def acall(self, request: Request, **kwargs: Any) -> Result:
@@ -364,6 +335,7 @@ def client_for(
     concurrency: int | None = None,
     environ: Mapping[str, str] | None = None,
     server: LocalServer | None = None,
+    budget: Budget | None = None,
 ) -> Client:
     """THE way to get a client for a registry model.
 
@@ -376,6 +348,8 @@ def client_for(
         concurrency: requests in flight per base URL (default ``spec.concurrency()``).
         environ: where the API key variable is read (default ``os.environ``).
         server: the supervised local server behind ``base_url`` (restarted when it dies).
+        budget: the run's budget and spend (:class:`~declinecraft.llm.spend.Budget`); None: no cap,
+            no spend recorded.
 
     Raises:
         LLMError: no base URL for a local model, or the key variable is unset.
@@ -394,7 +368,14 @@ def client_for(
             ".base_url, or use client.connect(spec, cache, cfg.cache_dir)"
         )
     return Client(
-        spec, cache, urls, api_key=_api_key(spec, environ), retry=retry, concurrency=concurrency, server=server
+        spec,
+        cache,
+        urls,
+        api_key=_api_key(spec, environ),
+        retry=retry,
+        concurrency=concurrency,
+        server=server,
+        budget=budget,
     )
 
 
@@ -433,6 +414,27 @@ def run_batch(client: Client, requests: Sequence[Request], **kwargs: Any) -> lis
     (tqdm bar with rate, ETA, cache hits and failures), ``desc``.
     """
     return run_sync(client.arun(list(requests), **kwargs))
+
+
+def _exported(prepared: _Prepared, endpoint: str, where: Path) -> CallRecord:
+    """The stand-in record of a call written to a batch file instead of being sent (never stored)."""
+    return CallRecord(
+        key=prepared.key,
+        status="failed",
+        endpoint=endpoint,
+        revision="",
+        prompt_version=prepared.request.prompt_version,
+        request="",
+        text=None,
+        reasoning=None,
+        finish_reason=None,
+        prompt_tokens=None,
+        completion_tokens=None,
+        latency_s=None,
+        error=f"not sent: written to {where} for a batch run (make batch-export)",
+        attempts=0,
+        created_at="",
+    )
 
 
 def _log_summary(model_id: str, results: Sequence[Result]) -> None:

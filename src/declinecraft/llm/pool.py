@@ -22,9 +22,10 @@ from typing import Any, Protocol
 
 from declinecraft.core import prompts, registry
 from declinecraft.core.config import RunConfig
+from declinecraft.llm import batch_files
 from declinecraft.llm.cache import open_cache
 from declinecraft.llm.calls import Ask, Call, Reply, to_reply
-from declinecraft.llm.client import Client, LLMError, Request, connect
+from declinecraft.llm.client import Budget, Client, LLMError, Request, connect
 
 
 class ModelFailed(LLMError):
@@ -85,6 +86,16 @@ class ModelPool:
         self.progress = progress
         self.specs = registry.load_models(cfg.resolve(cfg.models_file))
         self.cache = open_cache(cfg.cache_dir)
+        self.budget = Budget(
+            self.cache,
+            cfg.run,
+            usd=cfg.llm.budget_usd,
+            tokens=cfg.llm.budget_tokens,
+            where=str(
+                cfg.params_file.relative_to(cfg.root) if cfg.params_file.is_relative_to(cfg.root) else cfg.params_file
+            ),
+        )
+        """The run's caps and spend so far (``llm.budget_usd``, ``llm.budget_tokens``)."""
         self._stack: ExitStack | None = None
         self._current: tuple[str, Client] | None = None
         self._prompts: dict[str, prompts.Prompt] = {}
@@ -112,7 +123,7 @@ class ModelPool:
         spec = self.spec(model_id)
         self.release()
         self._stack = ExitStack()
-        connected = self._stack.enter_context(connect(spec, self.cache, self.cfg.cache_dir))
+        connected = self._stack.enter_context(connect(spec, self.cache, self.cfg.cache_dir, budget=self.budget))
         self._current = (model_id, connected)
         return connected
 
@@ -127,12 +138,14 @@ class ModelPool:
         fail the stage if a model failed beyond ``llm.max_failed_share``.
 
         Raises:
+            BatchExported: under ``make batch-export``, the calls were written to batch files.
             ModelFailed: naming the model, the count and the first error.
         """
         self.release()
         self.cache.close()
         tallies, self.tallies = self.tallies, {}  # checked once, however often closed
         if sys.exc_info()[0] is None:  # called from a `finally` while another error propagates: keep that one
+            batch_files.stop_if_exported()  # make batch-export: the calls were written, not answered
             check_failures(tallies, self.cfg.llm.max_failed_share)
 
     def __enter__(self) -> ModelPool:

@@ -18,6 +18,7 @@ about 0.98 of the ideal rate on a machine not otherwise busy (``benchmarks/bench
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import email.utils
 import json
 import logging
@@ -33,6 +34,8 @@ from typing import Any, TypeVar
 
 import httpx2
 import openai
+
+from declinecraft.llm.throttle import Throttle
 
 T = TypeVar("T")
 RETRY_STATUS = frozenset({408, 409, 429})
@@ -65,7 +68,8 @@ class Unreachable(LLMError):
 
 @dataclass(frozen=True)
 class RetryPolicy:
-    """How long one call may take and how often it is tried."""
+    """How long one call may take and how often it is tried (a model entry's ``max_retries``,
+    ``max_retry_after_s`` and ``timeout_s``: :func:`declinecraft.core.model_terms.limits`)."""
 
     max_attempts: int = 6
     """Attempts in total, the first included; then the call is recorded as failed."""
@@ -110,8 +114,9 @@ class _Retryable(Exception):
 class _Pool:
     """Per-event-loop HTTP state: semaphore, in-flight counts, one AsyncOpenAI client per base URL."""
 
-    def __init__(self, urls: Sequence[str], api_key: str, per_url: int, timeout_s: float) -> None:
+    def __init__(self, urls: Sequence[str], api_key: str, per_url: int, timeout_s: float, throttle: Throttle) -> None:
         self.semaphore = asyncio.Semaphore(per_url * len(urls))
+        self.throttle = throttle
         self.inflight = [0] * len(urls)
         self.clients = [
             openai.AsyncOpenAI(
@@ -155,8 +160,11 @@ class Sender:
         retry: RetryPolicy,
         concurrency: int,
         alive: Callable[[], bool] | None = None,
+        requests_per_minute: float | None = None,
+        tokens_per_minute: float | None = None,
     ) -> None:
         self.model = model
+        self._limits = (requests_per_minute, tokens_per_minute)  # one Throttle per event loop
         self._alive = alive  # False when the local server process has exited
         self.retry = retry
         self.concurrency = concurrency
@@ -178,6 +186,10 @@ class Sender:
                 raise LLMError(f"model {self.model!r}: no base URL to send to")
             return tuple(u.rstrip("/") for u in self._urls)
 
+    def urls(self) -> tuple[str, ...]:
+        """The base URLs calls go to (resolved now if they were given as a function)."""
+        return self._resolve()
+
     async def _pool(self) -> _Pool:
         loop = asyncio.get_running_loop()
         last = self._last
@@ -186,7 +198,9 @@ class Sender:
         if loop not in self._pools:
             urls = self._resolve() if not callable(self._urls) else await asyncio.to_thread(self._resolve)
             if loop not in self._pools:
-                self._pools[loop] = _Pool(urls, self._api_key or "EMPTY", self.concurrency, self.retry.timeout_s)
+                self._pools[loop] = _Pool(
+                    urls, self._api_key or "EMPTY", self.concurrency, self.retry.timeout_s, Throttle(*self._limits)
+                )
         self._last = (loop, self._pools[loop])
         return self._last[1]
 
@@ -201,12 +215,19 @@ class Sender:
         if self._alive is not None and not self._alive():
             raise ServerGone(f"model {self.model!r}: the local server stopped running ({error})")
 
-    async def send(self, body: dict[str, Any], *, probe: bool = False) -> Answer:
+    async def send(
+        self, body: dict[str, Any], *, probe: bool = False, admit: Callable[[], None] | None = None
+    ) -> Answer:
         """Post one body (``model`` added) with retries; never raises for a failed call.
+
+        Every attempt waits for the entry's rate limits (requests and tokens per minute; a request
+        counts its prompt at 4 bytes a token plus its whole output budget, as providers count it).
 
         Args:
             probe: this is the first call to the endpoint: a connection that cannot be made at all
                 (refused, no route, unknown host) raises :class:`Unreachable` at once.
+            admit: called once, when the call has its slot and just before its first attempt is
+                sent (the run's budget: it raises to stop the call unsent).
 
         Raises:
             ServerGone: a connection failed and the local server process has exited.
@@ -215,10 +236,14 @@ class Sender:
         # Serialized once here: the SDK then neither deep-copies nor re-encodes the body per attempt.
         payload = json.dumps({"model": self.model, **body}, ensure_ascii=False).encode("utf-8")
         error, latency = "", None
+        tokens = len(payload) // 4 + int(body.get("max_tokens") or body.get("max_completion_tokens") or 0)
         for attempt in range(1, self.retry.max_attempts + 1):
             retry_after = None
             pool = await self._pool()  # per attempt: a restarted server has a new URL
             async with pool.slot() as client:
+                if admit is not None and attempt == 1:
+                    admit()
+                await pool.throttle.admit(tokens)
                 start = time.perf_counter()
                 try:
                     response = await client.post("/chat/completions", content=payload, cast_to=httpx2.Response)
@@ -284,6 +309,16 @@ def _answer(content: bytes, latency: float, attempt: int) -> Answer:
         latency_s=latency,
         attempts=attempt,
     )
+
+
+def answer_of(content: bytes, latency: float | None = None) -> Answer:
+    """Read a chat completion body that came some other way (a batch's result line); a body
+    without a usable first choice is a failed answer, with the reason."""
+    try:
+        answer = _answer(content, 0.0, 1)
+    except _Retryable as exc:
+        return Answer(ok=False, error=str(exc), latency_s=latency)
+    return dataclasses.replace(answer, latency_s=latency)
 
 
 def _message(exc: openai.APIStatusError) -> str:

@@ -209,6 +209,23 @@ def command(spec: ModelSpec, model: str, host: str, port: int, engine: Engine) -
     return args + [str(a) for a in spec.extra.get("vllm_args", [])]
 
 
+#: vLLM's offline batch runner (``vllm run-batch``), in the same interpreter as the server module.
+BATCH_MODULE = "vllm.entrypoints.openai.run_batch"
+
+
+def batch_command(spec: ModelSpec, model: str, engine: Engine, infile: Path, outfile: Path) -> list[str]:
+    """The line that runs a batch file through vLLM's own batch runner, without a server: the server's
+    launch line (:func:`command`: same engine settings, so the same answers) with ``run-batch``'s
+    module, ``-i`` and ``-o`` in place of the server module, host and port. ``infile`` is an OpenAI
+    batch file (``make batch-export``); ``outfile`` is read back by ``make batch-import``."""
+    served = command(spec, model, "127.0.0.1", 0, engine)
+    settings = served[3:]
+    for flag in ("--host", "--port"):
+        at = settings.index(flag)
+        del settings[at : at + 2]
+    return [engine.python, "-m", BATCH_MODULE, "-i", str(infile), "-o", str(outfile), *settings]
+
+
 def dtype(spec: ModelSpec, engine: Engine) -> str | None:
     """The ``--dtype`` a server runs in: the entry's ``dtype``, else float32 on the CPU build, else
     None (vLLM's choice, the checkpoint's own on GPUs).

@@ -3,8 +3,9 @@
 Written by the paper stage each time it runs: the environment of
 :func:`declinecraft.core.environment.record` (CPU, memory, OS, Python, packages, the llama.cpp
 build and its system-info line) plus the sha256 of every model file the run names (the GGUF chat
-models, the embedder's and the reranker's weights), and which recorded environments stored the
-run's model calls (:meth:`declinecraft.llm.cache.Cache.environment_counts`, counted by the caller).
+models, the embedder's and the reranker's weights), which recorded environments stored the
+run's model calls (:meth:`declinecraft.llm.cache.Cache.environment_counts`, counted by the caller),
+and what the run's sent calls cost per model, batch or not (``spend``: :func:`run_spend`).
 ``environment.tex`` is kept apart from ``numbers.tex`` so the numbers stay byte-identical across
 machines while the notes still say which machine produced them.
 """
@@ -20,6 +21,7 @@ from declinecraft.core import bundle, catalogue, environment, paths, registry
 from declinecraft.core.config import RunConfig, referenced_models
 from declinecraft.core.model_files import package_dir
 from declinecraft.core.stage_writer import json_text
+from declinecraft.llm import spend
 from declinecraft.llm.cache import open_cache
 from declinecraft.llm.serve import gguf_path
 from declinecraft.paper.latex import escape
@@ -65,6 +67,13 @@ def call_environments(cfg: RunConfig) -> dict[str, int]:
         return store.environment_counts(keys)
 
 
+def run_spend(cache_dir: Path, run: str) -> dict[str, Any]:
+    """What the run's sent calls cost: calls, prompt and output tokens and dollars, in total and per
+    model and batch or not (:mod:`declinecraft.llm.spend`; cached calls cost nothing and are not in it)."""
+    with open_cache(cache_dir) as store:
+        return spend.summary(store.spend_totals(run))
+
+
 def build(cfg: RunConfig, call_environments: dict[str, int] | None = None) -> dict[str, Any]:
     """The run's environment record: this machine, the model files' sha256 and the calls' machines.
 
@@ -89,6 +98,7 @@ def build(cfg: RunConfig, call_environments: dict[str, int] | None = None) -> di
         **environment.record(),
         "model_files": weights,
         "call_environments": dict(sorted((call_environments or {}).items())),
+        "spend": run_spend(cfg.cache_dir, cfg.run),
         **({"replayed_from": recorded.get("environment_id", "")} if recorded is not None else {}),
     }
 
