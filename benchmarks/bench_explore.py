@@ -20,7 +20,6 @@ import argparse  # noqa: E402
 import json  # noqa: E402
 import platform  # noqa: E402
 import re  # noqa: E402
-import shutil  # noqa: E402
 import subprocess  # noqa: E402
 import sys  # noqa: E402
 import tempfile  # noqa: E402
@@ -35,7 +34,7 @@ from declinecraft.core import config, paths  # noqa: E402
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))  # the synthetic tables live with the tests (tests/support)
 
-from tests.support import synthetic  # noqa: E402
+from tests.support import explorer_run  # noqa: E402
 
 CHROMIUM = Path("/usr/bin/chromium")
 FLAGS = (
@@ -48,89 +47,6 @@ FLAGS = (
     "--disable-component-update",
     "--disable-sync",
 )
-
-
-def synthetic_run(folder: Path, n_configs: int, n_questions: int) -> config.RunConfig:
-    """A project whose default run holds a synthetic benchmark, judged table and corpus chunks."""
-    (folder / "params").mkdir(parents=True)
-    shutil.copy(ROOT / "pyproject.toml", folder / "pyproject.toml")
-    shutil.copy(ROOT / "params" / "default.yaml", folder / "params" / "default.yaml")
-    cfg = config.load(folder / "params" / "default.yaml")
-    judged = synthetic.synthetic_judged(n_configs, n_questions, seed=0)
-    n_ans = int(judged.filter("answerable")["question_id"].n_unique())
-    ids = [f"q{i:04d}" for i in range(n_questions)]
-    chunk = pl.format("Page_{}#{}", pl.col("n") % 500, pl.col("n") % 7)
-    bench = (
-        pl.DataFrame({"id": ids, "answerable": [i < n_ans for i in range(n_questions)]})
-        .with_row_index("n")
-        .with_columns(
-            scenario=pl.format("I am exploring biome {} with a copper pickaxe while it rains.", "n"),
-            asked_question=pl.format("What does feature {} drop when mined?", "n"),
-            fact=pl.format("Feature {} drops two items.", "n"),
-            target_chunk_id=chunk,
-            target_title=pl.format("Page {}", pl.col("n") % 500),
-            target_url=pl.format("https://wiki.test/Page_{}", pl.col("n") % 500),
-            scenario_chunk_ids=pl.concat_list(
-                pl.format("Page_{}#0", (pl.col("n") * 7) % 500), pl.format("Page_{}#1", (pl.col("n") * 11) % 500)
-            ),
-        )
-        .with_columns(question=pl.concat_str("scenario", "asked_question", separator=" "))
-        .drop("n")
-    )
-    rows = (
-        judged.with_row_index("n")
-        .with_columns(
-            response_id=pl.col("n").cast(pl.String),
-            response=pl.format("Response {}: ", "n") + pl.lit("the answer is probably a block of something. " * 6),
-            thinking_trace=pl.when(pl.col("thinking") == "on").then(pl.lit("Let me think about this step. " * 30)),
-            rule_label=pl.col("label"),
-            finish_reason=pl.lit("stop"),
-            error=pl.lit(None, pl.String),
-            retrieved_chunk_ids=pl.when(pl.col("condition") != "no_rag").then(
-                pl.concat_list([pl.format("Page_{}#0", (pl.col("n") + i) % 500) for i in range(5)])
-            ),
-            component_ranks=pl.when(pl.col("condition") != "no_rag").then(
-                pl.lit(json.dumps([{"bm25": i + 1, "dense": 5 - i} for i in range(5)]))
-            ),
-            rounds=pl.when(pl.col("condition") == "iterative").then(
-                pl.lit(
-                    json.dumps(
-                        [
-                            {
-                                "index": 0,
-                                "queries": ["q"],
-                                "chunk_ids": ["Page_1#0"],
-                                "stop": "sufficient",
-                                "reflection": {
-                                    "status": "sufficient",
-                                    "assessment": "Sufficient",
-                                    "missing_info": "",
-                                    "follow_ups": [],
-                                },
-                            }
-                        ]
-                    )
-                )
-            ),
-        )
-        .drop("n")
-    )
-    for stage, name, frame in (("verify", "benchmark", bench), ("judge", "judged", rows)):
-        cfg.stage_dir(stage).mkdir(parents=True, exist_ok=True)
-        frame.write_parquet(cfg.stage_dir(stage) / f"{name}.parquet")
-    cfg.stage_dir("corpus").mkdir(parents=True)
-    titles = pl.DataFrame({"p": list(range(500))})
-    for corpus in ("pre", "post"):
-        chunks = titles.join(pl.DataFrame({"j": list(range(7))}), how="cross").select(
-            chunk_id=pl.format("Page_{}#{}", "p", "j"),
-            title=pl.format("Page {}", "p"),
-            url=pl.format("https://wiki.test/Page_{}", "p"),
-            text=pl.format("[Page: Page {}] chunk {} text.", "p", "j"),
-        )
-        (chunks if corpus == "pre" else chunks.head(0)).write_parquet(
-            cfg.stage_dir("corpus") / f"chunks_{corpus}.parquet"
-        )
-    return cfg
 
 
 def open_seconds(page: Path, work: Path) -> dict[str, float]:
@@ -170,7 +86,7 @@ def main() -> None:
         "quick": args.quick,
     }
     with tempfile.TemporaryDirectory() as tmp:
-        cfg = synthetic_run(Path(tmp) / "paper", n_configs, n_questions)
+        cfg = explorer_run.paper_sized_project(Path(tmp) / "paper", n_configs=n_configs, n_questions=n_questions)
         start = time.perf_counter()
         frame = explore.load(cfg)
         out.update(
@@ -193,7 +109,7 @@ def main() -> None:
         else:  # the default run's size: 10 questions, one model, three conditions
             source, run = (
                 "synthetic run of the default run's size (default run not built)",
-                synthetic_run(Path(tmp) / "small", 1, 10),
+                explorer_run.paper_sized_project(Path(tmp) / "small", n_configs=1, n_questions=10),
             )
         start = time.perf_counter()
         page = explore.write_report(run, out=Path(tmp) / "index.html")
