@@ -250,3 +250,31 @@ class TestReportInBrowser:
         assert sections(html)[first].count('<tr class="dc-row ') == rows.height
         hidden = sections(browser.dom(page, tmp_path, f"q={first}"))
         assert first in hidden and len(hidden) == explore.search(frame, first).height
+
+
+@pytest.fixture(scope="module")
+def paper_sized(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, pl.DataFrame]:
+    """The first page of 1,000 questions x 40 configurations, with question files from one
+    configuration's responses (all 120,000 take minutes to render; bench_explore.py times them)."""
+    base = tmp_path_factory.mktemp("paper")
+    cfg = explorer_run.paper_sized_project(base / "project", n_configs=40, n_questions=1000)
+    frame = explore.load(cfg)
+    one = frame.filter(pl.col("model") == frame["model"].min(), pl.col("thinking") == "off")
+    page = explore.write_explorer(one, None, base / "explorer" / "index.html", run=cfg.run)
+    page.write_text(explore.report_html(frame, run=cfg.run))
+    return page, frame
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(not browser.CHROMIUM.exists(), reason="/usr/bin/chromium is absent (apt-get install chromium)")
+class TestPaperSizeInBrowser:
+    def test_filter_and_open(self, paper_sized: tuple[Path, pl.DataFrame], tmp_path: Path) -> None:
+        """At 1,000 questions x 40 configurations a filter over all of them shows what the Python
+        filter finds, and an opened question's responses load from its file."""
+        page, frame = paper_sized
+        first = frame["question_id"].sort()[0]
+        want = explore.judge_disagreements(frame)["question_id"].n_unique()
+        html = browser.dom(page, tmp_path, f"flag=judges&open={first}")
+        assert f'data-matches="{want}"' in html and 0 < want
+        opened = sections(browser.dom(page, tmp_path, f"q={first.lower()}&open={first}"))
+        assert list(opened) == [first] and "Response " in opened[first] and "data-open-ms" in opened[first]
