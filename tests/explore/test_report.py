@@ -278,3 +278,10 @@ class TestPaperSizeInBrowser:
         assert f'data-matches="{want}"' in html and 0 < want
         opened = sections(browser.dom(page, tmp_path, f"q={first.lower()}&open={first}"))
         assert list(opened) == [first] and "Response " in opened[first] and "data-open-ms" in opened[first]
+
+    def test_open_past_the_first_page(self, paper_sized: tuple[Path, pl.DataFrame], tmp_path: Path) -> None:
+        """A question opened by a link shows with its responses even past the first 50 listed."""
+        page, frame = paper_sized
+        last = frame["question_id"].sort()[-1]
+        shown = sections(browser.dom(page, tmp_path, f"open={last}"))
+        assert len(shown) == 51 and "Response " in shown[last]

@@ -95,13 +95,14 @@ window.dcShard=function(id,shard){const q=BYID.get(id);if(!q)return;loaded.set(i
 function render(){const t0=performance.now(),s=state();writeHash(s);
  document.querySelectorAll(".dc-cond").forEach(e=>e.classList.toggle("dc-hidden",s.cmp!=="condition"));
  document.querySelectorAll(".dc-think").forEach(e=>e.classList.toggle("dc-hidden",s.cmp!=="thinking"));
- const list=D.questions.filter(q=>matches(q,s)),page=list.slice(0,shown),out=$("out");
+ const list=D.questions.filter(q=>matches(q,s)),out=$("out");
+ const page=list.filter((q,i)=>i<shown||opened.has(q.id));  // an opened question shows past the first page
  out.innerHTML=page.map(q=>opened.has(q.id)&&loaded.has(q.id)?loaded.get(q.id).html:stub(q,s)).join("")||
   "<p>No question matches.</p>";
  for(const q of page){if(!opened.has(q.id))continue;
   if(loaded.has(q.id))decorate(document.getElementById("q-"+q.id),q,s);else load(q);}
  $("count").textContent=`${list.length} of ${D.questions.length} questions`+
-  (list.length>shown?` (first ${shown} shown)`:"");
+  (list.length>shown?` (first ${shown} shown${page.length>shown?", and the opened ones":""})`:"");
  $("more").classList.toggle("dc-hidden",list.length<=shown);
  document.body.dataset.renderMs=(performance.now()-t0).toFixed(1);document.body.dataset.matches=list.length;}
 readHash();render();document.body.dataset.readyMs=performance.now().toFixed(0);
