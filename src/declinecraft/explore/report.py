@@ -90,7 +90,7 @@ def _flags(frame: pl.DataFrame, configs: list[str], settings: list[str]) -> dict
 
 def report_data(frame: pl.DataFrame, *, run: str = "") -> dict[str, Any]:
     """The first page's data: run facts, settings, configurations, flags and one small entry per
-    question (no responses: those are in the question files, :func:`question_shard`)."""
+    question (no responses: those are in the question files, :func:`question_shards`)."""
     settings = setting_order(frame["setting"].unique().to_list())
     configs = _configs(frame)
     labels, flags = _labels(frame, configs, settings), _flags(frame, configs, settings)
