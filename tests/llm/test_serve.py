@@ -219,6 +219,20 @@ class TestStopSignals:
         assert processes.wait_dead(pid)
         assert serve.find_running(registry.get_model(root / "params" / "models.yaml", SMALL), tmp_path) is None
 
+    def test_serve_command_under_nohup(self, root: Path, tmp_path: Path) -> None:
+        """Under nohup, SIGHUP is ignored as asked and the server keeps serving; SIGTERM then stops
+        both (it used to end the command and leave the server running under init)."""
+        command = ["nohup", sys.executable, "-m", "declinecraft.llm.serve", SMALL]
+        proc, pid = start_serving(command, root, tmp_path)
+        proc.send_signal(signal.SIGHUP)
+        with pytest.raises(subprocess.TimeoutExpired):
+            proc.wait(timeout=2)
+        assert serve._healthy(f"http://{serve.HOST}:{_port_of(pid)}/v1")
+        proc.send_signal(signal.SIGTERM)
+        out, err = proc.communicate(timeout=30)
+        assert proc.returncode == 0 and f"SIGTERM: stopped serving {SMALL}" in err, err[-2000:]
+        assert processes.wait_dead(pid)
+
     def test_serve_command_killed(self, root: Path, tmp_path: Path) -> None:
         """kill -9 of ``llm.serve`` (nothing can run then) still ends its server."""
         proc, pid = start_serving([sys.executable, "-m", "declinecraft.llm.serve", SMALL], root, tmp_path)
