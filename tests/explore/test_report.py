@@ -199,6 +199,12 @@ class TestReportInBrowser:
         assert len(re.findall(r'class="dc-row dc-\w+ dc-hit"', sulfur)) == 2
         assert "1 of 4 questions" in html
 
+    def test_markdown_rendered(self, built: tuple[Path, pl.DataFrame], tmp_path: Path) -> None:
+        """An opened question shows its responses rendered from markdown, their HTML escaped."""
+        page, _ = built
+        copper = sections(browser.dom(page, tmp_path, "q=copper&open=q-copper"))["q-copper"]
+        assert "There is <strong>no such thing</strong>: &lt;b&gt;none&lt;/b&gt;." in copper and "**" not in copper
+
     def test_combined_and_empty(self, built: tuple[Path, pl.DataFrame], tmp_path: Path) -> None:
         """Filters combine: m1 never exhausted its budget, so nothing matches."""
         page, _ = built

@@ -165,7 +165,7 @@ def build_tables() -> tuple[pl.DataFrame, pl.DataFrame, pl.DataFrame, pl.DataFra
                 )
                 text = {
                     "ABSTAIN": "The provided context does not contain the answer.",
-                    "DENY": "There is no such thing.",
+                    "DENY": "There is **no such thing**: <b>none</b>.",  # markdown, and HTML to escape
                     "ANSWER": f"It is answered ({qid}).",
                 }.get(label or "", "")
                 if (qid, model, thinking, setting) == ("q-sulfur", "m1", "off", "iterative"):
