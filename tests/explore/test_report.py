@@ -116,7 +116,7 @@ class TestAtPaperSize:
         """1,000 questions x 40 configurations (120,000 responses, 69 MB of response and thinking
         text): the first page stays under 1 MB, holds no response, and every question gets its file.
         The files are written from one configuration's responses here (rendering all 120,000 takes
-        minutes; benchmarks/bench_explore.py times it)."""
+        about a minute on two cores; benchmarks/bench_explore.py times it)."""
         cfg = explorer_run.paper_sized_project(tmp_path / "paper", n_configs=40, n_questions=1000)
         frame = explore.load(cfg)
         assert frame.height == 120_000 and frame["question_id"].n_unique() == 1000
@@ -261,7 +261,7 @@ class TestReportInBrowser:
 @pytest.fixture(scope="module")
 def paper_sized(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, pl.DataFrame]:
     """The first page of 1,000 questions x 40 configurations, with question files from one
-    configuration's responses (all 120,000 take minutes to render; bench_explore.py times them)."""
+    configuration's responses (all 120,000 take about a minute to render; bench_explore.py times them)."""
     base = tmp_path_factory.mktemp("paper")
     cfg = explorer_run.paper_sized_project(base / "project", n_configs=40, n_questions=1000)
     frame = explore.load(cfg)
