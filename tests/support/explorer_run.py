@@ -250,15 +250,18 @@ def write_project(folder: Path) -> config.RunConfig:
     return cfg
 
 
-def paper_sized_project(folder: Path, *, n_configs: int = 40, n_questions: int = 1000) -> config.RunConfig:
+def paper_sized_project(
+    folder: Path, *, n_configs: int = 40, n_questions: int = 1000, ablations: bool = False
+) -> config.RunConfig:
     """A project whose default run holds a synthetic benchmark, judged table (``n_configs`` x 3
     conditions x ``n_questions``, with response texts, thinking traces, retrieved chunk ids and
-    iterative rounds) and corpus chunks: the explorer at the paper's size."""
+    iterative rounds) and corpus chunks: the explorer at the paper's size. ``ablations`` adds the
+    single-shot ablation rows of up to 12 models (:func:`~tests.support.synthetic.synthetic_judged`)."""
     (folder / "params").mkdir(parents=True)
     shutil.copy(projects.REPO / "pyproject.toml", folder / "pyproject.toml")
     shutil.copy(projects.REPO / "params" / "default.yaml", folder / "params" / "default.yaml")
     cfg = config.load(folder / "params" / "default.yaml")
-    judged = synthetic.synthetic_judged(n_configs, n_questions, seed=0)
+    judged = synthetic.synthetic_judged(n_configs, n_questions, seed=0, ablations=ablations)
     n_ans = int(judged.filter("answerable")["question_id"].n_unique())
     ids = [f"q{i:04d}" for i in range(n_questions)]
     chunk = pl.format("Page_{}#{}", pl.col("n") % 500, pl.col("n") % 7)
