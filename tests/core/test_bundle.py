@@ -11,7 +11,9 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import sqlite3
+import struct
 import subprocess
 import time
 import zipfile
@@ -69,6 +71,18 @@ def tiny_run(root: Path, monkeypatch: pytest.MonkeyPatch) -> config.RunConfig:
     return cfg
 
 
+def flip_byte(archive: Path, member: str) -> Path:
+    """Flip one byte in the middle of ``member``'s compressed data, in place; return the path."""
+    with zipfile.ZipFile(archive) as opened:
+        info = opened.getinfo(member)
+    data = bytearray(archive.read_bytes())
+    name_len, extra_len = struct.unpack("<HH", data[info.header_offset + 26 : info.header_offset + 30])
+    start = info.header_offset + 30 + name_len + extra_len
+    data[start + info.compress_size // 2] ^= 0xFF
+    archive.write_bytes(bytes(data))
+    return archive
+
+
 class TestBundle:
     def test_only_used_rows(self, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
         """The bundle holds the looked-up rows only, and unpacks them as a cache folder."""
@@ -106,6 +120,26 @@ class TestBundle:
                 target.writestr(name, b"{}" if name == "environment.json" else source.read(name))
         with pytest.raises(bundle.BundleError, match="environment.json does not match its sha256"):
             bundle.unpack(changed, cfg)
+
+    @pytest.mark.parametrize("member", ["embeddings.sqlite", "manifest.json", "params.yaml"])
+    def test_flipped_byte(self, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, member: str) -> None:
+        """One flipped byte in a member's compressed data: refused naming bundle and member, nothing
+        unpacked, and the replay command never runs (no raw zlib.error)."""
+        cfg = tiny_run(tmp_path, monkeypatch)
+        archive = flip_byte(bundle.write(cfg), member)
+        with pytest.raises(bundle.BundleError, match=rf"{re.escape(str(archive))}: (member )?{re.escape(member)} "):
+            bundle.unpack(archive, cfg)
+        assert not bundle.replay_cache(cfg).exists()
+        ran = tmp_path / "ran"
+        code = bundle._main(["replay", str(archive), str(cfg.params_file), "--", "touch", str(ran)])
+        assert code == 1 and not ran.exists()
+
+    def test_check_reads_every_member(self, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+        """check() returns the manifest of a sound bundle, with a sha256 for every member."""
+        cfg = tiny_run(tmp_path, monkeypatch)
+        manifest = bundle.check(bundle.write(cfg))
+        assert set(manifest["files"]) == {"embeddings.sqlite", "params.yaml", "environment.json"}
+        assert all(len(entry["sha256"]) == 64 for entry in manifest["files"].values())
 
     def test_other_params(self, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
         """A bundle of other params is refused, naming the first key that differs."""

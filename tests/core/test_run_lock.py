@@ -5,6 +5,7 @@
 from __future__ import annotations
 
 import os
+import signal
 import subprocess
 import sys
 import time
@@ -125,3 +126,34 @@ class TestRunLocked:
         )
         assert out.returncode == run_lock.BUSY and time.monotonic() - start >= 1
         assert "run 'default' is busy" in out.stderr and "waited 1 s" in out.stderr
+
+    @pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGHUP])
+    def test_stop_signal_passed_on(self, project: Path, monkeypatch: pytest.MonkeyPatch, sig: signal.Signals) -> None:
+        """SIGTERM or SIGHUP sent to the lock holder alone reaches the command, whose status comes
+        back; the lock is held until the command has ended."""
+        monkeypatch.delenv("RUN_LOCKED", raising=False)
+        script = (
+            "import signal, sys, time; "
+            "[signal.signal(s, lambda *a: sys.exit(7)) for s in (signal.SIGTERM, signal.SIGHUP)]; "
+            "print('ready', flush=True); time.sleep(60)"
+        )
+        holder = subprocess.Popen(
+            [
+                sys.executable,
+                "-m",
+                "declinecraft.core.run_lock",
+                "params/default.yaml",
+                "--",
+                sys.executable,
+                "-c",
+                script,
+            ],
+            cwd=project,
+            stdout=subprocess.PIPE,
+            text=True,
+            env={**os.environ, "PYTHONPATH": str(project / "src")},
+        )
+        assert holder.stdout is not None and holder.stdout.readline() == "ready\n"
+        holder.send_signal(sig)
+        assert holder.wait(timeout=30) == 7
+        holder.stdout.close()

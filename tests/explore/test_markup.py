@@ -32,3 +32,36 @@ class TestMarkup:
             "report.css",
             "report.js",
         } <= names
+
+
+class TestMarkdown:
+    def test_rendered(self) -> None:
+        """Bold, lists, code and tables are rendered as HTML, not shown as raw ``**…**``."""
+        html = markup.markdown("**Four** points:\n\n- iron\n- `gold`\n\n| a | b |\n|---|---|\n| 1 | 2 |")
+        assert "<strong>Four</strong>" in html and "<li>iron</li>" in html and "<code>gold</code>" in html
+        assert "<td>1</td>" in html and "**" not in html
+
+    @pytest.mark.parametrize(
+        ("text", "absent"),
+        [
+            ("<script>alert(1)</script>", "<script"),
+            ('<img src=x onerror="alert(1)">', "<img"),
+            ("[click](javascript:alert(1))", "javascript:"),
+            ("[file](file:///etc/passwd)", "file:"),
+            ("![pixel](https://tracker.example/p.png)", "<img"),
+            ('<a href="https://x.example" onclick="alert(1)">x</a>', "<a "),
+        ],
+    )
+    def test_sanitised(self, text: str, absent: str) -> None:
+        """Raw HTML is escaped, links other than http(s)/mailto are dropped, images fetch nothing."""
+        assert absent not in markup.markdown(text)
+
+    def test_safe_link_kept(self) -> None:
+        """An https link stays a link, opening in a new tab without access to the page."""
+        html = markup.markdown('[wiki](https://minecraft.wiki/w/Panda?a=1&b="2")')
+        assert '<a href="https://minecraft.wiki/w/Panda?a=1&amp;b=%222%22" target="_blank"' in html
+
+    def test_in_the_question_view(self) -> None:
+        """Templates render a response through the filter (escaped, then marked up)."""
+        env = markup.environment()
+        assert env.from_string("{{ r|markdown }}").render(r="*a* <b>") == "<p><em>a</em> &lt;b&gt;</p>\n"

@@ -17,7 +17,7 @@ class TestShow:
             "archetypes of the Sulfur Cube",
             "Twelve archetypes",
             "reference of q-sulfur",
-            "The Magma Cube (sometimes called a &#39;Sulfur Cube&#39;)",
+            "<p>The Magma Cube (sometimes called a 'Sulfur Cube')",  # the response, rendered from its markdown
             "Magma Cube sizes",
             "Insufficient",
             "bm25 1 · dense 3",

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+import os
 import signal
 import subprocess
 import sys
@@ -170,3 +172,82 @@ class TestServe:
             second.stop()
             assert first.healthy()
         assert serve.find_running(spec, tmp_path) is None
+
+
+#: A stage's way to a local server: the supervisor every client wraps a llama.cpp model in.
+STAGE_SCRIPT = """
+import sys, time
+from pathlib import Path
+from declinecraft.core import registry
+from declinecraft.llm.supervisor import LocalServer
+spec = registry.get_model(sys.argv[1], sys.argv[2])
+server = LocalServer(spec, Path(sys.argv[3]))
+server.urls()
+print(server.servers[-1].process.pid, flush=True)
+time.sleep(600)
+"""
+
+
+def start_serving(command: list[str], root: Path, cache: Path) -> tuple[subprocess.Popen[str], int]:
+    """Start ``command`` in a session of its own; return it and the pid of the server it started,
+    read from the state file (``llm.serve``) or the first line it prints (a stage)."""
+    env = {**os.environ, "DECLINECRAFT_CACHE": str(cache)}
+    proc = subprocess.Popen(
+        command, cwd=root, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True
+    )
+    line = proc.stdout.readline()  # type: ignore[union-attr]
+    if line.startswith("serving"):
+        state = json.loads((serve.servers_dir(cache) / f"{SMALL}.json").read_text())
+        return proc, int(state["pid"])
+    assert line.strip().isdigit(), line + proc.stderr.read()  # type: ignore[union-attr]
+    return proc, int(line)
+
+
+@pytest.mark.slow
+class TestStopSignals:
+    """No server outlives the process that started it, and that process ends on each stop signal."""
+
+    @pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGINT, signal.SIGHUP])
+    def test_serve_command(self, root: Path, tmp_path: Path, sig: signal.Signals) -> None:
+        """``python -m declinecraft.llm.serve`` stops its server and exits 0 on SIGTERM, SIGINT and
+        SIGHUP (its SIGTERM used to leave the llama.cpp server running under init)."""
+        proc, pid = start_serving([sys.executable, "-m", "declinecraft.llm.serve", SMALL], root, tmp_path)
+        assert processes.alive(pid)
+        proc.send_signal(sig)
+        out, err = proc.communicate(timeout=30)
+        assert proc.returncode == 0 and f"{sig.name}: stopped serving {SMALL}" in err, err[-2000:]
+        assert processes.wait_dead(pid)
+        assert serve.find_running(registry.get_model(root / "params" / "models.yaml", SMALL), tmp_path) is None
+
+    def test_serve_command_under_nohup(self, root: Path, tmp_path: Path) -> None:
+        """Under nohup, SIGHUP is ignored as asked and the server keeps serving; SIGTERM then stops
+        both (it used to end the command and leave the server running under init)."""
+        command = ["nohup", sys.executable, "-m", "declinecraft.llm.serve", SMALL]
+        proc, pid = start_serving(command, root, tmp_path)
+        proc.send_signal(signal.SIGHUP)
+        with pytest.raises(subprocess.TimeoutExpired):
+            proc.wait(timeout=2)
+        assert serve._healthy(f"http://{serve.HOST}:{_port_of(pid)}/v1")
+        proc.send_signal(signal.SIGTERM)
+        out, err = proc.communicate(timeout=30)
+        assert proc.returncode == 0 and f"SIGTERM: stopped serving {SMALL}" in err, err[-2000:]
+        assert processes.wait_dead(pid)
+
+    def test_serve_command_killed(self, root: Path, tmp_path: Path) -> None:
+        """kill -9 of ``llm.serve`` (nothing can run then) still ends its server."""
+        proc, pid = start_serving([sys.executable, "-m", "declinecraft.llm.serve", SMALL], root, tmp_path)
+        proc.kill()
+        proc.communicate(timeout=30)
+        assert processes.wait_dead(pid)
+
+    @pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGINT, signal.SIGHUP])
+    def test_stage_process(self, root: Path, tmp_path: Path, sig: signal.Signals) -> None:
+        """A process that started a server the way a stage does (its client's supervisor) ends on
+        SIGTERM, SIGINT and SIGHUP, and its server ends with it."""
+        models = str(root / "params" / "models.yaml")
+        proc, pid = start_serving([sys.executable, "-c", STAGE_SCRIPT, models, SMALL, str(tmp_path)], root, tmp_path)
+        assert processes.alive(pid)
+        proc.send_signal(sig)
+        proc.communicate(timeout=30)
+        assert proc.returncode != 0
+        assert processes.wait_dead(pid)

@@ -10,7 +10,7 @@ from pathlib import Path
 import polars as pl
 
 from declinecraft.core import config
-from tests.support import projects
+from tests.support import projects, synthetic
 
 CONFIGS = (("m1", "off"), ("m1", "on"), ("m2", "off"))
 
@@ -165,7 +165,7 @@ def build_tables() -> tuple[pl.DataFrame, pl.DataFrame, pl.DataFrame, pl.DataFra
                 )
                 text = {
                     "ABSTAIN": "The provided context does not contain the answer.",
-                    "DENY": "There is no such thing.",
+                    "DENY": "There is **no such thing**: <b>none</b>.",  # markdown, and HTML to escape
                     "ANSWER": f"It is answered ({qid}).",
                 }.get(label or "", "")
                 if (qid, model, thinking, setting) == ("q-sulfur", "m1", "off", "iterative"):
@@ -245,6 +245,94 @@ def write_project(folder: Path) -> config.RunConfig:
     cfg.stage_dir("corpus").mkdir(parents=True)
     for corpus in ("pre", "post"):
         chunks.filter(pl.col("corpus") == corpus).drop("corpus").write_parquet(
+            cfg.stage_dir("corpus") / f"chunks_{corpus}.parquet"
+        )
+    return cfg
+
+
+def paper_sized_project(
+    folder: Path, *, n_configs: int = 40, n_questions: int = 1000, ablations: bool = False
+) -> config.RunConfig:
+    """A project whose default run holds a synthetic benchmark, judged table (``n_configs`` x 3
+    conditions x ``n_questions``, with response texts, thinking traces, retrieved chunk ids and
+    iterative rounds) and corpus chunks: the explorer at the paper's size. ``ablations`` adds the
+    single-shot ablation rows of up to 12 models (:func:`~tests.support.synthetic.synthetic_judged`)."""
+    (folder / "params").mkdir(parents=True)
+    shutil.copy(projects.REPO / "pyproject.toml", folder / "pyproject.toml")
+    shutil.copy(projects.REPO / "params" / "default.yaml", folder / "params" / "default.yaml")
+    cfg = config.load(folder / "params" / "default.yaml")
+    judged = synthetic.synthetic_judged(n_configs, n_questions, seed=0, ablations=ablations)
+    n_ans = int(judged.filter("answerable")["question_id"].n_unique())
+    ids = [f"q{i:04d}" for i in range(n_questions)]
+    chunk = pl.format("Page_{}#{}", pl.col("n") % 500, pl.col("n") % 7)
+    bench = (
+        pl.DataFrame({"id": ids, "answerable": [i < n_ans for i in range(n_questions)]})
+        .with_row_index("n")
+        .with_columns(
+            scenario=pl.format("I am exploring biome {} with a copper pickaxe while it rains.", "n"),
+            asked_question=pl.format("What does feature {} drop when mined?", "n"),
+            fact=pl.format("Feature {} drops two items.", "n"),
+            target_chunk_id=chunk,
+            target_title=pl.format("Page {}", pl.col("n") % 500),
+            target_url=pl.format("https://wiki.test/Page_{}", pl.col("n") % 500),
+            scenario_chunk_ids=pl.concat_list(
+                pl.format("Page_{}#0", (pl.col("n") * 7) % 500), pl.format("Page_{}#1", (pl.col("n") * 11) % 500)
+            ),
+        )
+        .with_columns(question=pl.concat_str("scenario", "asked_question", separator=" "))
+        .drop("n")
+    )
+    rows = (
+        judged.with_row_index("n")
+        .with_columns(
+            response_id=pl.col("n").cast(pl.String),
+            response=pl.format("Response {}: ", "n") + pl.lit("the answer is probably a block of something. " * 6),
+            thinking_trace=pl.when(pl.col("thinking") == "on").then(pl.lit("Let me think about this step. " * 30)),
+            rule_label=pl.col("label"),
+            finish_reason=pl.lit("stop"),
+            error=pl.lit(None, pl.String),
+            retrieved_chunk_ids=pl.when(pl.col("condition") != "no_rag").then(
+                pl.concat_list([pl.format("Page_{}#0", (pl.col("n") + i) % 500) for i in range(5)])
+            ),
+            component_ranks=pl.when(pl.col("condition") != "no_rag").then(
+                pl.lit(json.dumps([{"bm25": i + 1, "dense": 5 - i} for i in range(5)]))
+            ),
+            rounds=pl.when(pl.col("condition") == "iterative").then(
+                pl.lit(
+                    json.dumps(
+                        [
+                            {
+                                "index": 0,
+                                "queries": ["q"],
+                                "chunk_ids": ["Page_1#0"],
+                                "stop": "sufficient",
+                                "reflection": {
+                                    "status": "sufficient",
+                                    "assessment": "Sufficient",
+                                    "missing_info": "",
+                                    "follow_ups": [],
+                                },
+                            }
+                        ]
+                    )
+                )
+            ),
+        )
+        .drop("n")
+    )
+    for stage, name, frame in (("verify", "benchmark", bench), ("judge", "judged", rows)):
+        cfg.stage_dir(stage).mkdir(parents=True, exist_ok=True)
+        frame.write_parquet(cfg.stage_dir(stage) / f"{name}.parquet")
+    cfg.stage_dir("corpus").mkdir(parents=True)
+    titles = pl.DataFrame({"p": list(range(500))})
+    for corpus in ("pre", "post"):
+        chunks = titles.join(pl.DataFrame({"j": list(range(7))}), how="cross").select(
+            chunk_id=pl.format("Page_{}#{}", "p", "j"),
+            title=pl.format("Page {}", "p"),
+            url=pl.format("https://wiki.test/Page_{}", "p"),
+            text=pl.format("[Page: Page {}] chunk {} text.", "p", "j"),
+        )
+        (chunks if corpus == "pre" else chunks.head(0)).write_parquet(
             cfg.stage_dir("corpus") / f"chunks_{corpus}.parquet"
         )
     return cfg

@@ -17,6 +17,7 @@ replay on: every lookup is answered from the bundle, and one it lacks stops the 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import hashlib
 import json
 import os
@@ -25,6 +26,7 @@ import sqlite3
 import subprocess
 import sys
 import zipfile
+import zlib
 from pathlib import Path
 from typing import Any
 
@@ -179,48 +181,115 @@ def _first_difference(mine: Any, theirs: Any, where: str = "") -> str | None:
     return None if mine == theirs else f"{where}: {mine!r} here, {theirs!r} in the bundle"
 
 
+#: Read size when a member is hashed and copied out (members can be gigabytes at the paper's size).
+_BLOCK = 1 << 20
+#: What reading a damaged zip member raises: a bad deflate stream (zlib), a CRC or header mismatch.
+_DAMAGED = (zlib.error, zipfile.BadZipFile, EOFError, OSError)
+
+
+def _read(bundle: Path, archive: zipfile.ZipFile, name: str) -> bytes:
+    """A small member's bytes; a damaged one is a :class:`BundleError` naming bundle and member."""
+    try:
+        return archive.read(name)
+    except _DAMAGED as exc:
+        raise BundleError(
+            f"{bundle}: member {name} is damaged and cannot be read ({exc}); get the bundle again"
+        ) from None
+
+
+def _copy_checked(bundle: Path, archive: zipfile.ZipFile, name: str, sha256: str, out: Path | None) -> None:
+    """Stream a member through sha256 (into ``out`` when given) and compare with the manifest."""
+    digest = hashlib.sha256()
+    try:
+        with archive.open(name) as source, contextlib.ExitStack() as stack:
+            target = stack.enter_context(open(out, "wb")) if out is not None else None
+            while block := source.read(_BLOCK):
+                digest.update(block)
+                if target is not None:
+                    target.write(block)
+    except _DAMAGED as exc:
+        raise BundleError(
+            f"{bundle}: member {name} is damaged and cannot be read ({exc}); get the bundle again"
+        ) from None
+    if digest.hexdigest() != sha256:
+        raise BundleError(f"{bundle}: {name} does not match its sha256 in the manifest (damaged or edited)")
+
+
+def _manifest(bundle: Path, archive: zipfile.ZipFile) -> dict[str, Any]:
+    """The bundle's manifest, checked for format, version and a sha256 per member."""
+    names = set(archive.namelist())
+    if MANIFEST not in names:
+        raise BundleError(f"{bundle}: no {MANIFEST}; not a replay bundle")
+    try:
+        manifest = json.loads(_read(bundle, archive, MANIFEST))
+    except ValueError as exc:  # JSONDecodeError and UnicodeDecodeError
+        raise BundleError(f"{bundle}: member {MANIFEST} is damaged ({exc}); get the bundle again") from None
+    if not isinstance(manifest, dict):
+        raise BundleError(f"{bundle}: member {MANIFEST} is damaged (not a JSON object); get the bundle again")
+    if manifest.get("format") != FORMAT or manifest.get("version") != VERSION:
+        raise BundleError(
+            f"{bundle}: format {manifest.get('format')!r} v{manifest.get('version')}, this code reads "
+            f"{FORMAT} v{VERSION}"
+        )
+    listed = manifest.get("files")
+    if not isinstance(listed, dict):
+        raise BundleError(f"{bundle}: member {MANIFEST} lists no files; not a replay bundle")
+    for name, entry in sorted(listed.items()):
+        if not isinstance(entry, dict) or not isinstance(entry.get("sha256"), str):
+            raise BundleError(f"{bundle}: member {MANIFEST} gives no sha256 for {name}")
+    if extra := sorted(names - set(listed) - {MANIFEST}):
+        raise BundleError(f"{bundle}: {extra[0]} is not in the manifest")
+    if missing := sorted(set(listed) - names):
+        raise BundleError(f"{bundle}: {missing[0]} is in the manifest but not in the bundle")
+    return manifest
+
+
+def check(bundle: Path) -> dict[str, Any]:
+    """Check every member of a bundle against its sha256 in the manifest; return the manifest.
+
+    Reads each member once, in blocks, so a bundle of any size is checked in constant memory.
+
+    Raises:
+        BundleError: naming the bundle and the member that is missing, damaged, changed or
+            unexpected (never a raw ``zlib.error`` or ``BadZipFile``).
+    """
+    if not bundle.is_file():
+        raise BundleError(f"{bundle}: no such bundle file")
+    try:
+        archive = zipfile.ZipFile(bundle)
+    except (zipfile.BadZipFile, OSError) as exc:
+        raise BundleError(f"{bundle}: not a replay bundle, or damaged ({exc})") from None
+    with archive:
+        manifest = _manifest(bundle, archive)
+        for name, entry in sorted(manifest["files"].items()):
+            _copy_checked(bundle, archive, name, entry["sha256"], None)
+    return manifest
+
+
 def unpack(bundle: Path, cfg: RunConfig, target: Path | None = None) -> Path:
     """Check a bundle against its manifest and ``cfg``'s params, then unpack its stores as a cache
     folder (``outputs/<run>/replay/cache`` unless ``target``); return the folder.
 
+    Every member is checked against its sha256 before anything is unpacked; the stores are then
+    copied out in blocks and checked again on the way (a bundle is read twice, never held in memory).
+
     Raises:
-        BundleError: naming the bundle and the member that is missing, changed or unexpected, or
-            the first params key that differs.
+        BundleError: naming the bundle and the member that is missing, damaged, changed or
+            unexpected, or the first params key that differs.
     """
-    if not bundle.is_file():
-        raise BundleError(f"{bundle}: no such bundle file")
+    manifest = check(bundle)
     target = target or replay_cache(cfg)
-    try:
-        archive = zipfile.ZipFile(bundle)
-    except zipfile.BadZipFile as exc:
-        raise BundleError(f"{bundle}: not a replay bundle ({exc})") from None
-    with archive:
-        names = set(archive.namelist())
-        if MANIFEST not in names:
-            raise BundleError(f"{bundle}: no {MANIFEST}; not a replay bundle")
-        manifest = json.loads(archive.read(MANIFEST))
-        if manifest.get("format") != FORMAT or manifest.get("version") != VERSION:
-            raise BundleError(
-                f"{bundle}: format {manifest.get('format')!r} v{manifest.get('version')}, this code reads "
-                f"{FORMAT} v{VERSION}"
-            )
-        listed = manifest.get("files", {})
-        if extra := sorted(names - set(listed) - {MANIFEST}):
-            raise BundleError(f"{bundle}: {extra[0]} is not in the manifest")
-        for name, entry in sorted(listed.items()):
-            if name not in names:
-                raise BundleError(f"{bundle}: {name} is in the manifest but not in the bundle")
-            if hashlib.sha256(archive.read(name)).hexdigest() != entry["sha256"]:
-                raise BundleError(f"{bundle}: {name} does not match its sha256 in the manifest (damaged or edited)")
-        recorded = yaml.safe_load(archive.read(PARAMS))
+    with zipfile.ZipFile(bundle) as archive:
+        recorded = yaml.safe_load(_read(bundle, archive, PARAMS))
         if difference := _first_difference(json.loads(json.dumps(cfg.to_dict())), recorded):
             raise BundleError(f"{bundle}: made from other params than {cfg.params_file}: {difference}")
         shutil.rmtree(target, ignore_errors=True)
+        listed = manifest["files"]
         for member, store, _, _ in STORES.values():
-            if member in names:
+            if member in listed:
                 (target / store).parent.mkdir(parents=True, exist_ok=True)
-                (target / store).write_bytes(archive.read(member))
-        (target / RECORDED_ENVIRONMENT).write_bytes(archive.read(ENVIRONMENT))
+                _copy_checked(bundle, archive, member, listed[member]["sha256"], target / store)
+        (target / RECORDED_ENVIRONMENT).write_bytes(_read(bundle, archive, ENVIRONMENT))
     return target
 
 

@@ -99,11 +99,29 @@ def run_locked(params_file: str | Path, command: list[str], *, wait_s: float = 0
         for run in wanted:
             acquire(outputs / run / ".lock", run=run, wait_s=wait_s, stack=stack)
         env = {**os.environ, HELD_ENV: " ".join([*held, *wanted])}
+        # A termination or hang-up sent to this process alone is passed on, so the locks are never
+        # released while the command still runs; the handlers are in place before it starts (one
+        # that comes first is passed on once it has). A hang-up inherited as ignored (nohup's) stays
+        # ignored.
+        started: list[subprocess.Popen[bytes]] = []
+        pending: list[int] = []
+
+        def forward(signum: int, _frame: object) -> None:
+            if started:
+                started[0].send_signal(signum)
+            else:
+                pending.append(signum)
+
+        for sig in (signal.SIGTERM, signal.SIGHUP):
+            if signal.getsignal(sig) is not signal.SIG_IGN:
+                signal.signal(sig, forward)
         child = subprocess.Popen(command, env=env)
+        started.append(child)
         # Ctrl-C reaches the whole process group: the command handles it, this process waits for
-        # it. A termination sent to this process alone is passed on.
+        # it (ignored only now: an ignored signal would be inherited by the command).
         signal.signal(signal.SIGINT, signal.SIG_IGN)
-        signal.signal(signal.SIGTERM, lambda signum, _frame: child.send_signal(signum))
+        for signum in pending:
+            child.send_signal(signum)
         status = child.wait()
     return 128 - status if status < 0 else status
 

@@ -5,7 +5,7 @@
 (:mod:`~declinecraft.explore.filters`); ``explore.show(question_id, frame)`` shows one question
 (:mod:`~declinecraft.explore.question`), ``explore.browse(frame)`` pages through them in JupyterLab
 (:mod:`~declinecraft.explore.widgets`), and ``python -m declinecraft.explore report PARAMS`` writes
-the static page (:mod:`~declinecraft.explore.report`); the views' outputs sit beside the responses
+the static pages (:mod:`~declinecraft.explore.report`); the views' outputs sit beside the responses
 (:mod:`~declinecraft.explore.protocols`). The explorer reads stage files only.
 """
 
@@ -30,7 +30,7 @@ from declinecraft.explore.filters import (
 from declinecraft.explore.frame import failed_expr, join_tables, load, load_chunks, resolve
 from declinecraft.explore.protocols import question_contexts, with_know2guess
 from declinecraft.explore.question import QuestionView, hits_of, question_html, question_text, rounds_of, show
-from declinecraft.explore.report import report_data, report_html, write_report
+from declinecraft.explore.report import question_shards, report_data, report_html, write_explorer, write_report
 from declinecraft.explore.widgets import Browser, browse
 
 __all__ = [
@@ -55,6 +55,7 @@ __all__ = [
     "load_chunks",
     "question_contexts",
     "question_html",
+    "question_shards",
     "question_text",
     "report_data",
     "report_html",
@@ -67,5 +68,6 @@ __all__ = [
     "thinking_changes",
     "transitions",
     "with_know2guess",
+    "write_explorer",
     "write_report",
 ]

