@@ -20,10 +20,12 @@ from __future__ import annotations
 import asyncio
 import logging
 import os
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections import deque
+from collections.abc import AsyncIterator, Callable, Iterable, Iterator, Mapping, Sequence, Sized
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
+from itertools import islice
 from pathlib import Path
 from typing import Any
 
@@ -31,7 +33,7 @@ from declinecraft.core import bounds, prompts, replay
 from declinecraft.core.registry import ModelSpec
 from declinecraft.llm import cache, serve
 from declinecraft.llm.body_fields import ThinkingMode, choice_constraint, thinking_body
-from declinecraft.llm.cache import Cache, CallRecord
+from declinecraft.llm.cache import Cache, CallRecord, canonical_json
 from declinecraft.llm.progress import Progress
 from declinecraft.llm.responses import (
     FormatError,
@@ -185,6 +187,8 @@ class _Prepared:
     key: str
     mode: str
     body: dict[str, Any]
+    body_json: str
+    """``body`` as canonical JSON: keyed, stored and sent as this one text."""
 
 
 class Client:
@@ -207,7 +211,10 @@ class Client:
         self.identity = endpoint_identity(
             spec, base_urls if not callable(base_urls) else (), server.cache_dir if server else None
         )
+        self._identity_json = canonical_json(self.identity)
         self.endpoint = f"{spec.backend}:{spec.served_name}"
+        self._unstored: list[CallRecord] = []
+        self._committed: asyncio.Future[None] | None = None
         self._sender = Sender(
             spec.served_name,
             base_urls,
@@ -224,7 +231,9 @@ class Client:
     def prepare(self, request: Request) -> _Prepared:
         """Resolve thinking and build the keyed body (raises LLMError on an impossible setting)."""
         mode, body = request_body(self.spec, request)
-        return _Prepared(request, cache.call_key(self.identity, body, request.prompt_version), mode, body)
+        body_json = cache.canonical_json(body)
+        key = cache.body_key(self._identity_json, body_json, request.prompt_version)
+        return _Prepared(request, key, mode, body, body_json)
 
     def key(self, request: Request) -> str:
         """Return the cache key of a request for this model."""
@@ -232,65 +241,69 @@ class Client:
 
     async def arun(
         self,
-        requests: Sequence[Request],
+        requests: Iterable[Request],
         *,
         retry_failures: bool = False,
         failed_before: str | None = None,
         progress: bool = True,
         desc: str | None = None,
+        window: int | None = None,
     ) -> list[Result]:
-        """Answer every request (cache first), in request order; see :func:`run_batch`.
-
-        The first call this client sends goes alone, as a probe: when nothing answers at the
-        endpoint it raises :class:`Unreachable` at once and records nothing.
-        """
-        prepared = [self.prepare(r) for r in requests]
-        unique = {p.key: p for p in prepared}
-        records = self.cache.fetch(unique)
-        replay.ledger_note("llm", self.endpoint, unique)
-        retry_failures = retry_failures and not replay.replaying()  # a replay keeps the run's failures
-
-        def resend(record: CallRecord) -> bool:  # a failure recorded before ``failed_before`` (an earlier run)
-            return retry_failures and record.status != "ok" and record.created_at < (failed_before or "~")
-
-        todo = [p for k, p in unique.items() if k not in records or resend(records[k])]
-        if todo and replay.replaying():
-            raise replay.replay_miss("llm", self.spec.id, len(todo), _prompt_text(todo[0].request))
-        sent = {p.key for p in todo}
-        failed_hits = sum(1 for k, r in records.items() if r.status != "ok" and k not in sent)
-        bar = Progress(len(unique), len(unique) - len(todo), failed_hits, desc or self.spec.id, enabled=progress)
-        tasks: list[asyncio.Future[CallRecord]] = []
-        try:
-            if todo and not self._reached:  # the probe: alone, so a dead endpoint is told at once
-                first = todo.pop(0)
-                record = records[first.key] = await self._call(first, probe=True)
-                bar.step(failed=record.status != "ok")
-            self._reached = self._reached or bool(sent)
-            tasks = [asyncio.ensure_future(self._call(p)) for p in todo]
-            for done in asyncio.as_completed(tasks):
-                record = await done
-                records[record.key] = record
-                bar.step(failed=record.status != "ok")
-        except BaseException:
-            for task in tasks:
-                task.cancel()
-            await asyncio.gather(*tasks, return_exceptions=True)
-            raise
-        finally:
-            bar.close()
-        results = [
-            make_result(
-                records[p.key],
-                model_id=self.spec.id,
-                tag=p.request.tag,
-                thinking_mode=p.mode,
-                json_mode=p.request.json_mode,
-                cached=p.key not in sent,
+        """Answer every request (cache first), in request order; see :func:`run_batch` and
+        :meth:`astream` (which this collects)."""
+        return [
+            result
+            async for result in self.astream(
+                requests,
+                retry_failures=retry_failures,
+                failed_before=failed_before,
+                progress=progress,
+                desc=desc,
+                window=window,
             )
-            for p in prepared
         ]
-        _log_summary(self.spec.id, results)
-        return results
+
+    async def astream(
+        self,
+        requests: Iterable[Request],
+        *,
+        retry_failures: bool = False,
+        failed_before: str | None = None,
+        progress: bool = True,
+        desc: str | None = None,
+        window: int | None = None,
+    ) -> AsyncIterator[Result]:
+        """Answer requests (cache first) and yield their results in request order, as they come.
+
+        ``requests`` is read lazily: a request is built and keyed only when it enters a window of
+        at most ``window`` requests not yet yielded (default :func:`stream_window`: four times the
+        slots, at least :data:`WINDOW`), so memory stays bounded however many there are, and every
+        slot stays busy while the oldest call is still out. Identical requests are sent once; a
+        result is ``cached`` when no call of this stream sent its key. The first call this client
+        sends goes alone, as a probe: when nothing answers at the endpoint it raises
+        :class:`Unreachable` at once and records nothing. A call that raises (a local server that
+        died too often) stops the stream at once, not when its turn to be yielded comes.
+
+        Raises:
+            ReplayMiss: replaying a bundle that lacks some of the calls (counted over them all).
+        """
+        stream = _Stream(
+            self,
+            iter(requests),
+            window or stream_window(self._sender.slots()),
+            retry_failures=retry_failures and not replay.replaying(),  # a replay keeps the run's failures
+            failed_before=failed_before or "~",
+            bar=Progress(
+                len(requests) if isinstance(requests, Sized) else None, 0, 0, desc or self.spec.id, enabled=progress
+            ),
+        )
+        try:
+            while (prepared := await stream.next()) is not None:
+                yield stream.result(*prepared)
+        finally:
+            await stream.close()
+            if stream.counts["calls"]:
+                _log_summary(self.spec.id, stream.counts)
 
     async def _call(self, prepared: _Prepared, *, probe: bool = False) -> CallRecord:
         """Send one call and commit its record before returning (a kill loses only calls in flight).
@@ -298,7 +311,7 @@ class Client:
         while True:
             generation = self.server.generation if self.server else 0
             try:
-                answer = await self._sender.send(prepared.body, probe=probe)
+                answer = await self._sender.send(prepared.body_json, probe=probe)
                 break
             except ServerGone as exc:
                 if self.server is None:
@@ -310,7 +323,7 @@ class Client:
             endpoint=self.endpoint,
             revision=self.spec.revision or "",
             prompt_version=prepared.request.prompt_version,
-            request=cache.canonical_json(prepared.body),
+            request=prepared.body_json,
             text=answer.text,
             reasoning=answer.reasoning,
             finish_reason=answer.finish_reason,
@@ -321,20 +334,192 @@ class Client:
             attempts=answer.attempts,
             created_at=datetime.now(UTC).isoformat(timespec="milliseconds"),
         )
-        self.cache.store([record])
+        await self._commit(record)
         return record
+
+    async def _commit(self, record: CallRecord) -> None:
+        """Store a record, in one transaction with the records of every call answered in the same
+        turn of the event loop, and return once it is committed (its error, if any, raised here)."""
+        self._unstored.append(record)
+        if self._committed is None:
+            self._committed = asyncio.get_running_loop().create_future()
+            asyncio.get_running_loop().call_soon(self._flush)
+        await asyncio.shield(self._committed)
+
+    def _flush(self) -> None:
+        """Commit the records waiting in :meth:`_commit` now."""
+        records, committed = self._unstored, self._committed
+        self._unstored, self._committed = [], None
+        try:
+            self.cache.store(records)
+        except BaseException as exc:
+            if committed is None or committed.done():
+                raise
+            committed.set_exception(exc)
+            return
+        if committed is not None and not committed.done():
+            committed.set_result(None)
 
     async def acall(self, request: Request, **kwargs: Any) -> Result:
         """Answer one request (cache first)."""
         return (await self.arun([request], progress=False, **kwargs))[0]
 
-    def run(self, requests: Sequence[Request], **kwargs: Any) -> list[Result]:
+    def run(self, requests: Iterable[Request], **kwargs: Any) -> list[Result]:
         """Synchronous :meth:`arun` (see :func:`run_batch`)."""
         return run_batch(self, requests, **kwargs)
 
     def close(self) -> None:
         """Close this client's HTTP connections (in every event loop that opened some)."""
         self._sender.close()
+
+
+# --- the request window ---------------------------------------------------------------------
+
+#: Fewest requests a stream holds between building one and yielding its result.
+WINDOW = 1024
+#: Requests built and looked up in the cache together (one query).
+CHUNK = 256
+
+
+def stream_window(slots: int) -> int:
+    """Requests :meth:`Client.astream` holds at once: four times the slots (calls in flight at
+    once), at least :data:`WINDOW`, so the oldest call being slow never leaves a slot idle."""
+    return max(WINDOW, 4 * slots)
+
+
+def _stale(record: CallRecord, failed_before: str) -> bool:
+    """A failure recorded before ``failed_before`` (an earlier run's), to be sent again."""
+    return record.status != "ok" and record.created_at < failed_before
+
+
+_Source = asyncio.Future[CallRecord] | CallRecord
+
+
+class _Stream:
+    """The window of one :meth:`Client.astream`: requests built, looked up and sent as room
+    frees, results taken in request order."""
+
+    def __init__(
+        self,
+        client: Client,
+        requests: Iterator[Request],
+        size: int,
+        *,
+        retry_failures: bool,
+        failed_before: str,
+        bar: Progress,
+    ) -> None:
+        self.client, self.requests, self.size = client, requests, size
+        self.retry_failures, self.failed_before, self.bar = retry_failures, failed_before, bar
+        self.pending: deque[tuple[_Prepared, _Source]] = deque()
+        self.open: dict[str, _Source] = {}
+        """The source of each key in the window (a call in flight, or its record)."""
+        self.sent: set[str] = set()
+        """Keys this stream sent (64 hex characters each: 480k calls take about 60 MB)."""
+        self.broken: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+        """Set with the first error a call raised (not a failed call: that is a record)."""
+        self.counts = dict.fromkeys(("calls", "cached", "sent", "failed", "budget_exhausted", "lost_to_format"), 0)
+
+    async def next(self) -> tuple[_Prepared, CallRecord] | None:
+        """Fill the window, then wait for the oldest request's record (None when all are done)."""
+        while len(self.pending) < self.size:
+            chunk = [self.client.prepare(r) for r in islice(self.requests, min(CHUNK, self.size - len(self.pending)))]
+            if not chunk:
+                break
+            await self._admit(chunk)
+        if not self.pending:
+            return None
+        prepared, source = self.pending.popleft()
+        if isinstance(source, asyncio.Future):
+            if not source.done():
+                await asyncio.wait((source, self.broken), return_when=asyncio.FIRST_COMPLETED)
+            if self.broken.done():
+                self.broken.result()  # raises the call's error
+            record = source.result()
+        else:
+            record = source
+        if self.open.get(prepared.key) is source:
+            del self.open[prepared.key]
+        return prepared, record
+
+    def result(self, prepared: _Prepared, record: CallRecord) -> Result:
+        """The result of one request, counted for the summary."""
+        result = make_result(
+            record,
+            model_id=self.client.spec.id,
+            tag=prepared.request.tag,
+            thinking_mode=prepared.mode,
+            json_mode=prepared.request.json_mode,
+            cached=prepared.key not in self.sent,
+        )
+        counts = self.counts
+        counts["calls"] += 1
+        counts["cached" if result.cached else "sent"] += 1
+        counts["failed"] += not result.ok
+        counts["budget_exhausted"] += result.budget_exhausted
+        counts["lost_to_format"] += result.lost_to_format
+        return result
+
+    async def _admit(self, chunk: list[_Prepared]) -> None:
+        """Look a chunk up in the cache and start the calls it lacks (the first one alone, as a probe)."""
+        client = self.client
+        client._flush()  # a call answered a moment ago is found, not sent twice
+        new = {p.key: p for p in chunk if p.key not in self.open}
+        records = client.cache.fetch(new) if new else {}
+        replay.ledger_note("llm", client.endpoint, new)
+        todo = [
+            k
+            for k in new
+            if k not in records
+            or (self.retry_failures and k not in self.sent and _stale(records[k], self.failed_before))
+        ]
+        if todo and replay.replaying():
+            missing = len(todo) + _replay_misses(client, self.requests)
+            raise replay.replay_miss("llm", client.spec.id, missing, _prompt_text(new[todo[0]].request))
+        for key in new.keys() - set(todo):
+            self.open[key] = records[key]
+            self.bar.cached(failed=records[key].status != "ok")
+        for key in todo:
+            self.sent.add(key)
+            if not client._reached:  # the probe: alone, so a dead endpoint is told at once
+                record = self.open[key] = await client._call(new[key], probe=True)
+                client._reached = True
+                self.bar.step(failed=record.status != "ok")
+                continue
+            task = asyncio.ensure_future(client._call(new[key]))
+            task.add_done_callback(self._done)
+            self.open[key] = task
+        for p in chunk:
+            self.pending.append((p, self.open[p.key]))
+
+    def _done(self, task: asyncio.Future[CallRecord]) -> None:
+        if task.cancelled():
+            return
+        error = task.exception()
+        if error is not None:
+            if not self.broken.done():
+                self.broken.set_exception(error)
+            return
+        self.bar.step(failed=task.result().status != "ok")
+
+    async def close(self) -> None:
+        """Cancel the calls still out (their records, if any came, are already stored); close the bar."""
+        futures = [s for _, s in self.pending if isinstance(s, asyncio.Future) and not s.done()]
+        for future in futures:
+            future.cancel()
+        await asyncio.gather(*futures, return_exceptions=True)
+        if self.broken.done() and not self.broken.cancelled():
+            self.broken.exception()  # retrieved: never reported as unhandled
+        self.bar.close()
+        self.client._flush()
+
+
+def _replay_misses(client: Client, rest: Iterator[Request]) -> int:
+    """How many further requests a replay's bundle lacks (read to the end to name the count)."""
+    missing = 0
+    while chunk := {p.key: p for p in (client.prepare(r) for r in islice(rest, CHUNK))}:
+        missing += len(chunk.keys() - client.cache.fetch(chunk).keys())
+    return missing
 
 
 # --- entry points ----------------------------------------------------------------------------
@@ -423,8 +608,11 @@ def connect(
         server.close()
 
 
-def run_batch(client: Client, requests: Sequence[Request], **kwargs: Any) -> list[Result]:
+def run_batch(client: Client, requests: Iterable[Request], **kwargs: Any) -> list[Result]:
     """Answer ``requests`` synchronously, results in request order (one per request).
+
+    ``requests`` may be a generator: it is read on the LLM event loop's thread, a window at a
+    time (:meth:`Client.astream`), so no more requests are built at once than that window holds.
 
     Runs on a background event-loop thread, so it also works in Jupyter, where a loop is already
     running. Identical requests are sent once. Keyword options: ``retry_failures`` (re-send calls
@@ -432,10 +620,9 @@ def run_batch(client: Client, requests: Sequence[Request], **kwargs: Any) -> lis
     re-send only failures recorded before this UTC ISO time: those of earlier runs), ``progress``
     (tqdm bar with rate, ETA, cache hits and failures), ``desc``.
     """
-    return run_sync(client.arun(list(requests), **kwargs))
+    return run_sync(client.arun(requests, **kwargs))
 
 
-def _log_summary(model_id: str, results: Sequence[Result]) -> None:
-    counts = summary(results)
+def _log_summary(model_id: str, counts: Mapping[str, int]) -> None:
     level = logging.WARNING if counts["failed"] or counts["lost_to_format"] else logging.INFO
     log.log(level, "%s: %s", model_id, ", ".join(f"{k} {v}" for k, v in counts.items()))

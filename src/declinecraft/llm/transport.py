@@ -25,7 +25,7 @@ import random
 import threading
 import time
 import weakref
-from collections.abc import AsyncIterator, Callable, Coroutine, Sequence
+from collections.abc import AsyncIterator, Callable, Coroutine, Mapping, Sequence
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -107,12 +107,21 @@ class _Retryable(Exception):
         self.retry_after = retry_after
 
 
+#: Most connections one HTTP client holds. The HTTP layer looks at every connection of its pool
+#: for each request it sends (``httpcore``'s ``_assign_requests_to_connections``, with a socket
+#: check per idle connection): at 256 connections in one pool that was 2.5 ms of CPU per call, so
+#: a base URL's connections are spread over several clients of at most this many.
+CONNECTIONS_PER_CLIENT = 8
+
+
 class _Pool:
-    """Per-event-loop HTTP state: semaphore, in-flight counts, one AsyncOpenAI client per base URL."""
+    """Per-event-loop HTTP state: semaphore, in-flight counts, AsyncOpenAI clients per base URL
+    (enough of them that none holds more than :data:`CONNECTIONS_PER_CLIENT` connections)."""
 
     def __init__(self, urls: Sequence[str], api_key: str, per_url: int, timeout_s: float) -> None:
         self.semaphore = asyncio.Semaphore(per_url * len(urls))
-        self.inflight = [0] * len(urls)
+        shards = -(-per_url // CONNECTIONS_PER_CLIENT)
+        per_client = -(-per_url // shards)
         self.clients = [
             openai.AsyncOpenAI(
                 base_url=url,
@@ -121,15 +130,17 @@ class _Pool:
                 timeout=timeout_s,
                 http_client=openai.DefaultAsyncHttpxClient(
                     timeout=timeout_s,
-                    limits=httpx2.Limits(max_connections=per_url, max_keepalive_connections=per_url),
+                    limits=httpx2.Limits(max_connections=per_client, max_keepalive_connections=per_client),
                 ),
             )
-            for url in urls
+            for _ in range(shards)
+            for url in urls  # the URLs interleaved: the least busy of equals is the next URL
         ]
+        self.inflight = [0] * len(self.clients)
 
     @asynccontextmanager
     async def slot(self) -> AsyncIterator[openai.AsyncOpenAI]:
-        """Wait for a free slot, then lend the client of the least busy base URL."""
+        """Wait for a free slot, then lend the least busy client (of the least busy base URL)."""
         async with self.semaphore:
             url = min(range(len(self.inflight)), key=self.inflight.__getitem__)
             self.inflight[url] += 1
@@ -201,10 +212,17 @@ class Sender:
         if self._alive is not None and not self._alive():
             raise ServerGone(f"model {self.model!r}: the local server stopped running ({error})")
 
-    async def send(self, body: dict[str, Any], *, probe: bool = False) -> Answer:
+    def slots(self) -> int:
+        """Requests in flight at most: the concurrency per base URL times the URLs (one URL's
+        worth while the URLs are not known yet: a local server not yet started)."""
+        urls = self._urls
+        return self.concurrency * (1 if callable(urls) else max(1, len(urls)))
+
+    async def send(self, body: Mapping[str, Any] | str, *, probe: bool = False) -> Answer:
         """Post one body (``model`` added) with retries; never raises for a failed call.
 
         Args:
+            body: the body without ``model``, as a mapping or as the text of a JSON object.
             probe: this is the first call to the endpoint: a connection that cannot be made at all
                 (refused, no route, unknown host) raises :class:`Unreachable` at once.
 
@@ -213,7 +231,12 @@ class Sender:
             Unreachable: a probe could not connect.
         """
         # Serialized once here: the SDK then neither deep-copies nor re-encodes the body per attempt.
-        payload = json.dumps({"model": self.model, **body}, ensure_ascii=False).encode("utf-8")
+        if isinstance(body, str):  # already JSON (the client's keyed text): only ``model`` is written here
+            rest = body.strip()[1:].lstrip()
+            payload = f'{{"model":{json.dumps(self.model, ensure_ascii=False)}{"," if rest[:1] != "}" else ""}{rest}'
+            payload_bytes = payload.encode("utf-8")
+        else:
+            payload_bytes = json.dumps({"model": self.model, **body}, ensure_ascii=False).encode("utf-8")
         error, latency = "", None
         for attempt in range(1, self.retry.max_attempts + 1):
             retry_after = None
@@ -221,7 +244,7 @@ class Sender:
             async with pool.slot() as client:
                 start = time.perf_counter()
                 try:
-                    response = await client.post("/chat/completions", content=payload, cast_to=httpx2.Response)
+                    response = await client.post("/chat/completions", content=payload_bytes, cast_to=httpx2.Response)
                     latency = time.perf_counter() - start
                     return _answer(response.content, latency, attempt)
                 except _Retryable as exc:
