@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
+import threading
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -10,10 +12,13 @@ from pathlib import Path
 import pytest
 
 from declinecraft.core import config
+from declinecraft.core.registry import ModelSpec
+from declinecraft.llm import pool as pool_module
+from declinecraft.llm import resources
 from declinecraft.llm.calls import Call
 from declinecraft.llm.client import Request, Result, Unreachable
 from declinecraft.llm.pool import ModelFailed, ModelPool, Tally, check_failures, rewriter, to_reply
-from declinecraft.llm.resources import ResourceError
+from declinecraft.llm.resources import ResourceError, Resources
 from tests.support import fake_openai
 
 
@@ -273,3 +278,23 @@ class TestEach:
             with pytest.raises(RuntimeError, match="a broke"):
                 pool.each(["a", "b"], work)
             assert pool.cache.count("ok") == 1
+
+    def test_servers_lent_their_own_gpus(self, project: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+        """Two servers declaring one GPU each, on a machine with two, start side by side, each
+        told its own GPU."""
+        monkeypatch.setenv("DECLINECRAFT_CACHE", str(project / ".cache"))
+        entries = {m: {"backend": "vllm", "served_name": m, "resources": {"gpus": 1}} for m in ("g1", "g2")}
+        (project / "params" / "models.yaml").write_text(json.dumps({"models": entries}))
+        monkeypatch.setattr(resources, "machine", lambda: Resources(gpus=2, cores=2, memory_gb=8))
+        lent: dict[str, object] = {}
+        both = threading.Barrier(2, timeout=10)  # passes only when both models work at once
+
+        @contextlib.contextmanager
+        def connect(spec: ModelSpec, cache: object, cache_dir: object, *, gpus: object = None) -> Iterator[object]:
+            lent[spec.id] = gpus
+            yield object()
+
+        monkeypatch.setattr(pool_module, "connect", connect)
+        with ModelPool(config.load(project / "params" / "default.yaml")) as models:
+            models.each(["g1", "g2"], lambda m: (models.client(m), both.wait()))
+        assert lent == {"g1": (0,), "g2": (1,)}

@@ -138,3 +138,10 @@ class TestGate:
         for thread in threads:
             thread.join(timeout=10)
         assert admitted == ["b", "c"]
+
+
+class TestVisibleDevices:
+    @pytest.mark.parametrize(("environ", "expected"), [({}, "0,2"), ({"CUDA_VISIBLE_DEVICES": "4,5,6"}, "4,6")])
+    def test_indices_to_ids(self, environ: dict[str, str], expected: str) -> None:
+        """Lent GPU indices name the devices this process sees (its own CUDA_VISIBLE_DEVICES)."""
+        assert resources.visible_devices([0, 2], environ) == expected

@@ -97,6 +97,7 @@ class ModelPool:
         self.cache = open_cache(cfg.cache_dir)
         self._open: dict[str, tuple[ExitStack, Client]] = {}
         self._together = False  # inside each(): models open side by side, each released by its lane
+        self._gpus: dict[str, tuple[int, ...]] = {}  # inside each(): the GPUs lent to a declared server
         self._lock = threading.RLock()
         self._prompts: dict[str, prompts.Prompt] = {}
         self.calls = 0
@@ -126,7 +127,9 @@ class ModelPool:
             if not self._together:
                 self.release()
             stack = ExitStack()
-            connected = stack.enter_context(connect(spec, self.cache, self.cfg.cache_dir))
+            connected = stack.enter_context(
+                connect(spec, self.cache, self.cfg.cache_dir, gpus=self._gpus.get(model_id))
+            )
             self._open[model_id] = (stack, connected)
             return connected
 
@@ -169,12 +172,15 @@ class ModelPool:
 
         def lane(need: resources.Needs) -> None:
             gpus = gate.acquire(need)
+            if need.declared and need.endpoint is None:  # a server the run starts: on its own GPUs
+                self._gpus[need.model] = gpus
             try:
                 outcome[need.model] = (True, work(need.model))
             except BaseException as exc:  # handed to the calling thread
                 outcome[need.model] = (False, exc)
             finally:
                 self.release(need.model)
+                self._gpus.pop(need.model, None)
                 gate.release(need, gpus)
 
         self.release()

@@ -86,6 +86,14 @@ def machine(environ: Mapping[str, str] | None = None) -> Resources:
     return Resources(gpus=gpus, cores=float(len(os.sched_getaffinity(0))), memory_gb=memory_gb)
 
 
+def visible_devices(indices: Sequence[int], environ: Mapping[str, str] | None = None) -> str:
+    """``CUDA_VISIBLE_DEVICES`` for a server lent the GPUs ``indices`` (0-based among the GPUs this
+    process sees: through its own ``CUDA_VISIBLE_DEVICES`` when that is set)."""
+    env = os.environ if environ is None else environ
+    seen = [d.strip() for d in env.get("CUDA_VISIBLE_DEVICES", "").split(",") if d.strip()]
+    return ",".join(seen[i] if i < len(seen) else str(i) for i in indices)
+
+
 def declared(spec: ModelSpec) -> Resources | None:
     """An entry's ``resources:`` (fields left out are 0), or None when it declares none.
 
