@@ -145,13 +145,14 @@ class ModelPool:
                 if name in self._open:
                     self._open.pop(name)[0].close()
 
-    def each(self, model_ids: Sequence[str], work: Callable[[str], T]) -> list[T]:
+    def each(self, model_ids: Sequence[str], work: Callable[[str], T], *, keep_last: bool = False) -> list[T]:
         """Run ``work(model)`` for every model, as many at once as fit; results in model order.
 
         Each model's connection is released when its work ends. Every model's needs are checked
         against the machine before any work starts. When no two models can run together the work
         runs in this thread, one model after another in their order (each released after its
-        work), exactly as a plain loop would. Otherwise each model runs in its own thread once
+        work, but the last one with ``keep_last``: a later phase may ask it again), exactly as a
+        plain loop would. Otherwise each model runs in its own thread once
         the :class:`~declinecraft.llm.resources.Gate` admits it; every model's work is finished
         before the first error (in model order) is raised, so no model's answers are lost.
 
@@ -163,9 +164,10 @@ class ModelPool:
         needs = [resources.needs(self.spec(m), has) for m in ids]
         if not resources.can_overlap(needs, has):
             results = []
-            for model in ids:
+            for i, model in enumerate(ids):
                 results.append(work(model))
-                self.release()
+                if not (keep_last and i == len(ids) - 1):
+                    self.release()
             return results
         gate = resources.Gate(has, ids)
         outcome: dict[str, tuple[bool, Any]] = {}
@@ -271,16 +273,20 @@ class ModelPool:
         return ask
 
 
-def each_model(models: Models, model_ids: Sequence[str], work: Callable[[str], T]) -> list[T]:
-    """Run ``work(model)`` for every model, results in model order: at once where a
-    :class:`ModelPool` schedules them so (:meth:`ModelPool.each`), else one after another,
-    each model released after its work."""
+def each_model(
+    models: Models, model_ids: Sequence[str], work: Callable[[str], T], *, keep_last: bool = False
+) -> list[T]:
+    """Run ``work(model)`` for every model (each once), results in model order: at once where a
+    :class:`ModelPool` schedules them so (:meth:`ModelPool.each`), else one after another, each
+    model released after its work (the last one too, unless ``keep_last``)."""
     if isinstance(models, ModelPool):
-        return models.each(model_ids, work)
+        return models.each(model_ids, work, keep_last=keep_last)
+    ids = list(dict.fromkeys(model_ids))
     results = []
-    for model in model_ids:
+    for i, model in enumerate(ids):
         results.append(work(model))
-        models.release()
+        if not (keep_last and i == len(ids) - 1):
+            models.release()
     return results
 
 
