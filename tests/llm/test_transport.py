@@ -194,6 +194,25 @@ class TestWire:
         sent = json.loads(seen[0].split(b"\r\n\r\n", 1)[1])
         assert answer.ok and sent == {"model": "m", **json.loads(body)}
 
+    @pytest.mark.parametrize(
+        ("body", "error"),
+        [
+            (b'{"error": {"message": "bad field"}}', "HTTP 400: bad field"),
+            (b'{"detail": "no"}', "HTTP 400: {'detail': 'no'}"),
+            (b"plain words", "HTTP 400: plain words"),
+            (b"", "HTTP 400: Error code: 400"),
+        ],
+    )
+    def test_status_error_message(self, body: bytes, error: str) -> None:
+        """A 4xx fails at once, its error read as the SDK reads it: error.message, else the body."""
+
+        async def handler(writer: asyncio.StreamWriter, n: int) -> None:
+            writer.write(reply(body, b"400 Bad Request"))
+            await writer.drain()
+
+        (answer,), seen = exchange(handler, {"messages": []}, attempts=3)
+        assert (answer.ok, answer.error, answer.attempts, len(seen)) == (False, error, 1, 1)
+
     def test_large_body_intact(self) -> None:
         """A 2 MB request reaches the server whole: the body as given, with the model name added."""
         text = "ü" * 1_000_000

@@ -1,7 +1,7 @@
 """One client for every LLM call of the project: OpenAI-compatible, cached, bounded, retried.
 
 Generator, verifier, models under test, judges, oracle, rewriter and reflection all call models
-through :class:`Client`, built on ``openai.AsyncOpenAI`` against any base URL: the project's own
+through :class:`Client`, on the openai SDK's HTTP client against any base URL: the project's own
 llama.cpp server, ``vllm serve``, or a hosted API whose key is read from the environment variable
 named in ``models.yaml`` (``api_key_env``) and never written anywhere.
 

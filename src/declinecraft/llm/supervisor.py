@@ -45,6 +45,7 @@ class LocalServer:
         self.spec, self.cache_dir, self.max_restarts = spec, cache_dir, max_restarts
         self.gpus = gpus
         """The GPUs lent to the server (``serve.start``'s ``gpus``); None: all it sees."""
+        self._lent: dict[str, Any] = {} if gpus is None else {"gpus": tuple(gpus)}
         self.servers: list[Any] = []
         """Every server started, the running one last (each is stopped on close)."""
         self.restarts = 0
@@ -58,7 +59,7 @@ class LocalServer:
 
         with self._lock:
             if not self.servers:
-                self.servers.append(serve.start(self.spec, self.cache_dir, gpus=self.gpus))
+                self.servers.append(serve.start(self.spec, self.cache_dir, **self._lent))
             return (self.servers[-1].base_url,)
 
     def alive(self) -> bool:
@@ -99,7 +100,7 @@ class LocalServer:
                     log_file,
                 )
                 dead.stop()
-                self.servers.append(serve.start(self.spec, self.cache_dir, gpus=self.gpus))
+                self.servers.append(serve.start(self.spec, self.cache_dir, **self._lent))
                 self.generation += 1
             return (self.servers[-1].base_url,)
 

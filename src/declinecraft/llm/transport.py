@@ -1,18 +1,22 @@
 """Sending chat requests: bounded concurrency per base URL, load balancing, retries with backoff.
 
 The only network code of the LLM layer. :class:`Sender` posts a request body to
-``<base_url>/chat/completions`` through ``openai.AsyncOpenAI`` (its retries switched off, so the
-attempt counts are ours) and returns an :class:`Answer`, successful or a recorded failure.
+``<base_url>/chat/completions`` through the openai SDK's own HTTP client
+(``openai.DefaultAsyncHttpxClient``, with the SDK's defaults) and returns an :class:`Answer`,
+successful or a recorded failure; the attempts are ours, with errors read as the SDK reads them
+(``HTTP <status>: <error.message>``).
 
 Retried, with exponential backoff and jitter (and ``Retry-After`` when sent): 429, 408, 409, 5xx,
 timeouts, connection errors and malformed bodies (gateways truncate); other 4xx fail at once.
 
-Why the SDK's generic ``post`` (its documented way to send any body) rather than
-``chat.completions.create``: the latter spends ~1 ms of CPU per call converting typed parameters,
-and our keyed bodies are plain JSON already. The HTTP layer is the SDK's own default client
-(``openai.DefaultAsyncHttpxClient``, on every base URL alike): its CPU cost, about 1 ms per call,
-is nothing beside calls that take seconds: at 64 in flight and 0.5-2 s per call a batch runs at
-about 0.98 of the ideal rate on a machine not otherwise busy (``benchmarks/bench_llm_client.py``).
+Why the HTTP client rather than ``AsyncOpenAI.post`` or ``chat.completions.create``: our keyed
+bodies are JSON text already, and the SDK's request building (options models, header merging,
+deep copies) cost about 0.4 ms of CPU per call, ``create``'s typed parameters another 1 ms. Why
+several HTTP clients per base URL (:data:`CONNECTIONS_PER_CLIENT`): the HTTP layer scans every
+connection of its pool for each request. Measured against a fake server answering in 0-10 ms
+with 256 in flight (``benchmarks/bench_llm_client.py --requests 3000 --concurrency 256
+--latency-min 0 --latency-max 0.01``, on two shared cores): 3.6 ms of client CPU per call and
+82-91 calls/s through ``AsyncOpenAI.post`` with one client, 0.72-0.75 ms and 733-899 calls/s now.
 """
 
 from __future__ import annotations
@@ -109,26 +113,29 @@ class _Retryable(Exception):
 
 #: Most connections one HTTP client holds. The HTTP layer looks at every connection of its pool
 #: for each request it sends (``httpcore``'s ``_assign_requests_to_connections``, with a socket
-#: check per idle connection): at 256 connections in one pool that was 2.5 ms of CPU per call, so
-#: a base URL's connections are spread over several clients of at most this many.
+#: check per idle connection): at 256 connections in one pool that was about 2 ms of CPU per
+#: call, so a base URL's connections are spread over several clients of at most this many.
 CONNECTIONS_PER_CLIENT = 8
 
 
 class _Pool:
-    """Per-event-loop HTTP state: semaphore, in-flight counts, AsyncOpenAI clients per base URL
+    """Per-event-loop HTTP state: semaphore, in-flight counts, the SDK's HTTP clients per base URL
     (enough of them that none holds more than :data:`CONNECTIONS_PER_CLIENT` connections)."""
 
     def __init__(self, urls: Sequence[str], api_key: str, per_url: int, timeout_s: float) -> None:
         self.semaphore = asyncio.Semaphore(per_url * len(urls))
         shards = -(-per_url // CONNECTIONS_PER_CLIENT)
         per_client = -(-per_url // shards)
+        self.headers = {
+            "Authorization": f"Bearer {api_key}",
+            "Content-Type": "application/json",
+            "Accept": "application/json",
+            "User-Agent": f"declinecraft (openai-python/{openai.__version__})",
+        }
         self.clients = [
-            openai.AsyncOpenAI(
-                base_url=url,
-                api_key=api_key,
-                max_retries=0,
-                timeout=timeout_s,
-                http_client=openai.DefaultAsyncHttpxClient(
+            (
+                f"{url}/chat/completions",
+                openai.DefaultAsyncHttpxClient(
                     timeout=timeout_s,
                     limits=httpx2.Limits(max_connections=per_client, max_keepalive_connections=per_client),
                 ),
@@ -137,12 +144,16 @@ class _Pool:
             for url in urls  # the URLs interleaved: the least busy of equals is the next URL
         ]
         self.inflight = [0] * len(self.clients)
+        self.turn = 0
 
     @asynccontextmanager
-    async def slot(self) -> AsyncIterator[openai.AsyncOpenAI]:
-        """Wait for a free slot, then lend the least busy client (of the least busy base URL)."""
+    async def slot(self) -> AsyncIterator[tuple[str, httpx2.AsyncClient]]:
+        """Wait for a free slot, then lend the least busy client (of the least busy base URL)
+        with its completions URL."""
         async with self.semaphore:
-            url = min(range(len(self.inflight)), key=self.inflight.__getitem__)
+            n, first = len(self.inflight), self.turn
+            self.turn = (first + 1) % n  # of equally busy clients, each in turn
+            url = min(range(first, first + n), key=lambda i: self.inflight[i % n]) % n
             self.inflight[url] += 1
             try:
                 yield self.clients[url]
@@ -150,8 +161,8 @@ class _Pool:
                 self.inflight[url] -= 1
 
     async def aclose(self) -> None:
-        for client in self.clients:
-            await client.close()
+        for _, client in self.clients:
+            await client.aclose()
 
 
 class Sender:
@@ -241,29 +252,32 @@ class Sender:
         for attempt in range(1, self.retry.max_attempts + 1):
             retry_after = None
             pool = await self._pool()  # per attempt: a restarted server has a new URL
-            async with pool.slot() as client:
+            async with pool.slot() as (url, client):
                 start = time.perf_counter()
                 try:
-                    response = await client.post("/chat/completions", content=payload_bytes, cast_to=httpx2.Response)
+                    response = await client.post(url, content=payload_bytes, headers=pool.headers)
                     latency = time.perf_counter() - start
+                    if response.status_code >= 400:
+                        raise _StatusError(response)
                     return _answer(response.content, latency, attempt)
                 except _Retryable as exc:
                     error, retry_after = str(exc), exc.retry_after
-                except openai.APIStatusError as exc:
-                    error = f"HTTP {exc.status_code}: {_message(exc)}"
-                    if exc.status_code not in RETRY_STATUS and exc.status_code < 500:
+                except _StatusError as exc:
+                    status = exc.response.status_code
+                    error = f"HTTP {status}: {_message(exc.response)}"
+                    if status not in RETRY_STATUS and status < 500:
                         return self._failed(error, time.perf_counter() - start, attempt)
                     retry_after = _retry_after(exc.response)
-                except openai.APITimeoutError:
+                except httpx2.TimeoutException:
                     error = f"timeout after {self.retry.timeout_s:g} s"
                     self._check_alive(error)
-                except openai.APIConnectionError as exc:
-                    error = f"connection error: {exc.__cause__ or exc}"
+                except httpx2.TransportError as exc:
+                    error = f"connection error: {exc}"
                     self._check_alive(error)
-                    if probe and isinstance(exc.__cause__, httpx2.ConnectError):
+                    if probe and isinstance(exc, httpx2.ConnectError):
                         raise Unreachable(
-                            f"model {self.model!r}: nothing answers at {client.base_url} ({error}); "
-                            "no call was sent or recorded"
+                            f"model {self.model!r}: nothing answers at {url.removesuffix('/chat/completions')} "
+                            f"({error}); no call was sent or recorded"
                         ) from None
                 latency = time.perf_counter() - start
             if attempt < self.retry.max_attempts:
@@ -309,11 +323,27 @@ def _answer(content: bytes, latency: float, attempt: int) -> Answer:
     )
 
 
-def _message(exc: openai.APIStatusError) -> str:
-    body = exc.body
+class _StatusError(Exception):
+    """An HTTP error status (4xx, 5xx) from the server."""
+
+    def __init__(self, response: httpx2.Response) -> None:
+        super().__init__(response.status_code)
+        self.response = response
+
+
+def _message(response: httpx2.Response) -> str:
+    """The error message of an error response: its JSON ``error.message`` (as the SDK reads
+    it), else the body's text, else the status."""
+    text = response.text
+    try:
+        body: Any = json.loads(text)
+    except ValueError:
+        body = text
+    if isinstance(body, dict):
+        body = body.get("error", body)
     if isinstance(body, dict):
         body = body.get("message", body)
-    return str(body or exc.message)[:500]
+    return str(body or f"Error code: {response.status_code}")[:500]
 
 
 def _retry_after(response: httpx2.Response) -> float | None:
