@@ -478,7 +478,6 @@ class _Stream:
             raise replay.replay_miss("llm", client.spec.id, missing, _prompt_text(new[todo[0]].request))
         for key in new.keys() - set(todo):
             self.open[key] = records[key]
-            self.bar.cached(failed=records[key].status != "ok")
         for key in todo:
             self.sent.add(key)
             if not client._reached:  # the probe: alone, so a dead endpoint is told at once
@@ -489,8 +488,14 @@ class _Stream:
             task = asyncio.ensure_future(client._call(new[key]))
             task.add_done_callback(self._done)
             self.open[key] = task
+        counted = set(todo)  # a call sent is counted when it ends; every other request here, now
         for p in chunk:
-            self.pending.append((p, self.open[p.key]))
+            source = self.open[p.key]
+            self.pending.append((p, source))
+            if p.key in counted:
+                counted.discard(p.key)
+            else:
+                self.bar.cached(failed=isinstance(source, CallRecord) and source.status != "ok")
 
     def _done(self, task: asyncio.Future[CallRecord]) -> None:
         if task.cancelled():
@@ -504,12 +509,12 @@ class _Stream:
 
     async def close(self) -> None:
         """Cancel the calls still out (their records, if any came, are already stored); close the bar."""
-        futures = [s for _, s in self.pending if isinstance(s, asyncio.Future) and not s.done()]
+        futures = [s for _, s in self.pending if isinstance(s, asyncio.Future)]
         for future in futures:
             future.cancel()
-        await asyncio.gather(*futures, return_exceptions=True)
+        await asyncio.gather(*futures, return_exceptions=True)  # also retrieves any error: never "unhandled"
         if self.broken.done() and not self.broken.cancelled():
-            self.broken.exception()  # retrieved: never reported as unhandled
+            self.broken.exception()
         self.bar.close()
         self.client._flush()
 
