@@ -21,7 +21,7 @@ from __future__ import annotations
 import dataclasses
 import sys
 import threading
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import ExitStack
 from datetime import UTC, datetime
 from typing import Any, Protocol, TypeVar
@@ -254,9 +254,9 @@ class ModelPool:
         def ask(calls: Sequence[Call]) -> list[Reply]:
             if not calls:
                 return []
-            requests = (
-                self.request(c, thinking=thinking, max_tokens=max_tokens, temperature=temperature) for c in calls
-            )  # built as the client's window takes them
+            requests = _Built(
+                calls, lambda c: self.request(c, thinking=thinking, max_tokens=max_tokens, temperature=temperature)
+            )
             results = self.client(model_id).run(
                 requests,
                 progress=self.progress,
@@ -271,6 +271,20 @@ class ModelPool:
             return replies
 
         return ask
+
+
+class _Built:
+    """The requests of a batch of calls, each built only when the client's window takes it
+    (:meth:`~declinecraft.llm.client.Client.astream`); sized, for the progress bar's total."""
+
+    def __init__(self, calls: Sequence[Call], build: Callable[[Call], Request]) -> None:
+        self.calls, self.build = calls, build
+
+    def __len__(self) -> int:
+        return len(self.calls)
+
+    def __iter__(self) -> Iterator[Request]:
+        return (self.build(call) for call in self.calls)
 
 
 def each_model(
