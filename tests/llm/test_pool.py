@@ -279,22 +279,23 @@ class TestEach:
                 pool.each(["a", "b"], work)
             assert pool.cache.count("ok") == 1
 
-    def test_servers_lent_their_own_gpus(self, project: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-        """Two servers declaring one GPU each, on a machine with two, start side by side, each
-        told its own GPU."""
+    def test_servers_lent_their_own_share(self, project: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+        """Two servers declaring one GPU and two cores each, on a machine with two GPUs, start side
+        by side, each told its own GPU and its thread count."""
         monkeypatch.setenv("DECLINECRAFT_CACHE", str(project / ".cache"))
-        entries = {m: {"backend": "vllm", "served_name": m, "resources": {"gpus": 1}} for m in ("g1", "g2")}
+        declared = {"gpus": 1, "cores": 2}
+        entries = {m: {"backend": "vllm", "served_name": m, "resources": declared} for m in ("g1", "g2")}
         (project / "params" / "models.yaml").write_text(json.dumps({"models": entries}))
-        monkeypatch.setattr(resources, "machine", lambda: Resources(gpus=2, cores=2, memory_gb=8))
+        monkeypatch.setattr(resources, "machine", lambda: Resources(gpus=2, cores=4, memory_gb=8))
         lent: dict[str, object] = {}
         both = threading.Barrier(2, timeout=10)  # passes only when both models work at once
 
         @contextlib.contextmanager
-        def connect(spec: ModelSpec, cache: object, cache_dir: object, *, gpus: object = None) -> Iterator[object]:
-            lent[spec.id] = gpus
+        def connect(spec: ModelSpec, cache: object, cache_dir: object, **given: object) -> Iterator[object]:
+            lent[spec.id] = given
             yield object()
 
         monkeypatch.setattr(pool_module, "connect", connect)
         with ModelPool(config.load(project / "params" / "default.yaml")) as models:
             models.each(["g1", "g2"], lambda m: (models.client(m), both.wait()))
-        assert lent == {"g1": (0,), "g2": (1,)}
+        assert lent == {"g1": {"gpus": (0,), "threads": 2}, "g2": {"gpus": (1,), "threads": 2}}

@@ -596,13 +596,15 @@ def connect(
     *,
     max_restarts: int = MAX_SERVER_RESTARTS,
     gpus: Sequence[int] | None = None,
+    threads: int | None = None,
     **options: Any,
 ) -> Iterator[Client]:
     """A client whose local server (llama.cpp/vLLM) starts at the first cache miss, stopped on exit.
 
     A local server that dies mid-batch is restarted up to ``max_restarts`` times (see
-    :class:`LocalServer`); ``gpus`` are the GPUs lent to it (None: all). Hosted models connect
-    directly. ``options`` go to :func:`client_for`.
+    :class:`LocalServer`); ``gpus`` are the GPUs lent to it (None: all), ``threads`` its
+    llama.cpp threads (None: the default). Hosted models connect directly. ``options`` go to
+    :func:`client_for`.
     """
     if not spec.is_local or spec.base_url or spec.base_urls:
         client = client_for(spec, cache, **options)
@@ -611,7 +613,7 @@ def connect(
         finally:
             client.close()
         return
-    server = LocalServer(spec, cache_dir, max_restarts=max_restarts, gpus=gpus)
+    server = LocalServer(spec, cache_dir, max_restarts=max_restarts, gpus=gpus, threads=threads)
     client = client_for(spec, cache, server.urls, server=server, **options)
     try:
         yield client

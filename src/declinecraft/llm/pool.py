@@ -97,7 +97,7 @@ class ModelPool:
         self.cache = open_cache(cfg.cache_dir)
         self._open: dict[str, tuple[ExitStack, Client]] = {}
         self._together = False  # inside each(): models open side by side, each released by its lane
-        self._gpus: dict[str, tuple[int, ...]] = {}  # inside each(): the GPUs lent to a declared server
+        self._lent: dict[str, dict[str, Any]] = {}  # inside each(): what a declared server was lent
         self._lock = threading.RLock()
         self._prompts: dict[str, prompts.Prompt] = {}
         self.calls = 0
@@ -128,7 +128,7 @@ class ModelPool:
                 self.release()
             stack = ExitStack()
             connected = stack.enter_context(
-                connect(spec, self.cache, self.cfg.cache_dir, gpus=self._gpus.get(model_id))
+                connect(spec, self.cache, self.cfg.cache_dir, **self._lent.get(model_id, {}))
             )
             self._open[model_id] = (stack, connected)
             return connected
@@ -174,15 +174,16 @@ class ModelPool:
 
         def lane(need: resources.Needs) -> None:
             gpus = gate.acquire(need)
-            if need.declared and need.endpoint is None:  # a server the run starts: on its own GPUs
-                self._gpus[need.model] = gpus
+            if need.declared and need.endpoint is None:  # a server the run starts: its own GPUs and cores
+                cores = int(need.machine.cores)
+                self._lent[need.model] = {"gpus": gpus, **({"threads": cores} if cores >= 1 else {})}
             try:
                 outcome[need.model] = (True, work(need.model))
             except BaseException as exc:  # handed to the calling thread
                 outcome[need.model] = (False, exc)
             finally:
                 self.release(need.model)
-                self._gpus.pop(need.model, None)
+                self._lent.pop(need.model, None)
                 gate.release(need, gpus)
 
         self.release()

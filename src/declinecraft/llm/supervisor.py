@@ -41,11 +41,16 @@ class LocalServer:
         *,
         max_restarts: int = MAX_SERVER_RESTARTS,
         gpus: Sequence[int] | None = None,
+        threads: int | None = None,
     ) -> None:
         self.spec, self.cache_dir, self.max_restarts = spec, cache_dir, max_restarts
-        self.gpus = gpus
-        """The GPUs lent to the server (``serve.start``'s ``gpus``); None: all it sees."""
-        self._lent: dict[str, Any] = {} if gpus is None else {"gpus": tuple(gpus)}
+        self._lent: dict[str, Any] = {}
+        """What the server was lent (``serve.start``'s ``gpus``: None, all GPUs it sees;
+        ``n_threads``: None, llama.cpp's default), passed only when lent."""
+        if gpus is not None:
+            self._lent["gpus"] = tuple(gpus)
+        if threads is not None:
+            self._lent["n_threads"] = threads
         self.servers: list[Any] = []
         """Every server started, the running one last (each is stopped on close)."""
         self.restarts = 0
