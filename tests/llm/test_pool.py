@@ -240,6 +240,17 @@ class TestEach:
         assert overlapping(stats[0]["spans"], stats[1]["spans"])
         assert [s["max_inflight"] for s in stats] == [2, 2]
 
+    def test_offline_servers_in_order_here(self, project: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+        """Two llama.cpp servers declaring nothing run one after another, in their order, in the
+        calling thread (the default run's schedule), whatever the machine."""
+        monkeypatch.setenv("DECLINECRAFT_CACHE", str(project / ".cache"))
+        entries = {m: {"backend": "llamacpp", "served_name": m} for m in ("l1", "l2", "l3")}
+        (project / "params" / "models.yaml").write_text(json.dumps({"models": entries}))
+        monkeypatch.setattr(resources, "machine", lambda: Resources(gpus=8, cores=64, memory_gb=512))
+        with ModelPool(config.load(project / "params" / "default.yaml")) as models:
+            got = models.each(["l2", "l1", "l3"], lambda m: (m, threading.current_thread()))
+        assert got == [(m, threading.main_thread()) for m in ("l2", "l1", "l3")]
+
     def test_shared_endpoint_in_turn(self, pool: ModelPool, server: fake_openai.FakeServer) -> None:
         """Two models behind one URL take turns, and each is released after its work."""
         seen: list[list[str]] = []
