@@ -186,9 +186,9 @@ class _Prepared:
     request: Request
     key: str
     mode: str
-    body: dict[str, Any]
     body_json: str
-    """``body`` as canonical JSON: keyed, stored and sent as this one text."""
+    """The request body (:func:`request_body`) as canonical JSON: keyed, stored and sent as this
+    one text (the body itself is not kept: a window of requests holds half the memory)."""
 
 
 class Client:
@@ -233,7 +233,7 @@ class Client:
         mode, body = request_body(self.spec, request)
         body_json = cache.canonical_json(body)
         key = cache.body_key(self._identity_json, body_json, request.prompt_version)
-        return _Prepared(request, key, mode, body, body_json)
+        return _Prepared(request, key, mode, body_json)
 
     def key(self, request: Request) -> str:
         """Return the cache key of a request for this model."""
