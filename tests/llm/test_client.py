@@ -552,6 +552,6 @@ class TestStream:
 
     def test_window_default(self) -> None:
         """The window holds four times the slots, at least WINDOW."""
-        from declinecraft.llm.client import WINDOW, stream_window
+        from declinecraft.llm.window import WINDOW, window_size
 
-        assert stream_window(2) == WINDOW and stream_window(1024) == 4096
+        assert window_size(2) == WINDOW and window_size(1024) == 4096

@@ -13,7 +13,7 @@ import pytest
 
 from declinecraft.core import config
 from declinecraft.core.registry import ModelSpec
-from declinecraft.llm import pool as pool_module
+from declinecraft.llm import pool as llm_pool
 from declinecraft.llm import resources
 from declinecraft.llm.calls import Call
 from declinecraft.llm.client import Request, Result, Unreachable
@@ -306,7 +306,7 @@ class TestEach:
             lent[spec.id] = given
             yield object()
 
-        monkeypatch.setattr(pool_module, "connect", connect)
+        monkeypatch.setattr(llm_pool, "connect", connect)
         with ModelPool(config.load(project / "params" / "default.yaml")) as models:
             models.each(["g1", "g2"], lambda m: (models.client(m), both.wait()))
         assert lent == {"g1": {"gpus": (0,), "threads": 2}, "g2": {"gpus": (1,), "threads": 2}}

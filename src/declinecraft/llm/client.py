@@ -20,12 +20,10 @@ from __future__ import annotations
 import asyncio
 import logging
 import os
-from collections import deque
 from collections.abc import AsyncIterator, Callable, Iterable, Iterator, Mapping, Sequence, Sized
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
-from itertools import islice
 from pathlib import Path
 from typing import Any
 
@@ -38,7 +36,6 @@ from declinecraft.llm.progress import Progress
 from declinecraft.llm.responses import (
     FormatError,
     Result,
-    make_result,
     parse_json,
     reasoning_prompt,
     results_frame,
@@ -47,6 +44,7 @@ from declinecraft.llm.responses import (
 )
 from declinecraft.llm.supervisor import MAX_SERVER_RESTARTS, LocalServer
 from declinecraft.llm.transport import LLMError, RetryPolicy, Sender, ServerGone, Unreachable, run_sync
+from declinecraft.llm.window import Window, window_size
 
 __all__ = [
     "Client",
@@ -276,8 +274,8 @@ class Client:
         """Answer requests (cache first) and yield their results in request order, as they come.
 
         ``requests`` is read lazily: a request is built and keyed only when it enters a window of
-        at most ``window`` requests not yet yielded (default :func:`stream_window`: four times the
-        slots, at least :data:`WINDOW`), so memory stays bounded however many there are, and every
+        at most ``window`` requests not yet yielded (default :func:`.window.window_size`: four times the
+        slots, at least :data:`.window.WINDOW`), so memory stays bounded however many there are, and every
         slot stays busy while the oldest call is still out. Identical requests are sent once; a
         result is ``cached`` when no call of this stream sent its key. The first call this client
         sends goes alone, as a probe: when nothing answers at the endpoint it raises
@@ -287,10 +285,10 @@ class Client:
         Raises:
             ReplayMiss: replaying a bundle that lacks some of the calls (counted over them all).
         """
-        stream = _Stream(
+        stream = Window(
             self,
             iter(requests),
-            window or stream_window(self._sender.slots()),
+            window or window_size(self._sender.slots()),
             retry_failures=retry_failures and not replay.replaying(),  # a replay keeps the run's failures
             failed_before=failed_before or "~",
             bar=Progress(
@@ -373,167 +371,7 @@ class Client:
         self._sender.close()
 
 
-# --- the request window ---------------------------------------------------------------------
-
-#: Fewest requests a stream holds between building one and yielding its result.
-WINDOW = 1024
-#: Requests built and looked up in the cache together (one query).
-CHUNK = 256
-
-
-def stream_window(slots: int) -> int:
-    """Requests :meth:`Client.astream` holds at once: four times the slots (calls in flight at
-    once), at least :data:`WINDOW`, so the oldest call being slow never leaves a slot idle."""
-    return max(WINDOW, 4 * slots)
-
-
-def _stale(record: CallRecord, failed_before: str) -> bool:
-    """A failure recorded before ``failed_before`` (an earlier run's), to be sent again."""
-    return record.status != "ok" and record.created_at < failed_before
-
-
-_Source = asyncio.Future[CallRecord] | CallRecord
-
-
-class _Stream:
-    """The window of one :meth:`Client.astream`: requests built, looked up and sent as room
-    frees, results taken in request order."""
-
-    def __init__(
-        self,
-        client: Client,
-        requests: Iterator[Request],
-        size: int,
-        *,
-        retry_failures: bool,
-        failed_before: str,
-        bar: Progress,
-    ) -> None:
-        self.client, self.requests, self.size = client, requests, size
-        self.retry_failures, self.failed_before, self.bar = retry_failures, failed_before, bar
-        self.pending: deque[tuple[_Prepared, _Source]] = deque()
-        self.open: dict[str, _Source] = {}
-        """The source of each key in the window (a call in flight, or its record)."""
-        self.sent: set[str] = set()
-        """Keys this stream sent (64 hex characters each: 480k calls take about 60 MB)."""
-        self.broken: asyncio.Future[None] = asyncio.get_running_loop().create_future()
-        """Set with the first error a call raised (not a failed call: that is a record)."""
-        self.counts = dict.fromkeys(("calls", "cached", "sent", "failed", "budget_exhausted", "lost_to_format"), 0)
-
-    async def next(self) -> tuple[_Prepared, CallRecord] | None:
-        """Fill the window, then wait for the oldest request's record (None when all are done)."""
-        while len(self.pending) < self.size:
-            chunk = [self.client.prepare(r) for r in islice(self.requests, min(CHUNK, self.size - len(self.pending)))]
-            if not chunk:
-                break
-            await self._admit(chunk)
-        if not self.pending:
-            return None
-        prepared, source = self.pending.popleft()
-        if isinstance(source, asyncio.Future):
-            if not source.done():
-                await asyncio.wait((source, self.broken), return_when=asyncio.FIRST_COMPLETED)
-            if self.broken.done():
-                self.broken.result()  # raises the call's error
-            record = source.result()
-        else:
-            record = source
-        if self.open.get(prepared.key) is source:
-            del self.open[prepared.key]
-        return prepared, record
-
-    def result(self, prepared: _Prepared, record: CallRecord) -> Result:
-        """The result of one request, counted for the summary."""
-        result = make_result(
-            record,
-            model_id=self.client.spec.id,
-            tag=prepared.request.tag,
-            thinking_mode=prepared.mode,
-            json_mode=prepared.request.json_mode,
-            cached=prepared.key not in self.sent,
-        )
-        counts = self.counts
-        counts["calls"] += 1
-        counts["cached" if result.cached else "sent"] += 1
-        counts["failed"] += not result.ok
-        counts["budget_exhausted"] += result.budget_exhausted
-        counts["lost_to_format"] += result.lost_to_format
-        return result
-
-    async def _admit(self, chunk: list[_Prepared]) -> None:
-        """Look a chunk up in the cache and start the calls it lacks (the first one alone, as a probe)."""
-        client = self.client
-        client._flush()  # a call answered a moment ago is found, not sent twice
-        new = {p.key: p for p in chunk if p.key not in self.open}
-        records = client.cache.fetch(new) if new else {}
-        replay.ledger_note("llm", client.endpoint, new)
-        todo = [
-            k
-            for k in new
-            if k not in records
-            or (self.retry_failures and k not in self.sent and _stale(records[k], self.failed_before))
-        ]
-        if todo and replay.replaying():
-            missing = len(todo) + _replay_misses(client, self.requests)
-            raise replay.replay_miss("llm", client.spec.id, missing, _prompt_text(new[todo[0]].request))
-        for key in new.keys() - set(todo):
-            self.open[key] = records[key]
-        for key in todo:
-            self.sent.add(key)
-            if not client._reached:  # the probe: alone, so a dead endpoint is told at once
-                record = self.open[key] = await client._call(new[key], probe=True)
-                client._reached = True
-                self.bar.step(failed=record.status != "ok")
-                continue
-            task = asyncio.ensure_future(client._call(new[key]))
-            task.add_done_callback(self._done)
-            self.open[key] = task
-        counted = set(todo)  # a call sent is counted when it ends; every other request here, now
-        for p in chunk:
-            source = self.open[p.key]
-            self.pending.append((p, source))
-            if p.key in counted:
-                counted.discard(p.key)
-            else:
-                self.bar.cached(failed=isinstance(source, CallRecord) and source.status != "ok")
-
-    def _done(self, task: asyncio.Future[CallRecord]) -> None:
-        if task.cancelled():
-            return
-        error = task.exception()
-        if error is not None:
-            if not self.broken.done():
-                self.broken.set_exception(error)
-            return
-        self.bar.step(failed=task.result().status != "ok")
-
-    async def close(self) -> None:
-        """Cancel the calls still out (their records, if any came, are already stored); close the bar."""
-        futures = [s for _, s in self.pending if isinstance(s, asyncio.Future)]
-        for future in futures:
-            future.cancel()
-        await asyncio.gather(*futures, return_exceptions=True)  # also retrieves any error: never "unhandled"
-        if self.broken.done() and not self.broken.cancelled():
-            self.broken.exception()
-        self.bar.close()
-        self.client._flush()
-
-
-def _replay_misses(client: Client, rest: Iterator[Request]) -> int:
-    """How many further requests a replay's bundle lacks (read to the end to name the count)."""
-    missing = 0
-    while chunk := {p.key: p for p in (client.prepare(r) for r in islice(rest, CHUNK))}:
-        missing += len(chunk.keys() - client.cache.fetch(chunk).keys())
-    return missing
-
-
 # --- entry points ----------------------------------------------------------------------------
-
-
-def _prompt_text(request: Request) -> str:
-    """The text of a request's first user message (what a replay's miss error quotes)."""
-    users = [m for m in request.messages if m.get("role") == "user"] or list(request.messages)
-    return str(users[0].get("content") or "") if users else ""
 
 
 def _api_key(spec: ModelSpec, environ: Mapping[str, str] | None) -> str | None:
