@@ -2,17 +2,22 @@
 
 from __future__ import annotations
 
+import json
+import shutil
 from collections.abc import Sequence
+from pathlib import Path
 
 import polars as pl
 import pytest
 
-from declinecraft.core import artifacts
+from declinecraft.core import artifacts, config
 from declinecraft.core.config import AnswerParams
 from declinecraft.evaluation import answer_stage
 from declinecraft.evaluation.answer import Setting
 from declinecraft.evaluation.context import Chunk
-from tests.support import answering
+from declinecraft.llm import resources
+from declinecraft.llm.pool import ModelPool
+from tests.support import answering, fake_openai, projects
 
 
 class TestReadBenchmark:
@@ -138,6 +143,41 @@ class TestAnswerAll:
             lookup=answering.lookup,
         )
         assert (frame.height, models.released, len(timings)) == (4, 2, 2)
+
+
+class TestAnswerAllAtOnce:
+    def test_models_in_flight_together(self, project: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+        """Two models on separate endpoints answer at the same time (the fake servers' request spans
+        overlap), and the rows are those of the same run made one model after another."""
+        monkeypatch.setenv("DECLINECRAFT_CACHE", str(project / ".cache"))
+        shutil.copytree(projects.REPO / "params" / "prompts", project / "params" / "prompts")
+        servers = [fake_openai.start(latency=0.2), fake_openai.start(latency=0.2)]
+        entries = {
+            m: {"backend": "openai", "served_name": m, "base_url": s.base_url, "max_concurrency": 2}
+            for m, s in zip("ab", servers, strict=True)
+        }
+        (project / "params" / "models.yaml").write_text(json.dumps({"models": entries}))
+        params = AnswerParams(models=("a", "b"), conditions=("no_rag",))
+        cfg = config.load(project / "params" / "default.yaml")
+
+        def answer_all() -> pl.DataFrame:
+            with ModelPool(cfg) as pool:
+                search = answering.FakeSearch()
+                return answer_stage.answer_all(
+                    answering.benchmark(2, 2), params, models=pool, search=search, lookup=answering.lookup
+                )[0]
+
+        try:
+            together = answer_all()
+            spans = [s.stats()["spans"] for s in servers]
+            monkeypatch.setattr(resources, "can_overlap", lambda needs, has: False)
+            in_turn = answer_all()  # from the cache, one model after another
+        finally:
+            for server in servers:
+                server.stop()
+        assert any(a0 < b1 and b0 < a1 for a0, a1 in spans[0] for b0, b1 in spans[1])
+        assert together["model"].to_list() == ["a"] * 4 + ["b"] * 4
+        assert together.equals(in_turn)
 
 
 def write_run(project, answer_block: str):  # noqa: ANN001, ANN201

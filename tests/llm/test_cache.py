@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import os
 import random
 import re
@@ -46,6 +47,17 @@ class TestCallKey:
         a = cache.call_key(self.ENDPOINT, self.BODY, "v1")
         b = cache.call_key(dict(reversed(self.ENDPOINT.items())), dict(reversed(self.BODY.items())), "v1")
         assert a == b and len(a) == 64
+
+    @pytest.mark.parametrize("prompt", ["v1", "", 'q"uote\u00fc'])
+    def test_same_as_whole_json(self, prompt: str) -> None:
+        """The key hashes the canonical JSON of {v, endpoint, body, prompt}, byte for byte, though
+        the body is serialised on its own (keys of stores written before stay valid)."""
+        whole = cache.canonical_json(
+            {"v": cache.SCHEMA_VERSION, "endpoint": self.ENDPOINT, "body": self.BODY, "prompt": prompt}
+        )
+        expected = hashlib.sha256(whole.encode("utf-8")).hexdigest()
+        assert cache.call_key(self.ENDPOINT, self.BODY, prompt) == expected
+        assert cache.body_key(cache.canonical_json(self.ENDPOINT), cache.canonical_json(self.BODY), prompt) == expected
 
     @pytest.mark.parametrize(
         "change",

@@ -4,6 +4,7 @@ thinking, JSON, secrets, resume after kill -9."""
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import logging
 import os
@@ -37,6 +38,7 @@ from declinecraft.llm.client import (
     thinking_body,
 )
 from declinecraft.llm.supervisor import LocalServer
+from declinecraft.llm.transport import run_sync
 from tests.support import fake_openai, llm_worker, projects
 
 FAST = RetryPolicy(max_attempts=3, base_delay_s=0.01, max_delay_s=0.05, timeout_s=5.0)
@@ -100,6 +102,14 @@ class TestRunBatch:
         assert [r.tag for r in results] == ["row0", "row1", "row2"]
         assert len({r.key for r in results}) == 1
         assert server.stats()["by_text"]["dup-x"] == 1
+
+    def test_duplicates_across_windows(self, client: Client, server: fake_openai.FakeServer) -> None:
+        """Repeats far apart (beyond the window) are sent once too, results in request order."""
+        texts = [f"win-{i % 5}" for i in range(40)]
+        results = run_sync(client.arun((Request.from_text(t, max_tokens=16) for t in texts), progress=False, window=3))
+        assert [r.text for r in results] == [f"echo: {t}" for t in texts]
+        assert not any(r.cached for r in results)
+        assert all(server.stats()["by_text"][f"win-{i}"] == 1 for i in range(5))
 
     def test_inside_running_loop(self, client: Client) -> None:
         """Works where an event loop is already running (Jupyter)."""
@@ -527,3 +537,41 @@ class TestEntryLimits:
             assert all(r.ok for r in ask(c, "limited-a", "limited-b"))
         finally:
             c.close()
+
+
+class TestStream:
+    def test_requests_built_lazily(self, server: fake_openai.FakeServer, store: Cache) -> None:
+        """A generator of 100,000 requests is read a window at a time: after 200 results no more
+        than 200 + the window have been built, and no more than the concurrency were in flight."""
+        built = 0
+
+        def requests() -> Iterator[Request]:
+            nonlocal built
+            for i in range(100_000):
+                built += 1
+                yield Request.from_text(f"lazy-{i}", max_tokens=8)
+
+        async def first(n: int) -> list[Result]:
+            got: list[Result] = []
+            stream = c.astream(requests(), progress=False, window=32)
+            async with contextlib.aclosing(stream):
+                async for result in stream:
+                    got.append(result)
+                    assert built <= len(got) + 32
+                    if len(got) == n:
+                        break
+            return got
+
+        c = client_for(spec(max_concurrency=4), store, server.base_url, retry=FAST)
+        server.reset()
+        got = run_sync(first(200))
+        c.close()
+        assert [r.text for r in got] == [f"echo: lazy-{i}" for i in range(200)]
+        assert built <= 200 + 32 and server.stats()["max_inflight"] <= 4
+        assert server.stats()["requests"] <= 200 + 32  # the rest of the window at most, then cancelled
+
+    def test_window_default(self) -> None:
+        """The window holds four times the slots, at least WINDOW."""
+        from declinecraft.llm.window import WINDOW, window_size
+
+        assert window_size(2) == WINDOW and window_size(1024) == 4096

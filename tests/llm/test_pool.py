@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
+import threading
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -10,10 +12,13 @@ from pathlib import Path
 import pytest
 
 from declinecraft.core import config
-from declinecraft.llm import batch_files
+from declinecraft.core.registry import ModelSpec
+from declinecraft.llm import batch_files, resources
+from declinecraft.llm import pool as llm_pool
 from declinecraft.llm.calls import Call
 from declinecraft.llm.client import BudgetExceeded, Request, Result, Unreachable
 from declinecraft.llm.pool import ModelFailed, ModelPool, Tally, check_failures, rewriter, to_reply
+from declinecraft.llm.resources import ResourceError, Resources
 from tests.support import fake_openai
 
 
@@ -99,7 +104,7 @@ class TestModelPool:
         pool.asker("one", thinking=None, max_tokens=8)([Call("judge_response", {"question": "1", "answer": "x"})])
         first = pool.client("one")
         pool.asker("two", thinking=None, max_tokens=8)([Call("judge_response", {"question": "2", "answer": "x"})])
-        assert pool.client("two") is not first and pool._current and pool._current[0] == "two"
+        assert pool.client("two") is not first and list(pool._open) == ["two"]
 
     def test_unknown_model(self, pool: ModelPool) -> None:
         """An unknown model id names the models file."""
@@ -236,3 +241,116 @@ class TestProbe:
             with pytest.raises(Unreachable, match=r"model 'x': nothing answers at http://127\.0\.0\.1:9/v1"):
                 p.client("x").run([Request.from_text(f"q{i}", max_tokens=8) for i in range(5)], progress=False)
             assert time.monotonic() - start < 5 and p.cache.count() == 0
+
+
+def overlapping(spans: list[list[float]], others: list[list[float]]) -> bool:
+    """Whether a request of one server was in flight while one of another server was."""
+    return any(a0 < b1 and b0 < a1 for a0, a1 in spans for b0, b1 in others)
+
+
+@pytest.fixture()
+def apart(project: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[tuple[Path, list[fake_openai.FakeServer]]]:
+    """Two slow fake endpoints and a models file with one model on each ("a", "b")."""
+    monkeypatch.setenv("DECLINECRAFT_CACHE", str(project / ".cache"))
+    (project / "params" / "prompts").mkdir()
+    (project / "params" / "prompts" / "rewrite_query.txt").write_text("# section: test\n---\nQ: {query}\n")
+    servers = [fake_openai.start(latency=0.3), fake_openai.start(latency=0.3)]
+    entries = {
+        m: {"backend": "openai", "served_name": m, "base_url": s.base_url, "max_concurrency": 2}
+        for m, s in zip("ab", servers, strict=True)
+    }
+    (project / "params" / "models.yaml").write_text(json.dumps({"models": entries}))
+    try:
+        yield project, servers
+    finally:
+        for server in servers:
+            server.stop()
+
+
+class TestEach:
+    def test_separate_endpoints_at_once(self, apart: tuple[Path, list[fake_openai.FakeServer]]) -> None:
+        """Two models on separate endpoints are in flight at the same time, each at its own
+        concurrency; the results come back in model order."""
+        project, servers = apart
+
+        def work(model: str) -> list[str]:
+            ask = pool.asker(model, thinking=None, max_tokens=8)
+            return [r.text for r in ask([Call("rewrite_query", {"query": f"{model}{i}"}) for i in range(4)])]
+
+        with ModelPool(config.load(project / "params" / "default.yaml")) as pool:
+            got = pool.each(["a", "b"], work)
+        stats = [s.stats() for s in servers]
+        assert got == [[f"echo: Q: {m}{i}" for i in range(4)] for m in "ab"]
+        assert overlapping(stats[0]["spans"], stats[1]["spans"])
+        assert [s["max_inflight"] for s in stats] == [2, 2]
+
+    def test_offline_servers_in_order_here(self, project: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+        """Two llama.cpp servers declaring nothing run one after another, in their order, in the
+        calling thread (the default run's schedule), whatever the machine."""
+        monkeypatch.setenv("DECLINECRAFT_CACHE", str(project / ".cache"))
+        entries = {m: {"backend": "llamacpp", "served_name": m} for m in ("l1", "l2", "l3")}
+        (project / "params" / "models.yaml").write_text(json.dumps({"models": entries}))
+        monkeypatch.setattr(resources, "machine", lambda: Resources(gpus=8, cores=64, memory_gb=512))
+        with ModelPool(config.load(project / "params" / "default.yaml")) as models:
+            got = models.each(["l2", "l1", "l3"], lambda m: (m, threading.current_thread()))
+        assert got == [(m, threading.main_thread()) for m in ("l2", "l1", "l3")]
+
+    def test_shared_endpoint_in_turn(self, pool: ModelPool, server: fake_openai.FakeServer) -> None:
+        """Two models behind one URL take turns, and each is released after its work."""
+        seen: list[list[str]] = []
+
+        def work(model: str) -> str:
+            seen.append(list(pool._open))
+            return pool.asker(model, thinking=None, max_tokens=8)([Call("rewrite_query", {"query": model})])[0].text
+
+        assert pool.each(["one", "two"], work) == ["echo: Q: one", "echo: Q: two"]
+        assert seen == [[], []] and not pool._open
+
+    def test_too_many_gpus_refused_first(self, apart: tuple[Path, list[fake_openai.FakeServer]]) -> None:
+        """An entry declaring more GPUs than the machine has stops the stage before any model works."""
+        project, servers = apart
+        models = project / "params" / "models.yaml"
+        entries = json.loads(models.read_text())
+        entries["models"]["big"] = {"backend": "vllm", "served_name": "big", "resources": {"gpus": 4096}}
+        models.write_text(json.dumps(entries))
+        worked: list[str] = []
+        with ModelPool(config.load(project / "params" / "default.yaml")) as pool:
+            with pytest.raises(ResourceError, match=r"model 'big'.*4096 GPUs.*Nothing was started"):
+                pool.each(["a", "b", "big"], worked.append)
+        assert worked == [] and [s.stats()["requests"] for s in servers] == [0, 0]
+
+    def test_error_after_every_model(self, apart: tuple[Path, list[fake_openai.FakeServer]]) -> None:
+        """A model whose work raises does not stop the other's: its answers are kept, then the
+        error is raised."""
+        project, servers = apart
+
+        def work(model: str) -> str:
+            if model == "a":
+                raise RuntimeError("a broke")
+            return pool.asker(model, thinking=None, max_tokens=8)([Call("rewrite_query", {"query": "b"})])[0].text
+
+        with ModelPool(config.load(project / "params" / "default.yaml")) as pool:
+            with pytest.raises(RuntimeError, match="a broke"):
+                pool.each(["a", "b"], work)
+            assert pool.cache.count("ok") == 1
+
+    def test_servers_lent_their_own_share(self, project: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+        """Two servers declaring one GPU and two cores each, on a machine with two GPUs, start side
+        by side, each told its own GPU and its thread count."""
+        monkeypatch.setenv("DECLINECRAFT_CACHE", str(project / ".cache"))
+        declared = {"gpus": 1, "cores": 2}
+        entries = {m: {"backend": "vllm", "served_name": m, "resources": declared} for m in ("g1", "g2")}
+        (project / "params" / "models.yaml").write_text(json.dumps({"models": entries}))
+        monkeypatch.setattr(resources, "machine", lambda: Resources(gpus=2, cores=4, memory_gb=8))
+        lent: dict[str, object] = {}
+        both = threading.Barrier(2, timeout=10)  # passes only when both models work at once
+
+        @contextlib.contextmanager
+        def connect(spec: ModelSpec, cache: object, cache_dir: object, **given: object) -> Iterator[object]:
+            lent[spec.id] = {k: v for k, v in given.items() if k != "budget"}
+            yield object()
+
+        monkeypatch.setattr(llm_pool, "connect", connect)
+        with ModelPool(config.load(project / "params" / "default.yaml")) as models:
+            models.each(["g1", "g2"], lambda m: (models.client(m), both.wait()))
+        assert lent == {"g1": {"gpus": (0,), "threads": 2}, "g2": {"gpus": (1,), "threads": 2}}

@@ -110,7 +110,7 @@ def reply(body: bytes, status: bytes = b"200 OK") -> bytes:
 
 
 def exchange(
-    handler: Handler, *bodies: dict[str, object], attempts: int = 1
+    handler: Handler, *bodies: dict[str, object] | str, attempts: int = 1
 ) -> tuple[list[transport.Answer], list[bytes]]:
     """Send ``bodies`` one after another through one Sender to a raw-socket server running ``handler``.
 
@@ -186,6 +186,32 @@ class TestWire:
 
         (answer,), seen = exchange(handler, {"messages": []}, attempts=3)
         assert answer.ok and answer.attempts == 2 and len(seen) == 2
+
+    @pytest.mark.parametrize("body", ['{"messages":[{"content":"ü","role":"user"}]}', "{}", ' { "a" : 1 } '])
+    def test_json_text_body(self, body: str) -> None:
+        """A body given as JSON text reaches the server as that object with the model name added."""
+        (answer,), seen = exchange(answer_ok, body)
+        sent = json.loads(seen[0].split(b"\r\n\r\n", 1)[1])
+        assert answer.ok and sent == {"model": "m", **json.loads(body)}
+
+    @pytest.mark.parametrize(
+        ("body", "error"),
+        [
+            (b'{"error": {"message": "bad field"}}', "HTTP 400: bad field"),
+            (b'{"detail": "no"}', "HTTP 400: {'detail': 'no'}"),
+            (b"plain words", "HTTP 400: plain words"),
+            (b"", "HTTP 400: Error code: 400"),
+        ],
+    )
+    def test_status_error_message(self, body: bytes, error: str) -> None:
+        """A 4xx fails at once, its error read as the SDK reads it: error.message, else the body."""
+
+        async def handler(writer: asyncio.StreamWriter, n: int) -> None:
+            writer.write(reply(body, b"400 Bad Request"))
+            await writer.drain()
+
+        (answer,), seen = exchange(handler, {"messages": []}, attempts=3)
+        assert (answer.ok, answer.error, answer.attempts, len(seen)) == (False, error, 1, 1)
 
     def test_large_body_intact(self) -> None:
         """A 2 MB request reaches the server whole: the body as given, with the model name added."""

@@ -19,7 +19,7 @@ the last user message scripts misbehaviour::
 text. Without a directive the reply is ``echo: <text>``; a server started with ``--respond
 MODULE:FUNCTION`` answers ``FUNCTION(request_body) -> content`` instead (a scripted model).
 ``GET /stats`` returns the counters (requests, per message text, the most in flight at once, the
-last request bodies and Authorization headers);
+last request bodies and Authorization headers, and the wall-clock span of each of the last requests);
 ``POST /reset`` zeroes them.
 
 Run it as a process at the repository root (``python -m tests.support.fake_openai --latency 0.5
@@ -84,6 +84,9 @@ class _State:
     by_text: Counter[str] = field(default_factory=Counter)
     bodies: deque[dict[str, Any]] = field(default_factory=lambda: deque(maxlen=50))
     auth: set[str] = field(default_factory=set)
+    spans: deque[tuple[float, float]] = field(default_factory=lambda: deque(maxlen=1000))
+    """Wall-clock (start, end) of the last requests: other servers' spans overlapping these prove
+    that two endpoints had requests in flight at the same time."""
 
 
 def _response(status: int, body: bytes, content_type: bytes = b"application/json", extra: str = "") -> bytes:
@@ -126,11 +129,13 @@ async def _chat(state: _State, raw: bytes) -> bytes | None:
     script: dict[str, Any] = json.loads(match.group(1)) if match else {}
     state.inflight += 1
     state.max_inflight = max(state.max_inflight, state.inflight)
+    began = time.time()
     try:
         wait = request_latency(text, state.latency, state.latency_max, state.seed)
         await asyncio.sleep(wait + float(script.get("sleep", 0)))
     finally:
         state.inflight -= 1
+        state.spans.append((began, time.time()))
     seen = state.by_text[text]
     limit, asked = MAX_MODEL_LEN, request.get("max_tokens") or 0
     if limit and asked > limit:
@@ -191,11 +196,13 @@ async def _handle(state: _State, reader: asyncio.StreamReader, writer: asyncio.S
                     "by_text": dict(state.by_text),
                     "bodies": list(state.bodies),
                     "auth": sorted(state.auth),
+                    "spans": list(state.spans),
                 }
                 out = _response(200, json.dumps(stats).encode())
             elif path.endswith(b"/reset"):
                 state.requests, state.max_inflight, state.by_text, state.auth = 0, 0, Counter(), set()
                 state.bodies.clear()
+                state.spans.clear()
                 out = _response(200, b"{}")
             elif path.endswith(b"/models"):
                 out = _response(200, b'{"object": "list", "data": [{"id": "fake", "object": "model"}]}')

@@ -7,13 +7,15 @@ question, model, thinking, condition, pipeline, k, scenario and prompt variant; 
 each setting retrieved, Table 9's CAR responses in runs that compare generators
 (:mod:`declinecraft.evaluation.comparison`) and the manifest (settings, counts, seconds per model).
 
-Models run one at a time (:class:`~declinecraft.llm.pool.ModelPool`); every call goes through the LLM cache,
+Models run at once where their endpoints are separate and the machine has room for their servers, else
+one at a time (:func:`~declinecraft.llm.pool.each_model`); every call goes through the LLM cache,
 so an interrupted run resumes where it stopped and a cached rerun starts no server.
 """
 
 from __future__ import annotations
 
 import logging
+import threading
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -28,7 +30,7 @@ from declinecraft.core.stage_writer import StageWriter
 from declinecraft.evaluation import answer, comparison
 from declinecraft.evaluation.answer import Search
 from declinecraft.evaluation.context import Chunk, Lookup, chunks_by_id
-from declinecraft.llm.pool import ModelPool, Models, rewriter
+from declinecraft.llm.pool import ModelPool, Models, each_model, rewriter
 from declinecraft.retrieval import retrieve
 from declinecraft.retrieval.diagnostics import hit_at_k, scenario_hit_rate
 from declinecraft.retrieval.fusion import Hit
@@ -214,14 +216,33 @@ def setting_rows(
     return answer.rows_of(done, model=model, thinking=thinking, setting=setting, answerable=answerable)
 
 
+def locked(function: Any) -> Any:
+    """``function`` called by one thread at a time (retrieval shared by models answering at once)."""
+    lock = threading.Lock()
+
+    def call(*args: Any, **kwargs: Any) -> Any:
+        with lock:
+            return function(*args, **kwargs)
+
+    return call
+
+
 def answer_all(
     questions: pl.DataFrame, params: AnswerParams, *, models: Models, search: Search, lookup: Lookup
 ) -> tuple[pl.DataFrame, list[dict[str, Any]]]:
-    """Answer every setting with every model (one server at a time); return rows and timings."""
+    """Answer every setting with every model; return rows and timings, both in model order.
+
+    The models run at once where their endpoints are separate and the machine has room for their
+    servers (:func:`~declinecraft.llm.pool.each_model`), else one after another; retrieval is
+    shared between them, one search at a time, and memoised, so the rows do not depend on which
+    model finished first.
+    """
     answerable = dict(zip(questions["id"], questions["answerable"], strict=True))
-    rows: list[dict[str, Any]] = []
-    timings = []
-    for model in params.models:
+    search, lookup = locked(search), locked(lookup)
+
+    def one_model(model: str) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+        rows: list[dict[str, Any]] = []
+        timings: list[dict[str, Any]] = []
         for thinking, setting in answer.plan(params, models.thinking_switch(model)):
             start = time.monotonic()
             rows += setting_rows(
@@ -244,8 +265,11 @@ def answer_all(
                 }
             )
             log.info("%s (%s) %s: %.1fs", model, thinking, setting, timings[-1]["seconds"])
-        models.release()
-    return answer.responses_frame(rows), timings
+        return rows, timings
+
+    done = each_model(models, params.models, one_model)
+    rows = [row for model_rows, _ in done for row in model_rows]
+    return answer.responses_frame(rows), [timing for _, model_timings in done for timing in model_timings]
 
 
 def answer_comparison(

@@ -28,7 +28,7 @@ from declinecraft.core.config import JudgeParams, RunConfig
 from declinecraft.core.stage_writer import StageWriter
 from declinecraft.evaluation import comparison, judge
 from declinecraft.evaluation.context import Chunk, Lookup, chunks_by_id
-from declinecraft.llm.pool import ModelPool, Models
+from declinecraft.llm.pool import ModelPool, Models, each_model
 
 
 @dataclass(frozen=True)
@@ -124,17 +124,18 @@ def run(
             )
         parts = [labels]
         sample = judge.second_judge_sample(labels, responses, params.second_judge_sample, cfg.seed)
-        for other in params.second_judges:
-            parts.append(
-                judge.label_responses(
-                    sample,
-                    ask(other),
-                    judge=other,
-                    truncate_chars=params.truncate_chars,
-                    role="second_judge",
-                    constrain=constrain,
-                )
-            )
+        parts += each_model(  # at once where the judges' endpoints are separate (llm.pool.each_model)
+            models,
+            params.second_judges,
+            lambda other: judge.label_responses(
+                sample,
+                ask(other),
+                judge=other,
+                truncate_chars=params.truncate_chars,
+                role="second_judge",
+                constrain=constrain,
+            ),
+        )
         all_labels = pl.concat(parts)
         writer.lap("labels")
 
@@ -157,7 +158,8 @@ def run(
         items = judge.scoring_items(responses, all_labels, refs)
         order = sorted(dict.fromkeys(params.accuracy_judges), key=lambda j: j != params.oracle)  # open model first
         scores = pl.concat(
-            [judge.score_responses(items, ask(j), judge=j, constrain=constrain) for j in order], how="vertical"
+            each_model(models, order, lambda j: judge.score_responses(items, ask(j), judge=j, constrain=constrain)),
+            how="vertical",
         )
         writer.lap("scores")
     finally:

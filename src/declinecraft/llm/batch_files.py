@@ -188,3 +188,24 @@ def _main(argv: list[str]) -> int:
 
 if __name__ == "__main__":
     raise SystemExit(_main(sys.argv[1:]))
+
+
+def stand_in(key: str, prompt_version: str, endpoint: str, where: Path) -> CallRecord:
+    """The record a stream gives a call written to a batch file instead of being sent (never stored)."""
+    return CallRecord(
+        key=key,
+        status="failed",
+        endpoint=endpoint,
+        revision="",
+        prompt_version=prompt_version,
+        request="",
+        text=None,
+        reasoning=None,
+        finish_reason=None,
+        prompt_tokens=None,
+        completion_tokens=None,
+        latency_s=None,
+        error=f"not sent: written to {where} for a batch run (make batch-export)",
+        attempts=0,
+        created_at="",
+    )

@@ -128,7 +128,17 @@ def call_key(endpoint: Mapping[str, Any], body: Mapping[str, Any], prompt_versio
         body: the request body without ``model`` (messages, sampling, thinking switch...).
         prompt_version: version of the template the messages came from ('' when none).
     """
-    blob = canonical_json({"v": SCHEMA_VERSION, "endpoint": endpoint, "body": body, "prompt": prompt_version})
+    return body_key(canonical_json(endpoint), canonical_json(body), prompt_version)
+
+
+def body_key(endpoint_json: str, body_json: str, prompt_version: str) -> str:
+    """:func:`call_key` of an endpoint and a body already in canonical JSON (each serialised once).
+
+    The text hashed is the canonical JSON of ``{"v", "endpoint", "body", "prompt"}``, written by
+    hand in its sorted key order, so the key is the same as :func:`call_key`'s, byte for byte.
+    """
+    prompt, version = canonical_json(prompt_version), canonical_json(SCHEMA_VERSION)
+    blob = f'{{"body":{body_json},"endpoint":{endpoint_json},"prompt":{prompt},"v":{version}}}'
     return hashlib.sha256(blob.encode("utf-8")).hexdigest()
 
 

@@ -1,7 +1,7 @@
 """One client for every LLM call of the project: OpenAI-compatible, cached, bounded, retried.
 
 Generator, verifier, models under test, judges, oracle, rewriter and reflection all call models
-through :class:`Client`, built on ``openai.AsyncOpenAI`` against any base URL: the project's own
+through :class:`Client`, on the openai SDK's HTTP client against any base URL: the project's own
 llama.cpp server, ``vllm serve``, or a hosted API whose key is read from the environment variable
 named in ``models.yaml`` (``api_key_env``) and never written anywhere.
 
@@ -22,9 +22,10 @@ and the trace is stored apart from the answer (:mod:`declinecraft.llm.responses`
 from __future__ import annotations
 
 import asyncio
+import json
 import logging
 import os
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import AsyncIterator, Callable, Iterable, Iterator, Mapping, Sequence, Sized
 from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -35,13 +36,12 @@ from declinecraft.core import model_terms, replay
 from declinecraft.core.registry import ModelSpec
 from declinecraft.llm import batch, batch_files, cache, spend
 from declinecraft.llm.body_fields import thinking_body
-from declinecraft.llm.cache import Cache, CallRecord
+from declinecraft.llm.cache import Cache, CallRecord, canonical_json
 from declinecraft.llm.progress import Progress
 from declinecraft.llm.request import REASONING_PROMPT, Request, endpoint_identity, request_body
 from declinecraft.llm.responses import (
     FormatError,
     Result,
-    make_result,
     parse_json,
     results_frame,
     split_thinking,
@@ -50,6 +50,7 @@ from declinecraft.llm.responses import (
 from declinecraft.llm.spend import Budget, BudgetExceeded
 from declinecraft.llm.supervisor import MAX_SERVER_RESTARTS, LocalServer
 from declinecraft.llm.transport import LLMError, RetryPolicy, Sender, ServerGone, Unreachable, run_sync
+from declinecraft.llm.window import Window, window_size
 
 __all__ = [
     "REASONING_PROMPT",
@@ -84,7 +85,16 @@ class _Prepared:
     request: Request
     key: str
     mode: str
-    body: dict[str, Any]
+    body_json: str
+    """The request body (:func:`request_body`) as canonical JSON: keyed, stored and sent as this
+    one text (the body itself is not kept: a window of requests holds half the memory)."""
+
+    @property
+    def body(self) -> dict[str, Any]:
+        """The request body, read back from its JSON (for the rare paths that need the mapping:
+        a budget's hold, a batch line)."""
+        body: dict[str, Any] = json.loads(self.body_json)
+        return body
 
 
 class Client:
@@ -111,7 +121,11 @@ class Client:
         self.identity = endpoint_identity(
             spec, base_urls if not callable(base_urls) else (), server.cache_dir if server else None
         )
+        self._identity_json = canonical_json(self.identity)
         self.endpoint = f"{spec.backend}:{spec.served_name}"
+        self._unstored: list[CallRecord] = []
+        self._unspent: list[spend.Spent] = []
+        self._committed: asyncio.Future[None] | None = None
         self._sender = Sender(
             spec.served_name,
             base_urls,
@@ -138,7 +152,9 @@ class Client:
     def prepare(self, request: Request) -> _Prepared:
         """Resolve thinking and build the keyed body (raises LLMError on an impossible setting)."""
         mode, body = request_body(self.spec, request)
-        return _Prepared(request, cache.call_key(self.identity, body, request.prompt_version), mode, body)
+        body_json = cache.canonical_json(body)
+        key = cache.body_key(self._identity_json, body_json, request.prompt_version)
+        return _Prepared(request, key, mode, body_json)
 
     def key(self, request: Request) -> str:
         """Return the cache key of a request for this model."""
@@ -146,87 +162,106 @@ class Client:
 
     async def arun(
         self,
-        requests: Sequence[Request],
+        requests: Iterable[Request],
         *,
         retry_failures: bool = False,
         failed_before: str | None = None,
         progress: bool = True,
         desc: str | None = None,
+        window: int | None = None,
     ) -> list[Result]:
-        """Answer every request (cache first), in request order; see :func:`run_batch`.
-
-        The first call this client sends goes alone, as a probe: when nothing answers at the
-        endpoint it raises :class:`Unreachable` at once and records nothing.
+        """Answer every request (cache first), in request order; see :func:`run_batch` and
+        :meth:`astream` (which this collects).
 
         Raises:
             BudgetExceeded: a call would pass the run's budget; calls already sent are answered and
                 stored first, nothing more is sent.
         """
-        prepared = [self.prepare(r) for r in requests]
+        return [
+            result
+            async for result in self.astream(
+                requests,
+                retry_failures=retry_failures,
+                failed_before=failed_before,
+                progress=progress,
+                desc=desc,
+                window=window,
+            )
+        ]
+
+    async def astream(
+        self,
+        requests: Iterable[Request],
+        *,
+        retry_failures: bool = False,
+        failed_before: str | None = None,
+        progress: bool = True,
+        desc: str | None = None,
+        window: int | None = None,
+    ) -> AsyncIterator[Result]:
+        """Answer requests (cache first) and yield their results in request order, as they come.
+
+        ``requests`` is read lazily: a request is built and keyed only when it enters a window of
+        at most ``window`` requests not yet yielded (default :func:`.window.window_size`: four times the
+        slots, at least :data:`.window.WINDOW`), so memory stays bounded however many there are, and every
+        slot stays busy while the oldest call is still out. Identical requests are sent once; a
+        result is ``cached`` when no call of this stream sent its key. The first call this client
+        sends goes alone, as a probe: when nothing answers at the endpoint it raises
+        :class:`Unreachable` at once and records nothing. A call that raises (a local server that
+        died too often) stops the stream at once, not when its turn to be yielded comes.
+
+        Raises:
+            ReplayMiss: replaying a bundle that lacks some of the calls (counted over them all).
+        """
+        ahead: dict[str, CallRecord] = {}
+        if self.batching or batch_files.exporting() is not None:  # every uncached call at once, not a window
+            requests = list(requests)
+            ahead = await self._ahead(
+                [self.prepare(r) for r in requests],
+                retry_failures=retry_failures and not replay.replaying(),
+                failed_before=failed_before or "~",
+            )
+        stream = Window(
+            self,
+            iter(requests),
+            window or window_size(self._sender.slots()),
+            retry_failures=retry_failures and not replay.replaying(),  # a replay keeps the run's failures
+            failed_before=failed_before or "~",
+            bar=Progress(
+                len(requests) if isinstance(requests, Sized) else None, 0, 0, desc or self.spec.id, enabled=progress
+            ),
+            ahead=ahead,
+        )
+        try:
+            while (prepared := await stream.next()) is not None:
+                yield stream.result(*prepared)
+        finally:
+            await stream.close()
+            if stream.counts["calls"]:
+                _log_summary(self.spec.id, stream.counts)
+
+    async def _ahead(
+        self, prepared: Sequence[_Prepared], *, retry_failures: bool, failed_before: str
+    ) -> dict[str, CallRecord]:
+        """The records of calls answered before the stream starts: under ``make batch-export`` each
+        uncached call written to its model's batch file (a stand-in record, never stored); with
+        ``batch: true`` each sent through the provider's batch API (stored as it comes back)."""
         unique = {p.key: p for p in prepared}
         records = self.cache.fetch(unique)
-        replay.ledger_note("llm", self.endpoint, unique)
-        retry_failures = retry_failures and not replay.replaying()  # a replay keeps the run's failures
-
-        def resend(record: CallRecord) -> bool:  # a failure recorded before ``failed_before`` (an earlier run)
-            return retry_failures and record.status != "ok" and record.created_at < (failed_before or "~")
-
-        todo = [p for k, p in unique.items() if k not in records or resend(records[k])]
-        if todo and replay.replaying():
-            raise replay.replay_miss("llm", self.spec.id, len(todo), _prompt_text(todo[0].request))
-        sent = {p.key for p in todo}
-        failed_hits = sum(1 for k, r in records.items() if r.status != "ok" and k not in sent)
-        bar = Progress(len(unique), len(unique) - len(todo), failed_hits, desc or self.spec.id, enabled=progress)
-        tasks: list[asyncio.Future[CallRecord]] = []
-        if todo and (folder := batch_files.exporting()) is not None:  # make batch-export: written, not sent
+        todo = [
+            p
+            for k, p in unique.items()
+            if k not in records
+            or (retry_failures and records[k].status != "ok" and records[k].created_at < failed_before)
+        ]
+        if not todo or replay.replaying():  # a replay's misses are named by the stream
+            return {}
+        if (folder := batch_files.exporting()) is not None:
             where = batch_files.export(
                 folder, self.spec.id, self.spec.served_name, self.endpoint, self.spec.revision or "", todo
             )
-            records |= {p.key: _exported(p, self.endpoint, where) for p in todo}
-            todo = []
-        try:
-            if todo and self.batching:  # the provider's batch API: submitted, polled, folded into the cache
-                records |= await self._batcher().run(
-                    [batch.Pending(p.key, p.body, p.request.prompt_version) for p in todo]
-                )
-                todo = []
-            if todo and not self._reached:  # the probe: alone, so a dead endpoint is told at once
-                first = todo.pop(0)
-                record = records[first.key] = await self._call(first, probe=True)
-                bar.step(failed=record.status != "ok")
-            self._reached = self._reached or bool(sent)
-            tasks = [asyncio.ensure_future(self._call(p)) for p in todo]
-            stop: BudgetExceeded | None = None
-            for done in asyncio.as_completed(tasks):
-                try:
-                    record = await done
-                except BudgetExceeded as exc:  # calls in flight still finish and are stored
-                    stop = stop or exc
-                    continue
-                records[record.key] = record
-                bar.step(failed=record.status != "ok")
-            if stop is not None:
-                raise stop
-        except BaseException:
-            for task in tasks:
-                task.cancel()
-            await asyncio.gather(*tasks, return_exceptions=True)
-            raise
-        finally:
-            bar.close()
-        results = [
-            make_result(
-                records[p.key],
-                model_id=self.spec.id,
-                tag=p.request.tag,
-                thinking_mode=p.mode,
-                json_mode=p.request.json_mode,
-                cached=p.key not in sent,
-            )
-            for p in prepared
-        ]
-        _log_summary(self.spec.id, results)
-        return results
+            return {p.key: batch_files.stand_in(p.key, p.request.prompt_version, self.endpoint, where) for p in todo}
+        return await self._batcher().run([batch.Pending(p.key, p.body, p.request.prompt_version) for p in todo])
 
     def _batcher(self) -> batch.Batcher:
         """The batch runner of this model (its provider's batch API at its first base URL)."""
@@ -264,7 +299,7 @@ class Client:
             while True:
                 generation = self.server.generation if self.server else 0
                 try:
-                    answer = await self._sender.send(prepared.body, probe=probe, admit=admit)
+                    answer = await self._sender.send(prepared.body_json, probe=probe, admit=admit)
                     break
                 except ServerGone as exc:
                     if self.server is None:
@@ -280,7 +315,7 @@ class Client:
             endpoint=self.endpoint,
             revision=self.spec.revision or "",
             prompt_version=prepared.request.prompt_version,
-            request=cache.canonical_json(prepared.body),
+            request=prepared.body_json,
             text=answer.text,
             reasoning=answer.reasoning,
             finish_reason=answer.finish_reason,
@@ -292,14 +327,39 @@ class Client:
             created_at=datetime.now(UTC).isoformat(timespec="milliseconds"),
         )
         cost = spend.spent_row(self.budget, hold, record, model_id=self.spec.id, prices=self.prices, batch=False)
-        self.cache.store([record], cost)
+        await self._commit(record, cost)
         return record
+
+    async def _commit(self, record: CallRecord, cost: Sequence[spend.Spent] = ()) -> None:
+        """Store a record (and its spend row), in one transaction with the records of every call
+        answered in the same turn of the event loop, and return once it is committed (its error, if
+        any, raised here)."""
+        self._unstored.append(record)
+        self._unspent.extend(cost)
+        if self._committed is None:
+            self._committed = asyncio.get_running_loop().create_future()
+            asyncio.get_running_loop().call_soon(self._flush)
+        await asyncio.shield(self._committed)
+
+    def _flush(self) -> None:
+        """Commit the records waiting in :meth:`_commit` now."""
+        records, costs, committed = self._unstored, self._unspent, self._committed
+        self._unstored, self._unspent, self._committed = [], [], None
+        try:
+            self.cache.store(records, costs)
+        except BaseException as exc:
+            if committed is None or committed.done():
+                raise
+            committed.set_exception(exc)
+            return
+        if committed is not None and not committed.done():
+            committed.set_result(None)
 
     async def acall(self, request: Request, **kwargs: Any) -> Result:
         """Answer one request (cache first)."""
         return (await self.arun([request], progress=False, **kwargs))[0]
 
-    def run(self, requests: Sequence[Request], **kwargs: Any) -> list[Result]:
+    def run(self, requests: Iterable[Request], **kwargs: Any) -> list[Result]:
         """Synchronous :meth:`arun` (see :func:`run_batch`)."""
         return run_batch(self, requests, **kwargs)
 
@@ -309,12 +369,6 @@ class Client:
 
 
 # --- entry points ----------------------------------------------------------------------------
-
-
-def _prompt_text(request: Request) -> str:
-    """The text of a request's first user message (what a replay's miss error quotes)."""
-    users = [m for m in request.messages if m.get("role") == "user"] or list(request.messages)
-    return str(users[0].get("content") or "") if users else ""
 
 
 def _api_key(spec: ModelSpec, environ: Mapping[str, str] | None) -> str | None:
@@ -381,12 +435,21 @@ def client_for(
 
 @contextmanager
 def connect(
-    spec: ModelSpec, cache: Cache, cache_dir: Path, *, max_restarts: int = MAX_SERVER_RESTARTS, **options: Any
+    spec: ModelSpec,
+    cache: Cache,
+    cache_dir: Path,
+    *,
+    max_restarts: int = MAX_SERVER_RESTARTS,
+    gpus: Sequence[int] | None = None,
+    threads: int | None = None,
+    **options: Any,
 ) -> Iterator[Client]:
     """A client whose local server (llama.cpp/vLLM) starts at the first cache miss, stopped on exit.
 
     A local server that dies mid-batch is restarted up to ``max_restarts`` times (see
-    :class:`LocalServer`). Hosted models connect directly. ``options`` go to :func:`client_for`.
+    :class:`LocalServer`); ``gpus`` are the GPUs lent to it (None: all), ``threads`` its
+    llama.cpp threads (None: the default). Hosted models connect directly. ``options`` go to
+    :func:`client_for`.
     """
     if not spec.is_local or spec.base_url or spec.base_urls:
         client = client_for(spec, cache, **options)
@@ -395,7 +458,7 @@ def connect(
         finally:
             client.close()
         return
-    server = LocalServer(spec, cache_dir, max_restarts=max_restarts)
+    server = LocalServer(spec, cache_dir, max_restarts=max_restarts, gpus=gpus, threads=threads)
     client = client_for(spec, cache, server.urls, server=server, **options)
     try:
         yield client
@@ -404,8 +467,11 @@ def connect(
         server.close()
 
 
-def run_batch(client: Client, requests: Sequence[Request], **kwargs: Any) -> list[Result]:
+def run_batch(client: Client, requests: Iterable[Request], **kwargs: Any) -> list[Result]:
     """Answer ``requests`` synchronously, results in request order (one per request).
+
+    ``requests`` may be a generator: it is read on the LLM event loop's thread, a window at a
+    time (:meth:`Client.astream`), so no more requests are built at once than that window holds.
 
     Runs on a background event-loop thread, so it also works in Jupyter, where a loop is already
     running. Identical requests are sent once. Keyword options: ``retry_failures`` (re-send calls
@@ -413,31 +479,9 @@ def run_batch(client: Client, requests: Sequence[Request], **kwargs: Any) -> lis
     re-send only failures recorded before this UTC ISO time: those of earlier runs), ``progress``
     (tqdm bar with rate, ETA, cache hits and failures), ``desc``.
     """
-    return run_sync(client.arun(list(requests), **kwargs))
+    return run_sync(client.arun(requests, **kwargs))
 
 
-def _exported(prepared: _Prepared, endpoint: str, where: Path) -> CallRecord:
-    """The stand-in record of a call written to a batch file instead of being sent (never stored)."""
-    return CallRecord(
-        key=prepared.key,
-        status="failed",
-        endpoint=endpoint,
-        revision="",
-        prompt_version=prepared.request.prompt_version,
-        request="",
-        text=None,
-        reasoning=None,
-        finish_reason=None,
-        prompt_tokens=None,
-        completion_tokens=None,
-        latency_s=None,
-        error=f"not sent: written to {where} for a batch run (make batch-export)",
-        attempts=0,
-        created_at="",
-    )
-
-
-def _log_summary(model_id: str, results: Sequence[Result]) -> None:
-    counts = summary(results)
+def _log_summary(model_id: str, counts: Mapping[str, int]) -> None:
     level = logging.WARNING if counts["failed"] or counts["lost_to_format"] else logging.INFO
     log.log(level, "%s: %s", model_id, ", ".join(f"{k} {v}" for k, v in counts.items()))

@@ -1,9 +1,14 @@
-"""The stages' thin adapter to the LLM layer: one local model server at a time.
+"""The stages' thin adapter to the LLM layer: every separate endpoint busy at once.
 
 :class:`ModelPool` hands out :data:`calls.Ask` callables (templated :class:`calls.Call` in,
-:class:`calls.Reply` out) for registry models. It keeps at most one model's connection open:
-asking for another model closes the previous one, which stops its local server. Servers start
-lazily through :func:`~declinecraft.llm.client.connect`, at the first cache miss, so a fully cached rerun starts none.
+:class:`calls.Reply` out) for registry models. Outside :func:`each_model` it keeps one model's
+connection open: asking for another model closes the previous one, which stops its local server.
+:func:`each_model` runs a stage's work for several models at once, as many as fit
+(:mod:`declinecraft.llm.resources`): every hosted or external endpoint at once, each at its own
+concurrency, and the servers the run starts as the machine's GPUs, cores and memory allow. Where
+no two can run together (the offline run's llama.cpp servers on a small machine) the models run
+one after another in their order, exactly as before. Servers start lazily through
+:func:`~declinecraft.llm.client.connect`, at the first cache miss, so a fully cached rerun starts none.
 
 It is also where a failed model stops a stage, for every stage alike: it counts each model's
 calls and failures, and :meth:`ModelPool.close` (the end of the stage) raises :class:`ModelFailed`
@@ -15,17 +20,20 @@ from __future__ import annotations
 
 import dataclasses
 import sys
-from collections.abc import Sequence
+import threading
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import ExitStack
 from datetime import UTC, datetime
-from typing import Any, Protocol
+from typing import Any, Protocol, TypeVar
 
 from declinecraft.core import prompts, registry
 from declinecraft.core.config import RunConfig
-from declinecraft.llm import batch_files
+from declinecraft.llm import batch_files, resources
 from declinecraft.llm.cache import open_cache
 from declinecraft.llm.calls import Ask, Call, Reply, to_reply
 from declinecraft.llm.client import Budget, Client, LLMError, Request, connect
+
+T = TypeVar("T")
 
 
 class ModelFailed(LLMError):
@@ -79,7 +87,8 @@ class Models(Protocol):
 
 
 class ModelPool:
-    """Clients for a run's models, one open connection (and local server) at a time."""
+    """Clients for a run's models: one open connection (and local server) at a time, or, inside
+    :meth:`each`, one per model running."""
 
     def __init__(self, cfg: RunConfig, *, progress: bool = False) -> None:
         self.cfg = cfg
@@ -96,8 +105,10 @@ class ModelPool:
             ),
         )
         """The run's caps and spend so far (``llm.budget_usd``, ``llm.budget_tokens``)."""
-        self._stack: ExitStack | None = None
-        self._current: tuple[str, Client] | None = None
+        self._open: dict[str, tuple[ExitStack, Client]] = {}
+        self._together = False  # inside each(): models open side by side, each released by its lane
+        self._lent: dict[str, dict[str, Any]] = {}  # inside each(): what a declared server was lent
+        self._lock = threading.RLock()
         self._prompts: dict[str, prompts.Prompt] = {}
         self.calls = 0
         self.tallies: dict[str, Tally] = {}
@@ -117,21 +128,91 @@ class ModelPool:
         return self.spec(model_id).thinking
 
     def client(self, model_id: str) -> Client:
-        """The client of ``model_id``, closing (and stopping the server of) any other model first."""
-        if self._current and self._current[0] == model_id:
-            return self._current[1]
-        spec = self.spec(model_id)
-        self.release()
-        self._stack = ExitStack()
-        connected = self._stack.enter_context(connect(spec, self.cache, self.cfg.cache_dir, budget=self.budget))
-        self._current = (model_id, connected)
-        return connected
+        """The client of ``model_id``; outside :meth:`each`, any other model's is closed (and its
+        server stopped) first."""
+        with self._lock:
+            if model_id in self._open:
+                return self._open[model_id][1]
+            spec = self.spec(model_id)
+            if not self._together:
+                self.release()
+            stack = ExitStack()
+            connected = stack.enter_context(
+                connect(spec, self.cache, self.cfg.cache_dir, budget=self.budget, **self._lent.get(model_id, {}))
+            )
+            self._open[model_id] = (stack, connected)
+            return connected
 
-    def release(self) -> None:
-        """Close the open connection and stop its server, if any."""
-        if self._stack is not None:
-            self._stack.close()
-        self._stack, self._current = None, None
+    def release(self, model_id: str | None = None) -> None:
+        """Close a model's connection and stop its server (every open one when no model is named).
+
+        Inside :meth:`each` a stage's own ``release()`` calls close nothing: each model is
+        released when its work ends."""
+        with self._lock:
+            if model_id is None and self._together:
+                return
+            for name in [model_id] if model_id is not None else list(self._open):
+                if name in self._open:
+                    self._open.pop(name)[0].close()
+
+    def each(self, model_ids: Sequence[str], work: Callable[[str], T], *, keep_last: bool = False) -> list[T]:
+        """Run ``work(model)`` for every model, as many at once as fit; results in model order.
+
+        Each model's connection is released when its work ends. Every model's needs are checked
+        against the machine before any work starts. When no two models can run together the work
+        runs in this thread, one model after another in their order (each released after its
+        work, but the last one with ``keep_last``: a later phase may ask it again), exactly as a
+        plain loop would. Otherwise each model runs in its own thread once
+        the :class:`~declinecraft.llm.resources.Gate` admits it; every model's work is finished
+        before the first error (in model order) is raised, so no model's answers are lost.
+
+        Raises:
+            ResourceError: an entry declares more than the machine has (before anything starts).
+        """
+        ids = list(dict.fromkeys(model_ids))
+        has = resources.machine()
+        needs = [resources.needs(self.spec(m), has) for m in ids]
+        if not resources.can_overlap(needs, has):
+            results = []
+            for i, model in enumerate(ids):
+                results.append(work(model))
+                if not (keep_last and i == len(ids) - 1):
+                    self.release()
+            return results
+        gate = resources.Gate(has, ids)
+        outcome: dict[str, tuple[bool, Any]] = {}
+
+        def lane(need: resources.Needs) -> None:
+            gpus = gate.acquire(need)
+            if need.declared and need.endpoint is None:  # a server the run starts: its own GPUs and cores
+                cores = int(need.machine.cores)
+                self._lent[need.model] = {"gpus": gpus, **({"threads": cores} if cores >= 1 else {})}
+            try:
+                outcome[need.model] = (True, work(need.model))
+            except BaseException as exc:  # handed to the calling thread
+                outcome[need.model] = (False, exc)
+            finally:
+                self.release(need.model)
+                self._lent.pop(need.model, None)
+                gate.release(need, gpus)
+
+        self.release()
+        for model in ids:  # failures are checked in model order, whichever model ends first
+            self.tallies.setdefault(model, Tally())
+        self._together = True
+        try:
+            threads = [threading.Thread(target=lane, args=(n,), name=f"model-{n.model}", daemon=True) for n in needs]
+            for thread in threads:
+                thread.start()
+            for thread in threads:
+                thread.join()
+        finally:
+            self._together = False
+        for model in ids:
+            ok, value = outcome[model]
+            if not ok:
+                raise value
+        return [outcome[m][1] for m in ids]
 
     def close(self) -> None:
         """Release the model and close the cache; then, unless an error is already on its way,
@@ -186,9 +267,9 @@ class ModelPool:
         def ask(calls: Sequence[Call]) -> list[Reply]:
             if not calls:
                 return []
-            requests = [
-                self.request(c, thinking=thinking, max_tokens=max_tokens, temperature=temperature) for c in calls
-            ]
+            requests = _Built(
+                calls, lambda c: self.request(c, thinking=thinking, max_tokens=max_tokens, temperature=temperature)
+            )
             results = self.client(model_id).run(
                 requests,
                 progress=self.progress,
@@ -196,12 +277,44 @@ class ModelPool:
                 retry_failures=self.cfg.llm.retry_failures,
                 failed_before=self._started,
             )
-            self.calls += len(results)
             replies = [to_reply(r) for r in results]
-            self.tallies.setdefault(model_id, Tally()).add([r.error for r in replies])
+            with self._lock:
+                self.calls += len(results)
+                self.tallies.setdefault(model_id, Tally()).add([r.error for r in replies])
             return replies
 
         return ask
+
+
+class _Built:
+    """The requests of a batch of calls, each built only when the client's window takes it
+    (:meth:`~declinecraft.llm.client.Client.astream`); sized, for the progress bar's total."""
+
+    def __init__(self, calls: Sequence[Call], build: Callable[[Call], Request]) -> None:
+        self.calls, self.build = calls, build
+
+    def __len__(self) -> int:
+        return len(self.calls)
+
+    def __iter__(self) -> Iterator[Request]:
+        return (self.build(call) for call in self.calls)
+
+
+def each_model(
+    models: Models, model_ids: Sequence[str], work: Callable[[str], T], *, keep_last: bool = False
+) -> list[T]:
+    """Run ``work(model)`` for every model (each once), results in model order: at once where a
+    :class:`ModelPool` schedules them so (:meth:`ModelPool.each`), else one after another, each
+    model released after its work (the last one too, unless ``keep_last``)."""
+    if isinstance(models, ModelPool):
+        return models.each(model_ids, work, keep_last=keep_last)
+    ids = list(dict.fromkeys(model_ids))
+    results = []
+    for i, model in enumerate(ids):
+        results.append(work(model))
+        if not (keep_last and i == len(ids) - 1):
+            models.release()
+    return results
 
 
 def _first_line(text: str) -> str:

@@ -11,7 +11,7 @@ from tqdm import tqdm
 class Progress:
     """tqdm bar (rate and ETA of sent calls) with cache hits and failures in its postfix."""
 
-    def __init__(self, total: int, hits: int, failed: int, desc: str, *, enabled: bool) -> None:
+    def __init__(self, total: int | None, hits: int, failed: int, desc: str, *, enabled: bool) -> None:
         self.hits, self.failed, self._shown = hits, failed, 0.0
         self.bar = tqdm(
             total=total,
@@ -27,6 +27,11 @@ class Progress:
 
     def _postfix(self) -> str:
         return f"cached={self.hits} failed={self.failed}"
+
+    def cached(self, *, failed: bool) -> None:
+        """Count one call answered from the cache (or by an identical call already out)."""
+        self.hits += 1
+        self.step(failed=failed)
 
     def step(self, *, failed: bool) -> None:
         """Count one call sent (and whether it failed)."""

@@ -25,7 +25,7 @@ import socket
 import subprocess
 import sys
 import time
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -37,7 +37,7 @@ from declinecraft.core import paths, stop_signals
 from declinecraft.core.environment import sha256_file
 from declinecraft.core.process_exit import exit_description, log_tail
 from declinecraft.core.registry import ModelSpec
-from declinecraft.llm import parent_death, process_tree, vllm_engine
+from declinecraft.llm import parent_death, process_tree, resources, vllm_engine
 
 HOST = "127.0.0.1"
 
@@ -342,10 +342,13 @@ def start(
     record: bool = False,
     flavour: str = LLAMACPP_FLAVOUR,
     prompt_batch: int = PROMPT_BATCH,
+    gpus: Sequence[int] | None = None,
 ) -> Server:
     """Start (or reuse) a server for ``spec`` and wait until it is healthy.
 
     Args:
+        gpus: the GPUs lent to this server (indices among those this process sees, from
+            :class:`~declinecraft.llm.resources.Gate`): its ``CUDA_VISIBLE_DEVICES``. None: all.
         record: write a state file so other processes can reuse this server while this process
             runs. Every server stops on :meth:`Server.stop` and at interpreter exit, and is
             killed by Linux when the starting process dies, even by kill -9, whichever thread
@@ -367,6 +370,8 @@ def start(
         env = vllm_engine.environment(cache_dir, _engine(cache_dir), spec)
         guard = str(Path(__file__).with_name("group_guard.py"))
         command = [sys.executable, "-I", guard, "--with-parent", "--", *command]
+    if gpus is not None:
+        env = {**(env if env is not None else os.environ), "CUDA_VISIBLE_DEVICES": resources.visible_devices(gpus)}
     with open(log_file, "wb") as log:
         process = parent_death.popen(
             command,

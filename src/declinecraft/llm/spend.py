@@ -19,6 +19,7 @@ A hosted entry without a price cannot be kept to a dollar cap and is refused bef
 from __future__ import annotations
 
 import sqlite3
+import threading
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import astuple, dataclass, fields
 from typing import Any
@@ -145,6 +146,7 @@ class Budget:
         self.spent_tokens = sum(r["prompt_tokens"] + r["completion_tokens"] for r in spent)
         self.held_usd = 0.0
         self.held_tokens = 0
+        self._lock = threading.RLock()  # a stage's models may run side by side, each in its thread
         self.stopped: str | None = None
 
     def _state(self) -> str:
@@ -168,43 +170,45 @@ class Budget:
                 0, or a hosted model without a price meets a dollar cap; the message says what was
                 spent and what is left, and that nothing more is sent.
         """
-        if self.stopped:
-            raise BudgetExceeded(self.stopped)
-        fix = f"raise llm.budget_usd / llm.budget_tokens in {self.where or 'the params file'} and run again"
-        if self.usd_cap == 0 or self.tokens_cap == 0:
-            cap = "llm.budget_usd" if self.usd_cap == 0 else "llm.budget_tokens"
-            self.stopped = (
-                f"{cap} is 0: nothing is sent; model {model_id!r} has calls that are not in the cache "
-                f"({self._state()}). Answered calls come from the cache and cost nothing; {fix}"
+        with self._lock:
+            if self.stopped:
+                raise BudgetExceeded(self.stopped)
+            fix = f"raise llm.budget_usd / llm.budget_tokens in {self.where or 'the params file'} and run again"
+            if self.usd_cap == 0 or self.tokens_cap == 0:
+                cap = "llm.budget_usd" if self.usd_cap == 0 else "llm.budget_tokens"
+                self.stopped = (
+                    f"{cap} is 0: nothing is sent; model {model_id!r} has calls that are not in the cache "
+                    f"({self._state()}). Answered calls come from the cache and cost nothing; {fix}"
+                )
+                raise BudgetExceeded(self.stopped)
+            if self.usd_cap is not None and hosted and not prices.declared:
+                raise BudgetExceeded(
+                    f"model {model_id!r} is hosted and its entry gives no price_in / price_out, so llm.budget_usd "
+                    f"({self.usd_cap:g}) cannot be kept; nothing was sent. Give its prices in the models file"
+                )
+            prompt, output = prompt_tokens_bound(body), output_tokens_bound(body)
+            hold = Hold(prices.usd(prompt, output, batch=batch), prompt, output)
+            over_usd = self.usd_cap is not None and self.spent_usd + self.held_usd + hold.usd > self.usd_cap
+            over_tokens = (
+                self.tokens_cap is not None and self.spent_tokens + self.held_tokens + hold.tokens > self.tokens_cap
             )
-            raise BudgetExceeded(self.stopped)
-        if self.usd_cap is not None and hosted and not prices.declared:
-            raise BudgetExceeded(
-                f"model {model_id!r} is hosted and its entry gives no price_in / price_out, so llm.budget_usd "
-                f"({self.usd_cap:g}) cannot be kept; nothing was sent. Give its prices in the models file"
-            )
-        prompt, output = prompt_tokens_bound(body), output_tokens_bound(body)
-        hold = Hold(prices.usd(prompt, output, batch=batch), prompt, output)
-        over_usd = self.usd_cap is not None and self.spent_usd + self.held_usd + hold.usd > self.usd_cap
-        over_tokens = (
-            self.tokens_cap is not None and self.spent_tokens + self.held_tokens + hold.tokens > self.tokens_cap
-        )
-        if over_usd or over_tokens:
-            cap = "llm.budget_usd" if over_usd else "llm.budget_tokens"
-            self.stopped = (
-                f"{cap}: the next call of model {model_id!r} (up to {hold.tokens:,} tokens, ${hold.usd:.4f}"
-                f"{' at the batch price' if batch else ''}) would pass the budget; nothing more is sent "
-                f"({self._state()}). Answered calls come from the cache and cost nothing; {fix}"
-            )
-            raise BudgetExceeded(self.stopped)
-        self.held_usd += hold.usd
-        self.held_tokens += hold.tokens
-        return hold
+            if over_usd or over_tokens:
+                cap = "llm.budget_usd" if over_usd else "llm.budget_tokens"
+                self.stopped = (
+                    f"{cap}: the next call of model {model_id!r} (up to {hold.tokens:,} tokens, ${hold.usd:.4f}"
+                    f"{' at the batch price' if batch else ''}) would pass the budget; nothing more is sent "
+                    f"({self._state()}). Answered calls come from the cache and cost nothing; {fix}"
+                )
+                raise BudgetExceeded(self.stopped)
+            self.held_usd += hold.usd
+            self.held_tokens += hold.tokens
+            return hold
 
     def release(self, hold: Hold) -> None:
         """Give back a hold whose call was never sent."""
-        self.held_usd -= hold.usd
-        self.held_tokens -= hold.tokens
+        with self._lock:
+            self.held_usd -= hold.usd
+            self.held_tokens -= hold.tokens
 
     def settle(
         self,
@@ -219,20 +223,21 @@ class Budget:
         created_at: str,
     ) -> Spent:
         """Replace a call's hold by what it cost; return the row to store with its record."""
-        self.release(hold)
-        row = Spent(
-            self.run,
-            key,
-            model_id,
-            batch,
-            prompt_tokens,
-            completion_tokens,
-            prices.usd(prompt_tokens, completion_tokens, batch=batch),
-            created_at,
-        )
-        self.spent_usd += row.usd
-        self.spent_tokens += prompt_tokens + completion_tokens
-        return row
+        with self._lock:
+            self.release(hold)
+            row = Spent(
+                self.run,
+                key,
+                model_id,
+                batch,
+                prompt_tokens,
+                completion_tokens,
+                prices.usd(prompt_tokens, completion_tokens, batch=batch),
+                created_at,
+            )
+            self.spent_usd += row.usd
+            self.spent_tokens += prompt_tokens + completion_tokens
+            return row
 
 
 def spent_row(

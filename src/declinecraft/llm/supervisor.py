@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import logging
 import threading
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -33,8 +34,23 @@ class LocalServer:
     server's log file. Calls answered before are in the cache, so a rerun resumes from there.
     """
 
-    def __init__(self, spec: ModelSpec, cache_dir: Path, *, max_restarts: int = MAX_SERVER_RESTARTS) -> None:
+    def __init__(
+        self,
+        spec: ModelSpec,
+        cache_dir: Path,
+        *,
+        max_restarts: int = MAX_SERVER_RESTARTS,
+        gpus: Sequence[int] | None = None,
+        threads: int | None = None,
+    ) -> None:
         self.spec, self.cache_dir, self.max_restarts = spec, cache_dir, max_restarts
+        self._lent: dict[str, Any] = {}
+        """What the server was lent (``serve.start``'s ``gpus``: None, all GPUs it sees;
+        ``n_threads``: None, llama.cpp's default), passed only when lent."""
+        if gpus is not None:
+            self._lent["gpus"] = tuple(gpus)
+        if threads is not None:
+            self._lent["n_threads"] = threads
         self.servers: list[Any] = []
         """Every server started, the running one last (each is stopped on close)."""
         self.restarts = 0
@@ -48,7 +64,7 @@ class LocalServer:
 
         with self._lock:
             if not self.servers:
-                self.servers.append(serve.start(self.spec, self.cache_dir))
+                self.servers.append(serve.start(self.spec, self.cache_dir, **self._lent))
             return (self.servers[-1].base_url,)
 
     def alive(self) -> bool:
@@ -89,7 +105,7 @@ class LocalServer:
                     log_file,
                 )
                 dead.stop()
-                self.servers.append(serve.start(self.spec, self.cache_dir))
+                self.servers.append(serve.start(self.spec, self.cache_dir, **self._lent))
                 self.generation += 1
             return (self.servers[-1].base_url,)
 

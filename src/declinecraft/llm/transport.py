@@ -1,18 +1,22 @@
 """Sending chat requests: bounded concurrency per base URL, load balancing, retries with backoff.
 
 The only network code of the LLM layer. :class:`Sender` posts a request body to
-``<base_url>/chat/completions`` through ``openai.AsyncOpenAI`` (its retries switched off, so the
-attempt counts are ours) and returns an :class:`Answer`, successful or a recorded failure.
+``<base_url>/chat/completions`` through the openai SDK's own HTTP client
+(``openai.DefaultAsyncHttpxClient``, with the SDK's defaults) and returns an :class:`Answer`,
+successful or a recorded failure; the attempts are ours, with errors read as the SDK reads them
+(``HTTP <status>: <error.message>``).
 
 Retried, with exponential backoff and jitter (and ``Retry-After`` when sent): 429, 408, 409, 5xx,
 timeouts, connection errors and malformed bodies (gateways truncate); other 4xx fail at once.
 
-Why the SDK's generic ``post`` (its documented way to send any body) rather than
-``chat.completions.create``: the latter spends ~1 ms of CPU per call converting typed parameters,
-and our keyed bodies are plain JSON already. The HTTP layer is the SDK's own default client
-(``openai.DefaultAsyncHttpxClient``, on every base URL alike): its CPU cost, about 1 ms per call,
-is nothing beside calls that take seconds: at 64 in flight and 0.5-2 s per call a batch runs at
-about 0.98 of the ideal rate on a machine not otherwise busy (``benchmarks/bench_llm_client.py``).
+Why the HTTP client rather than ``AsyncOpenAI.post`` or ``chat.completions.create``: our keyed
+bodies are JSON text already, and the SDK's request building (options models, header merging,
+deep copies) cost about 0.4 ms of CPU per call, ``create``'s typed parameters another 1 ms. Why
+several HTTP clients per base URL (:data:`CONNECTIONS_PER_CLIENT`): the HTTP layer scans every
+connection of its pool for each request. Measured against a fake server answering in 0-10 ms
+with 256 in flight (``benchmarks/bench_llm_client.py --requests 3000 --concurrency 256
+--latency-min 0 --latency-max 0.01``, on two shared cores): 3.6 ms of client CPU per call and
+82-91 calls/s through ``AsyncOpenAI.post`` with one client, 0.72-0.75 ms and 733-899 calls/s now.
 """
 
 from __future__ import annotations
@@ -26,7 +30,7 @@ import random
 import threading
 import time
 import weakref
-from collections.abc import AsyncIterator, Callable, Coroutine, Sequence
+from collections.abc import AsyncIterator, Callable, Coroutine, Mapping, Sequence
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -111,32 +115,50 @@ class _Retryable(Exception):
         self.retry_after = retry_after
 
 
+#: Most connections one HTTP client holds. The HTTP layer looks at every connection of its pool
+#: for each request it sends (``httpcore``'s ``_assign_requests_to_connections``, with a socket
+#: check per idle connection): at 256 connections in one pool that was about 2 ms of CPU per
+#: call, so a base URL's connections are spread over several clients of at most this many.
+CONNECTIONS_PER_CLIENT = 8
+
+
 class _Pool:
-    """Per-event-loop HTTP state: semaphore, in-flight counts, one AsyncOpenAI client per base URL."""
+    """Per-event-loop HTTP state: semaphore, in-flight counts, the SDK's HTTP clients per base URL
+    (enough of them that none holds more than :data:`CONNECTIONS_PER_CLIENT` connections)."""
 
     def __init__(self, urls: Sequence[str], api_key: str, per_url: int, timeout_s: float, throttle: Throttle) -> None:
         self.semaphore = asyncio.Semaphore(per_url * len(urls))
         self.throttle = throttle
-        self.inflight = [0] * len(urls)
+        shards = -(-per_url // CONNECTIONS_PER_CLIENT)
+        per_client = -(-per_url // shards)
+        self.headers = {
+            "Authorization": f"Bearer {api_key}",
+            "Content-Type": "application/json",
+            "Accept": "application/json",
+            "User-Agent": f"declinecraft (openai-python/{openai.__version__})",
+        }
         self.clients = [
-            openai.AsyncOpenAI(
-                base_url=url,
-                api_key=api_key,
-                max_retries=0,
-                timeout=timeout_s,
-                http_client=openai.DefaultAsyncHttpxClient(
+            (
+                f"{url}/chat/completions",
+                openai.DefaultAsyncHttpxClient(
                     timeout=timeout_s,
-                    limits=httpx2.Limits(max_connections=per_url, max_keepalive_connections=per_url),
+                    limits=httpx2.Limits(max_connections=per_client, max_keepalive_connections=per_client),
                 ),
             )
-            for url in urls
+            for _ in range(shards)
+            for url in urls  # the URLs interleaved: the least busy of equals is the next URL
         ]
+        self.inflight = [0] * len(self.clients)
+        self.turn = 0
 
     @asynccontextmanager
-    async def slot(self) -> AsyncIterator[openai.AsyncOpenAI]:
-        """Wait for a free slot, then lend the client of the least busy base URL."""
+    async def slot(self) -> AsyncIterator[tuple[str, httpx2.AsyncClient]]:
+        """Wait for a free slot, then lend the least busy client (of the least busy base URL)
+        with its completions URL."""
         async with self.semaphore:
-            url = min(range(len(self.inflight)), key=self.inflight.__getitem__)
+            n, first = len(self.inflight), self.turn
+            self.turn = (first + 1) % n  # of equally busy clients, each in turn
+            url = min(range(first, first + n), key=lambda i: self.inflight[i % n]) % n
             self.inflight[url] += 1
             try:
                 yield self.clients[url]
@@ -144,8 +166,8 @@ class _Pool:
                 self.inflight[url] -= 1
 
     async def aclose(self) -> None:
-        for client in self.clients:
-            await client.close()
+        for _, client in self.clients:
+            await client.aclose()
 
 
 class Sender:
@@ -215,8 +237,18 @@ class Sender:
         if self._alive is not None and not self._alive():
             raise ServerGone(f"model {self.model!r}: the local server stopped running ({error})")
 
+    def slots(self) -> int:
+        """Requests in flight at most: the concurrency per base URL times the URLs (one URL's
+        worth while the URLs are not known yet: a local server not yet started)."""
+        urls = self._urls
+        return self.concurrency * (1 if callable(urls) else max(1, len(urls)))
+
     async def send(
-        self, body: dict[str, Any], *, probe: bool = False, admit: Callable[[], None] | None = None
+        self,
+        body: Mapping[str, Any] | str,
+        *,
+        probe: bool = False,
+        admit: Callable[[], None] | None = None,
     ) -> Answer:
         """Post one body (``model`` added) with retries; never raises for a failed call.
 
@@ -224,6 +256,7 @@ class Sender:
         counts its prompt at 4 bytes a token plus its whole output budget, as providers count it).
 
         Args:
+            body: the body without ``model``, as a mapping or as the text of a JSON object.
             probe: this is the first call to the endpoint: a connection that cannot be made at all
                 (refused, no route, unknown host) raises :class:`Unreachable` at once.
             admit: called once, when the call has its slot and just before its first attempt is
@@ -234,38 +267,46 @@ class Sender:
             Unreachable: a probe could not connect.
         """
         # Serialized once here: the SDK then neither deep-copies nor re-encodes the body per attempt.
-        payload = json.dumps({"model": self.model, **body}, ensure_ascii=False).encode("utf-8")
+        if isinstance(body, str):  # already JSON (the client's keyed text): only ``model`` is written here
+            rest = body.strip()[1:].lstrip()
+            payload = f'{{"model":{json.dumps(self.model, ensure_ascii=False)}{"," if rest[:1] != "}" else ""}{rest}'
+            payload_bytes = payload.encode("utf-8")
+        else:
+            payload_bytes = json.dumps({"model": self.model, **body}, ensure_ascii=False).encode("utf-8")
         error, latency = "", None
-        tokens = len(payload) // 4 + int(body.get("max_tokens") or body.get("max_completion_tokens") or 0)
         for attempt in range(1, self.retry.max_attempts + 1):
             retry_after = None
             pool = await self._pool()  # per attempt: a restarted server has a new URL
-            async with pool.slot() as client:
+            async with pool.slot() as (url, client):
                 if admit is not None and attempt == 1:
                     admit()
-                await pool.throttle.admit(tokens)
+                if pool.throttle.active:
+                    await pool.throttle.admit(_tokens(body, payload_bytes))
                 start = time.perf_counter()
                 try:
-                    response = await client.post("/chat/completions", content=payload, cast_to=httpx2.Response)
+                    response = await client.post(url, content=payload_bytes, headers=pool.headers)
                     latency = time.perf_counter() - start
+                    if response.status_code >= 400:
+                        raise _StatusError(response)
                     return _answer(response.content, latency, attempt)
                 except _Retryable as exc:
                     error, retry_after = str(exc), exc.retry_after
-                except openai.APIStatusError as exc:
-                    error = f"HTTP {exc.status_code}: {_message(exc)}"
-                    if exc.status_code not in RETRY_STATUS and exc.status_code < 500:
+                except _StatusError as exc:
+                    status = exc.response.status_code
+                    error = f"HTTP {status}: {_message(exc.response)}"
+                    if status not in RETRY_STATUS and status < 500:
                         return self._failed(error, time.perf_counter() - start, attempt)
                     retry_after = _retry_after(exc.response)
-                except openai.APITimeoutError:
+                except httpx2.TimeoutException:
                     error = f"timeout after {self.retry.timeout_s:g} s"
                     self._check_alive(error)
-                except openai.APIConnectionError as exc:
-                    error = f"connection error: {exc.__cause__ or exc}"
+                except httpx2.TransportError as exc:
+                    error = f"connection error: {exc}"
                     self._check_alive(error)
-                    if probe and isinstance(exc.__cause__, httpx2.ConnectError):
+                    if probe and isinstance(exc, httpx2.ConnectError):
                         raise Unreachable(
-                            f"model {self.model!r}: nothing answers at {client.base_url} ({error}); "
-                            "no call was sent or recorded"
+                            f"model {self.model!r}: nothing answers at {url.removesuffix('/chat/completions')} "
+                            f"({error}); no call was sent or recorded"
                         ) from None
                 latency = time.perf_counter() - start
             if attempt < self.retry.max_attempts:
@@ -321,11 +362,34 @@ def answer_of(content: bytes, latency: float | None = None) -> Answer:
     return dataclasses.replace(answer, latency_s=latency)
 
 
-def _message(exc: openai.APIStatusError) -> str:
-    body = exc.body
+def _tokens(body: Mapping[str, Any] | str, payload: bytes) -> int:
+    """What a request counts against a tokens-per-minute limit: its prompt at 4 bytes a token plus
+    its whole output budget, as providers count it."""
+    fields = json.loads(body) if isinstance(body, str) else body
+    return len(payload) // 4 + int(fields.get("max_tokens") or fields.get("max_completion_tokens") or 0)
+
+
+class _StatusError(Exception):
+    """An HTTP error status (4xx, 5xx) from the server."""
+
+    def __init__(self, response: httpx2.Response) -> None:
+        super().__init__(response.status_code)
+        self.response = response
+
+
+def _message(response: httpx2.Response) -> str:
+    """The error message of an error response: its JSON ``error.message`` (as the SDK reads
+    it), else the body's text, else the status."""
+    text = response.text
+    try:
+        body: Any = json.loads(text)
+    except ValueError:
+        body = text
+    if isinstance(body, dict):
+        body = body.get("error", body)
     if isinstance(body, dict):
         body = body.get("message", body)
-    return str(body or exc.message)[:500]
+    return str(body or f"Error code: {response.status_code}")[:500]
 
 
 def _retry_after(response: httpx2.Response) -> float | None:

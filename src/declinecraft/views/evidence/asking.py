@@ -29,7 +29,7 @@ import polars as pl
 from declinecraft.evaluation import answer
 from declinecraft.evaluation.answer import Setting
 from declinecraft.llm.calls import Call
-from declinecraft.llm.pool import Models
+from declinecraft.llm.pool import Models, each_model
 
 PROMPTS: dict[str, str] = {
     "P1": "esb_baseline",
@@ -99,11 +99,13 @@ def answer_instances(
     max_tokens: int,
     temperature: float = 0.0,
 ) -> tuple[pl.DataFrame, list[dict[str, Any]]]:
-    """Answer every instance under every prompt with every model; return rows and timings."""
-    rows: list[dict[str, Any]] = []
-    timings: list[dict[str, Any]] = []
+    """Answer every instance under every prompt with every model; return rows and timings, in
+    model order (the models at once where their endpoints are separate: :func:`each_model`)."""
     items = instances.sort("question_id", "level", "order").to_dicts()
-    for model in model_ids:
+
+    def one_model(model: str) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+        rows: list[dict[str, Any]] = []
+        timings: list[dict[str, Any]] = []
         for mode in answer.thinking_modes(thinking, models.thinking_switch(model)):
             ask = models.asker(model, thinking=mode, max_tokens=max_tokens, temperature=temperature)
             for prompt in prompts:
@@ -141,5 +143,8 @@ def answer_instances(
                         "seconds": round(time.monotonic() - start, 2),
                     }
                 )
-        models.release()
-    return pl.DataFrame(rows, schema=RESPONSE_SCHEMA), timings
+        return rows, timings
+
+    done = each_model(models, model_ids, one_model)
+    rows = [row for model_rows, _ in done for row in model_rows]
+    return pl.DataFrame(rows, schema=RESPONSE_SCHEMA), [t for _, model_timings in done for t in model_timings]

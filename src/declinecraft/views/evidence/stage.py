@@ -32,7 +32,7 @@ from declinecraft.evaluation import answer, judge
 from declinecraft.evaluation.answer import Search
 from declinecraft.evaluation.answer_stage import retriever_adapters
 from declinecraft.evaluation.context import Chunk, chunks_by_id
-from declinecraft.llm.pool import ModelPool, Models
+from declinecraft.llm.pool import ModelPool, Models, each_model
 from declinecraft.views.evidence import asking, classes, conflicts, levels, tables, validation
 
 #: The view's CSV tables by name (the catalogue's artifacts).
@@ -303,7 +303,7 @@ def _judge(
         .join(refs, on="question_id", how="left", maintain_order="left")
     )
     order = sorted(s.accuracy_judges, key=lambda j: j != p.response_judge)
-    parts = [judge.score_responses(items, ask(j), judge=j) for j in order]
+    parts = each_model(pool, order, lambda j: judge.score_responses(items, ask(j), judge=j))
     scores = pl.concat(parts) if parts else pl.DataFrame(schema=judge.SCORE_SCHEMA)
     pool.release()
     return labels, scores

@@ -30,7 +30,7 @@ from declinecraft.core.stage_writer import StageWriter
 from declinecraft.evaluation.answer import select_questions
 from declinecraft.evaluation.context import Lookup
 from declinecraft.evaluation.judge_stage import chunk_lookup
-from declinecraft.llm.pool import ModelPool, Models
+from declinecraft.llm.pool import ModelPool, Models, each_model
 from declinecraft.views.know2guess import (
     crossprotocol,
     grading,
@@ -129,24 +129,32 @@ def ask_all(
     models: Models,
     contexts: Mapping[str, str],
 ) -> tuple[pl.DataFrame, list[dict[str, Any]]]:
-    """Ask every run (one model's server at a time) and parse every reply; return rows and timings.
+    """Ask every run and parse every reply; return rows and timings, in run order.
 
-    The last model's server is left running, so an accuracy judge that is also a model under test
-    (the default run's 0.5B) does not start twice.
+    A model's runs are asked while its server is up, the models at once where their endpoints are
+    separate (:func:`~declinecraft.llm.pool.each_model`), else one after another. The last model's
+    server is left running, so an accuracy judge that is also a model under test (the default
+    run's 0.5B) does not start twice.
     """
-    rows: list[dict[str, Any]] = []
-    timings = []
-    for i, run in enumerate(runs):
-        start = time.monotonic()
-        ask = models.asker(
-            run.model, thinking=run.thinking, max_tokens=params.max_tokens, temperature=params.temperature
-        )
-        replies = ask(protocol.calls(questions, run, contexts))
-        rows += protocol.decision_rows(questions, run, replies)
-        timings.append({**run.__dict__, "seconds": round(time.monotonic() - start, 2)})
-        if i + 1 < len(runs) and runs[i + 1].model != run.model:
-            models.release()  # the last model stays up: it may be an accuracy judge too
-    return protocol.decisions_frame(rows), timings
+
+    def one_model(model: str) -> dict[int, tuple[list[dict[str, Any]], dict[str, Any]]]:
+        done = {}
+        for i, run in enumerate(runs):
+            if run.model != model:
+                continue
+            start = time.monotonic()
+            ask = models.asker(
+                run.model, thinking=run.thinking, max_tokens=params.max_tokens, temperature=params.temperature
+            )
+            rows = protocol.decision_rows(questions, run, ask(protocol.calls(questions, run, contexts)))
+            done[i] = (rows, {**run.__dict__, "seconds": round(time.monotonic() - start, 2)})
+        return done
+
+    parts: dict[int, tuple[list[dict[str, Any]], dict[str, Any]]] = {}
+    for done in each_model(models, [run.model for run in runs], one_model, keep_last=True):
+        parts.update(done)
+    rows = [row for i in range(len(runs)) for row in parts[i][0]]
+    return protocol.decisions_frame(rows), [parts[i][1] for i in range(len(runs))]
 
 
 def run(
