@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import datetime as dt
 import re
 from pathlib import Path
 
@@ -59,6 +60,20 @@ class TestSave:
         """One file per format, non-empty."""
         files = drawing.save(figures_main.plot_pipeline(), tmp_path, "x", ("pdf", "png"), dpi=50)
         assert [f.suffix for f in files] == [".pdf", ".png"] and all(f.stat().st_size > 1000 for f in files)
+
+    def test_reproducible(self, tmp_path: Path) -> None:
+        """One figure saved twice, in different folders, is the same bytes; its PDF carries the date given."""
+        created = dt.datetime(2026, 9, 8, tzinfo=dt.UTC)
+        saved = []
+        for name in ("a", "b"):
+            (tmp_path / name).mkdir()
+            saved.append(
+                drawing.save(
+                    figures_main.plot_pipeline(), tmp_path / name, "x", ("pdf", "png"), dpi=50, created=created
+                )
+            )
+        assert [f.read_bytes() for f in saved[0]] == [f.read_bytes() for f in saved[1]]
+        assert b"D:20260908000000Z" in saved[0][0].read_bytes()
 
 
 class TestPct:

@@ -9,6 +9,7 @@ Figures are drawn with matplotlib/seaborn under :func:`style` at the paper's wid
 from __future__ import annotations
 
 import contextlib
+import datetime as dt
 import functools
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from pathlib import Path
@@ -86,17 +87,33 @@ def new_figure(
     return fig, axes
 
 
+def _metadata(fmt: str, created: dt.datetime | None) -> dict[str, Any] | None:
+    """The file metadata that makes ``fmt`` reproducible: a PDF's ``CreationDate`` is ``created``
+    (omitted when None), never the clock; other formats keep matplotlib's (no date in a PNG)."""
+    return {"CreationDate": created} if fmt == "pdf" else None
+
+
 def save(
-    fig: Figure, folder: Path, stem: str, formats: Sequence[str] = ("pdf", "png"), *, dpi: int = 200
+    fig: Figure,
+    folder: Path,
+    stem: str,
+    formats: Sequence[str] = ("pdf", "png"),
+    *,
+    dpi: int = 200,
+    created: dt.datetime | None = None,
 ) -> list[Path]:
     """Save a figure atomically in each format, cut to its tight bounding box whatever style it was
     drawn in (so a legend above the axes is never cut off, and :mod:`figure_check` sees what is
-    saved), close it, and return the files."""
+    saved), close it, and return the files. A PDF carries ``created`` as its date (the run's,
+    :func:`~declinecraft.paper.build_date.build_date`; none when None), so the same figure saved
+    twice is the same bytes."""
     out = []
     for fmt in formats:
         target = folder / catalogue.PAPER_FIGURE.file(f"{stem}.{fmt}")
         with paths.atomic_path(target) as tmp:
-            fig.savefig(tmp, format=fmt, dpi=dpi, bbox_inches="tight", pad_inches=0.02)
+            fig.savefig(
+                tmp, format=fmt, dpi=dpi, bbox_inches="tight", pad_inches=0.02, metadata=_metadata(fmt, created)
+            )
         out.append(target)
     plt.close(fig)
     return out

@@ -9,6 +9,7 @@ and its macros printed as n/a, never a figure drawn from nothing.
 
 from __future__ import annotations
 
+import datetime as dt
 import re
 from collections.abc import Callable, Mapping
 from pathlib import Path
@@ -67,11 +68,17 @@ def _table(cfg: RunConfig, table: Artifact) -> tuple[pl.DataFrame | None, str]:
 
 
 def write_view_figures(
-    cfg: RunConfig, folder: Path, *, formats: tuple[str, ...], dpi: int, captions: Mapping[str, str] | None = None
+    cfg: RunConfig,
+    folder: Path,
+    *,
+    formats: tuple[str, ...],
+    dpi: int,
+    captions: Mapping[str, str] | None = None,
+    created: dt.datetime | None = None,
 ) -> list[dict[str, Any]]:
     """Draw every view figure the run supports into ``folder``; one status row per figure, with
     its layout problems (:func:`figure_check.problems`, '' when none; with ``captions``, also
-    what its caption fails to name)."""
+    what its caption fails to name). Figure PDFs carry ``created`` as their date."""
     rows, written = [], set()
     for stem, (draw, table, title) in FIGURES.items():
         frame, reason = _table(cfg, table)
@@ -79,7 +86,7 @@ def write_view_figures(
         if frame is not None:
             fig = draw(frame)
             layout = figure_check.problems(fig, None if captions is None else captions.get(stem, ""))
-            written |= {f.name for f in save(fig, folder, stem, formats, dpi=dpi)}
+            written |= {f.name for f in save(fig, folder, stem, formats, dpi=dpi, created=created)}
         rows.append(dict(kind="figure", number=0, name=stem, title=title, reason=reason, layout="; ".join(layout)))
     remove_stale(folder, VIEW_FIGURE_FILE, written)
     return rows
