@@ -31,7 +31,13 @@ class TestPaperSection:
         assert "1 of 1 (n = 1 question, not interpretable at this n)" in tex
         said = dict((m, v) for m, v, _ in paper_run_health.health_macros(counted, min_n=6))
         assert "2 failed" in said["HealthCallsSentence"] and "m-b in 05\\_answer: 2 of 8" in said["HealthCallsSentence"]
-        assert "1 of 11 answers stopped" in said["HealthTruncSentence"]
+        assert said["HealthTruncSentence"].startswith("1 of 11 answers were cut at the output budget")
+        assert said["HealthTruncSentence"].endswith("1 of 1 of them exhausted it with no final answer.")
+        assert "Answers that exhausted the budget (no answer left) & m-a & 1 of 2" in tex
+        assert said["HealthBoxLine"] == (
+            "Run health: 2 of 33 model calls failed; 1 of 11 answers were cut at the output budget and 1 of 11 "
+            "exhausted it."
+        )
         assert "j-small gave no usable output on 1 of 2 calls" in said["HealthJudgeSentence"]
         assert "references.parquet is missing" in said["HealthOmitted"]
         assert "used the first retrieval round only" not in said["HealthRoundsSentence"]

@@ -40,6 +40,7 @@ def responses() -> pl.DataFrame:
                         "thinking": "off",
                         "condition": condition,
                         "finish_reason": "stop",
+                        "budget_exhausted": False,
                         "error": None,
                         "rounds": _rounds("no_follow_ups") if condition == "iterative" else None,
                         "n_rounds": 1 if condition == "iterative" else None,
@@ -47,8 +48,10 @@ def responses() -> pl.DataFrame:
                 )
     schema = {"error": pl.String, "finish_reason": pl.String, "rounds": pl.String, "n_rounds": pl.Int64}
     frame = pl.DataFrame(rows, schema_overrides=schema)
-    fix = {  # m-a: one truncated reply; m-b: one failed answer, one failed reflection, one more round
-        "m-a-no_rag-q1": {"finish_reason": "length"},
+    # m-a: one reply cut at the budget with no answer left (exhausted); m-b: one failed answer, one
+    # failed reflection, one more round
+    fix = {
+        "m-a-no_rag-q1": {"finish_reason": "length", "budget_exhausted": True},
         "m-b-single-q2": {"finish_reason": None, "error": "HTTP 500"},
         "m-b-iterative-q1": {"rounds": _rounds("error")},
         "m-b-iterative-q2": {"rounds": _rounds("insufficient"), "n_rounds": 2},

@@ -13,8 +13,10 @@ failed_calls              calls that returned an error, of the calls a model or 
                           stage (answers and iterative reflections in 05; labels with their
                           re-asks, oracle references and scores in 06; decisions in 09; answers,
                           labels and scores in 10)
-truncated                 replies stopped at the output budget (finish reason ``length``), of
-                          the replies returned, per model and condition
+truncated                 replies *cut*: stopped at the output budget (finish reason ``length``),
+                          of the replies returned, per model and condition
+exhausted                 answers that *exhausted* the budget: cut with no final answer left
+                          after thinking (a subset of the cut ones; left out of the rates)
 reflection_unusable       iterative reflections lost to format, out of budget or failed
 reflection_outcome        iterative reflections by outcome (``detail``): sufficient, insufficient
                           (follow-ups searched), no_follow_ups (insufficient, but no usable
@@ -193,6 +195,20 @@ def truncation(
         numerator=(pl.col("finish_reason") == "length").sum(), denominator=pl.len()
     )
     return _finish(counted, "truncated", stage)
+
+
+def exhaustion(
+    responses: pl.DataFrame, stage: str = ANSWER_STAGE, by: Sequence[str] = ("model", "thinking", "condition")
+) -> pl.DataFrame:
+    """``exhausted``: replies cut at the budget with no final answer left (``budget_exhausted``), of
+    the replies returned; empty when the table has no ``budget_exhausted`` column."""
+    if "budget_exhausted" not in responses.columns:
+        return empty()
+    replied = responses.filter(pl.col("error").is_null())
+    counted = replied.group_by(list(by)).agg(
+        numerator=pl.col("budget_exhausted").fill_null(False).sum(), denominator=pl.len()
+    )
+    return _finish(counted, "exhausted", stage)
 
 
 def reflection_health(responses: pl.DataFrame) -> pl.DataFrame:
@@ -383,6 +399,7 @@ def collect(cfg: RunConfig, main_grid: pl.DataFrame | None = None) -> pl.DataFra
         parts += [
             answer_calls(responses),
             truncation(responses),
+            exhaustion(responses),
             reflection_health(responses),
             reflection_outcomes(responses),
             rounds_used(responses),

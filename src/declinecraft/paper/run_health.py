@@ -34,6 +34,7 @@ ROWS: tuple[tuple[str, str, str], ...] = (
     ("verifier_no_unanswerable", run_health.VERIFY_STAGE, "Verifier's NO, unanswerable drafts (kept)"),
     ("failed_calls", run_health.ANSWER_STAGE, "Failed calls, answering (incl.\\ reflections)"),
     ("truncated", run_health.ANSWER_STAGE, "Answers cut at the output budget"),
+    ("exhausted", run_health.ANSWER_STAGE, "Answers that exhausted the budget (no answer left)"),
     ("reflection_unusable", run_health.ANSWER_STAGE, "Reflections without usable JSON"),
     ("reflection_outcome", run_health.ANSWER_STAGE, "Reflection outcomes"),
     ("further_rounds", run_health.ANSWER_STAGE, "Retrieval rounds after round 0"),
@@ -134,12 +135,26 @@ def _calls_sentence(frame: pl.DataFrame) -> str:
     return f"{head}; {failed} failed ({where})."
 
 
-def _truncation_sentence(frame: pl.DataFrame) -> str:
+#: The two words for replies stopped by the output budget, defined once in the paper's setup
+#: (``paper/main.tex``) and used as here everywhere: a reply is *cut* when it stops at the budget
+#: (finish reason ``length``) and *exhausted* when it is cut with no final answer left after its
+#: thinking; exhausted answers are left out of the rates, cut ones are labelled as written.
+CUT, EXHAUSTED = "cut at the output budget", "exhausted it"
+
+
+def _cut_counts(frame: pl.DataFrame) -> tuple[int, int, int]:
+    """(cut, exhausted, answers returned) of the answer stage."""
     cut, answers = run_health.total(frame, "truncated", run_health.ANSWER_STAGE)
+    exhausted, _ = run_health.total(frame, "exhausted", run_health.ANSWER_STAGE)
+    return cut, exhausted, answers
+
+
+def _truncation_sentence(frame: pl.DataFrame) -> str:
+    cut, exhausted, answers = _cut_counts(frame)
     if answers == 0:
         return ""
     if cut == 0:
-        return f"No answer of the {small_n.counted(answers, 'answers')} stopped at the output budget."
+        return f"No answer of the {small_n.counted(answers, 'answers')} was {CUT}."
     by = (
         frame.filter((pl.col("measure") == "truncated") & (pl.col("stage") == run_health.ANSWER_STAGE))
         .group_by("model")
@@ -148,21 +163,36 @@ def _truncation_sentence(frame: pl.DataFrame) -> str:
         .sort("model")
     )
     where = "; ".join(f"{m}: {of(k, n)}" for m, k, n in by.iter_rows())
-    return f"{of(cut, answers)} answers stopped at the output budget (finish reason length; {where})."
+    return (
+        f"{of(cut, answers)} answers were {CUT} (finish reason length; {where}); "
+        f"{of(exhausted, cut)} of them {EXHAUSTED} with no final answer."
+    )
 
 
 def _truncation_note(frame: pl.DataFrame) -> str:
     """The reproduction notes' clause on answers cut mid-answer (the paper's budget left none cut)."""
-    cut, answers = run_health.total(frame, "truncated", run_health.ANSWER_STAGE)
+    cut, exhausted, answers = _cut_counts(frame)
     if answers == 0:
         return ""
     if cut == 0:
-        return "No answer stopped at this budget."
+        return f"No answer was {CUT}."
     return (
-        f"Of the {small_n.counted(answers, 'answers')}, {cut} ({100 * cut / answers:.1f}%) stopped at this budget "
-        "in mid-answer; they are labelled and scored as written, so a short budget can turn an abstention "
-        "or an answer into a fragment."
+        f"Of the {small_n.counted(answers, 'answers')}, {cut} ({100 * cut / answers:.1f}%) were {CUT} "
+        f"and {exhausted} of them {EXHAUSTED}; the others are labelled and scored as written, so a short budget "
+        "can turn an abstention or an answer into a fragment."
     )
+
+
+def _box_line(frame: pl.DataFrame) -> str:
+    """The first-page box's run-health line: calls failed, answers cut and exhausted."""
+    failed, calls = run_health.total(frame, "failed_calls")
+    cut, exhausted, answers = _cut_counts(frame)
+    if calls == 0 and answers == 0:
+        return ""
+    parts = [f"{of(failed, calls)} model calls failed"]
+    if answers:
+        parts.append(f"{of(cut, answers)} answers were {CUT} and {of(exhausted, answers)} {EXHAUSTED}")
+    return "Run health: " + "; ".join(parts) + "."
 
 
 def _judge_sentence(frame: pl.DataFrame) -> str:
@@ -309,6 +339,7 @@ SENTENCES: tuple[tuple[str, str, Callable[[pl.DataFrame, int], str]], ...] = (
     ("HealthCallsSentence", "model calls and failed calls", lambda f, m: _calls_sentence(f)),
     ("HealthTruncSentence", "answers cut at the output budget", lambda f, m: _truncation_sentence(f)),
     ("HealthTruncNote", "answers cut mid-answer, for the notes", lambda f, m: _truncation_note(f)),
+    ("HealthBoxLine", "the first-page box's run-health line", lambda f, m: _box_line(f)),
     ("HealthJudgeSentence", "judge outputs that did not parse", lambda f, m: _judge_sentence(f)),
     ("HealthRuleSentence", "labels unlike the phrase rule's", lambda f, m: _rule_sentence(f)),
     ("HealthScoredSentence", "questions the accuracy rests on", _scored_sentence),
