@@ -34,6 +34,12 @@ accuracy_questions        answerable questions with a complete accuracy panel, o
 k2g_format_issues         Know2Guess replies with a parser issue (strict parser; ``detail``: the
                           most frequent issue)
 esb_invalid               evidence-view responses ESB classes INVALID (empty or out of budget)
+protocol_decision         view replies with a decision the protocol can read and the reply keeps
+                          (Know2Guess: one decision line, no answer beside an abstention; evidence
+                          view: a nonempty final text), per model and thinking setting
+protocol_confidence       Know2Guess replies that state a readable confidence (0-100)
+protocol_followed         view replies that follow the protocol in full: a decision, a confidence
+                          where the protocol asks for one, and not cut at the output budget
 missing                   a part that could not be counted; ``detail`` says why
 ========================  ===================================================================
 
@@ -349,6 +355,61 @@ def know2guess_format(decisions: pl.DataFrame) -> pl.DataFrame:
     return _finish(counted, "k2g_format_issues", K2G_STAGE)
 
 
+#: Know2Guess parser issues (:mod:`declinecraft.views.know2guess.decisions`) that leave a reply
+#: without a decision it states and keeps: none, an unknown or conflicting one, only a thinking
+#: trace, nothing at all, or a final answer given beside an abstention or a refusal.
+K2G_NO_DECISION = (
+    "empty",
+    "thinking_only",
+    "no_decision",
+    "unknown_decision",
+    "conflicting_decisions",
+    "answer_with_abstain",
+    "answer_with_refusal",
+)
+#: Know2Guess parser issues that leave a reply without a stated confidence (it counts as 50).
+K2G_NO_CONFIDENCE = ("missing_confidence", "confidence_over_100", "confidence_negative", "confidence_non_numeric")
+
+
+def protocol(replies: pl.DataFrame, stage: str, decision: pl.Expr, confidence: pl.Expr | None) -> pl.DataFrame:
+    """``protocol_decision``, ``protocol_confidence`` (when the protocol asks for one) and
+    ``protocol_followed`` per model and thinking setting, of the replies returned (failed calls
+    are ``failed_calls``); ``decision`` and ``confidence`` are true per reply that has one."""
+    replied = replies.filter(pl.col("error").is_null()).with_columns(
+        _decision=decision,
+        _confidence=confidence if confidence is not None else pl.lit(True),
+        _cut=pl.col("finish_reason").fill_null("") == "length",
+    )
+    keys = ["model", "thinking"]
+    counted = replied.group_by(keys).agg(
+        d=pl.col("_decision").sum(),
+        c=pl.col("_confidence").sum(),
+        f=(pl.col("_decision") & pl.col("_confidence") & ~pl.col("_cut")).sum(),
+        denominator=pl.len(),
+    )
+    parts = [("protocol_decision", "d"), *([("protocol_confidence", "c")] if confidence is not None else [])]
+    parts.append(("protocol_followed", "f"))
+    return pl.concat(
+        [_finish(counted.select(*keys, "denominator", numerator=col), measure, stage) for measure, col in parts]
+    )
+
+
+def know2guess_protocol(decisions: pl.DataFrame) -> pl.DataFrame:
+    """:func:`protocol` of the Know2Guess replies (strict parser, every prompt)."""
+    issues = pl.col("issues").fill_null("").str.split(";")
+    has = lambda names: issues.list.eval(pl.element().is_in(list(names))).list.any()  # noqa: E731
+    strict = decisions.filter(pl.col("parser") == "strict")
+    return protocol(strict, K2G_STAGE, ~has(K2G_NO_DECISION), ~has(K2G_NO_CONFIDENCE))
+
+
+def evidence_protocol(responses: pl.DataFrame) -> pl.DataFrame:
+    """:func:`protocol` of the evidence view's answers: a decision is a nonempty final text left
+    after thinking (ESB asks for no confidence)."""
+    text = pl.col("response").fill_null("").str.strip_chars() != ""
+    exhausted = pl.col("budget_exhausted").fill_null(False) if "budget_exhausted" in responses.columns else False
+    return protocol(responses, EVIDENCE_STAGE, text & ~exhausted, None)
+
+
 def evidence_invalid(summary: pl.DataFrame) -> pl.DataFrame:
     """``esb_invalid`` per model and thinking setting from the view's ``summary.csv`` (summed over
     prompts): responses ESB classes INVALID of all responses."""
@@ -445,6 +506,7 @@ def collect_views(cfg: RunConfig) -> pl.DataFrame:
                 answer_calls(calls, K2G_STAGE),
                 truncation(calls, K2G_STAGE, ("model", "thinking")),
                 know2guess_format(calls.with_columns(parser=pl.lit("strict"))),
+                know2guess_protocol(calls),
             ]
     if cfg.evidence.enabled:
         found = {
@@ -461,6 +523,7 @@ def collect_views(cfg: RunConfig) -> pl.DataFrame:
             parts += [
                 answer_calls(responses, EVIDENCE_STAGE),
                 truncation(responses, EVIDENCE_STAGE, ("model", "thinking")),
+                evidence_protocol(responses.with_columns(pl.col("thinking").cast(pl.String))),
             ]
         judged = [
             (frame, "judge")

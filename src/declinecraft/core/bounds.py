@@ -162,6 +162,8 @@ BOUNDS: dict[str, dict[str, Bound]] = {
         "confidence": LEVEL,
         "alpha": LEVEL,
         "min_attempt": PROPORTION,
+        "min_protocol": PROPORTION,
+        "min_judge_kappa": Bound(-1.0, 1.0),
         "annotation_part1": COUNT,
         "annotation_part2": COUNT,
         "min_n": COUNT,

@@ -401,6 +401,15 @@ class AnalysisParams:
     at which an exact sign test can reach p < alpha (6 at alpha = 0.05)."""
     min_attempt: float = 0.95
     """Attempt-rate requirement (proportion) of the illustrative frontier point of App. A.7."""
+    min_protocol: float = 0.8
+    """The share of a view's replies that must follow its protocol (a parsable decision, a stated
+    confidence where the protocol asks for one, not cut at the output budget) for its behavioural
+    numbers to be read; below it they print as "not interpretable: the models did not follow the
+    protocol (k of n)". 0.8: a reply in five may stray."""
+    min_judge_kappa: float = 0.4
+    """The weighted Cohen's kappa two accuracy judges must reach on the same answers; below it run
+    health warns that their scores barely agree (0.4: the lower edge of "moderate" agreement,
+    Landis and Koch 1977)."""
     judge_score_prefix: str = "score_"
     """Prefix of the per-judge score columns in judged.parquet (``score_<judge model id>``)."""
     extra_runs: tuple[str, ...] = ()

@@ -18,10 +18,11 @@ from typing import Any
 import polars as pl
 from matplotlib.figure import Figure
 
+from declinecraft.analysis import run_health
 from declinecraft.core import catalogue
 from declinecraft.core.catalogue import Artifact
 from declinecraft.core.config import RunConfig
-from declinecraft.paper import figure_check
+from declinecraft.paper import figure_check, view_protocol
 from declinecraft.paper.drawing import save
 from declinecraft.paper.latex import escape
 from declinecraft.paper.outputs import remove_stale
@@ -111,6 +112,8 @@ def view_macros(cfg: RunConfig) -> list[tuple[str, str, str]]:
         *know2guess_macros.macros(cfg.stage_dir("know2guess"), min_n=rule),
         *evidence_report.macros(cfg.stage_dir("evidence"), min_n=rule),
     ]
+    # Compliance first: a view whose replies did not follow its protocol prints no behaviour.
+    out = view_protocol.gate(out, run_health.collect_views(cfg), cfg.analysis.min_protocol)
     # Text values (model ids, words) are escaped here; values already in LaTeX are left alone.
     return [(name, value if ("\\" in value or "$" in value) else escape(value), what) for name, value, what in out]
 
