@@ -109,7 +109,7 @@ def view_macros(cfg: RunConfig) -> list[tuple[str, str, str]]:
     out = [
         *switches,
         *settings,
-        *know2guess_macros.macros(cfg.stage_dir("know2guess"), min_n=rule),
+        *know2guess_macros.macros(cfg.stage_dir("know2guess"), min_n=rule, alpha=cfg.analysis.alpha),
         *evidence_report.macros(cfg.stage_dir("evidence"), min_n=rule),
     ]
     # Compliance first: a view whose replies did not follow its protocol prints no behaviour.
