@@ -333,6 +333,98 @@ def _asked(frame: pl.DataFrame) -> str:
     return f": of the {small_n.counted(total, 'reflections')}, {listed}"
 
 
+def judge_agreement_sentence(agreement: pl.DataFrame | None, min_kappa: float) -> str:
+    """How far the accuracy judges agree (Table 5: exact agreement and weighted kappa per pair),
+    with a warning for each pair below ``min_kappa`` (``analysis.min_judge_kappa``); '' with fewer
+    than two judges."""
+    if agreement is None or agreement.height == 0:
+        return ""
+    pairs = agreement.filter(pl.col("judge_a") != "all").drop_nulls("kappa")
+    if pairs.height == 0:
+        return ""
+    name = lambda j: str(j).removeprefix("score_")  # noqa: E731
+    said, low = [], []
+    for r in pairs.iter_rows(named=True):
+        pair = f"{name(r['judge_a'])} and {name(r['judge_b'])}"
+        said.append(
+            f"{pair} agree exactly on {100 * r['exact']:.0f}% of {r['rows']} answers (weighted kappa {r['kappa']:.3f})"
+        )
+        if r["kappa"] < min_kappa:
+            low.append(pair)
+    text = "The accuracy judges: " + "; ".join(said) + "."
+    if low:
+        text += (
+            f" Warning: {' and '.join(low)} fall below the run's level of kappa {min_kappa:g} "
+            "(analysis.min_judge_kappa): their scores barely agree, so an accuracy number depends on which "
+            "judge is asked."
+        )
+    return text
+
+
+def leakage_sentence(leakage: pl.DataFrame | None, grid: pl.DataFrame | None) -> str:
+    """Each model that scores higher on unanswerable questions than on answerable ones without
+    retrieval, flagged before any accuracy is read: a model cannot know what postdates it better
+    than what it was trained on (its own answerable accuracy is the chance it is held to), so the
+    score points to a judge, an oracle or questions that are not unanswerable; '' when none."""
+    if leakage is None or grid is None or leakage.height == 0 or "accuracy" not in grid.columns:
+        return ""
+    known = grid.filter(pl.col("condition") == "no_rag").select(
+        "model", "thinking", answerable=pl.col("accuracy").cast(pl.Float64)
+    )
+    both = (
+        leakage.with_columns(pl.col("thinking").cast(pl.String))
+        .join(known.with_columns(pl.col("thinking").cast(pl.String)), on=["model", "thinking"], how="inner")
+        .drop_nulls(["accuracy", "answerable"])
+    )
+    above = both.filter(pl.col("accuracy") > pl.col("answerable"))
+    if above.height == 0:
+        return ""
+    said = [
+        f"{r['model']} scores {100 * r['accuracy']:.1f}% on unanswerable questions ({r['n']} answers) against "
+        f"{100 * r['answerable']:.1f}% on answerable ones"
+        for r in above.iter_rows(named=True)
+    ]
+    return (
+        "Flagged before any accuracy is read: without retrieval, "
+        + "; ".join(said)
+        + ". A model cannot know what postdates its training better than what it was trained on, so this "
+        "points to a judge, an oracle or questions that are not unanswerable, not to knowledge."
+    )
+
+
+def scope_sentence(cfg: RunConfig) -> str:
+    """Why a view ran on fewer models or questions than the answer stage (its params), or ''."""
+    models = list(cfg.answer.models)
+    said = []
+    for block, name in (("know2guess", "Know2Guess's protocol"), ("evidence", "the evidence view")):
+        params = cfg.block(block)
+        if not params.enabled:
+            continue
+        own = [m for m in (params.models or models) if m in models] or list(params.models)
+        parts = []
+        if len(own) < len(models):
+            parts.append(f"{len(own)} of the {len(models)} models under test ({', '.join(own)}; {block}.models)")
+        limit = getattr(params, "limit_questions", 0)
+        if limit:
+            parts.append(
+                f"at most {limit} of the benchmark's questions, a seeded subset of both halves "
+                f"({block}.limit_questions)"
+            )
+        controls = getattr(params, "control_models", ())
+        if controls:
+            parts.append(f"its control prompts only for {', '.join(controls)} ({block}.control_models)")
+        if parts:
+            said.append(f"{name} ran on " + " and ".join(parts))
+    if not said:
+        return ""
+    text = "; ".join(said)
+    return text[0].upper() + text[1:] + ", as the run's params set to keep its time within the budget."
+
+
+#: Sentence macros of ``health_numbers.tex`` written from the analysis' tables and the params
+#: (:func:`write`), beside those of :data:`SENTENCES`.
+NEIGHBOUR_MACROS = ("HealthJudgeAgreeSentence", "HealthLeakSentence", "HealthScopeSentence")
+
 #: Sentence macros of ``health_numbers.tex``: (macro, what it says, how it is written).
 SENTENCES: tuple[tuple[str, str, Callable[[pl.DataFrame, int], str]], ...] = (
     ("HealthVerifierSentence", "the verifier's NO per half", lambda f, m: _verifier_sentence(f)),
@@ -366,6 +458,12 @@ def macros_tex(macros: list[tuple[str, str, str]], source: str = "notebooks/08_p
     return "\n".join([*lines, *(f"\\newcommand{{\\{m}}}{{{v}}}  % {w}" for m, v, w in macros)]) + "\n"
 
 
+def _analysis_table(cfg: RunConfig, name: str) -> pl.DataFrame | None:
+    """One of the analysis stage's CSV tables, or None when the stage did not write it."""
+    path = catalogue.ANALYSIS_TABLE.path(cfg, name)
+    return pl.read_csv(path, infer_schema_length=10_000) if path.is_file() else None
+
+
 def write(cfg: RunConfig, paper_dir: Path, stage_dir: Path) -> dict[str, Any]:
     """Write the section's table, macros and full CSV; return the table's status row."""
     source = catalogue.ANALYSIS_TABLE.path(cfg, "run_health")
@@ -382,5 +480,20 @@ def write(cfg: RunConfig, paper_dir: Path, stage_dir: Path) -> dict[str, Any]:
     writer = paper_writer(paper_dir, stage_dir)
     writer.frame(catalogue.PAPER_RUN_HEALTH, frame)
     writer.text(catalogue.PAPER_TABLE, health_tex(frame, min_n), "run_health")
-    writer.text(catalogue.PAPER_HEALTH_NUMBERS_TEX, macros_tex(health_macros(frame, min_n)))
+    tables = {name: _analysis_table(cfg, name) for name in ("judge_agreement", "leakage_model", "main_grid")}
+    more = [
+        (
+            "HealthJudgeAgreeSentence",
+            judge_agreement_sentence(tables["judge_agreement"], cfg.analysis.min_judge_kappa),
+            "the accuracy judges' agreement, with a warning below analysis.min_judge_kappa",
+        ),
+        (
+            "HealthLeakSentence",
+            leakage_sentence(tables["leakage_model"], tables["main_grid"]),
+            "models scoring higher on unanswerable than on answerable questions",
+        ),
+        ("HealthScopeSentence", scope_sentence(cfg), "why a view ran on fewer models or questions"),
+    ]
+    macros = health_macros(frame, min_n) + [(m, escape(v), w) for m, v, w in more]
+    writer.text(catalogue.PAPER_HEALTH_NUMBERS_TEX, macros_tex(macros))
     return dict(kind="table", number=0, name="run_health", title="Run health", reason="")
