@@ -39,6 +39,12 @@ class TestPaperSection:
             "exhausted it."
         )
         assert "j-small gave no usable output on 1 of 2 calls" in said["HealthJudgeSentence"]
+        assert said["HealthCheckSentence"] == (
+            "On the judges' check set (labelled items we wrote), the accuracy judges score as labelled j-big: 9 of 10; "
+            "j-small: 3 of 10. The scores of j-small are not interpretable: below judge.check\\_min\\_agreement, so "
+            "no accuracy number of this run is read as a finding."
+        )
+        assert "Check-set items scored as labelled & j-small &  &  &  & 3 of 10" in tex
         assert "references.parquet is missing" in said["HealthOmitted"]
         assert "used the first retrieval round only" not in said["HealthRoundsSentence"]
         assert "Verifier's NO, answerable drafts (rejected) & v &  &  &  & 7 of 9" in tex

@@ -29,6 +29,9 @@ score_reasked             accuracy-judge outputs that were not a score and were 
 score_unparsable          ... still not a score after the re-ask (no accuracy for the response)
 label_rule_disagree       labels that differ from the phrase rule's, of those both gave; ``detail``
                           names the first few (where to look for the judge's mislabels)
+judge_check_agree         the judges' check set (``judge.check_file``): items each accuracy judge
+                          scored as labelled, of the items; ``detail`` is ``passed`` or ``failed``
+                          (below ``judge.check_min_agreement``)
 accuracy_questions        answerable questions with a complete accuracy panel, of those asked,
                           per configuration and condition (the main grid)
 k2g_format_issues         Know2Guess replies with a parser issue (strict parser; ``detail``: the
@@ -58,6 +61,7 @@ import polars as pl
 
 from declinecraft.core import catalogue
 from declinecraft.core.catalogue import Artifact
+from declinecraft.core.check_agreement import check_agreement
 from declinecraft.core.config import RunConfig
 from declinecraft.evaluation import iterative
 
@@ -325,6 +329,25 @@ def rule_disagreement(labels: pl.DataFrame, stage: str = JUDGE_STAGE) -> pl.Data
     return _finish(pl.DataFrame(rows, schema=schema), "label_rule_disagree", stage)
 
 
+def judge_check(scored: pl.DataFrame, min_agreement: float) -> pl.DataFrame:
+    """``judge_check_agree`` per accuracy judge from the judge stage's ``judge_check.parquet``
+    (:func:`declinecraft.core.check_agreement.check_agreement`)."""
+    found = check_agreement(scored, min_agreement)
+    counted = found.select(
+        model="judge",
+        numerator="agree",
+        denominator="items",
+        detail=pl.when(pl.col("passed")).then(pl.lit("passed")).otherwise(pl.lit("failed")),
+    )
+    return _finish(counted, "judge_check_agree", JUDGE_STAGE)
+
+
+def failed_judges(health: pl.DataFrame) -> list[tuple[str, int, int]]:
+    """The accuracy judges that failed the check set: (judge, agreeing items, items)."""
+    part = health.filter((pl.col("measure") == "judge_check_agree") & (pl.col("detail") == "failed"))
+    return [(r["model"], int(r["numerator"]), int(r["denominator"])) for r in part.iter_rows(named=True)]
+
+
 def accuracy_questions(main_grid: pl.DataFrame) -> pl.DataFrame:
     """``accuracy_questions`` per configuration and condition from the analysis' ``main_grid``:
     answerable questions whose accuracy panel is complete (``accuracy_n``) of those asked."""
@@ -480,6 +503,9 @@ def collect(cfg: RunConfig, main_grid: pl.DataFrame | None = None) -> pl.DataFra
             parts.append(parse_health(found[name], kind))
     if "labels" in found and "rule_label" in found["labels"].columns:
         parts.append(rule_disagreement(found["labels"]))
+    if cfg.judge.check_file:
+        check, why = _read(catalogue.JUDGE_CHECK, cfg)
+        parts.append(missing(JUDGE_STAGE, why) if check is None else judge_check(check, cfg.judge.check_min_agreement))
     if main_grid is not None and {"accuracy_n", "n_answerable"} <= set(main_grid.columns):
         parts.append(accuracy_questions(main_grid))
     else:

@@ -135,6 +135,8 @@ BOUNDS: dict[str, dict[str, Bound]] = {
         "max_tokens": TOKENS,
         "oracle_max_tokens": TOKENS_OR_0,
         "temperature": TEMPERATURE,
+        "check_min_agreement": PROPORTION,
+        "check_items": COUNT,
     },
     "know2guess": {
         "limit_questions": COUNT,

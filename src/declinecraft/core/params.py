@@ -296,6 +296,15 @@ class JudgeParams:
     """Output budget of each oracle call (0 = max_tokens)."""
     temperature: float = 0.0
     """Sampling temperature of every judge and oracle call."""
+    check_file: str = "data/judge_check/accuracy.csv"
+    """The judges' check set (:mod:`declinecraft.evaluation.judge_check`): labelled items every
+    accuracy judge model scores once before its scores count ("" = none)."""
+    check_items: int = 0
+    """Ask only this many check-set items, the same number of each kind (seeded); 0 = every item.
+    Each item is one call per accuracy judge model."""
+    check_min_agreement: float = 0.7
+    """The share of check-set items an accuracy judge must score as labelled; below it the judge's
+    scores are printed as not interpretable and no accuracy resting on them is a finding."""
     constrain_reask: bool = True
     """Constrain the one re-ask of an unparsable label or score to the valid answers (a grammar on
     llama.cpp, structured outputs on vLLM; a hosted API gets the plain re-ask). A deviation: the

@@ -92,6 +92,26 @@ def compute(tables: Tables, *, no_input: str = "", min_n: int = small_n.threshol
     return pl.DataFrame(rows, schema=number_sources.SCHEMA)
 
 
+def is_accuracy(macro: str, what: str) -> bool:
+    """Whether a number rests on the accuracy judges' scores (Answer Accuracy, leakage, the
+    judges' own comparisons): its macro names ``Acc``/``Leak``/``Judge`` or its meaning says accuracy."""
+    return any(part in macro for part in ("Acc", "Leak", "Judge")) or "accuracy" in what.lower()
+
+
+def withhold_accuracy(numbers: pl.DataFrame, why: str) -> pl.DataFrame:
+    """``numbers`` with every accuracy number (:func:`is_accuracy`) printed as n/a with ``why``
+    (an accuracy judge failed the judges' check set), so no sentence or word reads it as a finding;
+    '' leaves them as they are."""
+    if not why:
+        return numbers
+    hit = pl.struct("macro", "what").map_elements(lambda r: is_accuracy(r["macro"], r["what"]), return_dtype=pl.Boolean)
+    return numbers.with_columns(
+        value=pl.when(hit).then(None).otherwise(pl.col("value")),
+        text=pl.when(hit).then(pl.lit("n/a")).otherwise(pl.col("text")),
+        reason=pl.when(hit).then(pl.lit(why)).otherwise(pl.col("reason")),
+    )
+
+
 def numbers_tex(numbers: pl.DataFrame, source: str = "notebooks/08_paper.ipynb") -> str:
     """The macro file: ``\\newcommand{\\Macro}{text}`` per number, n/a ones with their reason."""
     lines = [

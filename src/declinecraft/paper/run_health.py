@@ -43,6 +43,7 @@ ROWS: tuple[tuple[str, str, str], ...] = (
     ("label_unparsable", run_health.JUDGE_STAGE, "Labels unparsable after re-ask"),
     ("score_unparsable", run_health.JUDGE_STAGE, "Scores unparsable after re-ask"),
     ("label_rule_disagree", run_health.JUDGE_STAGE, "Labels unlike the phrase rule's"),
+    ("judge_check_agree", run_health.JUDGE_STAGE, "Check-set items scored as labelled"),
     ("failed_calls", run_health.K2G_STAGE, "Failed calls, Know2Guess"),
     ("truncated", run_health.K2G_STAGE, "Know2Guess replies cut at the budget"),
     ("k2g_format_issues", run_health.K2G_STAGE, "Know2Guess replies with a format issue"),
@@ -425,6 +426,37 @@ def scope_sentence(cfg: RunConfig) -> str:
 #: (:func:`write`), beside those of :data:`SENTENCES`.
 NEIGHBOUR_MACROS = ("HealthJudgeAgreeSentence", "HealthLeakSentence", "HealthScopeSentence")
 
+
+def _check_sentence(frame: pl.DataFrame) -> str:
+    """Each accuracy judge's agreement with the judges' check set, and what a failed one means."""
+    part = frame.filter(pl.col("measure") == "judge_check_agree").drop_nulls("numerator")
+    if part.height == 0:
+        return ""
+    said = "; ".join(f"{r['model']}: {of(r['numerator'], r['denominator'])}" for r in part.iter_rows(named=True))
+    text = f"On the judges' check set (labelled items we wrote), the accuracy judges score as labelled {said}."
+    failed = run_health.failed_judges(frame)
+    if failed:
+        text += " " + NOT_INTERPRETABLE_JUDGES.format(judges=", ".join(j for j, _, _ in failed)) + "."
+    return text
+
+
+#: What the paper says of the scores of judges that failed the check set.
+NOT_INTERPRETABLE_JUDGES = (
+    "The scores of {judges} are not interpretable: below judge.check_min_agreement, so no accuracy number of this "
+    "run is read as a finding"
+)
+
+
+def judges_not_interpretable(cfg: RunConfig) -> str:
+    """Why the run's accuracy numbers are not findings (accuracy judges that failed the check set,
+    from the analysis' run health), or ''."""
+    failed = run_health.failed_judges(_counted(cfg))
+    if not failed:
+        return ""
+    named = ", ".join(f"{j} ({of(k, n)} check-set items as labelled)" for j, k, n in failed)
+    return NOT_INTERPRETABLE_JUDGES.format(judges=named)
+
+
 #: Sentence macros of ``health_numbers.tex``: (macro, what it says, how it is written).
 SENTENCES: tuple[tuple[str, str, Callable[[pl.DataFrame, int], str]], ...] = (
     ("HealthVerifierSentence", "the verifier's NO per half", lambda f, m: _verifier_sentence(f)),
@@ -433,6 +465,7 @@ SENTENCES: tuple[tuple[str, str, Callable[[pl.DataFrame, int], str]], ...] = (
     ("HealthTruncNote", "answers cut mid-answer, for the notes", lambda f, m: _truncation_note(f)),
     ("HealthBoxLine", "the first-page box's run-health line", lambda f, m: _box_line(f)),
     ("HealthJudgeSentence", "judge outputs that did not parse", lambda f, m: _judge_sentence(f)),
+    ("HealthCheckSentence", "the accuracy judges on the judges' check set", lambda f, m: _check_sentence(f)),
     ("HealthRuleSentence", "labels unlike the phrase rule's", lambda f, m: _rule_sentence(f)),
     ("HealthScoredSentence", "questions the accuracy rests on", _scored_sentence),
     ("HealthRoundsSentence", "retrieval rounds of iterative RAG", lambda f, m: _rounds_sentence(f)),
@@ -464,17 +497,21 @@ def _analysis_table(cfg: RunConfig, name: str) -> pl.DataFrame | None:
     return pl.read_csv(path, infer_schema_length=10_000) if path.is_file() else None
 
 
-def write(cfg: RunConfig, paper_dir: Path, stage_dir: Path) -> dict[str, Any]:
-    """Write the section's table, macros and full CSV; return the table's status row."""
+def _counted(cfg: RunConfig) -> pl.DataFrame:
+    """The analysis stage's run health (``run_health.csv``), or a ``missing`` row saying why."""
     source = catalogue.ANALYSIS_TABLE.path(cfg, "run_health")
     if source.is_file():
-        counted = pl.read_csv(source, schema_overrides=run_health.SCHEMA).with_columns(
+        return pl.read_csv(source, schema_overrides=run_health.SCHEMA).with_columns(
             pl.col("model", "thinking", "condition", "detail").fill_null("")
         )
-    else:
-        counted = run_health.missing(
-            run_health.ANALYSIS_STAGE, f"{source.relative_to(cfg.root)} is missing (the analysis stage has not run)"
-        )
+    return run_health.missing(
+        run_health.ANALYSIS_STAGE, f"{source.relative_to(cfg.root)} is missing (the analysis stage has not run)"
+    )
+
+
+def write(cfg: RunConfig, paper_dir: Path, stage_dir: Path) -> dict[str, Any]:
+    """Write the section's table, macros and full CSV; return the table's status row."""
+    counted = _counted(cfg)
     frame = pl.concat([run_health.verifier_health(cfg), counted, run_health.collect_views(cfg)])
     min_n = cfg.analysis.finding_n
     writer = paper_writer(paper_dir, stage_dir)

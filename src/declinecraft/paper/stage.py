@@ -119,6 +119,8 @@ def write_numbers(
     writer = paper_writer(paper_dir, stage_dir)
     rule = cfg.analysis.finding_n
     computed = numbers.compute(tables, no_input=no_input, min_n=rule)
+    # A judge that failed the check set moves no accuracy number into a finding.
+    computed = numbers.withhold_accuracy(computed, run_health.judges_not_interpretable(cfg))
     printed = pl.concat([computed, run_settings.config_macros(cfg, reported_facts(cfg))])
     thinking = no_input or claim_evidence.thinking_problem(tables, claim_evidence.context_from_config(cfg))
     said = wording.words(printed, alpha=cfg.analysis.alpha, min_n=cfg.analysis.min_n, thinking_problem=thinking)
