@@ -183,6 +183,12 @@ class TestReportedVsReproduced:
         )
         assert "\\textasciitilde{}40\\% & \\CARnoragMean" in tex and "\\textminus 2 & \\CARsingleMean" in tex
 
+    def test_symbols_as_subscripts(self) -> None:
+        """ "pages in C_pre" prints C_pre as a subscript, never with a literal underscore."""
+        computed = numbers.compute({}, no_input="x")
+        tex = numbers.reported_vs_reproduced(computed, {"c_pre_pages": {"value": 3404, "unit": "pages"}})
+        assert "pages in $C_{\\mathrm{pre}}$ & 3404 & \\CprePages" in tex and "C\\_pre" not in tex
+
 
 class TestNumbering:
     def test_original_numbers_and_view_series(self, root: Path) -> None:

@@ -58,6 +58,11 @@ class TestViewMacros:
         assert f"\\section{{{heading}" in blocks[0]
         assert not re.findall(rf"\\{prefix}(?!Enabled)[A-Za-z]+", outside)
 
+    def test_counts_keep_their_separator(self, cfg) -> None:  # noqa: ANN001
+        """A count of thousands prints its separator, not a literal "10{,}000"."""
+        got = dict((n, v) for n, v, _ in views.view_macros(cfg))
+        assert got["KgPaperResamples"] == "10{,}000"
+
     def test_tex_lines(self) -> None:
         """Each macro becomes one \\newcommand line, text escaped."""
         tex = views.view_numbers_tex([("KgX", "a\\_b", "what")])

@@ -21,7 +21,7 @@ import polars as pl
 from declinecraft.core import small_n
 from declinecraft.core.number_format import fmt
 from declinecraft.paper import number_sources
-from declinecraft.paper.latex import escape
+from declinecraft.paper.latex import escape, escape_symbols
 from declinecraft.paper.number_sources import Tables
 from declinecraft.paper.number_spec import CAVEAT_FORMATS, SMALL_N_MACRO, Number
 from declinecraft.paper.quoted import NUMBERS
@@ -152,7 +152,7 @@ def reported_vs_reproduced(numbers: pl.DataFrame, reported: Mapping[str, Mapping
         value, unit = fact.get("value"), fact.get("unit", "")
         paper = f"{value}" if not isinstance(value, float) else f"{value:g}"
         paper = paper.replace("-", "\\textminus ") if isinstance(value, (int, float)) else escape(paper)
-        what = escape(row["what"]) + (" (\\%)" if unit == "percent" else " (pts)" if unit == "points" else "")
+        what = escape_symbols(row["what"]) + (" (\\%)" if unit == "percent" else " (pts)" if unit == "points" else "")
         lines.append(f"{what} & {paper} & \\{row['macro']} \\\\")
     lines += ["\\end{longtable}", ""]
     return "\n".join(lines)

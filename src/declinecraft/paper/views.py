@@ -114,8 +114,14 @@ def view_macros(cfg: RunConfig) -> list[tuple[str, str, str]]:
     ]
     # Compliance first: a view whose replies did not follow its protocol prints no behaviour.
     out = view_protocol.gate(out, run_health.collect_views(cfg), cfg.analysis.min_protocol)
-    # Text values (model ids, words) are escaped here; values already in LaTeX are left alone.
-    return [(name, value if ("\\" in value or "$" in value) else escape(value), what) for name, value, what in out]
+    # Text values (model ids, words) are escaped here; values already in LaTeX (a macro, math, a
+    # count with its {,} thousands separator) are left alone.
+    return [(name, value if _is_latex(value) else escape(value), what) for name, value, what in out]
+
+
+def _is_latex(value: str) -> bool:
+    """Whether a macro value is already LaTeX: a control sequence, math or a ``{,}`` separator."""
+    return "\\" in value or "$" in value or "{,}" in value
 
 
 def view_numbers_tex(macros: list[tuple[str, str, str]], source: str = "notebooks/08_paper.ipynb") -> str:

@@ -84,7 +84,7 @@ def plot_reliability_vs_lambda(frame: pl.DataFrame) -> Figure:
         ax.set(
             title=CONDITION_NAMES.get(condition, condition),
             xlabel="λ (weight of productive abstention)",
-            ylabel="R_λ",
+            ylabel=r"$R_\lambda$",
             ylim=(0, 1),
         )
         ax.legend(fontsize=6)
