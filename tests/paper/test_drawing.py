@@ -114,11 +114,13 @@ class TestMeanInterval:
 
 class TestRateAxis:
     def test_fixed(self) -> None:
-        """A rate axis runs from 0 to 100 % whatever the data (no -0.05..0.05, no 104)."""
+        """A rate axis shows 0 to 100 % with a margin whatever the data (no -0.05..0.05, no 104 %
+        ticks), so a point at 0 or 100 sits inside the frame."""
         fig, ax = drawing.new_figure()
         ax.plot([0, 1], [0.0, 0.0])
         drawing.rate_axis(ax, "xy")
-        assert ax.get_xlim() == (0.0, 100.0) and ax.get_ylim() == (0.0, 100.0)
+        assert ax.get_xlim() == drawing.RATE_VIEW and ax.get_ylim() == drawing.RATE_VIEW
+        assert drawing.RATE_VIEW[0] < 0 and drawing.RATE_VIEW[1] > 100
 
     def test_clip(self) -> None:
         """Percentages outside the scale are clipped; NaN stays NaN."""

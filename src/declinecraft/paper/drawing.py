@@ -198,6 +198,9 @@ def pct(values: Any) -> np.ndarray:
 
 #: Every rate axis shows the whole range, so no figure invents a scale ("-0.05 to 0.05 %", "104 %").
 RATE_LIMITS = (0.0, 100.0)
+#: The view of a rate axis: the whole range with a margin, so a point at 0 % or 100 % sits inside
+#: the frame, not on it (:mod:`figure_check` reports a point on the frame).
+RATE_VIEW = (-4.0, 104.0)
 #: The fewest points a t interval is drawn on: with two (df = 1) the t quantile is 12.7 and the
 #: interval spans hundreds of percent, which says nothing.
 MIN_T_POINTS = 3
@@ -209,11 +212,12 @@ def clip_rate(values: Any) -> np.ndarray:
 
 
 def rate_axis(ax: Any, axis: str = "y") -> None:
-    """Fix a rate axis (``"x"``, ``"y"`` or ``"xy"``) to 0-100 %, whatever the data."""
+    """Fix a rate axis (``"x"``, ``"y"`` or ``"xy"``) to 0-100 % with a margin (:data:`RATE_VIEW`),
+    whatever the data."""
     if "x" in axis:
-        ax.set_xlim(*RATE_LIMITS)
+        ax.set_xlim(*RATE_VIEW)
     if "y" in axis:
-        ax.set_ylim(*RATE_LIMITS)
+        ax.set_ylim(*RATE_VIEW)
 
 
 def mean_interval(matrix: np.ndarray, *, rate: bool = True) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
