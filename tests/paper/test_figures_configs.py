@@ -172,3 +172,14 @@ class TestTradeoff:
         assert (no_rag.get_color(), single.get_color()) == (drawing.GRAY, drawing.ORANGE)
         assert no_rag.get_xydata().tolist() == [pytest.approx([80, 50])]
         assert single.get_xydata().tolist() == [pytest.approx([85, 55])]
+
+
+class TestLegendsListWhatIsDrawn:
+    def test_no_thinking_marker_without_thinking(self, tables: dict[str, pl.DataFrame]) -> None:
+        """A run where no configuration thinks draws no "thinking on" legend entry (Figures 10, 28)."""
+        off = figure_values.grid(tables).filter(pl.col("thinking") != "on")
+        for fig in (figures_configs.plot_tradeoff(off), figures_configs.plot_attempt_car(off, "single")):
+            texts = [t.get_text() for ax in fig.axes if ax.get_legend() for t in ax.get_legend().get_texts()]
+            assert texts and "thinking on" not in texts
+        both = figures_configs.plot_tradeoff(figure_values.grid(tables))
+        assert "thinking on" in [t.get_text() for t in both.axes[0].get_legend().get_texts()]
