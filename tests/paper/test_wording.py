@@ -186,3 +186,16 @@ class TestMainTex:
         used = set(re.findall(r"\\((?:Dir|Sig|Assoc)[A-Z][A-Za-z]*|Thinking(?:Pairs|Why))", text))
         assert made <= used
         assert {u for u in used if not u.startswith(("SigUp", "SigDown", "DirBoth"))} <= made
+
+
+class TestResultsScope:
+    def test_too_small(self) -> None:
+        """A run below the small-n rule says in one sentence that the section can test nothing, with its counts."""
+        got = words(macro_frame(NAnswerable=(2, "int"), NUnanswerable=(4, "int"), NConfigs=(2, "int")))
+        assert got["ResultsScope"].startswith("At this size the section can test nothing: its comparisons rest on 2")
+        assert "asks for 6 of each" in got["ResultsScope"]
+
+    def test_large_enough(self) -> None:
+        """Enough questions and configurations: no sentence."""
+        got = words(macro_frame(NAnswerable=(700, "int"), NUnanswerable=(300, "int"), NConfigs=(30, "int")))
+        assert got["ResultsScope"] == ""

@@ -184,6 +184,23 @@ WORDS: list[Word] = [
 ]
 
 
+def results_scope(printed: Mapping[str, Printed], need: int) -> str:
+    """One sentence for the head of the results when the run is too small for any of its tests:
+    its questions and configurations against the small-n rule's ``need``, and where the numbers
+    are; '' when it has enough of each (or cannot say)."""
+    counts = {k: printed.get(k, (None, "n/a"))[0] for k in ("NAnswerable", "NUnanswerable", "NConfigs")}
+    if any(v is None for v in counts.values()):
+        return ""
+    a, u, c = (int(v or 0) for v in counts.values())
+    if min(a, u, c) >= need:
+        return ""
+    return (
+        f"At this size the section can test nothing: its comparisons rest on {a} answerable and {u} "
+        f"unanswerable questions and {c} configurations, and the small-n rule asks for {need} of each; "
+        "the numbers below are printed with their n, and the tables and numbers.csv hold them all."
+    )
+
+
 def words(numbers: pl.DataFrame, *, alpha: float, min_n: int = 0, thinking_problem: str = "") -> pl.DataFrame:
     """Every word macro of :data:`WORDS` from the computed ``numbers``, plus ``ThinkingPairs``
     ("1" when the run has native thinking on/off pairs, else "0") and ``ThinkingWhy`` (why not),
@@ -200,6 +217,7 @@ def words(numbers: pl.DataFrame, *, alpha: float, min_n: int = 0, thinking_probl
         printed[row["macro"]] = (None, "n/a") if row["text"] == "n/a" or small else (row["value"], row["text"])
     rows = [(w.macro, w.what, w.rule(printed, alpha, min_n)) for w in WORDS]
     rows += [
+        ("ResultsScope", "what the results section can test at this size", results_scope(printed, need)),
         ("ThinkingPairs", "1 when the run has native thinking on/off pairs", "0" if thinking_problem else "1"),
         ("ThinkingWhy", "why the run has no native thinking pairs", escape(thinking_problem)),
     ]
