@@ -128,6 +128,20 @@ class TestRateAxis:
         assert list(out[:3]) == [0.0, 50.0, 100.0] and np.isnan(out[3])
 
 
+class TestNoteConstant:
+    def test_flat_panel_says_so(self) -> None:
+        """A panel whose values are all one number says so; a varied one does not."""
+        fig, ax = drawing.new_figure()
+        frame = pl.DataFrame({"config": ["a", "a", "b", "b"], "condition": ["x", "y"] * 2, "car": [0.0] * 4})
+        drawing.lines_panel(ax, frame, x="condition", y="car", order=["x", "y"])
+        assert [t.get_text() for t in ax.texts] == ["all 4 values are 0.0%"]
+        fig, ax = drawing.new_figure()
+        drawing.lines_panel(
+            ax, frame.with_columns(car=pl.Series([0.0, 0.5, 0.2, 0.1])), x="condition", y="car", order=["x", "y"]
+        )
+        assert len(ax.texts) == 0
+
+
 class TestLinesPanel:
     def test_one_line_per_unit(self) -> None:
         """One gray line per configuration through its values in percent; missing positions are NaN,

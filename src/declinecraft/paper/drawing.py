@@ -286,7 +286,27 @@ def lines_panel(
     ax.set_xticks(xs, [(names or {}).get(v, str(v)) for v in order])
     ax.set_ylabel(ylabel)
     ax.grid(axis="y")
+    note_constant(ax, matrix, unit="%" if rate else "")
     return matrix
+
+
+def note_constant(ax: Any, values: np.ndarray, *, unit: str = "") -> bool:
+    """Say in the panel when every value it draws is the same (a flat panel reads as "no data" or
+    as a finding otherwise): "all 6 values are 0.0%"; True when it did."""
+    finite = values[np.isfinite(values)] if values.size else values
+    if finite.size < 2 or not np.all(finite == finite.flat[0]):
+        return False
+    ax.text(
+        0.5,
+        0.92,
+        f"all {finite.size} values are {finite.flat[0]:.1f}{unit}",
+        ha="center",
+        va="top",
+        transform=ax.transAxes,
+        fontsize=6,
+        color=GRAY,
+    )
+    return True
 
 
 def note_missing(ax: Any, text: str) -> None:
