@@ -47,9 +47,13 @@ ROWS: tuple[tuple[str, str, str], ...] = (
     ("failed_calls", run_health.K2G_STAGE, "Failed calls, Know2Guess"),
     ("truncated", run_health.K2G_STAGE, "Know2Guess replies cut at the budget"),
     ("k2g_format_issues", run_health.K2G_STAGE, "Know2Guess replies with a format issue"),
+    ("protocol_decision", run_health.K2G_STAGE, "Know2Guess replies with a readable decision"),
+    ("protocol_confidence", run_health.K2G_STAGE, "Know2Guess replies stating a confidence"),
+    ("protocol_followed", run_health.K2G_STAGE, "Know2Guess replies following the protocol"),
     ("failed_calls", run_health.EVIDENCE_STAGE, "Failed calls, evidence view"),
     ("truncated", run_health.EVIDENCE_STAGE, "Evidence answers cut at the budget"),
     ("esb_invalid", run_health.EVIDENCE_STAGE, "ESB invalid responses"),
+    ("protocol_followed", run_health.EVIDENCE_STAGE, "Evidence answers following the protocol"),
 )
 
 
