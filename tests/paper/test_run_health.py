@@ -186,6 +186,18 @@ class TestJudgesAndNeighbours:
         assert "big" not in said and "a judge, an oracle or questions that are not unanswerable" in said
         assert paper_run_health.leakage_sentence(leakage.filter(pl.col("model") == "big"), grid) == ""
 
+    def test_leakage_before_the_cutoff(self) -> None:
+        """A model released before the corpus cut-off is flagged above analysis.max_leakage, even
+        below its answerable accuracy; one released after it is not."""
+        leakage = pl.DataFrame({"model": ["old", "new"], "thinking": ["off"] * 2, "n": [4, 4], "accuracy": [0.625] * 2})
+        grid = pl.DataFrame(
+            {"model": ["old", "new"], "thinking": ["off"] * 2, "condition": ["no_rag"] * 2, "accuracy": [0.75] * 2}
+        )
+        facts = pl.DataFrame({"model": ["old", "new"], "release": ["2024-11", "2025-06"]})
+        said = paper_run_health.leakage_sentence(leakage, grid, facts, cutoff="2025-03-31", max_leakage=0.2)
+        assert "old scores 62.5% on unanswerable questions (4 answers) against 75.0% on answerable ones" in said
+        assert "released 2024-11, before the corpus cut-off" in said and "new" not in said
+
     def test_scope(self, cfg) -> None:  # noqa: ANN001
         """A view on fewer models or questions than the answer stage says which params set that."""
         import dataclasses

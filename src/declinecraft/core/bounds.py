@@ -165,6 +165,7 @@ BOUNDS: dict[str, dict[str, Bound]] = {
         "alpha": LEVEL,
         "min_attempt": PROPORTION,
         "min_protocol": PROPORTION,
+        "max_leakage": PROPORTION,
         "min_judge_kappa": Bound(-1.0, 1.0),
         "annotation_part1": COUNT,
         "annotation_part2": COUNT,

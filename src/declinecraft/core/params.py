@@ -415,6 +415,11 @@ class AnalysisParams:
     confidence where the protocol asks for one, not cut at the output budget) for its behavioural
     numbers to be read; below it they print as "not interpretable: the models did not follow the
     protocol (k of n)". 0.8: a reply in five may stray."""
+    max_leakage: float = 0.2
+    """The accuracy without retrieval on unanswerable questions above which run health flags a
+    model released before the corpus cut-off: it cannot know what the wiki added later, so such a
+    score points to a judge, an oracle or questions that are not unanswerable (0.2: a fifth of full
+    credit, room for a judge's occasional half point)."""
     min_judge_kappa: float = 0.4
     """The weighted Cohen's kappa two accuracy judges must reach on the same answers; below it run
     health warns that their scores barely agree (0.4: the lower edge of "moderate" agreement,

@@ -366,34 +366,51 @@ def judge_agreement_sentence(agreement: pl.DataFrame | None, min_kappa: float) -
     return text
 
 
-def leakage_sentence(leakage: pl.DataFrame | None, grid: pl.DataFrame | None) -> str:
-    """Each model that scores higher on unanswerable questions than on answerable ones without
-    retrieval, flagged before any accuracy is read: a model cannot know what postdates it better
-    than what it was trained on (its own answerable accuracy is the chance it is held to), so the
-    score points to a judge, an oracle or questions that are not unanswerable; '' when none."""
-    if leakage is None or grid is None or leakage.height == 0 or "accuracy" not in grid.columns:
+def leakage_sentence(
+    leakage: pl.DataFrame | None,
+    grid: pl.DataFrame | None,
+    facts: pl.DataFrame | None = None,
+    *,
+    cutoff: str = "",
+    max_leakage: float = 1.0,
+) -> str:
+    """Each model whose accuracy on unanswerable questions without retrieval no knowledge can
+    explain, flagged before any accuracy is read: above its own accuracy on answerable ones, or,
+    for a model released before the corpus ``cutoff`` (``facts``' ``release``, YYYY-MM), above
+    ``max_leakage`` (``analysis.max_leakage``). Such a score points to a judge, an oracle or
+    questions that are not unanswerable; '' when none."""
+    if leakage is None or leakage.height == 0:
         return ""
-    known = grid.filter(pl.col("condition") == "no_rag").select(
-        "model", "thinking", answerable=pl.col("accuracy").cast(pl.Float64)
-    )
-    both = (
-        leakage.with_columns(pl.col("thinking").cast(pl.String))
-        .join(known.with_columns(pl.col("thinking").cast(pl.String)), on=["model", "thinking"], how="inner")
-        .drop_nulls(["accuracy", "answerable"])
-    )
-    above = both.filter(pl.col("accuracy") > pl.col("answerable"))
-    if above.height == 0:
+    frame = leakage.with_columns(pl.col("thinking").cast(pl.String)).drop_nulls("accuracy")
+    if grid is not None and "accuracy" in grid.columns:
+        known = grid.filter(pl.col("condition") == "no_rag").select(
+            "model", pl.col("thinking").cast(pl.String), answerable=pl.col("accuracy").cast(pl.Float64)
+        )
+        frame = frame.join(known, on=["model", "thinking"], how="left")
+    else:
+        frame = frame.with_columns(answerable=pl.lit(None, pl.Float64))
+    released = {}
+    if facts is not None and {"model", "release"} <= set(facts.columns):
+        released = {m: str(r or "") for m, r in facts.select("model", "release").iter_rows()}
+    said = []
+    for r in frame.iter_rows(named=True):
+        before = bool(cutoff) and bool(released.get(r["model"])) and released[r["model"]] < cutoff[:7]
+        above_known = r["answerable"] is not None and r["accuracy"] > r["answerable"]
+        if not (above_known or (before and r["accuracy"] > max_leakage)):
+            continue
+        text = f"{r['model']} scores {100 * r['accuracy']:.1f}% on unanswerable questions ({r['n']} answers)"
+        if r["answerable"] is not None:
+            text += f" against {100 * r['answerable']:.1f}% on answerable ones"
+        if before:
+            text += f", released {released[r['model']]}, before the corpus cut-off"
+        said.append(text)
+    if not said:
         return ""
-    said = [
-        f"{r['model']} scores {100 * r['accuracy']:.1f}% on unanswerable questions ({r['n']} answers) against "
-        f"{100 * r['answerable']:.1f}% on answerable ones"
-        for r in above.iter_rows(named=True)
-    ]
     return (
         "Flagged before any accuracy is read: without retrieval, "
         + "; ".join(said)
-        + ". A model cannot know what postdates its training better than what it was trained on, so this "
-        "points to a judge, an oracle or questions that are not unanswerable, not to knowledge."
+        + ". A model cannot know what postdates its training, nor know it better than what it was trained on, "
+        "so this points to a judge, an oracle or questions that are not unanswerable, not to knowledge."
     )
 
 
@@ -521,7 +538,7 @@ def write(cfg: RunConfig, paper_dir: Path, stage_dir: Path) -> dict[str, Any]:
     writer = paper_writer(paper_dir, stage_dir)
     writer.frame(catalogue.PAPER_RUN_HEALTH, frame)
     writer.text(catalogue.PAPER_TABLE, health_tex(frame, min_n), "run_health")
-    tables = {name: _analysis_table(cfg, name) for name in ("judge_agreement", "leakage_model", "main_grid")}
+    tables = {name: _analysis_table(cfg, name) for name in ("judge_agreement", "leakage_model", "main_grid", "facts")}
     more = [
         (
             "HealthJudgeAgreeSentence",
@@ -530,7 +547,13 @@ def write(cfg: RunConfig, paper_dir: Path, stage_dir: Path) -> dict[str, Any]:
         ),
         (
             "HealthLeakSentence",
-            leakage_sentence(tables["leakage_model"], tables["main_grid"]),
+            leakage_sentence(
+                tables["leakage_model"],
+                tables["main_grid"],
+                tables["facts"],
+                cutoff=cfg.corpus.cutoff,
+                max_leakage=cfg.analysis.max_leakage,
+            ),
             "models scoring higher on unanswerable than on answerable questions",
         ),
         ("HealthScopeSentence", scope_sentence(cfg), "why a view ran on fewer models or questions"),
