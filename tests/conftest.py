@@ -25,10 +25,11 @@ def root() -> Path:
 
 @pytest.fixture()
 def project(tmp_path: Path) -> Path:
-    """A minimal project tree (pyproject + params) in a temporary folder."""
+    """A minimal project tree (pyproject, params, the judges' check set) in a temporary folder."""
     (tmp_path / "params").mkdir()
     shutil.copy(projects.REPO / "pyproject.toml", tmp_path / "pyproject.toml")
     shutil.copy(projects.REPO / "params" / "default.yaml", tmp_path / "params" / "default.yaml")
+    shutil.copytree(projects.REPO / "data" / "judge_check", tmp_path / "data" / "judge_check")  # judge.check_file
     return tmp_path
 
 

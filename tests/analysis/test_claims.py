@@ -177,3 +177,20 @@ class TestPaperValue:
         """Correlations print signed with two decimals."""
         value = claims.paper_value("rho={r:+.2f}", {"r": {"value": 0.6}})
         assert value == "rho=+0.60"
+
+
+class TestSentenceReason:
+    def test_refuses_below_small_n(self) -> None:
+        """A comparative sentence from fewer items than the small-n rule asks for is refused."""
+        why = claims.sentence_reason("its reliability is higher (+16.7 points)", n=4, p=0.01, min_n=6, alpha=0.05)
+        assert why.startswith("refused: 'higher' states a difference") and "n = 4 is below" in why
+
+    def test_refuses_not_significant(self) -> None:
+        """A comparative sentence whose test has p >= alpha is refused, as is one without a test."""
+        assert "p = 0.65" in claims.sentence_reason("the most reliable", n=36, p=0.65, min_n=6, alpha=0.05)
+        assert "no test" in claims.sentence_reason("retrieval leaves it lower", n=36, p=None, min_n=6, alpha=0.05)
+
+    def test_accepts(self) -> None:
+        """A tested, significant difference on enough items, or a sentence with no comparative word, passes."""
+        assert claims.sentence_reason("its reliability is higher", n=36, p=0.01, min_n=6, alpha=0.05) == ""
+        assert claims.sentence_reason("reliability shifts by +16.7 points", n=4, p=None, min_n=6, alpha=0.05) == ""

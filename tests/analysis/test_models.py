@@ -9,7 +9,7 @@ import polars as pl
 import pytest
 
 from declinecraft.analysis import models
-from declinecraft.core import stats
+from declinecraft.core import small_n, stats
 from tests.support import judged_tables
 
 
@@ -96,6 +96,30 @@ class TestAssociations:
         assert out.filter(pl.col("name") == "car_total_params")["rho"][0] == pytest.approx(1.0)
         release = out.filter(pl.col("name") == "car_release_month").row(0, named=True)
         assert release["n"] == 5 and "without release_month" in release["note"]
+
+    def test_rank_minimum_is_the_papers(self) -> None:
+        """Below the rank test's own minimum (small_n.min_n_rank, 5 at alpha 0.05) a row says it
+        needs that many points: the threshold the paper prints for its rank-correlation figures."""
+        n = 4
+        grid_ = pl.DataFrame(
+            {
+                "model": [f"m{i}" for i in range(n)],
+                "thinking": ["off"] * n,
+                "condition": ["single"] * n,
+                "family": [f"f{i}" for i in range(n)],
+                "car": np.linspace(0.1, 0.6, n),
+                "accuracy": np.linspace(0.6, 0.1, n),
+                "accuracy_when_attempted": np.linspace(0.6, 0.2, n),
+                "car_lenient": np.linspace(0.3, 0.8, n),
+                "params_total_b": np.arange(1.0, n + 1),
+                "params_active_b": np.arange(1.0, n + 1),
+                "open_weight": [True] * n,
+                "release_month": np.arange(1.0, n + 1),
+            }
+        )
+        row = models.associations(grid_, alpha=0.05).filter(pl.col("name") == "car_total_params").row(0, named=True)
+        assert row["rho"] == pytest.approx(1.0) and f"needs {small_n.min_n_rank(0.05)}" in row["note"]
+        assert small_n.min_n_rank(0.05) == 5
 
 
 class TestFrontierTable:

@@ -95,6 +95,41 @@ class TestViews:
         assert _row(found, "k2g_format_issues", "m-a") == (2, 3)
         assert found["detail"][0] == "no_decision"
 
+    def test_know2guess_protocol(self) -> None:
+        """A reply follows the protocol with a decision it keeps, a stated confidence and no cut;
+        a failed call is not a reply, the normalized parser's rows are the same calls."""
+        decisions = pl.DataFrame(
+            {
+                "model": ["m-a"] * 6,
+                "thinking": ["off"] * 6,
+                "parser": ["strict"] * 5 + ["normalized"],
+                "issues": ["no_decision;missing_confidence", "", "answer_with_abstain", "", "", ""],
+                "finish_reason": ["stop", "stop", "stop", "length", None, "stop"],
+                "error": [None, None, None, None, "HTTP 500", None],
+            }
+        )
+        found = run_health.know2guess_protocol(decisions)
+        assert _row(found, "protocol_decision", "m-a") == (2, 4)
+        assert _row(found, "protocol_confidence", "m-a") == (3, 4)
+        assert _row(found, "protocol_followed", "m-a") == (1, 4)
+
+    def test_evidence_protocol(self) -> None:
+        """An evidence answer follows the protocol with final text, not exhausted and not cut."""
+        responses = pl.DataFrame(
+            {
+                "model": ["m-a"] * 4,
+                "thinking": ["off"] * 4,
+                "response": ["Yes.", "", "It is", "No."],
+                "budget_exhausted": [False, True, False, False],
+                "finish_reason": ["stop", "length", "length", "stop"],
+                "error": [None] * 4,
+            }
+        )
+        found = run_health.evidence_protocol(responses)
+        assert _row(found, "protocol_decision", "m-a") == (3, 4)
+        assert _row(found, "protocol_followed", "m-a") == (2, 4)
+        assert "protocol_confidence" not in set(found["measure"])
+
     def test_evidence_invalid(self) -> None:
         """Invalid responses summed over prompts."""
         summary = pl.DataFrame(

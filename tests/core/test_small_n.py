@@ -78,3 +78,21 @@ class TestStated:
     def test_unknown(self) -> None:
         """An unknown n is never a finding."""
         assert small_n.caveat(None) == "n unknown, not interpretable at this n"
+
+
+class TestComparativeReason:
+    @pytest.mark.parametrize(
+        ("n", "p", "part"),
+        [(4, 0.001, "n = 4 is below"), (None, 0.001, "n = unknown"), (20, None, "no test"), (20, 0.65, "p = 0.65")],
+    )
+    def test_refused(self, n: int | None, p: float | None, part: str) -> None:
+        """Below the small-n rule, without a test, or with p >= alpha: no comparative word, and why."""
+        assert part in small_n.comparative_reason(n, 6, p, 0.05)
+
+    def test_allowed(self) -> None:
+        """Enough items and p < alpha: a comparative word may be printed."""
+        assert small_n.comparative_reason(20, 6, 0.01, 0.05) == ""
+
+    def test_words(self) -> None:
+        """Comparative words are found as whole words, in order, any case."""
+        assert small_n.comparative_words("Its reliability is Higher, the most of all; lowered") == ["higher", "most"]

@@ -6,7 +6,7 @@ import polars as pl
 import pytest
 
 from declinecraft.core import artifacts
-from declinecraft.evaluation import answer_stage, comparison, judge, judge_stage
+from declinecraft.evaluation import answer_stage, comparison, judge, judge_check, judge_stage
 from declinecraft.llm.calls import Call
 from declinecraft.retrieval import stage
 from tests.support import answering, judging, projects
@@ -151,6 +151,16 @@ class TestRunStage:
         leak = pl.read_csv(folder / "leakage.csv")
         assert leak.select("n", "leakage_accuracy").row(0) == (2, 0.0)
         assert out.manifest["label_unparsable"] == 0 and out.references.height == 2
+        # The check set, once per accuracy judge: j1 always says 1.0, so it agrees only on the
+        # correct items; j2 always says 0.5, only on the partial ones.
+        check = pl.read_parquet(folder / "judge_check.parquet")
+        read = judge_check.read_check_set(cfg.resolve(cfg.judge.check_file))
+        items = judge_check.sample_check_set(read, cfg.judge.check_items, cfg.seed)
+        assert check.height == 2 * items.height and out.manifest["check_calls"] == check.height
+        assert out.manifest["check_agreement"] == {
+            "j1": f"{(items['kind'] == 'correct').sum()} of {items.height}",
+            "j2": f"{(items['kind'] == 'partial').sum()} of {items.height}",
+        }
 
 
 @pytest.mark.slow

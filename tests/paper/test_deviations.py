@@ -26,8 +26,10 @@ def test_miniature_box(root: Path, reported: dict) -> None:
     """The default run gets the box with its own sizes; the paper's params get none."""
     cfg, _ = load(root, "default")
     box = deviations.miniature_box(cfg, reported)
-    questions = cfg.verify.target_answerable + cfg.verify.target_unanswerable
-    assert "Miniature run" in box and f"asks for {questions} benchmark questions (the paper: 1{{,}}000)" in box
+    asked = f"asks for {cfg.verify.target_answerable} answerable and {cfg.verify.target_unanswerable} unanswerable"
+    assert "Miniature run" in box and f"{asked} benchmark questions (the paper has 700 and 300)" in box
+    assert "holds \\BenchAnswerable{} answerable and \\BenchUnanswerable{} unanswerable" in box
+    assert "\\HealthBoxLine{}" in box
     assert "no number in it is evidence" in box and "fewer questions than 6" in box
     assert deviations.miniature_box(load(root, "paper")[0], reported) == ""
 

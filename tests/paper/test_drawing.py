@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import datetime as dt
 import re
 from pathlib import Path
 
@@ -60,6 +61,20 @@ class TestSave:
         files = drawing.save(figures_main.plot_pipeline(), tmp_path, "x", ("pdf", "png"), dpi=50)
         assert [f.suffix for f in files] == [".pdf", ".png"] and all(f.stat().st_size > 1000 for f in files)
 
+    def test_reproducible(self, tmp_path: Path) -> None:
+        """One figure saved twice, in different folders, is the same bytes; its PDF carries the date given."""
+        created = dt.datetime(2026, 9, 8, tzinfo=dt.UTC)
+        saved = []
+        for name in ("a", "b"):
+            (tmp_path / name).mkdir()
+            saved.append(
+                drawing.save(
+                    figures_main.plot_pipeline(), tmp_path / name, "x", ("pdf", "png"), dpi=50, created=created
+                )
+            )
+        assert [f.read_bytes() for f in saved[0]] == [f.read_bytes() for f in saved[1]]
+        assert b"D:20260908000000Z" in saved[0][0].read_bytes()
+
 
 class TestPct:
     def test_null_is_nan(self) -> None:
@@ -99,16 +114,32 @@ class TestMeanInterval:
 
 class TestRateAxis:
     def test_fixed(self) -> None:
-        """A rate axis runs from 0 to 100 % whatever the data (no -0.05..0.05, no 104)."""
+        """A rate axis shows 0 to 100 % with a margin whatever the data (no -0.05..0.05, no 104 %
+        ticks), so a point at 0 or 100 sits inside the frame."""
         fig, ax = drawing.new_figure()
         ax.plot([0, 1], [0.0, 0.0])
         drawing.rate_axis(ax, "xy")
-        assert ax.get_xlim() == (0.0, 100.0) and ax.get_ylim() == (0.0, 100.0)
+        assert ax.get_xlim() == drawing.RATE_VIEW and ax.get_ylim() == drawing.RATE_VIEW
+        assert drawing.RATE_VIEW[0] < 0 and drawing.RATE_VIEW[1] > 100
 
     def test_clip(self) -> None:
         """Percentages outside the scale are clipped; NaN stays NaN."""
         out = drawing.clip_rate([-440.0, 50.0, 510.0, np.nan])
         assert list(out[:3]) == [0.0, 50.0, 100.0] and np.isnan(out[3])
+
+
+class TestNoteConstant:
+    def test_flat_panel_says_so(self) -> None:
+        """A panel whose values are all one number says so; a varied one does not."""
+        fig, ax = drawing.new_figure()
+        frame = pl.DataFrame({"config": ["a", "a", "b", "b"], "condition": ["x", "y"] * 2, "car": [0.0] * 4})
+        drawing.lines_panel(ax, frame, x="condition", y="car", order=["x", "y"])
+        assert [t.get_text() for t in ax.texts] == ["all 4 values are 0.0%"]
+        fig, ax = drawing.new_figure()
+        drawing.lines_panel(
+            ax, frame.with_columns(car=pl.Series([0.0, 0.5, 0.2, 0.1])), x="condition", y="car", order=["x", "y"]
+        )
+        assert len(ax.texts) == 0
 
 
 class TestLinesPanel:

@@ -57,9 +57,25 @@ class TestFigureCheck:
         fig, ax = plt.subplots(figsize=(5, 3))
         names = [f"Qwen2.5-Coder-0.5B-Instruct (Q4_K_M) {i}" for i in range(3)] + ["SmolLM2-135M-Instruct (Q4_1)"]
         ax.scatter([100] * 4, [0] * 4)
-        ax.set_xlim(0, 100)
-        ax.set_ylim(0, 100)
+        drawing.rate_axis(ax, "xy")  # the margin keeps the points off the frame
         drawing.label_points(ax, [(100, 0, name) for name in names])
         assert figure_check.problems(fig) == []
         assert [t.get_text() for t in ax.texts] == ["\n".join(names)]
         plt.close(fig)
+
+
+class TestFramedPoints:
+    def test_point_on_the_frame(self) -> None:
+        """A point at a limit of a framed axis is reported; with a margin it is not."""
+        from declinecraft.paper import drawing
+
+        with drawing.style():
+            fig, ax = drawing.new_figure()
+            ax.plot([0.0, 50.0], [0.0, 50.0], marker="o", linestyle="")
+            ax.set_xlim(0, 100)
+            ax.set_ylim(0, 100)
+            ax.set_xlabel("attempt (%)")
+            found = figure_check.problems(fig)
+            assert any("on the left frame" in p for p in found) and any("on the bottom frame" in p for p in found)
+            drawing.rate_axis(ax, "xy")
+            assert not [p for p in figure_check.problems(fig) if "frame" in p]

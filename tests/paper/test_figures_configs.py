@@ -17,16 +17,16 @@ from tests.support import figure_values
 
 class TestRateAxes:
     def test_conditions(self, tables: dict[str, pl.DataFrame]) -> None:
-        """Figure 8's CAR and accuracy axes are fixed at 0-100 %."""
+        """Figure 8's CAR and accuracy axes are fixed at 0-100 % (with the rate axes' margin)."""
         fig = figures_configs.plot_conditions(figure_values.grid(tables))
-        assert all(ax.get_ylim() == (0.0, 100.0) for ax in fig.axes)
+        assert all(ax.get_ylim() == drawing.RATE_VIEW for ax in fig.axes)
 
     @pytest.mark.parametrize("condition", ["single", "iterative"])
     def test_attempt_car(self, tables: dict[str, pl.DataFrame], condition: str) -> None:
         """Attempt against CAR: both axes 0-100 %, even with every rate at zero."""
         zero = figure_values.grid(tables).with_columns(car=pl.lit(0.0), car_low=pl.lit(0.0), car_high=pl.lit(0.0))
         ax = figures_configs.plot_attempt_car(zero, condition).axes[0]
-        assert ax.get_xlim() == (0.0, 100.0) and ax.get_ylim() == (0.0, 100.0)
+        assert ax.get_xlim() == drawing.RATE_VIEW and ax.get_ylim() == drawing.RATE_VIEW
 
     def test_two_configurations(self, tables: dict[str, pl.DataFrame]) -> None:
         """Two configurations: no t interval leaves the scale (Figure 8 drawn from df = 1)."""
@@ -172,3 +172,14 @@ class TestTradeoff:
         assert (no_rag.get_color(), single.get_color()) == (drawing.GRAY, drawing.ORANGE)
         assert no_rag.get_xydata().tolist() == [pytest.approx([80, 50])]
         assert single.get_xydata().tolist() == [pytest.approx([85, 55])]
+
+
+class TestLegendsListWhatIsDrawn:
+    def test_no_thinking_marker_without_thinking(self, tables: dict[str, pl.DataFrame]) -> None:
+        """A run where no configuration thinks draws no "thinking on" legend entry (Figures 10, 28)."""
+        off = figure_values.grid(tables).filter(pl.col("thinking") != "on")
+        for fig in (figures_configs.plot_tradeoff(off), figures_configs.plot_attempt_car(off, "single")):
+            texts = [t.get_text() for ax in fig.axes if ax.get_legend() for t in ax.get_legend().get_texts()]
+            assert texts and "thinking on" not in texts
+        both = figures_configs.plot_tradeoff(figure_values.grid(tables))
+        assert "thinking on" in [t.get_text() for t in both.axes[0].get_legend().get_texts()]

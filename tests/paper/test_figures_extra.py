@@ -107,7 +107,7 @@ class TestKChoice:
         retrieval = pl.DataFrame({"k": [10, 1, 5], "target_hit": [0.9, 0.4, 0.7], "scenario_hit": [0.8, 0.2, 0.5]})
         fig = figures_extra.plot_k_choice(ablation, retrieval)
         top = fig.axes[0]
-        assert figure_values.ticks(top) == ["1", "5", "10"] and top.get_ylim() == (0, 100)
+        assert figure_values.ticks(top) == ["1", "5", "10"] and top.get_ylim() == drawing.RATE_VIEW
         assert [list(line.get_ydata()) for line in top.lines] == [
             pytest.approx([40, 70, 90]),
             pytest.approx([20, 50, 80]),

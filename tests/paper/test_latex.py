@@ -46,3 +46,9 @@ class TestEscapeMarked:
         """Only a trailing ``^{...}`` is a mark; other braces and carets are escaped."""
         assert latex.escape_marked("a^{b} c") == "a\\textasciicircum{}\\{b\\} c"
         assert latex.escape_marked("x {y}") == "x \\{y\\}"
+
+
+class TestEscapeSymbols:
+    def test_subscripts(self) -> None:
+        """C_pre and R_lambda print as math subscripts, not with a literal underscore; the rest is escaped."""
+        assert latex.escape_symbols("pages in C_pre & R_lambda") == "pages in $C_{\\mathrm{pre}}$ \\& $R_\\lambda$"

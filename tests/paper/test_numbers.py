@@ -8,6 +8,7 @@ from pathlib import Path
 import polars as pl
 import pytest
 
+from declinecraft.analysis import paper_tables
 from declinecraft.paper import numbers
 
 
@@ -96,9 +97,9 @@ class TestCompute:
     def test_shares_carry_their_n(self) -> None:
         """Every percent, point or kappa the prose can state as a finding names what it rests on,
         so the small-n rule can print it with its n. Not findings: the run's own share of cut
-        answers (run health), the judges' leniency spread (a description of this run's judges) and
-        Table 10's kappas (their n is the annotators' sheet, printed with the table)."""
-        exempt = {"BudgetExhaustedShare", "JudgeLeniencySpread"} | {
+        answers (run health) and Table 10's kappas (their n is the annotators' sheet, printed with the
+        table)."""
+        exempt = {"BudgetExhaustedShare"} | {
             f"Human{who}{part}" for who in ("HH", "JH", "JM") for part in ("One", "Two")
         }
         bare = [n.macro for n in numbers.NUMBERS if n.fmt in {"pct", "pts", "kappa"} and n.n is None]
@@ -108,6 +109,25 @@ class TestCompute:
         """The share of lost abstentions that became denials prints with how many were lost."""
         row = numbers.compute(results, min_n=10_000).filter(pl.col("macro") == "ThinkLostToDenial").row(0, named=True)
         assert row["text"].startswith("\\dcsmall{") and row["text"].endswith(" abstentions lost}")
+
+    def test_judge_difference_is_table_5s(self) -> None:
+        """The text's judge difference is Table 5's pair farthest from 0, with Table 5's sign and names."""
+        agreement = pl.DataFrame(
+            {
+                "judge_a": ["score_a", "score_a", "score_b", "all"],
+                "judge_b": ["score_b", "score_c", "score_c", "all"],
+                "rows": [8, 8, 8, 8],
+                "mean_diff": [0.05, -0.147, 0.1, None],
+                "kappa": [0.1, 0.2, 0.3, 0.4],
+                "exact": [0.5, 0.5, 0.5, 0.5],
+            }
+        )
+        computed = numbers.compute({"judge_agreement": agreement}, min_n=1)
+        text = dict(zip(computed["macro"], computed["text"], strict=True))
+        table = paper_tables.table05({"judge_agreement": agreement})
+        assert isinstance(table, pl.DataFrame)
+        assert text["JudgeLeniencyPair"] == "a vs c" and text["JudgeLeniencySpread"] == "\\textminus 14.7"
+        assert table.filter(pl.col("judges") == "a vs c")["mean_diff"][0] == pytest.approx(-14.7)
 
     def test_unique_macros(self) -> None:
         """Macro names are unique and letters only."""
@@ -162,6 +182,12 @@ class TestReportedVsReproduced:
             computed, {"car_mean_no_rag": {"value": "~40%"}, "car_mean_single_shot": {"value": -2}}
         )
         assert "\\textasciitilde{}40\\% & \\CARnoragMean" in tex and "\\textminus 2 & \\CARsingleMean" in tex
+
+    def test_symbols_as_subscripts(self) -> None:
+        """ "pages in C_pre" prints C_pre as a subscript, never with a literal underscore."""
+        computed = numbers.compute({}, no_input="x")
+        tex = numbers.reported_vs_reproduced(computed, {"c_pre_pages": {"value": 3404, "unit": "pages"}})
+        assert "pages in $C_{\\mathrm{pre}}$ & 3404 & \\CprePages" in tex and "C\\_pre" not in tex
 
 
 class TestNumbering:

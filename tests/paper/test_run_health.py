@@ -31,8 +31,20 @@ class TestPaperSection:
         assert "1 of 1 (n = 1 question, not interpretable at this n)" in tex
         said = dict((m, v) for m, v, _ in paper_run_health.health_macros(counted, min_n=6))
         assert "2 failed" in said["HealthCallsSentence"] and "m-b in 05\\_answer: 2 of 8" in said["HealthCallsSentence"]
-        assert "1 of 11 answers stopped" in said["HealthTruncSentence"]
+        assert said["HealthTruncSentence"].startswith("1 of 11 answers were cut at the output budget")
+        assert said["HealthTruncSentence"].endswith("1 of 1 of them exhausted it with no final answer.")
+        assert "Answers that exhausted the budget (no answer left) & m-a & 1 of 2" in tex
+        assert said["HealthBoxLine"] == (
+            "Run health: 2 of 33 model calls failed; 1 of 11 answers were cut at the output budget and 1 of 11 "
+            "exhausted it."
+        )
         assert "j-small gave no usable output on 1 of 2 calls" in said["HealthJudgeSentence"]
+        assert said["HealthCheckSentence"] == (
+            "On the judges' check set (labelled items we wrote), the accuracy judges score as labelled j-big: 9 of 10; "
+            "j-small: 3 of 10. The scores of j-small are not interpretable: below judge.check\\_min\\_agreement, so "
+            "no accuracy number of this run is read as a finding."
+        )
+        assert "Check-set items scored as labelled & j-small &  &  &  & 3 of 10" in tex
         assert "references.parquet is missing" in said["HealthOmitted"]
         assert "used the first retrieval round only" not in said["HealthRoundsSentence"]
         assert "Verifier's NO, answerable drafts (rejected) & v &  &  &  & 7 of 9" in tex
@@ -94,7 +106,8 @@ class TestPaperSection:
         assert health < tex.index("\\section{Results}") and health < tex.index("\\section{Know2Guess")
         assert health < tex.index("\\dctable[H]{run_health}") < tex.index("\\section{Results}")
         used = set(re.findall(r"\\(Health[A-Za-z]+)", tex))
-        assert used and used <= {m for m, _, _ in paper_run_health.health_macros(run_health.empty(), min_n=6)}
+        defined = {m for m, _, _ in paper_run_health.health_macros(run_health.empty(), min_n=6)}
+        assert used and used <= defined | set(paper_run_health.NEIGHBOUR_MACROS)
 
 
 def test_judge_sentence_names_rescued_scores() -> None:
@@ -134,3 +147,64 @@ def test_rule_disagreement() -> None:
     assert row["detail"] == "r1: judge DENY, rule ABSTAIN; r3: judge ABSTAIN, rule ANSWER"
     said = paper_run_health._rule_sentence(run_health.rule_disagreement(labels))
     assert "j and the phrase rule label 2 of 3 responses differently (first: r1: judge DENY" in said
+
+
+class TestJudgesAndNeighbours:
+    def test_judge_agreement_warning(self) -> None:
+        """Each pair's exact agreement and kappa; a pair below the declared level gets the warning."""
+        agreement = pl.DataFrame(
+            {
+                "judge_a": ["score_a", "all"],
+                "judge_b": ["score_b", "all"],
+                "rows": [15, 15],
+                "exact": [0.47, None],
+                "kappa": [0.013, 0.1],
+            }
+        )
+        said = paper_run_health.judge_agreement_sentence(agreement, 0.4)
+        assert "a and b agree exactly on 47% of 15 answers (weighted kappa 0.013)" in said
+        assert "Warning: a and b fall below the run's level of kappa 0.4" in said
+        assert "Warning" not in paper_run_health.judge_agreement_sentence(agreement, 0.01)
+        assert paper_run_health.judge_agreement_sentence(None, 0.4) == ""
+
+    def test_leakage_flag(self) -> None:
+        """A model more accurate on unanswerable than on answerable questions (no retrieval) is
+        flagged as a judge, oracle or question problem; one below its answerable accuracy is not."""
+        leakage = pl.DataFrame(
+            {"model": ["small", "big"], "thinking": ["off", "off"], "n": [8, 8], "accuracy": [0.625, 0.1]}
+        )
+        grid = pl.DataFrame(
+            {
+                "model": ["small", "big"],
+                "thinking": ["off", "off"],
+                "condition": ["no_rag"] * 2,
+                "accuracy": [0.25, 0.5],
+            }
+        )
+        said = paper_run_health.leakage_sentence(leakage, grid)
+        assert "small scores 62.5% on unanswerable questions (8 answers) against 25.0% on answerable ones" in said
+        assert "big" not in said and "a judge, an oracle or questions that are not unanswerable" in said
+        assert paper_run_health.leakage_sentence(leakage.filter(pl.col("model") == "big"), grid) == ""
+
+    def test_leakage_before_the_cutoff(self) -> None:
+        """A model released before the corpus cut-off is flagged above analysis.max_leakage, even
+        below its answerable accuracy; one released after it is not."""
+        leakage = pl.DataFrame({"model": ["old", "new"], "thinking": ["off"] * 2, "n": [4, 4], "accuracy": [0.625] * 2})
+        grid = pl.DataFrame(
+            {"model": ["old", "new"], "thinking": ["off"] * 2, "condition": ["no_rag"] * 2, "accuracy": [0.75] * 2}
+        )
+        facts = pl.DataFrame({"model": ["old", "new"], "release": ["2024-11", "2025-06"]})
+        said = paper_run_health.leakage_sentence(leakage, grid, facts, cutoff="2025-03-31", max_leakage=0.2)
+        assert "old scores 62.5% on unanswerable questions (4 answers) against 75.0% on answerable ones" in said
+        assert "released 2024-11, before the corpus cut-off" in said and "new" not in said
+
+    def test_scope(self, cfg) -> None:  # noqa: ANN001
+        """A view on fewer models or questions than the answer stage says which params set that."""
+        import dataclasses
+
+        models = tuple(cfg.answer.models)
+        ev = dataclasses.replace(cfg.evidence, enabled=True, models=models[:1], limit_questions=4)
+        k2g = dataclasses.replace(cfg.know2guess, enabled=False)
+        said = paper_run_health.scope_sentence(dataclasses.replace(cfg, evidence=ev, know2guess=k2g))
+        assert said.startswith(f"The evidence view ran on 1 of the {len(models)} models under test")
+        assert "at most 4 of the benchmark's questions" in said and "evidence.limit_questions" in said

@@ -45,13 +45,23 @@ class TestViewMacros:
         # The section and its item in the reproduction notes: each guarded by the switch.
         blocks, outside, at = [], "", 0
         while (start := tex.find(f"\\ifnum\\{prefix}Enabled=1", at)) >= 0:
-            end = tex.index("\\fi\n", start)
+            depth, end = 0, start
+            for hit in re.finditer(r"\\ifnum|\\fi(?![A-Za-z])", tex[start:]):  # the matching \fi
+                depth += 1 if hit.group() == "\\ifnum" else -1
+                if depth == 0:
+                    end = start + hit.start()
+                    break
             blocks.append(tex[start:end])
             outside += tex[at:start]
             at = end
         outside += tex[at:]
-        assert f"\\section{{{heading}" in blocks[0] and all("\\ifnum" not in b[1:] for b in blocks)
+        assert f"\\section{{{heading}" in blocks[0]
         assert not re.findall(rf"\\{prefix}(?!Enabled)[A-Za-z]+", outside)
+
+    def test_counts_keep_their_separator(self, cfg) -> None:  # noqa: ANN001
+        """A count of thousands prints its separator, not a literal "10{,}000"."""
+        got = dict((n, v) for n, v, _ in views.view_macros(cfg))
+        assert got["KgPaperResamples"] == "10{,}000"
 
     def test_tex_lines(self) -> None:
         """Each macro becomes one \\newcommand line, text escaped."""
@@ -135,11 +145,12 @@ class TestSmallN:
         assert got["KgRagReliabilityDirection"] == "not comparable at this n"
 
     def test_know2guess_above(self, tmp_path: Path) -> None:
-        """From enough questions the same numbers are findings, printed plainly."""
-        from declinecraft.views.know2guess import macros
+        """From enough questions the same numbers are findings, printed plainly; the mean shift with
+        retrieval, which no test checks, still gets no comparative word."""
+        from declinecraft.views.know2guess import collector, macros
 
         got = {n: v for n, v, _ in macros.macros(k2g_folder(tmp_path, answerable=40, unanswerable=60), min_n=6)}
-        assert got["KgBestNoRagReliability"] == "66.7" and got["KgRagReliabilityDirection"] == "lower"
+        assert got["KgBestNoRagReliability"] == "66.7" and got["KgRagReliabilityDirection"] == collector.NOT_TESTED
 
     def test_evidence_below(self, tmp_path: Path) -> None:
         """Accuracy on L1-L2 and B-ECE from one question: printed with "1 question", no direction words."""

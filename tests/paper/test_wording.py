@@ -44,9 +44,20 @@ class TestChange:
         ],
     )
     def test_direction(self, before: float | None, after: float, word: str) -> None:
-        """Up, down, the same when the two means print alike (never 'rises from 0.0% to 0.0%'), n/a."""
-        got = words(macro_frame(CARnoragMean=(before, "pct"), CARsingleMean=(after, "pct")))
+        """Up, down, the same when the two means print alike (never 'rises from 0.0% to 0.0%'), n/a;
+        with the change's test below alpha."""
+        got = words(
+            macro_frame(CARnoragMean=(before, "pct"), CARsingleMean=(after, "pct"), PCARSingleMinusNorag=(0.01, "p"))
+        )
         assert got["DirCARSingle"] == word
+
+    @pytest.mark.parametrize("p", [0.65, 0.05, None])
+    def test_no_comparative_without_significance(self, p: float | None) -> None:
+        """A change whose test has p >= alpha (or no test) gets no comparative word."""
+        got = words(
+            macro_frame(CARnoragMean=(0.171, "pct"), CARsingleMean=(0.564, "pct"), PCARSingleMinusNorag=(p, "p"))
+        )
+        assert got["DirCARSingle"] == "gives"
 
 
 class TestSign:
@@ -56,7 +67,13 @@ class TestSign:
     )
     def test_thinking(self, change: float, word: str) -> None:
         """A mean change that prints as +0.0 or -0.0 points is no change."""
-        assert words(macro_frame(ThinkCARNorag=(change, "pts")))["DirThinkNorag"] == word
+        got = words(macro_frame(ThinkCARNorag=(change, "pts"), ThinkCARPNorag=(0.01, "p")))
+        assert got["DirThinkNorag"] == word
+
+    def test_not_significant(self) -> None:
+        """A thinking change with p >= alpha shifts CAR without a direction."""
+        got = words(macro_frame(ThinkCARNorag=(-0.14, "pts"), ThinkCARPNorag=(0.3, "p")))
+        assert got["DirThinkNorag"] == "shifts, without a significant direction,"
 
 
 class TestSignificance:
@@ -94,8 +111,8 @@ class TestSmallN:
         assert words(small)["DirCARSingle"] == "gives"
 
     def test_change_above(self) -> None:
-        """The same means from enough questions are a finding: "raises it to"."""
-        frame = macro_frame(CARnoragMean=(0.2, "pct"), CARsingleMean=(0.6, "pct"))
+        """The same means from enough questions, with a significant test, are a finding: "raises it to"."""
+        frame = macro_frame(CARnoragMean=(0.2, "pct"), CARsingleMean=(0.6, "pct"), PCARSingleMinusNorag=(0.01, "p"))
         enough = frame.with_columns(n=pl.when(pl.col("macro").str.starts_with("CAR")).then(300.0))
         assert words(enough)["DirCARSingle"] == "raises it to"
 
@@ -169,3 +186,16 @@ class TestMainTex:
         used = set(re.findall(r"\\((?:Dir|Sig|Assoc)[A-Z][A-Za-z]*|Thinking(?:Pairs|Why))", text))
         assert made <= used
         assert {u for u in used if not u.startswith(("SigUp", "SigDown", "DirBoth"))} <= made
+
+
+class TestResultsScope:
+    def test_too_small(self) -> None:
+        """A run below the small-n rule says in one sentence that the section can test nothing, with its counts."""
+        got = words(macro_frame(NAnswerable=(2, "int"), NUnanswerable=(4, "int"), NConfigs=(2, "int")))
+        assert got["ResultsScope"].startswith("At this size the section can test nothing: its comparisons rest on 2")
+        assert "asks for 6 of each" in got["ResultsScope"]
+
+    def test_large_enough(self) -> None:
+        """Enough questions and configurations: no sentence."""
+        got = words(macro_frame(NAnswerable=(700, "int"), NUnanswerable=(300, "int"), NConfigs=(30, "int")))
+        assert got["ResultsScope"] == ""

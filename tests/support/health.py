@@ -14,6 +14,7 @@ from pathlib import Path
 import polars as pl
 
 from declinecraft.core import config
+from declinecraft.evaluation import judge_check
 from tests.support import projects
 
 
@@ -40,6 +41,7 @@ def responses() -> pl.DataFrame:
                         "thinking": "off",
                         "condition": condition,
                         "finish_reason": "stop",
+                        "budget_exhausted": False,
                         "error": None,
                         "rounds": _rounds("no_follow_ups") if condition == "iterative" else None,
                         "n_rounds": 1 if condition == "iterative" else None,
@@ -47,8 +49,10 @@ def responses() -> pl.DataFrame:
                 )
     schema = {"error": pl.String, "finish_reason": pl.String, "rounds": pl.String, "n_rounds": pl.Int64}
     frame = pl.DataFrame(rows, schema_overrides=schema)
-    fix = {  # m-a: one truncated reply; m-b: one failed answer, one failed reflection, one more round
-        "m-a-no_rag-q1": {"finish_reason": "length"},
+    # m-a: one reply cut at the budget with no answer left (exhausted); m-b: one failed answer, one
+    # failed reflection, one more round
+    fix = {
+        "m-a-no_rag-q1": {"finish_reason": "length", "budget_exhausted": True},
         "m-b-single-q2": {"finish_reason": None, "error": "HTTP 500"},
         "m-b-iterative-q1": {"rounds": _rounds("error")},
         "m-b-iterative-q2": {"rounds": _rounds("insufficient"), "n_rounds": 2},
@@ -135,6 +139,25 @@ def verifier_audit(generator: str) -> pl.DataFrame:
     return pl.DataFrame(rows, schema=columns, orient="row")
 
 
+def check() -> pl.DataFrame:
+    """The judges' check set as scored: j-big agrees on 9 of 10 items, j-small on 3 of 10."""
+    rows = [
+        {
+            "item_id": f"i{i}",
+            "kind": "wrong",
+            "judge": judge,
+            "expected": 0.0,
+            "score": 0.0 if i < k else 1.0,
+            "agrees": i < k,
+            "unparsable": False,
+            "error": None,
+        }
+        for judge, k in (("j-big", 9), ("j-small", 3))
+        for i in range(10)
+    ]
+    return pl.DataFrame(rows, schema=judge_check.SCHEMA)
+
+
 def write_run(tmp_path: Path) -> config.RunConfig:
     """A run with these answer and judge outputs and no views run."""
     (tmp_path / "params").mkdir()
@@ -149,4 +172,5 @@ def write_run(tmp_path: Path) -> config.RunConfig:
     responses().write_parquet(run.stage_dir("answer") / "responses.parquet")
     labels().write_parquet(run.stage_dir("judge") / "labels.parquet")
     scores().write_parquet(run.stage_dir("judge") / "scores.parquet")
+    check().write_parquet(run.stage_dir("judge") / "judge_check.parquet")
     return run

@@ -15,12 +15,14 @@ REPO = Path(__file__).resolve().parents[2]
 
 
 def copy_project(root: Path) -> Path:
-    """A project at ``root`` with the repository's pyproject, default params, models and prompts."""
+    """A project at ``root`` with the repository's pyproject, default params, models, prompts and
+    the judges' check set."""
     (root / "params").mkdir(parents=True)
     shutil.copy(REPO / "pyproject.toml", root)
     for name in ("default.yaml", "models.yaml"):
         shutil.copy(REPO / "params" / name, root / "params")
     shutil.copytree(REPO / "params" / "prompts", root / "params" / "prompts")
+    shutil.copytree(REPO / "data" / "judge_check", root / "data" / "judge_check")  # judge.check_file
     return root
 
 

@@ -276,7 +276,7 @@ def analyze(
         "condition_means": models.condition_means(grid, confidence=design.confidence),
         "model_differences": models.model_differences(grid, transitions, confidence=design.confidence),
         "thinking_by_family": models.thinking_by_family(grid),
-        "associations": models.associations(grid),
+        "associations": models.associations(grid, alpha=a),
         "frontier": models.frontier_table(grid, min_attempt=design.min_attempt),
         "direction_counts": pl.DataFrame([models.direction_counts(grid)]),
         "family_label_shares": models.family_label_shares(grid),

@@ -11,7 +11,8 @@ the run health's counts as the reason, when:
 - a claim about iterative RAG, when no iterative answer retrieved a second time: the condition then
   equals single-shot RAG and says nothing about iterating;
 - a claim about Answer Accuracy, when more than :data:`MAX_BROKEN_SHARE` of the accuracy judges'
-  scores stayed unparsable, or when no configuration's accuracy rests on as many questions as the
+  scores stayed unparsable, when an accuracy judge failed the judges' check set
+  (:mod:`declinecraft.evaluation.judge_check`), or when no configuration's accuracy rests on as many questions as the
   small-n rule asks for.
 
 The shares are the project's choice: 5% is well above the paper's 1.9% exhausted answers and far
@@ -80,6 +81,10 @@ def claim_reasons(claim_id: str, health: pl.DataFrame, min_n: int) -> list[str]:
                 "{n} scores unparsable after the re-ask",
             )
         )
+        reasons += [
+            f"accuracy judge {who} scores {k} of {n} check-set items as labelled, below judge.check_min_agreement"
+            for who, k, n in run_health.failed_judges(health)
+        ]
         scored = health.filter(pl.col("measure") == "accuracy_questions").drop_nulls("numerator")
         if scored.height and not any(is_finding(int(n), min_n) for n in scored["numerator"]):
             most = int(cast(int, scored["numerator"].max()))

@@ -36,7 +36,7 @@ from declinecraft.analysis.claim_evidence import (
     significant_count,
     transitions,
 )
-from declinecraft.core.small_n import counted, is_finding, threshold
+from declinecraft.core.small_n import comparative_reason, comparative_words, counted, is_finding, threshold
 
 __all__ = [
     "CLAIMS",
@@ -49,6 +49,7 @@ __all__ = [
     "counted",
     "paper_value",
     "reported_facts",
+    "sentence_reason",
     "verdict",
 ]
 
@@ -70,6 +71,17 @@ def verdict(evidence: Evidence, ctx: Context | None = None) -> tuple[str, str]:
     if evidence.holds is None:
         return NOT_TESTABLE, "the test is undefined for this run"
     return (SUPPORTED, "") if evidence.holds else (CONTRADICTED, "")
+
+
+def sentence_reason(sentence: str, *, n: int | float | None, p: float | None, min_n: int, alpha: float) -> str:
+    """Why the claims check refuses ``sentence``, a generated sentence stating a difference from
+    ``n`` items with test p value ``p`` (None: untested), or '' when it may be printed: a
+    comparative word ("higher", "most", ...; :data:`~declinecraft.core.small_n.COMPARATIVES`) needs
+    n at or above the small-n rule and p < alpha (:func:`~declinecraft.core.small_n.comparative_reason`).
+    The same rule holds for the views' sentences."""
+    words = comparative_words(sentence)
+    why = comparative_reason(n, min_n, p, alpha) if words else ""
+    return f"refused: {words[0]!r} states a difference, but {why}" if why else ""
 
 
 def reported_facts(root: Path) -> dict[str, Any]:

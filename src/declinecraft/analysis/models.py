@@ -15,7 +15,7 @@ from collections.abc import Sequence
 import numpy as np
 import polars as pl
 
-from declinecraft.core import stats
+from declinecraft.core import small_n, stats
 from declinecraft.core.small_n import counted, plural
 from declinecraft.evaluation import metrics
 
@@ -35,6 +35,11 @@ MEAN_METRICS = (
 
 def _note(n: int, need: int, what: str) -> str:
     return "" if n >= need else f"{counted(n, what)} with data; needs at least {need}"
+
+
+def _rank_note(n: int, need: int, what: str) -> str:
+    """Why a rank correlation from ``n`` points is no finding ('' from ``need`` on)."""
+    return "" if n >= need else f"{counted(n, what)} with data; a rank correlation needs {need} to reach p < alpha"
 
 
 def condition_means(main_grid: pl.DataFrame, *, confidence: float = 0.95) -> pl.DataFrame:
@@ -171,12 +176,12 @@ def model_points(main_grid: pl.DataFrame, condition: str = "single") -> pl.DataF
     )
 
 
-def _assoc(name: str, unit: str, x: str, y: str, frame: pl.DataFrame, *, min_n: int = 3) -> dict:
+def _assoc(name: str, unit: str, x: str, y: str, frame: pl.DataFrame, *, min_n: int) -> dict:
     xs = frame[x].cast(pl.Float64).fill_null(np.nan).to_numpy() if frame.height else np.array([])
     ys = frame[y].cast(pl.Float64).fill_null(np.nan).to_numpy() if frame.height else np.array([])
     n = int(np.sum(~np.isnan(xs) & ~np.isnan(ys)))
     rho, p = stats.spearman(xs, ys) if xs.size else (float("nan"), float("nan"))
-    note = _note(n, min_n, plural(unit))
+    note = _rank_note(n, min_n, plural(unit))
     if not note and np.isnan(rho):
         note = "constant input: rank correlation undefined"
     missing = int(np.sum(np.isnan(xs))) if xs.size else 0
@@ -185,8 +190,12 @@ def _assoc(name: str, unit: str, x: str, y: str, frame: pl.DataFrame, *, min_n: 
     return dict(name=name, unit=unit, x=x, y=y, n=n, rho=rho, p=p, note=note)
 
 
-def associations(main_grid: pl.DataFrame) -> pl.DataFrame:
+def associations(main_grid: pl.DataFrame, *, alpha: float = 0.05) -> pl.DataFrame:
     """Spearman associations of §4.3 and App. A.6 / App. I, plus the partial rank association.
+
+    A row from fewer points than a rank correlation needs to reach p < ``alpha``
+    (:func:`~declinecraft.core.small_n.min_n_rank`, the paper's one threshold for it) says so in
+    its ``note``; rho is still computed from 3 points on.
 
     ``main_grid`` must carry ``family``, ``params_total_b``, ``params_active_b``,
     ``release_month`` and ``open_weight`` columns (see :func:`~declinecraft.analysis.analyze.model_facts`).
@@ -199,17 +208,18 @@ def associations(main_grid: pl.DataFrame) -> pl.DataFrame:
         if points.height
         else points
     )
+    need = small_n.min_n_rank(alpha)
     rows = [
-        _assoc("car_total_params", "model", "params_total_b", "car", open_points),
-        _assoc("car_active_params", "model", "params_active_b", "car", open_points),
-        _assoc("accuracy_total_params", "model", "params_total_b", "accuracy", open_points),
-        _assoc("car_release_month", "model", "release_month", "car", points),
-        _assoc("car_release_month_best_per_family", "family", "release_month", "car", best),
-        _assoc("car_lenient_release_month", "model", "release_month", "car_lenient", points),
-        _assoc("car_accuracy", "configuration", "car", "accuracy", single),
-        _assoc("car_accuracy_when_attempted", "configuration", "car", "accuracy_when_attempted", single),
-        _assoc("release_month_accuracy", "configuration", "release_month", "accuracy", single),
-        _assoc("release_month_car", "configuration", "release_month", "car", single),
+        _assoc("car_total_params", "model", "params_total_b", "car", open_points, min_n=need),
+        _assoc("car_active_params", "model", "params_active_b", "car", open_points, min_n=need),
+        _assoc("accuracy_total_params", "model", "params_total_b", "accuracy", open_points, min_n=need),
+        _assoc("car_release_month", "model", "release_month", "car", points, min_n=need),
+        _assoc("car_release_month_best_per_family", "family", "release_month", "car", best, min_n=need),
+        _assoc("car_lenient_release_month", "model", "release_month", "car_lenient", points, min_n=need),
+        _assoc("car_accuracy", "configuration", "car", "accuracy", single, min_n=need),
+        _assoc("car_accuracy_when_attempted", "configuration", "car", "accuracy_when_attempted", single, min_n=need),
+        _assoc("release_month_accuracy", "configuration", "release_month", "accuracy", single, min_n=need),
+        _assoc("release_month_car", "configuration", "release_month", "car", single, min_n=need),
     ]
     cols = [
         single[c].cast(pl.Float64).fill_null(np.nan).to_numpy() if single.height else np.array([])

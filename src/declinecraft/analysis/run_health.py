@@ -13,8 +13,10 @@ failed_calls              calls that returned an error, of the calls a model or 
                           stage (answers and iterative reflections in 05; labels with their
                           re-asks, oracle references and scores in 06; decisions in 09; answers,
                           labels and scores in 10)
-truncated                 replies stopped at the output budget (finish reason ``length``), of
-                          the replies returned, per model and condition
+truncated                 replies *cut*: stopped at the output budget (finish reason ``length``),
+                          of the replies returned, per model and condition
+exhausted                 answers that *exhausted* the budget: cut with no final answer left
+                          after thinking (a subset of the cut ones; left out of the rates)
 reflection_unusable       iterative reflections lost to format, out of budget or failed
 reflection_outcome        iterative reflections by outcome (``detail``): sufficient, insufficient
                           (follow-ups searched), no_follow_ups (insufficient, but no usable
@@ -27,11 +29,20 @@ score_reasked             accuracy-judge outputs that were not a score and were 
 score_unparsable          ... still not a score after the re-ask (no accuracy for the response)
 label_rule_disagree       labels that differ from the phrase rule's, of those both gave; ``detail``
                           names the first few (where to look for the judge's mislabels)
+judge_check_agree         the judges' check set (``judge.check_file``): items each accuracy judge
+                          scored as labelled, of the items; ``detail`` is ``passed`` or ``failed``
+                          (below ``judge.check_min_agreement``)
 accuracy_questions        answerable questions with a complete accuracy panel, of those asked,
                           per configuration and condition (the main grid)
 k2g_format_issues         Know2Guess replies with a parser issue (strict parser; ``detail``: the
                           most frequent issue)
 esb_invalid               evidence-view responses ESB classes INVALID (empty or out of budget)
+protocol_decision         view replies with a decision the protocol can read and the reply keeps
+                          (Know2Guess: one decision line, no answer beside an abstention; evidence
+                          view: a nonempty final text), per model and thinking setting
+protocol_confidence       Know2Guess replies that state a readable confidence (0-100)
+protocol_followed         view replies that follow the protocol in full: a decision, a confidence
+                          where the protocol asks for one, and not cut at the output budget
 missing                   a part that could not be counted; ``detail`` says why
 ========================  ===================================================================
 
@@ -50,6 +61,7 @@ import polars as pl
 
 from declinecraft.core import catalogue
 from declinecraft.core.catalogue import Artifact
+from declinecraft.core.check_agreement import check_agreement
 from declinecraft.core.config import RunConfig
 from declinecraft.evaluation import iterative
 
@@ -195,6 +207,20 @@ def truncation(
     return _finish(counted, "truncated", stage)
 
 
+def exhaustion(
+    responses: pl.DataFrame, stage: str = ANSWER_STAGE, by: Sequence[str] = ("model", "thinking", "condition")
+) -> pl.DataFrame:
+    """``exhausted``: replies cut at the budget with no final answer left (``budget_exhausted``), of
+    the replies returned; empty when the table has no ``budget_exhausted`` column."""
+    if "budget_exhausted" not in responses.columns:
+        return empty()
+    replied = responses.filter(pl.col("error").is_null())
+    counted = replied.group_by(list(by)).agg(
+        numerator=pl.col("budget_exhausted").fill_null(False).sum(), denominator=pl.len()
+    )
+    return _finish(counted, "exhausted", stage)
+
+
 def reflection_health(responses: pl.DataFrame) -> pl.DataFrame:
     """``reflection_unusable`` per model and thinking setting (iterative answers only)."""
     found = reflections(responses)
@@ -303,6 +329,25 @@ def rule_disagreement(labels: pl.DataFrame, stage: str = JUDGE_STAGE) -> pl.Data
     return _finish(pl.DataFrame(rows, schema=schema), "label_rule_disagree", stage)
 
 
+def judge_check(scored: pl.DataFrame, min_agreement: float) -> pl.DataFrame:
+    """``judge_check_agree`` per accuracy judge from the judge stage's ``judge_check.parquet``
+    (:func:`declinecraft.core.check_agreement.check_agreement`)."""
+    found = check_agreement(scored, min_agreement)
+    counted = found.select(
+        model="judge",
+        numerator="agree",
+        denominator="items",
+        detail=pl.when(pl.col("passed")).then(pl.lit("passed")).otherwise(pl.lit("failed")),
+    )
+    return _finish(counted, "judge_check_agree", JUDGE_STAGE)
+
+
+def failed_judges(health: pl.DataFrame) -> list[tuple[str, int, int]]:
+    """The accuracy judges that failed the check set: (judge, agreeing items, items)."""
+    part = health.filter((pl.col("measure") == "judge_check_agree") & (pl.col("detail") == "failed"))
+    return [(r["model"], int(r["numerator"]), int(r["denominator"])) for r in part.iter_rows(named=True)]
+
+
 def accuracy_questions(main_grid: pl.DataFrame) -> pl.DataFrame:
     """``accuracy_questions`` per configuration and condition from the analysis' ``main_grid``:
     answerable questions whose accuracy panel is complete (``accuracy_n``) of those asked."""
@@ -331,6 +376,61 @@ def know2guess_format(decisions: pl.DataFrame) -> pl.DataFrame:
     )
     counted = counted.join(top, on=["model", "thinking"], how="left").with_columns(pl.col("detail").fill_null(""))
     return _finish(counted, "k2g_format_issues", K2G_STAGE)
+
+
+#: Know2Guess parser issues (:mod:`declinecraft.views.know2guess.decisions`) that leave a reply
+#: without a decision it states and keeps: none, an unknown or conflicting one, only a thinking
+#: trace, nothing at all, or a final answer given beside an abstention or a refusal.
+K2G_NO_DECISION = (
+    "empty",
+    "thinking_only",
+    "no_decision",
+    "unknown_decision",
+    "conflicting_decisions",
+    "answer_with_abstain",
+    "answer_with_refusal",
+)
+#: Know2Guess parser issues that leave a reply without a stated confidence (it counts as 50).
+K2G_NO_CONFIDENCE = ("missing_confidence", "confidence_over_100", "confidence_negative", "confidence_non_numeric")
+
+
+def protocol(replies: pl.DataFrame, stage: str, decision: pl.Expr, confidence: pl.Expr | None) -> pl.DataFrame:
+    """``protocol_decision``, ``protocol_confidence`` (when the protocol asks for one) and
+    ``protocol_followed`` per model and thinking setting, of the replies returned (failed calls
+    are ``failed_calls``); ``decision`` and ``confidence`` are true per reply that has one."""
+    replied = replies.filter(pl.col("error").is_null()).with_columns(
+        _decision=decision,
+        _confidence=confidence if confidence is not None else pl.lit(True),
+        _cut=pl.col("finish_reason").fill_null("") == "length",
+    )
+    keys = ["model", "thinking"]
+    counted = replied.group_by(keys).agg(
+        d=pl.col("_decision").sum(),
+        c=pl.col("_confidence").sum(),
+        f=(pl.col("_decision") & pl.col("_confidence") & ~pl.col("_cut")).sum(),
+        denominator=pl.len(),
+    )
+    parts = [("protocol_decision", "d"), *([("protocol_confidence", "c")] if confidence is not None else [])]
+    parts.append(("protocol_followed", "f"))
+    return pl.concat(
+        [_finish(counted.select(*keys, "denominator", numerator=col), measure, stage) for measure, col in parts]
+    )
+
+
+def know2guess_protocol(decisions: pl.DataFrame) -> pl.DataFrame:
+    """:func:`protocol` of the Know2Guess replies (strict parser, every prompt)."""
+    issues = pl.col("issues").fill_null("").str.split(";")
+    has = lambda names: issues.list.eval(pl.element().is_in(list(names))).list.any()  # noqa: E731
+    strict = decisions.filter(pl.col("parser") == "strict")
+    return protocol(strict, K2G_STAGE, ~has(K2G_NO_DECISION), ~has(K2G_NO_CONFIDENCE))
+
+
+def evidence_protocol(responses: pl.DataFrame) -> pl.DataFrame:
+    """:func:`protocol` of the evidence view's answers: a decision is a nonempty final text left
+    after thinking (ESB asks for no confidence)."""
+    text = pl.col("response").fill_null("").str.strip_chars() != ""
+    exhausted = pl.col("budget_exhausted").fill_null(False) if "budget_exhausted" in responses.columns else False
+    return protocol(responses, EVIDENCE_STAGE, text & ~exhausted, None)
 
 
 def evidence_invalid(summary: pl.DataFrame) -> pl.DataFrame:
@@ -383,6 +483,7 @@ def collect(cfg: RunConfig, main_grid: pl.DataFrame | None = None) -> pl.DataFra
         parts += [
             answer_calls(responses),
             truncation(responses),
+            exhaustion(responses),
             reflection_health(responses),
             reflection_outcomes(responses),
             rounds_used(responses),
@@ -402,6 +503,9 @@ def collect(cfg: RunConfig, main_grid: pl.DataFrame | None = None) -> pl.DataFra
             parts.append(parse_health(found[name], kind))
     if "labels" in found and "rule_label" in found["labels"].columns:
         parts.append(rule_disagreement(found["labels"]))
+    if cfg.judge.check_file:
+        check, why = _read(catalogue.JUDGE_CHECK, cfg)
+        parts.append(missing(JUDGE_STAGE, why) if check is None else judge_check(check, cfg.judge.check_min_agreement))
     if main_grid is not None and {"accuracy_n", "n_answerable"} <= set(main_grid.columns):
         parts.append(accuracy_questions(main_grid))
     else:
@@ -428,6 +532,7 @@ def collect_views(cfg: RunConfig) -> pl.DataFrame:
                 answer_calls(calls, K2G_STAGE),
                 truncation(calls, K2G_STAGE, ("model", "thinking")),
                 know2guess_format(calls.with_columns(parser=pl.lit("strict"))),
+                know2guess_protocol(calls),
             ]
     if cfg.evidence.enabled:
         found = {
@@ -444,6 +549,7 @@ def collect_views(cfg: RunConfig) -> pl.DataFrame:
             parts += [
                 answer_calls(responses, EVIDENCE_STAGE),
                 truncation(responses, EVIDENCE_STAGE, ("model", "thinking")),
+                evidence_protocol(responses.with_columns(pl.col("thinking").cast(pl.String))),
             ]
         judged = [
             (frame, "judge")

@@ -135,6 +135,8 @@ BOUNDS: dict[str, dict[str, Bound]] = {
         "max_tokens": TOKENS,
         "oracle_max_tokens": TOKENS_OR_0,
         "temperature": TEMPERATURE,
+        "check_min_agreement": PROPORTION,
+        "check_items": COUNT,
     },
     "know2guess": {
         "limit_questions": COUNT,
@@ -162,6 +164,9 @@ BOUNDS: dict[str, dict[str, Bound]] = {
         "confidence": LEVEL,
         "alpha": LEVEL,
         "min_attempt": PROPORTION,
+        "min_protocol": PROPORTION,
+        "max_leakage": PROPORTION,
+        "min_judge_kappa": Bound(-1.0, 1.0),
         "annotation_part1": COUNT,
         "annotation_part2": COUNT,
         "min_n": COUNT,

@@ -225,6 +225,11 @@ JUDGE_RESULTS = _declare("judge", "results.csv", "metrics.summarize per configur
 JUDGE_SUMMARY = _declare("judge", "summary.parquet", "the same table as results.csv")
 JUDGE_LEAKAGE = _declare("judge", "leakage.csv", "no-RAG accuracy on unanswerable questions per model and thinking")
 JUDGE_AGREEMENT = _declare("judge", "agreement.csv", "response judge vs rule_label and second judges: agreement, kappa")
+JUDGE_CHECK = _declare(
+    "judge",
+    "judge_check.parquet",
+    "the judges' check set: one row per (item, accuracy judge), expected and given score",
+)
 JUDGE_COMPARISON_LABELS = _declare(
     "judge", "comparison_labels.parquet", "the response judge's labels of the comparison responses", SEVERAL_GENERATORS
 )

@@ -304,6 +304,15 @@ class JudgeParams:
     """Output budget of each oracle call (0 = max_tokens)."""
     temperature: float = 0.0
     """Sampling temperature of every judge and oracle call."""
+    check_file: str = "data/judge_check/accuracy.csv"
+    """The judges' check set (:mod:`declinecraft.evaluation.judge_check`): labelled items every
+    accuracy judge model scores once before its scores count ("" = none)."""
+    check_items: int = 0
+    """Ask only this many check-set items, the same number of each kind (seeded); 0 = every item.
+    Each item is one call per accuracy judge model."""
+    check_min_agreement: float = 0.7
+    """The share of check-set items an accuracy judge must score as labelled; below it the judge's
+    scores are printed as not interpretable and no accuracy resting on them is a finding."""
     constrain_reask: bool = True
     """Constrain the one re-ask of an unparsable label or score to the valid answers (a grammar on
     llama.cpp, structured outputs on vLLM; a hosted API gets the plain re-ask). A deviation: the
@@ -409,6 +418,20 @@ class AnalysisParams:
     at which an exact sign test can reach p < alpha (6 at alpha = 0.05)."""
     min_attempt: float = 0.95
     """Attempt-rate requirement (proportion) of the illustrative frontier point of App. A.7."""
+    min_protocol: float = 0.8
+    """The share of a view's replies that must follow its protocol (a parsable decision, a stated
+    confidence where the protocol asks for one, not cut at the output budget) for its behavioural
+    numbers to be read; below it they print as "not interpretable: the models did not follow the
+    protocol (k of n)". 0.8: a reply in five may stray."""
+    max_leakage: float = 0.2
+    """The accuracy without retrieval on unanswerable questions above which run health flags a
+    model released before the corpus cut-off: it cannot know what the wiki added later, so such a
+    score points to a judge, an oracle or questions that are not unanswerable (0.2: a fifth of full
+    credit, room for a judge's occasional half point)."""
+    min_judge_kappa: float = 0.4
+    """The weighted Cohen's kappa two accuracy judges must reach on the same answers; below it run
+    health warns that their scores barely agree (0.4: the lower edge of "moderate" agreement,
+    Landis and Koch 1977)."""
     judge_score_prefix: str = "score_"
     """Prefix of the per-judge score columns in judged.parquet (``score_<judge model id>``)."""
     extra_runs: tuple[str, ...] = ()

@@ -97,6 +97,7 @@ SPECS: dict[str, StageSpec] = {
                 lambda cfg: cfg.judge.second_judges,
                 lambda cfg: cfg.judge.accuracy_judges,
             ),
+            data=lambda cfg: [cfg.judge.check_file] if cfg.judge.check_file else [],
         ),
         StageSpec(
             "know2guess",

@@ -12,6 +12,7 @@ smallest n at which an exact two-sided sign-type test can reach p < alpha
 from __future__ import annotations
 
 import math
+import re
 
 #: What a number below the threshold says after its n.
 CAVEAT = "not interpretable at this n"
@@ -85,3 +86,40 @@ def stated(text: str, n: int | float | None, min_n: int, unit: str = "questions"
     """``text`` as it may be printed: unchanged when :func:`is_finding`, else followed by its n and
     the caveat in parentheses ("0.25 (n = 6 questions, not interpretable at this n)")."""
     return text if is_finding(n, min_n) else f"{text} ({caveat(n, unit)})"
+
+
+#: Words that state a difference as a finding ("higher", "most", "raises"); the rule of
+#: :func:`comparative_reason` decides when one may be printed.
+COMPARATIVES = (
+    "higher",
+    "lower",
+    "more",
+    "less",
+    "most",
+    "least",
+    "larger",
+    "smaller",
+    "better",
+    "worse",
+    "raises",
+    "lowers",
+)
+_COMPARATIVE = re.compile(r"\b(" + "|".join(COMPARATIVES) + r")\b", re.IGNORECASE)
+
+
+def comparative_reason(n: int | float | None, min_n: int, p: float | None, alpha: float) -> str:
+    """Why a difference from ``n`` items with test p value ``p`` may not be stated with a
+    comparative word, or '' when it may: n at least ``min_n`` (:func:`is_finding`) and a test with
+    p < ``alpha``. A difference without a test (``p`` None) gets no comparative word either."""
+    if not is_finding(n, min_n):
+        return f"n = {'unknown' if n is None else int(n)} is below the small-n rule's {min_n}"
+    if p is None or (isinstance(p, float) and math.isnan(p)):
+        return "no test of the difference"
+    if p >= alpha:
+        return f"p = {p:.2f} is not below alpha = {alpha:g}"
+    return ""
+
+
+def comparative_words(sentence: str) -> list[str]:
+    """The comparative words of ``sentence`` (:data:`COMPARATIVES`), in order."""
+    return [m.group(1).lower() for m in _COMPARATIVE.finditer(sentence)]

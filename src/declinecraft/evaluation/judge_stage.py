@@ -7,8 +7,9 @@ phrase rule's label), one oracle reference per question (answerable: as of the c
 unanswerable: the current game, for the leakage audit), the accuracy judges' scores, the judged
 table (responses + label + per-judge ``score_<judge>`` + panel ``accuracy``), the metrics per
 configuration and setting (as CSV and Parquet), the leakage and agreement tables, the labels of
-the comparison responses (runs that compare generators; Table 9's CAR, :mod:`.comparison`) and
-the manifest.
+the comparison responses (runs that compare generators; Table 9's CAR, :mod:`.comparison`), the
+judges' check set as each accuracy judge scored it (:mod:`.judge_check`; its agreement is in the
+manifest and in run health) and the manifest.
 
 Judges run one model at a time, in the order response judge, second judges, oracle, accuracy
 judges (the open model first), so a judge that plays several roles is started once.
@@ -26,7 +27,7 @@ from declinecraft.core import catalogue
 from declinecraft.core.artifacts import read_benchmark, read_chunks, read_pages, read_responses
 from declinecraft.core.config import JudgeParams, RunConfig
 from declinecraft.core.stage_writer import StageWriter
-from declinecraft.evaluation import comparison, judge
+from declinecraft.evaluation import comparison, judge, judge_check
 from declinecraft.evaluation.context import Chunk, Lookup, chunks_by_id
 from declinecraft.llm.pool import ModelPool, Models, each_model
 
@@ -71,6 +72,18 @@ def reference_questions(bench: pl.DataFrame, responses: pl.DataFrame) -> pl.Data
     leak = responses.filter(~pl.col("answerable"), *[pl.col(c) == v for c, v in judge.LEAKAGE.items()])
     ids = set(responses.filter(pl.col("answerable"))["question_id"]) | set(leak["question_id"])
     return bench.filter(pl.col("id").is_in(sorted(ids))).sort("id")
+
+
+def checked(cfg: RunConfig, judges: Sequence[str], ask: Any, constrain: bool) -> pl.DataFrame:
+    """The check set (``judge.check_file``; ``judge.check_items`` of it) scored by each accuracy
+    judge model once; no rows when the run names no check file."""
+    if not cfg.judge.check_file:
+        return pl.DataFrame(schema=judge_check.SCHEMA)
+    items = judge_check.sample_check_set(
+        judge_check.read_check_set(cfg.resolve(cfg.judge.check_file)), cfg.judge.check_items, cfg.seed
+    )
+    parts = [judge_check.score_check_set(items, ask(j), judge_id=j, constrain=constrain) for j in dict.fromkeys(judges)]
+    return pl.concat(parts) if parts else pl.DataFrame(schema=judge_check.SCHEMA)
 
 
 def run(
@@ -162,6 +175,9 @@ def run(
             how="vertical",
         )
         writer.lap("scores")
+        # The check set, once per accuracy judge model, right after its scores (it is still loaded).
+        check = checked(cfg, order, ask, constrain)
+        writer.lap("check set")
     finally:
         if own is not None:
             own.close()
@@ -181,6 +197,7 @@ def run(
         (catalogue.JUDGE_REFERENCES, refs),
         (catalogue.JUDGE_SCORES, scores),
         (catalogue.JUDGE_JUDGED, judged),
+        (catalogue.JUDGE_CHECK, check),
     ):
         writer.frame(artifact, frame)
     if compared is not None:
@@ -205,6 +222,11 @@ def run(
         "scored_by_llm": int((scores["source"] == "llm").sum()),
         "score_unparsable": int(scores["unparsable"].sum()),
         "score_reasked": int(scores["reasked"].sum()),
+        "check_calls": check.height,
+        "check_agreement": {
+            r["judge"]: f"{r['agree']} of {r['items']}"
+            for r in judge_check.check_agreement(check, params.check_min_agreement).iter_rows(named=True)
+        },
         "seconds": writer.timing(),
     }
     writer.manifest(counts)

@@ -44,9 +44,15 @@ def _number(value: Any) -> int | None:
 
 
 def miniature_box(cfg: RunConfig, reported: Mapping[str, Mapping[str, Any]]) -> str:
-    """The first-page box of a run smaller than the paper, or '' (see the module docstring)."""
+    """The first-page box of a run smaller than the paper, or '' (see the module docstring).
+
+    It states what the run asked for (``verify.target_answerable``/``target_unanswerable``) and
+    what its benchmark holds (``\\BenchAnswerable``/``\\BenchUnanswerable`` of ``numbers.tex``:
+    the verifier decides how many drafts reach it), and the run-health line
+    (``\\HealthBoxLine`` of ``health_numbers.tex``)."""
     fact = lambda key: _number(reported.get(key, {}).get("value", ""))  # noqa: E731
-    paper_questions = (fact("n_answerable") or 0) + (fact("n_unanswerable") or 0)
+    paper_answerable, paper_unanswerable = fact("n_answerable") or 0, fact("n_unanswerable") or 0
+    paper_questions = paper_answerable + paper_unanswerable
     paper_models = fact("n_models") or 0
     questions = cfg.verify.target_answerable + cfg.verify.target_unanswerable
     models = len(cfg.answer.models)
@@ -54,9 +60,13 @@ def miniature_box(cfg: RunConfig, reported: Mapping[str, Mapping[str, Any]]) -> 
         return ""
     return (
         "\\noindent\\fbox{\\parbox{\\dimexpr\\linewidth-2\\fboxsep-2\\fboxrule}{\\small\\textbf{Miniature run.} "
-        f"This run asks for {thousands(questions)} benchmark questions (the paper: {thousands(paper_questions)}) "
-        f"and evaluates {models} {'model' if models == 1 else 'models'} (the paper: {paper_models}), with an "
-        f"output budget of {thousands(cfg.answer.max_tokens)} tokens (the paper: 16{{,}}000). It shows that "
+        f"This run asks for {thousands(cfg.verify.target_answerable)} answerable and "
+        f"{thousands(cfg.verify.target_unanswerable)} unanswerable benchmark questions (the paper has "
+        f"{thousands(paper_answerable)} and {thousands(paper_unanswerable)}); its benchmark holds "
+        "\\BenchAnswerable{} answerable and \\BenchUnanswerable{} unanswerable ones (the verifier decides how "
+        f"many drafts reach it). It evaluates {models} {'model' if models == 1 else 'models'} (the paper: "
+        f"{paper_models}), with an output budget of {thousands(cfg.answer.max_tokens)} tokens (the paper: "
+        "16{,}000). \\HealthBoxLine{} It shows that "
         "every stage runs and what each table and figure holds; at this size no number in it is evidence "
         "for or against the original study. A number from fewer questions than "
         f"{cfg.analysis.finding_n} is printed with its $n$ and never stated "

@@ -9,6 +9,7 @@ Figures are drawn with matplotlib/seaborn under :func:`style` at the paper's wid
 from __future__ import annotations
 
 import contextlib
+import datetime as dt
 import functools
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from pathlib import Path
@@ -86,17 +87,33 @@ def new_figure(
     return fig, axes
 
 
+def _metadata(fmt: str, created: dt.datetime | None) -> dict[str, Any] | None:
+    """The file metadata that makes ``fmt`` reproducible: a PDF's ``CreationDate`` is ``created``
+    (omitted when None), never the clock; other formats keep matplotlib's (no date in a PNG)."""
+    return {"CreationDate": created} if fmt == "pdf" else None
+
+
 def save(
-    fig: Figure, folder: Path, stem: str, formats: Sequence[str] = ("pdf", "png"), *, dpi: int = 200
+    fig: Figure,
+    folder: Path,
+    stem: str,
+    formats: Sequence[str] = ("pdf", "png"),
+    *,
+    dpi: int = 200,
+    created: dt.datetime | None = None,
 ) -> list[Path]:
     """Save a figure atomically in each format, cut to its tight bounding box whatever style it was
     drawn in (so a legend above the axes is never cut off, and :mod:`figure_check` sees what is
-    saved), close it, and return the files."""
+    saved), close it, and return the files. A PDF carries ``created`` as its date (the run's,
+    :func:`~declinecraft.paper.build_date.build_date`; none when None), so the same figure saved
+    twice is the same bytes."""
     out = []
     for fmt in formats:
         target = folder / catalogue.PAPER_FIGURE.file(f"{stem}.{fmt}")
         with paths.atomic_path(target) as tmp:
-            fig.savefig(tmp, format=fmt, dpi=dpi, bbox_inches="tight", pad_inches=0.02)
+            fig.savefig(
+                tmp, format=fmt, dpi=dpi, bbox_inches="tight", pad_inches=0.02, metadata=_metadata(fmt, created)
+            )
         out.append(target)
     plt.close(fig)
     return out
@@ -181,6 +198,9 @@ def pct(values: Any) -> np.ndarray:
 
 #: Every rate axis shows the whole range, so no figure invents a scale ("-0.05 to 0.05 %", "104 %").
 RATE_LIMITS = (0.0, 100.0)
+#: The view of a rate axis: the whole range with a margin, so a point at 0 % or 100 % sits inside
+#: the frame, not on it (:mod:`figure_check` reports a point on the frame).
+RATE_VIEW = (-4.0, 104.0)
 #: The fewest points a t interval is drawn on: with two (df = 1) the t quantile is 12.7 and the
 #: interval spans hundreds of percent, which says nothing.
 MIN_T_POINTS = 3
@@ -192,11 +212,12 @@ def clip_rate(values: Any) -> np.ndarray:
 
 
 def rate_axis(ax: Any, axis: str = "y") -> None:
-    """Fix a rate axis (``"x"``, ``"y"`` or ``"xy"``) to 0-100 %, whatever the data."""
+    """Fix a rate axis (``"x"``, ``"y"`` or ``"xy"``) to 0-100 % with a margin (:data:`RATE_VIEW`),
+    whatever the data."""
     if "x" in axis:
-        ax.set_xlim(*RATE_LIMITS)
+        ax.set_xlim(*RATE_VIEW)
     if "y" in axis:
-        ax.set_ylim(*RATE_LIMITS)
+        ax.set_ylim(*RATE_VIEW)
 
 
 def mean_interval(matrix: np.ndarray, *, rate: bool = True) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -265,7 +286,27 @@ def lines_panel(
     ax.set_xticks(xs, [(names or {}).get(v, str(v)) for v in order])
     ax.set_ylabel(ylabel)
     ax.grid(axis="y")
+    note_constant(ax, matrix, unit="%" if rate else "")
     return matrix
+
+
+def note_constant(ax: Any, values: np.ndarray, *, unit: str = "") -> bool:
+    """Say in the panel when every value it draws is the same (a flat panel reads as "no data" or
+    as a finding otherwise): "all 6 values are 0.0%"; True when it did."""
+    finite = values[np.isfinite(values)] if values.size else values
+    if finite.size < 2 or not np.all(finite == finite.flat[0]):
+        return False
+    ax.text(
+        0.5,
+        0.92,
+        f"all {finite.size} values are {finite.flat[0]:.1f}{unit}",
+        ha="center",
+        va="top",
+        transform=ax.transAxes,
+        fontsize=6,
+        color=GRAY,
+    )
+    return True
 
 
 def note_missing(ax: Any, text: str) -> None:

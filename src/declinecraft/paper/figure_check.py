@@ -6,6 +6,8 @@
 - two texts that overlap (model labels printed over each other, a legend over tick labels);
 - a rate axis (its label ends in "(%)") whose limits leave [0, 100] (a rate of 104 %, or an
   axis from -0.05 to 0.05 %); axes of changes and differences are not rates;
+- a data point drawn on the axes' frame (at a limit of a framed axis), where the frame hides it
+  and a reader cannot tell it from a clipped one;
 - given the figure's caption, an axis quantity the caption never names
   (:mod:`declinecraft.paper.caption_check`).
 
@@ -17,7 +19,9 @@ from __future__ import annotations
 
 from itertools import combinations
 
+import numpy as np
 from matplotlib.axes import Axes
+from matplotlib.collections import PathCollection
 from matplotlib.figure import Figure
 from matplotlib.text import Text
 from matplotlib.transforms import Bbox
@@ -79,6 +83,48 @@ def _rate_problems(ax: Axes) -> list[str]:
     return out
 
 
+#: Display pixels from the frame within which a data point counts as sitting on it.
+FRAME_PX = 1.0
+
+
+def _points(ax: Axes) -> list[tuple[float, float]]:
+    """The data points ``ax`` draws as markers: lines with a marker and scatter collections."""
+    out: list[tuple[float, float]] = []
+    for line in ax.get_lines():
+        if line.get_visible() and line.get_marker() not in (None, "", " ", "None"):
+            # The points as plotted (categorical positions converted by matplotlib's units).
+            xy = np.ma.filled(np.asarray(line.get_xydata(), dtype=np.float64), np.nan).reshape(-1, 2)
+            xs, ys = xy[:, 0], xy[:, 1]
+            out += [(float(x), float(y)) for x, y in zip(xs.ravel(), ys.ravel(), strict=False)]
+    for coll in ax.collections:
+        if isinstance(coll, PathCollection) and coll.get_visible():
+            out += [(float(x), float(y)) for x, y in np.ma.filled(coll.get_offsets(), np.nan)]
+    return [(x, y) for x, y in out if np.isfinite(x) and np.isfinite(y)]
+
+
+def _framed_points(ax: Axes) -> list[str]:
+    """Data points on a drawn edge of the axes' frame (see the module docstring)."""
+    if not ax.axison:
+        return []
+    box = ax.get_window_extent()
+    edges = {
+        "left": ("left", lambda px, py: abs(px - box.x0)),
+        "right": ("right", lambda px, py: abs(px - box.x1)),
+        "bottom": ("bottom", lambda px, py: abs(py - box.y0)),
+        "top": ("top", lambda px, py: abs(py - box.y1)),
+    }
+    shown = [e for e, (spine, _) in edges.items() if ax.spines[spine].get_visible()]
+    hit: dict[str, int] = {}
+    for x, y in _points(ax):
+        px, py = ax.transData.transform((x, y))
+        inside = box.x0 - FRAME_PX <= px <= box.x1 + FRAME_PX and box.y0 - FRAME_PX <= py <= box.y1 + FRAME_PX
+        for edge in shown:
+            if inside and edges[edge][1](px, py) <= FRAME_PX:
+                hit[edge] = hit.get(edge, 0) + 1
+    name = ax.get_title() or ax.get_ylabel() or "axes"
+    return [f"{k} point(s) on the {edge} frame of '{name}' (give the axis a margin)" for edge, k in hit.items()]
+
+
 def problems(fig: Figure, caption: str | None = None) -> list[str]:
     """What a reader would see wrong in ``fig``'s layout (see the module docstring); [] when none.
     With ``caption``, also the axis quantities it never names (:func:`caption_check.unnamed`)."""
@@ -102,6 +148,7 @@ def problems(fig: Figure, caption: str | None = None) -> list[str]:
             out.append(f"texts overlap: '{a.get_text()}' and '{b.get_text()}'")
     for ax in fig.axes:
         out += _rate_problems(ax)
+        out += _framed_points(ax)
     if caption is not None:
         out += caption_check.unnamed(caption, caption_check.axis_quantities(fig))
     return out

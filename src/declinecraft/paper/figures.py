@@ -10,6 +10,7 @@ reason instead of faking it.
 
 from __future__ import annotations
 
+import datetime as dt
 import re
 from collections.abc import Mapping
 from pathlib import Path
@@ -64,12 +65,14 @@ def write_figures(
     no_input: str = "",
     captions: Mapping[str, str] | None = None,
     min_points: int = 0,
+    created: dt.datetime | None = None,
 ) -> list[dict[str, Any]]:
     """Draw every figure the results support into ``folder`` (one file per format), remove figure
     files an earlier run left, and return one status row per figure (``reason`` empty when drawn;
     ``layout``: its layout problems, :func:`figure_check.problems`, empty when none; with
     ``captions`` (stem -> caption of ``paper/main.tex``) also what its caption fails to name;
     ``small``: why it is drawn from fewer than ``min_points`` points, :func:`too_few_points`).
+    Figure PDFs carry ``created`` as their date (:func:`~declinecraft.paper.drawing.save`).
 
     ``no_input`` (why the run has no analysis results) replaces the reason of every figure the
     run cannot draw, since then no figure lacks something more specific.
@@ -87,7 +90,7 @@ def write_figures(
         if not reason:
             fig = spec.draw(results)
             layout = figure_check.problems(fig, None if captions is None else captions.get(spec.stem, ""))
-            written |= {f.name for f in save(fig, folder, spec.stem, formats, dpi=dpi)}
+            written |= {f.name for f in save(fig, folder, spec.stem, formats, dpi=dpi, created=created)}
         rows.append(
             dict(
                 kind="figure",

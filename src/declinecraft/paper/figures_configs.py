@@ -107,8 +107,14 @@ def config_scatter(
     return named
 
 
+def thinks(frame: pl.DataFrame) -> bool:
+    """Whether any configuration of ``frame`` has thinking on (so the legend's marker for it is drawn)."""
+    return "thinking" in frame.columns and bool((frame["thinking"] == "on").any())
+
+
 def family_legend(ax: Axes, colors: Mapping[str, str], *, thinking: bool = True) -> None:
-    """Legend of family colors plus the thinking marker."""
+    """Legend of family colors plus, when a configuration thinks, the thinking marker (a legend
+    lists only what is drawn)."""
     handles = [Line2D([], [], marker="o", ls="", color=c, label=f) for f, c in colors.items()]
     if thinking:
         handles.append(Line2D([], [], marker="s", ls="", color=GRAY, label="thinking on"))
@@ -145,7 +151,7 @@ def _attempt_scatter(main_grid: pl.DataFrame, condition: str, y: str, ylabel: st
     ax.set_ylabel(ylabel)
     rate_axis(ax, "xy")
     ax.grid(True)
-    family_legend(ax, colors)
+    family_legend(ax, colors, thinking=thinks(frame))
     label_points(ax, named, fontsize=4.8)
     return fig
 
@@ -240,7 +246,7 @@ def _simple_scatter(frame: pl.DataFrame, x: str, y: str, xlabel: str, ylabel: st
     rate_axis(ax, "xy")
     ax.set_title(title)
     ax.grid(True)
-    family_legend(ax, colors)
+    family_legend(ax, colors, thinking=thinks(frame))
     return fig
 
 
@@ -296,9 +302,13 @@ def plot_tradeoff(main_grid: pl.DataFrame) -> Figure:
     handles = [
         Line2D([], [], marker="o", ls="", color=GRAY, label="No RAG"),
         Line2D([], [], marker="o", ls="", color=ORANGE, label="Single-shot RAG"),
-        Line2D([], [], marker="s", ls="", color="k", label="thinking on"),
-        Line2D([], [], ls="--", color="k", label="frontier"),
     ]
+    # A legend lists only what is drawn: the thinking marker when a configuration thinks, the
+    # frontier when one was drawn.
+    if thinks(main_grid):
+        handles.append(Line2D([], [], marker="s", ls="", color="k", label="thinking on"))
+    if any(line.get_linestyle() == "--" for line in ax.get_lines()):
+        handles.append(Line2D([], [], ls="--", color="k", label="frontier"))
     ax.legend(handles=handles, loc="best")
     ax.set_xlabel("Answerable Attempt Rate (%)")
     ax.set_ylabel("Correct Abstention Rate (%)")

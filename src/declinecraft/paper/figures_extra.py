@@ -168,7 +168,7 @@ def plot_k_choice(ablation_k: pl.DataFrame, retrieval_k: pl.DataFrame | None = N
             if col in part.columns:
                 axes[0].plot(xs, pct(part[col]), marker="o", color=color, label=name)
         axes[0].set_xticks(xs, [str(k) for k in part["k"].to_list()])
-        axes[0].set_ylim(0, 100)
+        rate_axis(axes[0])
         axes[0].set_ylabel("Retrieved (%)")
         axes[0].legend()
     else:

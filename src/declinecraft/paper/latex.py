@@ -32,6 +32,24 @@ def escape(text: Any) -> str:
     return _PATTERN.sub(lambda m: SPECIAL[m[0]], "" if text is None else str(text))
 
 
+#: Symbols the analysis names in plain text (``C_pre``) and the paper sets as math.
+SYMBOLS = {
+    "C\\_pre": "$C_{\\mathrm{pre}}$",
+    "C\\_post": "$C_{\\mathrm{post}}$",
+    "R\\_lambda": "$R_\\lambda$",
+    "R\\_λ": "$R_\\lambda$",
+}
+
+
+def escape_symbols(text: Any) -> str:
+    """Like :func:`escape`, with the symbols of :data:`SYMBOLS` (``C_pre``, ``R_lambda``) set as
+    math subscripts instead of printing their underscore."""
+    out = escape(text)
+    for plain, math in SYMBOLS.items():
+        out = out.replace(plain, math)
+    return out
+
+
 def escape_marked(text: Any) -> str:
     """Like :func:`escape`, but a trailing ``^{marks}`` becomes a math superscript (role marks of
     Table 2: ``Qwen3 4B^{GR}`` prints as Qwen3 4B with superscript GR)."""

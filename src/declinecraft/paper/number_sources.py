@@ -163,6 +163,23 @@ def judge_agreement(col: str, judge_a: str = "all") -> Getter:
     return lambda t: one(table(t, "judge_agreement"), col, f"judge agreement {judge_a}", judge_a=judge_a)
 
 
+def widest_judge_pair(col: str) -> Getter:
+    """A column of the pair of accuracy judges whose mean score difference is farthest from 0
+    (``judge_agreement``, as Table 5 prints it: first judge minus second); ``judges`` gives the
+    pair as Table 5 names it ("a vs b"), so the text's sign and Table 5's are one number."""
+
+    def get(t: Tables) -> Any:
+        pairs = table(t, "judge_agreement").filter(pl.col("judge_a") != "all").drop_nulls("mean_diff")
+        if pairs.height == 0:
+            raise Missing("fewer than two accuracy judges scored the same answers")
+        row = pairs.sort(pl.col("mean_diff").abs(), descending=True, maintain_order=True).row(0, named=True)
+        if col == "judges":
+            return " vs ".join(row[c].removeprefix("score_") for c in ("judge_a", "judge_b"))
+        return row[col]
+
+    return get
+
+
 def human_kappa(part: int, measure: str) -> Getter:
     """A kappa of Table 10 (``human_agreement``)."""
     return lambda t: one(table(t, "human_agreement"), "kappa", f"Table 10 {measure}", part=part, measure=measure)

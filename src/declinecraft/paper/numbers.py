@@ -21,7 +21,7 @@ import polars as pl
 from declinecraft.core import small_n
 from declinecraft.core.number_format import fmt
 from declinecraft.paper import number_sources
-from declinecraft.paper.latex import escape
+from declinecraft.paper.latex import escape, escape_symbols
 from declinecraft.paper.number_sources import Tables
 from declinecraft.paper.number_spec import CAVEAT_FORMATS, SMALL_N_MACRO, Number
 from declinecraft.paper.quoted import NUMBERS
@@ -92,6 +92,26 @@ def compute(tables: Tables, *, no_input: str = "", min_n: int = small_n.threshol
     return pl.DataFrame(rows, schema=number_sources.SCHEMA)
 
 
+def is_accuracy(macro: str, what: str) -> bool:
+    """Whether a number rests on the accuracy judges' scores (Answer Accuracy, leakage, the
+    judges' own comparisons): its macro names ``Acc``/``Leak``/``Judge`` or its meaning says accuracy."""
+    return any(part in macro for part in ("Acc", "Leak", "Judge")) or "accuracy" in what.lower()
+
+
+def withhold_accuracy(numbers: pl.DataFrame, why: str) -> pl.DataFrame:
+    """``numbers`` with every accuracy number (:func:`is_accuracy`) printed as n/a with ``why``
+    (an accuracy judge failed the judges' check set), so no sentence or word reads it as a finding;
+    '' leaves them as they are."""
+    if not why:
+        return numbers
+    hit = pl.struct("macro", "what").map_elements(lambda r: is_accuracy(r["macro"], r["what"]), return_dtype=pl.Boolean)
+    return numbers.with_columns(
+        value=pl.when(hit).then(None).otherwise(pl.col("value")),
+        text=pl.when(hit).then(pl.lit("n/a")).otherwise(pl.col("text")),
+        reason=pl.when(hit).then(pl.lit(why)).otherwise(pl.col("reason")),
+    )
+
+
 def numbers_tex(numbers: pl.DataFrame, source: str = "notebooks/08_paper.ipynb") -> str:
     """The macro file: ``\\newcommand{\\Macro}{text}`` per number, n/a ones with their reason."""
     lines = [
@@ -132,7 +152,7 @@ def reported_vs_reproduced(numbers: pl.DataFrame, reported: Mapping[str, Mapping
         value, unit = fact.get("value"), fact.get("unit", "")
         paper = f"{value}" if not isinstance(value, float) else f"{value:g}"
         paper = paper.replace("-", "\\textminus ") if isinstance(value, (int, float)) else escape(paper)
-        what = escape(row["what"]) + (" (\\%)" if unit == "percent" else " (pts)" if unit == "points" else "")
+        what = escape_symbols(row["what"]) + (" (\\%)" if unit == "percent" else " (pts)" if unit == "points" else "")
         lines.append(f"{what} & {paper} & \\{row['macro']} \\\\")
     lines += ["\\end{longtable}", ""]
     return "\n".join(lines)

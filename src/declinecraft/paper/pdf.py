@@ -6,6 +6,7 @@ and macros are the reproducible outputs, the PDF a convenience where TeX is inst
 
 from __future__ import annotations
 
+import os
 import re
 import shutil
 import subprocess
@@ -29,8 +30,24 @@ def _first_errors(log: str, limit: int = 12) -> str:
     return "\n".join(lines[start : start + limit])
 
 
-def build_pdf(paper_dir: Path, *, tex: str = catalogue.PAPER_MAIN_TEX.name, timeout: int = 600) -> Path | None:
+#: TeX run before the source: no trailer ``/ID`` (pdfTeX hashes it from the output's path, which
+#: holds the build folder's random name).
+PRETEX = r"\pdftrailerid{}"
+
+
+def tex_environment(epoch: int) -> dict[str, str]:
+    """The environment of a build dated ``epoch`` (seconds since 1970, UTC): pdfTeX writes it as the
+    PDF's ``CreationDate``/``ModDate`` and ``\\today`` (``FORCE_SOURCE_DATE=1``), not the clock."""
+    return {**os.environ, "SOURCE_DATE_EPOCH": str(epoch), "FORCE_SOURCE_DATE": "1"}
+
+
+def build_pdf(
+    paper_dir: Path, *, tex: str = catalogue.PAPER_MAIN_TEX.name, timeout: int = 600, epoch: int = 0
+) -> Path | None:
     """Build ``paper_dir/main.pdf`` with latexmk in a temporary folder; None when TeX is absent.
+
+    The PDF is dated ``epoch`` (the run's date, :mod:`~declinecraft.paper.build_date`) and has no
+    trailer ID, so two builds of the same sources are the same bytes.
 
     Raises:
         PaperBuildError: LaTeX failed; the message holds the log's first error lines.
@@ -40,8 +57,19 @@ def build_pdf(paper_dir: Path, *, tex: str = catalogue.PAPER_MAIN_TEX.name, time
         print("paper: latexmk not found, skipped the PDF (install latexmk and TeX Live to build it)")
         return None
     with tempfile.TemporaryDirectory(prefix="declinecraft-tex-") as tmp:
-        cmd = [latexmk, "-pdf", "-interaction=nonstopmode", "-halt-on-error", "-file-line-error", f"-outdir={tmp}", tex]
-        proc = subprocess.run(cmd, cwd=paper_dir, capture_output=True, text=True, timeout=timeout, check=False)
+        cmd = [
+            latexmk,
+            "-pdf",
+            "-interaction=nonstopmode",
+            "-halt-on-error",
+            "-file-line-error",
+            f"-usepretex={PRETEX}",
+            f"-outdir={tmp}",
+            tex,
+        ]
+        proc = subprocess.run(
+            cmd, cwd=paper_dir, capture_output=True, text=True, timeout=timeout, check=False, env=tex_environment(epoch)
+        )
         pdf = Path(tmp) / (Path(tex).stem + ".pdf")
         if proc.returncode != 0 or not pdf.is_file():
             log_path = Path(tmp) / (Path(tex).stem + ".log")

@@ -34,6 +34,7 @@ ROWS: tuple[tuple[str, str, str], ...] = (
     ("verifier_no_unanswerable", run_health.VERIFY_STAGE, "Verifier's NO, unanswerable drafts (kept)"),
     ("failed_calls", run_health.ANSWER_STAGE, "Failed calls, answering (incl.\\ reflections)"),
     ("truncated", run_health.ANSWER_STAGE, "Answers cut at the output budget"),
+    ("exhausted", run_health.ANSWER_STAGE, "Answers that exhausted the budget (no answer left)"),
     ("reflection_unusable", run_health.ANSWER_STAGE, "Reflections without usable JSON"),
     ("reflection_outcome", run_health.ANSWER_STAGE, "Reflection outcomes"),
     ("further_rounds", run_health.ANSWER_STAGE, "Retrieval rounds after round 0"),
@@ -42,12 +43,17 @@ ROWS: tuple[tuple[str, str, str], ...] = (
     ("label_unparsable", run_health.JUDGE_STAGE, "Labels unparsable after re-ask"),
     ("score_unparsable", run_health.JUDGE_STAGE, "Scores unparsable after re-ask"),
     ("label_rule_disagree", run_health.JUDGE_STAGE, "Labels unlike the phrase rule's"),
+    ("judge_check_agree", run_health.JUDGE_STAGE, "Check-set items scored as labelled"),
     ("failed_calls", run_health.K2G_STAGE, "Failed calls, Know2Guess"),
     ("truncated", run_health.K2G_STAGE, "Know2Guess replies cut at the budget"),
     ("k2g_format_issues", run_health.K2G_STAGE, "Know2Guess replies with a format issue"),
+    ("protocol_decision", run_health.K2G_STAGE, "Know2Guess replies with a readable decision"),
+    ("protocol_confidence", run_health.K2G_STAGE, "Know2Guess replies stating a confidence"),
+    ("protocol_followed", run_health.K2G_STAGE, "Know2Guess replies following the protocol"),
     ("failed_calls", run_health.EVIDENCE_STAGE, "Failed calls, evidence view"),
     ("truncated", run_health.EVIDENCE_STAGE, "Evidence answers cut at the budget"),
     ("esb_invalid", run_health.EVIDENCE_STAGE, "ESB invalid responses"),
+    ("protocol_followed", run_health.EVIDENCE_STAGE, "Evidence answers following the protocol"),
 )
 
 
@@ -134,12 +140,26 @@ def _calls_sentence(frame: pl.DataFrame) -> str:
     return f"{head}; {failed} failed ({where})."
 
 
-def _truncation_sentence(frame: pl.DataFrame) -> str:
+#: The two words for replies stopped by the output budget, defined once in the paper's setup
+#: (``paper/main.tex``) and used as here everywhere: a reply is *cut* when it stops at the budget
+#: (finish reason ``length``) and *exhausted* when it is cut with no final answer left after its
+#: thinking; exhausted answers are left out of the rates, cut ones are labelled as written.
+CUT, EXHAUSTED = "cut at the output budget", "exhausted it"
+
+
+def _cut_counts(frame: pl.DataFrame) -> tuple[int, int, int]:
+    """(cut, exhausted, answers returned) of the answer stage."""
     cut, answers = run_health.total(frame, "truncated", run_health.ANSWER_STAGE)
+    exhausted, _ = run_health.total(frame, "exhausted", run_health.ANSWER_STAGE)
+    return cut, exhausted, answers
+
+
+def _truncation_sentence(frame: pl.DataFrame) -> str:
+    cut, exhausted, answers = _cut_counts(frame)
     if answers == 0:
         return ""
     if cut == 0:
-        return f"No answer of the {small_n.counted(answers, 'answers')} stopped at the output budget."
+        return f"No answer of the {small_n.counted(answers, 'answers')} was {CUT}."
     by = (
         frame.filter((pl.col("measure") == "truncated") & (pl.col("stage") == run_health.ANSWER_STAGE))
         .group_by("model")
@@ -148,21 +168,36 @@ def _truncation_sentence(frame: pl.DataFrame) -> str:
         .sort("model")
     )
     where = "; ".join(f"{m}: {of(k, n)}" for m, k, n in by.iter_rows())
-    return f"{of(cut, answers)} answers stopped at the output budget (finish reason length; {where})."
+    return (
+        f"{of(cut, answers)} answers were {CUT} (finish reason length; {where}); "
+        f"{of(exhausted, cut)} of them {EXHAUSTED} with no final answer."
+    )
 
 
 def _truncation_note(frame: pl.DataFrame) -> str:
     """The reproduction notes' clause on answers cut mid-answer (the paper's budget left none cut)."""
-    cut, answers = run_health.total(frame, "truncated", run_health.ANSWER_STAGE)
+    cut, exhausted, answers = _cut_counts(frame)
     if answers == 0:
         return ""
     if cut == 0:
-        return "No answer stopped at this budget."
+        return f"No answer was {CUT}."
     return (
-        f"Of the {small_n.counted(answers, 'answers')}, {cut} ({100 * cut / answers:.1f}%) stopped at this budget "
-        "in mid-answer; they are labelled and scored as written, so a short budget can turn an abstention "
-        "or an answer into a fragment."
+        f"Of the {small_n.counted(answers, 'answers')}, {cut} ({100 * cut / answers:.1f}%) were {CUT} "
+        f"and {exhausted} of them {EXHAUSTED}; the others are labelled and scored as written, so a short budget "
+        "can turn an abstention or an answer into a fragment."
     )
+
+
+def _box_line(frame: pl.DataFrame) -> str:
+    """The first-page box's run-health line: calls failed, answers cut and exhausted."""
+    failed, calls = run_health.total(frame, "failed_calls")
+    cut, exhausted, answers = _cut_counts(frame)
+    if calls == 0 and answers == 0:
+        return ""
+    parts = [f"{of(failed, calls)} model calls failed"]
+    if answers:
+        parts.append(f"{of(cut, answers)} answers were {CUT} and {of(exhausted, answers)} {EXHAUSTED}")
+    return "Run health: " + "; ".join(parts) + "."
 
 
 def _judge_sentence(frame: pl.DataFrame) -> str:
@@ -303,13 +338,155 @@ def _asked(frame: pl.DataFrame) -> str:
     return f": of the {small_n.counted(total, 'reflections')}, {listed}"
 
 
+def judge_agreement_sentence(agreement: pl.DataFrame | None, min_kappa: float) -> str:
+    """How far the accuracy judges agree (Table 5: exact agreement and weighted kappa per pair),
+    with a warning for each pair below ``min_kappa`` (``analysis.min_judge_kappa``); '' with fewer
+    than two judges."""
+    if agreement is None or agreement.height == 0:
+        return ""
+    pairs = agreement.filter(pl.col("judge_a") != "all").drop_nulls("kappa")
+    if pairs.height == 0:
+        return ""
+    name = lambda j: str(j).removeprefix("score_")  # noqa: E731
+    said, low = [], []
+    for r in pairs.iter_rows(named=True):
+        pair = f"{name(r['judge_a'])} and {name(r['judge_b'])}"
+        said.append(
+            f"{pair} agree exactly on {100 * r['exact']:.0f}% of {r['rows']} answers (weighted kappa {r['kappa']:.3f})"
+        )
+        if r["kappa"] < min_kappa:
+            low.append(pair)
+    text = "The accuracy judges: " + "; ".join(said) + "."
+    if low:
+        text += (
+            f" Warning: {' and '.join(low)} fall below the run's level of kappa {min_kappa:g} "
+            "(analysis.min_judge_kappa): their scores barely agree, so an accuracy number depends on which "
+            "judge is asked."
+        )
+    return text
+
+
+def leakage_sentence(
+    leakage: pl.DataFrame | None,
+    grid: pl.DataFrame | None,
+    facts: pl.DataFrame | None = None,
+    *,
+    cutoff: str = "",
+    max_leakage: float = 1.0,
+) -> str:
+    """Each model whose accuracy on unanswerable questions without retrieval no knowledge can
+    explain, flagged before any accuracy is read: above its own accuracy on answerable ones, or,
+    for a model released before the corpus ``cutoff`` (``facts``' ``release``, YYYY-MM), above
+    ``max_leakage`` (``analysis.max_leakage``). Such a score points to a judge, an oracle or
+    questions that are not unanswerable; '' when none."""
+    if leakage is None or leakage.height == 0:
+        return ""
+    frame = leakage.with_columns(pl.col("thinking").cast(pl.String)).drop_nulls("accuracy")
+    if grid is not None and "accuracy" in grid.columns:
+        known = grid.filter(pl.col("condition") == "no_rag").select(
+            "model", pl.col("thinking").cast(pl.String), answerable=pl.col("accuracy").cast(pl.Float64)
+        )
+        frame = frame.join(known, on=["model", "thinking"], how="left")
+    else:
+        frame = frame.with_columns(answerable=pl.lit(None, pl.Float64))
+    released = {}
+    if facts is not None and {"model", "release"} <= set(facts.columns):
+        released = {m: str(r or "") for m, r in facts.select("model", "release").iter_rows()}
+    said = []
+    for r in frame.iter_rows(named=True):
+        before = bool(cutoff) and bool(released.get(r["model"])) and released[r["model"]] < cutoff[:7]
+        above_known = r["answerable"] is not None and r["accuracy"] > r["answerable"]
+        if not (above_known or (before and r["accuracy"] > max_leakage)):
+            continue
+        text = f"{r['model']} scores {100 * r['accuracy']:.1f}% on unanswerable questions ({r['n']} answers)"
+        if r["answerable"] is not None:
+            text += f" against {100 * r['answerable']:.1f}% on answerable ones"
+        if before:
+            text += f", released {released[r['model']]}, before the corpus cut-off"
+        said.append(text)
+    if not said:
+        return ""
+    return (
+        "Flagged before any accuracy is read: without retrieval, "
+        + "; ".join(said)
+        + ". A model cannot know what postdates its training, nor know it better than what it was trained on, "
+        "so this points to a judge, an oracle or questions that are not unanswerable, not to knowledge."
+    )
+
+
+def scope_sentence(cfg: RunConfig) -> str:
+    """Why a view ran on fewer models or questions than the answer stage (its params), or ''."""
+    models = list(cfg.answer.models)
+    said = []
+    for block, name in (("know2guess", "Know2Guess's protocol"), ("evidence", "the evidence view")):
+        params = cfg.block(block)
+        if not params.enabled:
+            continue
+        own = [m for m in (params.models or models) if m in models] or list(params.models)
+        parts = []
+        if len(own) < len(models):
+            parts.append(f"{len(own)} of the {len(models)} models under test ({', '.join(own)}; {block}.models)")
+        limit = getattr(params, "limit_questions", 0)
+        if limit:
+            parts.append(
+                f"at most {limit} of the benchmark's questions, a seeded subset of both halves "
+                f"({block}.limit_questions)"
+            )
+        controls = getattr(params, "control_models", ())
+        if controls:
+            parts.append(f"its control prompts only for {', '.join(controls)} ({block}.control_models)")
+        if parts:
+            said.append(f"{name} ran on " + " and ".join(parts))
+    if not said:
+        return ""
+    text = "; ".join(said)
+    return text[0].upper() + text[1:] + ", as the run's params set to keep its time within the budget."
+
+
+#: Sentence macros of ``health_numbers.tex`` written from the analysis' tables and the params
+#: (:func:`write`), beside those of :data:`SENTENCES`.
+NEIGHBOUR_MACROS = ("HealthJudgeAgreeSentence", "HealthLeakSentence", "HealthScopeSentence")
+
+
+def _check_sentence(frame: pl.DataFrame) -> str:
+    """Each accuracy judge's agreement with the judges' check set, and what a failed one means."""
+    part = frame.filter(pl.col("measure") == "judge_check_agree").drop_nulls("numerator")
+    if part.height == 0:
+        return ""
+    said = "; ".join(f"{r['model']}: {of(r['numerator'], r['denominator'])}" for r in part.iter_rows(named=True))
+    text = f"On the judges' check set (labelled items we wrote), the accuracy judges score as labelled {said}."
+    failed = run_health.failed_judges(frame)
+    if failed:
+        text += " " + NOT_INTERPRETABLE_JUDGES.format(judges=", ".join(j for j, _, _ in failed)) + "."
+    return text
+
+
+#: What the paper says of the scores of judges that failed the check set.
+NOT_INTERPRETABLE_JUDGES = (
+    "The scores of {judges} are not interpretable: below judge.check_min_agreement, so no accuracy number of this "
+    "run is read as a finding"
+)
+
+
+def judges_not_interpretable(cfg: RunConfig) -> str:
+    """Why the run's accuracy numbers are not findings (accuracy judges that failed the check set,
+    from the analysis' run health), or ''."""
+    failed = run_health.failed_judges(_counted(cfg))
+    if not failed:
+        return ""
+    named = ", ".join(f"{j} ({of(k, n)} check-set items as labelled)" for j, k, n in failed)
+    return NOT_INTERPRETABLE_JUDGES.format(judges=named)
+
+
 #: Sentence macros of ``health_numbers.tex``: (macro, what it says, how it is written).
 SENTENCES: tuple[tuple[str, str, Callable[[pl.DataFrame, int], str]], ...] = (
     ("HealthVerifierSentence", "the verifier's NO per half", lambda f, m: _verifier_sentence(f)),
     ("HealthCallsSentence", "model calls and failed calls", lambda f, m: _calls_sentence(f)),
     ("HealthTruncSentence", "answers cut at the output budget", lambda f, m: _truncation_sentence(f)),
     ("HealthTruncNote", "answers cut mid-answer, for the notes", lambda f, m: _truncation_note(f)),
+    ("HealthBoxLine", "the first-page box's run-health line", lambda f, m: _box_line(f)),
     ("HealthJudgeSentence", "judge outputs that did not parse", lambda f, m: _judge_sentence(f)),
+    ("HealthCheckSentence", "the accuracy judges on the judges' check set", lambda f, m: _check_sentence(f)),
     ("HealthRuleSentence", "labels unlike the phrase rule's", lambda f, m: _rule_sentence(f)),
     ("HealthScoredSentence", "questions the accuracy rests on", _scored_sentence),
     ("HealthRoundsSentence", "retrieval rounds of iterative RAG", lambda f, m: _rounds_sentence(f)),
@@ -335,21 +512,52 @@ def macros_tex(macros: list[tuple[str, str, str]], source: str = "notebooks/08_p
     return "\n".join([*lines, *(f"\\newcommand{{\\{m}}}{{{v}}}  % {w}" for m, v, w in macros)]) + "\n"
 
 
-def write(cfg: RunConfig, paper_dir: Path, stage_dir: Path) -> dict[str, Any]:
-    """Write the section's table, macros and full CSV; return the table's status row."""
+def _analysis_table(cfg: RunConfig, name: str) -> pl.DataFrame | None:
+    """One of the analysis stage's CSV tables, or None when the stage did not write it."""
+    path = catalogue.ANALYSIS_TABLE.path(cfg, name)
+    return pl.read_csv(path, infer_schema_length=10_000) if path.is_file() else None
+
+
+def _counted(cfg: RunConfig) -> pl.DataFrame:
+    """The analysis stage's run health (``run_health.csv``), or a ``missing`` row saying why."""
     source = catalogue.ANALYSIS_TABLE.path(cfg, "run_health")
     if source.is_file():
-        counted = pl.read_csv(source, schema_overrides=run_health.SCHEMA).with_columns(
+        return pl.read_csv(source, schema_overrides=run_health.SCHEMA).with_columns(
             pl.col("model", "thinking", "condition", "detail").fill_null("")
         )
-    else:
-        counted = run_health.missing(
-            run_health.ANALYSIS_STAGE, f"{source.relative_to(cfg.root)} is missing (the analysis stage has not run)"
-        )
+    return run_health.missing(
+        run_health.ANALYSIS_STAGE, f"{source.relative_to(cfg.root)} is missing (the analysis stage has not run)"
+    )
+
+
+def write(cfg: RunConfig, paper_dir: Path, stage_dir: Path) -> dict[str, Any]:
+    """Write the section's table, macros and full CSV; return the table's status row."""
+    counted = _counted(cfg)
     frame = pl.concat([run_health.verifier_health(cfg), counted, run_health.collect_views(cfg)])
     min_n = cfg.analysis.finding_n
     writer = paper_writer(paper_dir, stage_dir)
     writer.frame(catalogue.PAPER_RUN_HEALTH, frame)
     writer.text(catalogue.PAPER_TABLE, health_tex(frame, min_n), "run_health")
-    writer.text(catalogue.PAPER_HEALTH_NUMBERS_TEX, macros_tex(health_macros(frame, min_n)))
+    tables = {name: _analysis_table(cfg, name) for name in ("judge_agreement", "leakage_model", "main_grid", "facts")}
+    more = [
+        (
+            "HealthJudgeAgreeSentence",
+            judge_agreement_sentence(tables["judge_agreement"], cfg.analysis.min_judge_kappa),
+            "the accuracy judges' agreement, with a warning below analysis.min_judge_kappa",
+        ),
+        (
+            "HealthLeakSentence",
+            leakage_sentence(
+                tables["leakage_model"],
+                tables["main_grid"],
+                tables["facts"],
+                cutoff=cfg.corpus.cutoff,
+                max_leakage=cfg.analysis.max_leakage,
+            ),
+            "models scoring higher on unanswerable than on answerable questions",
+        ),
+        ("HealthScopeSentence", scope_sentence(cfg), "why a view ran on fewer models or questions"),
+    ]
+    macros = health_macros(frame, min_n) + [(m, escape(v), w) for m, v, w in more]
+    writer.text(catalogue.PAPER_HEALTH_NUMBERS_TEX, macros_tex(macros))
     return dict(kind="table", number=0, name="run_health", title="Run health", reason="")

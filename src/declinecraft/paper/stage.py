@@ -40,7 +40,16 @@ from declinecraft.analysis import claim_evidence, claims, inputs, results
 from declinecraft.core import catalogue, small_n
 from declinecraft.core.config import RunConfig
 from declinecraft.core.stage_writer import StageWriter
-from declinecraft.paper import caption_check, machine, numbers, page_check, run_health, run_settings, wording
+from declinecraft.paper import (
+    build_date,
+    caption_check,
+    machine,
+    numbers,
+    page_check,
+    run_health,
+    run_settings,
+    wording,
+)
 from declinecraft.paper.claims_table import claims_tex
 from declinecraft.paper.figures import write_figures
 from declinecraft.paper.latex import escape_marked
@@ -110,6 +119,8 @@ def write_numbers(
     writer = paper_writer(paper_dir, stage_dir)
     rule = cfg.analysis.finding_n
     computed = numbers.compute(tables, no_input=no_input, min_n=rule)
+    # A judge that failed the check set moves no accuracy number into a finding.
+    computed = numbers.withhold_accuracy(computed, run_health.judges_not_interpretable(cfg))
     printed = pl.concat([computed, run_settings.config_macros(cfg, reported_facts(cfg))])
     thinking = no_input or claim_evidence.thinking_problem(tables, claim_evidence.context_from_config(cfg))
     said = wording.words(printed, alpha=cfg.analysis.alpha, min_n=cfg.analysis.min_n, thinking_problem=thinking)
@@ -174,10 +185,19 @@ def run(cfg: RunConfig) -> PaperResult:
     captions = caption_check.captions(source.read_text(encoding="utf-8")) if source.is_file() else None
     formats, dpi = tuple(cfg.paper.figure_formats), cfg.paper.figure_dpi
     min_points = small_n.threshold(cfg.analysis.min_n, cfg.analysis.alpha, floor=small_n.min_n_rank(cfg.analysis.alpha))
+    # Every figure and the PDF carry the run's date, never the clock, so a replay is byte-identical.
+    created = build_date.build_date(cfg.corpus)
     status = write_figures(
-        tables, fig_dir, formats=formats, dpi=dpi, no_input=no_input, captions=captions, min_points=min_points
+        tables,
+        fig_dir,
+        formats=formats,
+        dpi=dpi,
+        no_input=no_input,
+        captions=captions,
+        min_points=min_points,
+        created=created,
     )
-    status += write_view_figures(cfg, fig_dir, formats=formats, dpi=dpi, captions=captions)
+    status += write_view_figures(cfg, fig_dir, formats=formats, dpi=dpi, captions=captions, created=created)
     status += write_tables(tables, cfg, paper_dir / "tables")
     status.append(run_health.write(cfg, paper_dir, stage_dir))
     writer.text(catalogue.PAPER_TABLE, claims_tex(tables.get("claims")), "claims")
@@ -204,7 +224,7 @@ def run(cfg: RunConfig) -> PaperResult:
     writer.text(catalogue.PAPER_VIEW_NUMBERS_TEX, view_numbers_tex(views))
     writer.frame(catalogue.PAPER_VIEW_NUMBERS, pl.DataFrame(views, schema=["macro", "value", "what"], orient="row"))
     machine.write(cfg, paper_dir)
-    pdf = build_pdf(paper_dir) if cfg.paper.build_pdf else None
+    pdf = build_pdf(paper_dir, epoch=build_date.epoch(created)) if cfg.paper.build_pdf else None
     page_problems = _check_pages(pdf, writer)
     # For the last line of `make all` (declinecraft.core.system_packages.summary).
     why = "" if pdf else ("switched off (paper.build_pdf: false)" if not cfg.paper.build_pdf else "latexmk missing")

@@ -99,7 +99,7 @@ SPECS: dict[str, Spec] = {
         ("Rule-scored (excluded)", _col("excluded"), None),
         ("Exact agreement \\%", _col("exact"), None),
         ("Weighted $\\kappa$", _col("kappa", 3), None),
-        ("Mean diff (pts)", _col("mean_diff", 1, True), None),
+        ("Mean diff, first $-$ second (pts)", _col("mean_diff", 1, True), None),
     ],
     "table06": [
         ("Model", lambda r: escape_marked(r["model"]), None),

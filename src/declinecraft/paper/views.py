@@ -9,6 +9,7 @@ and its macros printed as n/a, never a figure drawn from nothing.
 
 from __future__ import annotations
 
+import datetime as dt
 import re
 from collections.abc import Callable, Mapping
 from pathlib import Path
@@ -17,10 +18,11 @@ from typing import Any
 import polars as pl
 from matplotlib.figure import Figure
 
+from declinecraft.analysis import run_health
 from declinecraft.core import catalogue
 from declinecraft.core.catalogue import Artifact
 from declinecraft.core.config import RunConfig
-from declinecraft.paper import figure_check
+from declinecraft.paper import figure_check, view_protocol
 from declinecraft.paper.drawing import save
 from declinecraft.paper.latex import escape
 from declinecraft.paper.outputs import remove_stale
@@ -67,11 +69,17 @@ def _table(cfg: RunConfig, table: Artifact) -> tuple[pl.DataFrame | None, str]:
 
 
 def write_view_figures(
-    cfg: RunConfig, folder: Path, *, formats: tuple[str, ...], dpi: int, captions: Mapping[str, str] | None = None
+    cfg: RunConfig,
+    folder: Path,
+    *,
+    formats: tuple[str, ...],
+    dpi: int,
+    captions: Mapping[str, str] | None = None,
+    created: dt.datetime | None = None,
 ) -> list[dict[str, Any]]:
     """Draw every view figure the run supports into ``folder``; one status row per figure, with
     its layout problems (:func:`figure_check.problems`, '' when none; with ``captions``, also
-    what its caption fails to name)."""
+    what its caption fails to name). Figure PDFs carry ``created`` as their date."""
     rows, written = [], set()
     for stem, (draw, table, title) in FIGURES.items():
         frame, reason = _table(cfg, table)
@@ -79,7 +87,7 @@ def write_view_figures(
         if frame is not None:
             fig = draw(frame)
             layout = figure_check.problems(fig, None if captions is None else captions.get(stem, ""))
-            written |= {f.name for f in save(fig, folder, stem, formats, dpi=dpi)}
+            written |= {f.name for f in save(fig, folder, stem, formats, dpi=dpi, created=created)}
         rows.append(dict(kind="figure", number=0, name=stem, title=title, reason=reason, layout="; ".join(layout)))
     remove_stale(folder, VIEW_FIGURE_FILE, written)
     return rows
@@ -101,11 +109,19 @@ def view_macros(cfg: RunConfig) -> list[tuple[str, str, str]]:
     out = [
         *switches,
         *settings,
-        *know2guess_macros.macros(cfg.stage_dir("know2guess"), min_n=rule),
+        *know2guess_macros.macros(cfg.stage_dir("know2guess"), min_n=rule, alpha=cfg.analysis.alpha),
         *evidence_report.macros(cfg.stage_dir("evidence"), min_n=rule),
     ]
-    # Text values (model ids, words) are escaped here; values already in LaTeX are left alone.
-    return [(name, value if ("\\" in value or "$" in value) else escape(value), what) for name, value, what in out]
+    # Compliance first: a view whose replies did not follow its protocol prints no behaviour.
+    out = view_protocol.gate(out, run_health.collect_views(cfg), cfg.analysis.min_protocol)
+    # Text values (model ids, words) are escaped here; values already in LaTeX (a macro, math, a
+    # count with its {,} thousands separator) are left alone.
+    return [(name, value if _is_latex(value) else escape(value), what) for name, value, what in out]
+
+
+def _is_latex(value: str) -> bool:
+    """Whether a macro value is already LaTeX: a control sequence, math or a ``{,}`` separator."""
+    return "\\" in value or "$" in value or "{,}" in value
 
 
 def view_numbers_tex(macros: list[tuple[str, str, str]], source: str = "notebooks/08_paper.ipynb") -> str:

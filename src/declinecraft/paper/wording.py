@@ -37,21 +37,38 @@ class Word:
     rule: Rule
 
 
-def change(a: str, b: str, up: str, down: str, same: str, missing: str, kind: str = "pct") -> Rule:
+def _untested(n: Mapping[str, Printed], p: str | None, alpha: float) -> bool:
+    """Whether the difference's test ``p`` forbids a comparative word (p n/a or not below alpha,
+    :func:`~declinecraft.core.small_n.comparative_reason`); never without ``p``."""
+    if p is None:
+        return False
+    return bool(small_n.comparative_reason(0, 0, n[p][0], alpha))
+
+
+def change(
+    a: str, b: str, up: str, down: str, same: str, missing: str, kind: str = "pct", *, p: str | None = None
+) -> Rule:
     """``up``/``down`` as number ``b`` is above/below number ``a``; ``same`` when they print alike
-    as ``kind`` (the paper's tie rule, :func:`declinecraft.core.number_format.compare`)."""
+    as ``kind`` (the paper's tie rule, :func:`declinecraft.core.number_format.compare`). With ``p``
+    (the test of the change), ``up``/``down`` only when p < alpha, else ``missing``: no comparative
+    word for a difference its test does not find."""
 
     def rule(n: Mapping[str, Printed], alpha: float, min_n: int) -> str:
-        return compare(n[b][0], n[a][0], kind, (up, down, same), missing)
+        word = compare(n[b][0], n[a][0], kind, (up, down, same), missing)
+        return missing if word in (up, down) and _untested(n, p, alpha) else word
 
     return rule
 
 
-def sign(x: str, up: str, down: str, same: str, missing: str, kind: str = "pts") -> Rule:
-    """``up``/``down`` by the sign of a signed number; ``same`` when it prints as zero (the tie rule)."""
+def sign(
+    x: str, up: str, down: str, same: str, missing: str, kind: str = "pts", *, p: str | None = None, untested: str = ""
+) -> Rule:
+    """``up``/``down`` by the sign of a signed number; ``same`` when it prints as zero (the tie
+    rule). With ``p``, ``up``/``down`` only when p < alpha, else ``untested`` (or ``missing``)."""
 
     def rule(n: Mapping[str, Printed], alpha: float, min_n: int) -> str:
-        return compare(n[x][0], 0.0, kind, (up, down, same), missing)
+        word = compare(n[x][0], 0.0, kind, (up, down, same), missing)
+        return (untested or missing) if word in (up, down) and _untested(n, p, alpha) else word
 
     return rule
 
@@ -88,7 +105,15 @@ WORDS: list[Word] = [
     Word(
         "DirCARSingle",
         "single-shot RAG against no retrieval, mean CAR",
-        change("CARnoragMean", "CARsingleMean", "raises it to", "lowers it to", "leaves it at", "gives"),
+        change(
+            "CARnoragMean",
+            "CARsingleMean",
+            "raises it to",
+            "lowers it to",
+            "leaves it at",
+            "gives",
+            p="PCARSingleMinusNorag",
+        ),
     ),
     Word("SigCARSingle", "Wilcoxon test of the single minus no-RAG CAR change", significance("PCARSingleMinusNorag")),
     Word(
@@ -101,13 +126,14 @@ WORDS: list[Word] = [
             "lowers the mean to",
             "leaves the mean at",
             "gives a mean of",
+            p="PCARIterMinusSingle",
         ),
     ),
     Word("SigCARIter", "Wilcoxon test of the iterative minus single CAR change", significance("PCARIterMinusSingle")),
     Word(
         "DirAccIter",
         "iterative against single-shot RAG, mean accuracy",
-        change("AccSingleMean", "AccIterMean", "rises to", "falls to", "stays at", "is"),
+        change("AccSingleMean", "AccIterMean", "rises to", "falls to", "stays at", "is", p="PAccIterMinusSingle"),
     ),
     Word(
         "SigAccIter", "Wilcoxon test of the iterative minus single accuracy change", significance("PAccIterMinusSingle")
@@ -126,13 +152,29 @@ WORDS: list[Word] = [
     Word(
         "DirThinkNorag",
         "thinking on against off, mean CAR without retrieval",
-        sign("ThinkCARNorag", "raises", "lowers", "does not change", "has an unmeasured effect on"),
+        sign(
+            "ThinkCARNorag",
+            "raises",
+            "lowers",
+            "does not change",
+            "has an unmeasured effect on",
+            p="ThinkCARPNorag",
+            untested="shifts, without a significant direction,",
+        ),
     ),
     Word("SigThinkNorag", "Wilcoxon test of the thinking CAR change without retrieval", significance("ThinkCARPNorag")),
     Word(
         "DirThinkSingle",
         "thinking on against off, mean CAR with single-shot RAG",
-        sign("ThinkCARSingle", "raises", "lowers", "does not change", "has an unmeasured effect on"),
+        sign(
+            "ThinkCARSingle",
+            "raises",
+            "lowers",
+            "does not change",
+            "has an unmeasured effect on",
+            p="ThinkCARPSingle",
+            untested="shifts, without a significant direction,",
+        ),
     ),
     Word(
         "SigThinkSingle",
@@ -140,6 +182,23 @@ WORDS: list[Word] = [
         significance("ThinkCARPSingle"),
     ),
 ]
+
+
+def results_scope(printed: Mapping[str, Printed], need: int) -> str:
+    """One sentence for the head of the results when the run is too small for any of its tests:
+    its questions and configurations against the small-n rule's ``need``, and where the numbers
+    are; '' when it has enough of each (or cannot say)."""
+    counts = {k: printed.get(k, (None, "n/a"))[0] for k in ("NAnswerable", "NUnanswerable", "NConfigs")}
+    if any(v is None for v in counts.values()):
+        return ""
+    a, u, c = (int(v or 0) for v in counts.values())
+    if min(a, u, c) >= need:
+        return ""
+    return (
+        f"At this size the section can test nothing: its comparisons rest on {a} answerable and {u} "
+        f"unanswerable questions and {c} configurations, and the small-n rule asks for {need} of each; "
+        "the numbers below are printed with their n, and the tables and numbers.csv hold them all."
+    )
 
 
 def words(numbers: pl.DataFrame, *, alpha: float, min_n: int = 0, thinking_problem: str = "") -> pl.DataFrame:
@@ -158,6 +217,7 @@ def words(numbers: pl.DataFrame, *, alpha: float, min_n: int = 0, thinking_probl
         printed[row["macro"]] = (None, "n/a") if row["text"] == "n/a" or small else (row["value"], row["text"])
     rows = [(w.macro, w.what, w.rule(printed, alpha, min_n)) for w in WORDS]
     rows += [
+        ("ResultsScope", "what the results section can test at this size", results_scope(printed, need)),
         ("ThinkingPairs", "1 when the run has native thinking on/off pairs", "0" if thinking_problem else "1"),
         ("ThinkingWhy", "why the run has no native thinking pairs", escape(thinking_problem)),
     ]

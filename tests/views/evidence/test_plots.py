@@ -172,7 +172,7 @@ class TestRateAxes:
                 "high": 1.0,
             }
         )
-        assert plots.plot_sufficiency_curve(curve).axes[0].get_ylim() == (0.0, 100.0)
+        assert plots.plot_sufficiency_curve(curve).axes[0].get_ylim() == plots.RATE_LIMITS
         bias = pl.DataFrame(
             {
                 "model": ["m"],
@@ -183,7 +183,7 @@ class TestRateAxes:
                 "abstain_p": [0.5],
             }
         )
-        assert plots.plot_position_bias(bias).axes[0].get_ylim() == (0.0, 100.0)
+        assert plots.plot_position_bias(bias).axes[0].get_ylim() == plots.RATE_LIMITS
         summary = pl.DataFrame(
             {
                 "model": ["m"],
@@ -198,4 +198,21 @@ class TestRateAxes:
             }
         )
         ax = plots.plot_helpfulness_safety(summary).axes[0]
-        assert ax.get_xlim() == (0.0, 100.0) and ax.get_ylim() == (0.0, 100.0)
+        assert ax.get_xlim() == plots.RATE_LIMITS and ax.get_ylim() == plots.RATE_LIMITS
+        assert plots.RATE_LIMITS[0] < 0 < 100 < plots.RATE_LIMITS[1]  # markers at 0 or 100 % off the frame
+
+
+class TestSeriesColors:
+    def test_prompts_of_one_model_differ(self) -> None:
+        """Two prompts of one model are two colours (Figures E1 and E5)."""
+        rows = [
+            ("m", "off", p, lv, a)
+            for p in ("P1", "P2")
+            for lv, a in zip(plots.LEVELS, [0, 0, 1, 1, 1, 1], strict=False)
+        ]
+        curve = pl.DataFrame(
+            rows, schema=["model", "thinking", "prompt", "level", "abstention"], orient="row"
+        ).with_columns(low=pl.col("abstention").cast(pl.Float64), high=pl.col("abstention").cast(pl.Float64))
+        ax = plots.plot_sufficiency_curve(curve).axes[0]
+        colors = {bars.get_label(): bars.lines[0].get_color() for bars in ax.containers}
+        assert set(colors) == {"m P1", "m P2"} and len(set(colors.values())) == 2

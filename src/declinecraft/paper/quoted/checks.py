@@ -2,17 +2,8 @@
 
 from __future__ import annotations
 
-from typing import cast
-
-import polars as pl
-
 from declinecraft.paper import number_sources
 from declinecraft.paper.number_spec import Number
-
-
-def _spread(values: pl.Series) -> float:
-    return cast(float, values.max()) - cast(float, values.min())
-
 
 NUMBERS: list[Number] = [
     # --- the claims check (analysis.claims)
@@ -46,9 +37,17 @@ NUMBERS: list[Number] = [
     ),
     Number(
         "JudgeLeniencySpread",
-        "largest difference in judges' mean accuracy (points)",
-        lambda t: _spread(number_sources.table(t, "judge_leniency")["leniency"]),
+        "the mean score difference of Table 5 farthest from 0 (points, first judge minus second)",
+        number_sources.widest_judge_pair("mean_diff"),
         "pts",
+        n=number_sources.widest_judge_pair("rows"),
+        unit="answers",
+    ),
+    Number(
+        "JudgeLeniencyPair",
+        "the judges of that difference, as Table 5 names them (first vs second)",
+        number_sources.widest_judge_pair("judges"),
+        "text",
     ),
     Number(
         "LeakTopModel",

@@ -78,8 +78,15 @@ def _empty(fig: Figure, ax: plt.Axes, what: str) -> Figure:
     return fig
 
 
-#: Every rate axis shows exactly 0-100 % (markers at the edges are drawn unclipped).
-RATE_LIMITS = (0.0, 100.0)
+#: Every rate axis shows 0-100 % with a margin, so a marker at 0 or 100 % sits inside the frame.
+RATE_LIMITS = (-4.0, 104.0)
+#: Colours of the series (model and prompt), one each, so two prompts of one model differ.
+SERIES_COLORS = ("#1f5fa8", "#e07b1a", "#2b8a3e", "#c0392b", "#7b4ea3", "#8c564b", "#e377c2", "#17becf")
+
+
+def series_colors(keys: list[tuple[object, ...]]) -> dict[tuple[object, ...], str]:
+    """One distinct colour per series key, in order (cycling past :data:`SERIES_COLORS`)."""
+    return {key: SERIES_COLORS[i % len(SERIES_COLORS)] for i, key in enumerate(dict.fromkeys(keys))}
 
 
 def _pct(value: float | None) -> float:
@@ -102,6 +109,9 @@ def plot_sufficiency_curve(frame: pl.DataFrame) -> Figure:
     x = np.arange(len(LEVELS))
     ax.step(x, [0, 0, 100, 100, 100, 100], where="mid", color="#bbbbbb", lw=0.8, label="ideal")
     styles = model_styles(sorted(frame["model"].unique().to_list()))
+    colors = series_colors(
+        [tuple(k) for k in frame.select("model", "thinking", "prompt").unique(maintain_order=True).rows()]
+    )
     for (model, thinking, prompt), part in frame.group_by(["model", "thinking", "prompt"], maintain_order=True):
         where = {lv: i for i, lv in enumerate(LEVELS)}
         part = part.with_columns(x=pl.col("level").replace_strict(where, return_dtype=pl.Int64)).sort("x")
@@ -116,13 +126,13 @@ def plot_sufficiency_curve(frame: pl.DataFrame) -> Figure:
             lw=1,
             capsize=1.5,
             ls=_STYLES.get(str(prompt), "-"),
-            color=styles[model][0],
+            color=colors[(model, thinking, prompt)],
             clip_on=False,
             label=_name({"model": model, "thinking": thinking, "prompt": prompt}),
         )
     ax.axvline(1.5, color="#888888", lw=0.5, ls=":")  # ESB's sufficiency boundary, between L2 and L3
     ax.set(xticks=x, xticklabels=LEVELS, ylim=RATE_LIMITS, ylabel="abstention (%)", xlabel="evidence level")
-    ax.legend(frameon=False, loc="center left")
+    ax.legend(frameon=False, loc="center left", bbox_to_anchor=(1.01, 0.5))  # beside the axes, off the lines
     fig.tight_layout()
     return fig
 
@@ -216,8 +226,8 @@ def plot_helpfulness_safety(frame: pl.DataFrame) -> Figure:
     fig, ax = plt.subplots(figsize=(WIDTH_IN, 2.6))
     if frame.is_empty() or "accuracy" not in frame.columns:
         return _empty(fig, ax, "responses")
-    styles = model_styles(sorted(frame["model"].unique().to_list()))
     prompts = sorted(frame["prompt"].unique().to_list())
+    colors = series_colors([(r["model"], r["thinking"], r["prompt"]) for r in frame.to_dicts()])
     for r in frame.to_dicts():
         x, y = _pct(r["over_answer"]), _pct(r["accuracy"])
         xerr = np.nan_to_num([[x - _pct(r["over_answer_low"])], [_pct(r["over_answer_high"]) - x]]).clip(0)
@@ -231,7 +241,7 @@ def plot_helpfulness_safety(frame: pl.DataFrame) -> Figure:
             xerr=xerr,
             yerr=yerr,
             fmt=marker,
-            color=styles[r["model"]][0],
+            color=colors[(r["model"], r["thinking"], r["prompt"])],
             ms=3.5,
             lw=0.7,
             capsize=1.5,

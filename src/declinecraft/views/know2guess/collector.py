@@ -30,6 +30,10 @@ def direction(difference: float | None) -> str:
 
 #: What a direction word says when the number behind it is below the small-n rule.
 NOT_AT_THIS_N = "not comparable at this n"
+#: What it says when the difference was tested and p is not below alpha, or was not tested
+#: (:func:`declinecraft.core.small_n.comparative_reason`: no comparative word without a test).
+NOT_SIGNIFICANT = "not different at this run's alpha"
+NOT_TESTED = "not tested for a direction"
 
 _ERRORS = (KeyError, IndexError, ValueError, TypeError, ZeroDivisionError, pl.exceptions.PolarsError)
 
@@ -79,6 +83,15 @@ class Collector:
         self.out.append((name, text, what + (f" (n/a: {reason})" if reason else "")))
         return None if reason else value
 
-    def direction(self, name: str, value: float | None) -> str | None:
-        """The direction word of macro ``name``'s ``value`` (None when it is n/a)."""
-        return NOT_AT_THIS_N if self.is_small(name) else None if value is None else direction(value)
+    def direction(self, name: str, value: float | None, *, p: float | None = None, alpha: float = 0.05) -> str | None:
+        """The direction word of macro ``name``'s ``value`` (None when it is n/a): "higher" or
+        "lower" only when the difference clears the small-n rule and its test (``p``) is below
+        ``alpha``; an untested difference gets :data:`NOT_TESTED`."""
+        if self.is_small(name):
+            return NOT_AT_THIS_N
+        if value is None:
+            return None
+        word = direction(value)
+        if word in ("higher", "lower") and small_n.comparative_reason(self.min_n, self.min_n, p, alpha):
+            return NOT_TESTED if p is None else NOT_SIGNIFICANT
+        return word

@@ -88,12 +88,13 @@ def _ranks(cost: pl.DataFrame, condition: str) -> str:
     return "stays the same" if ranks.agg(pl.col("rank").n_unique()).get_column("rank").max() == 1 else "changes"
 
 
-def macros(result_dir: Path, *, min_n: int = small_n.threshold(0, 0.05)) -> list[Macro]:
+def macros(result_dir: Path, *, min_n: int = small_n.threshold(0, 0.05), alpha: float = 0.05) -> list[Macro]:
     """Every macro of the section from ``09_know2guess/`` (a folder without tables gives n/a values).
 
     ``min_n`` is the small-n rule's threshold (:func:`declinecraft.core.small_n.threshold` of the
     run's ``analysis.min_n``): a rate, ECE, AUROC, agreement or shift from fewer questions prints
-    with its n and "not interpretable at this n", and the words chosen from it say so."""
+    with its n and "not interpretable at this n", and the words chosen from it say so. A direction
+    word is "higher" or "lower" only for a tested difference with p < ``alpha``."""
     folder = Path(result_dir)
     summary, cost = _read(folder, catalogue.K2G_SUMMARY), _read(folder, catalogue.K2G_COST_SENSITIVE)
     parser, prompt = _read(folder, catalogue.K2G_PARSER_SENSITIVITY), _read(folder, catalogue.K2G_PROMPT_SENSITIVITY)
@@ -130,7 +131,7 @@ def macros(result_dir: Path, *, min_n: int = small_n.threshold(0, 0.05)) -> list
         lambda: confidence_note(_read(folder, catalogue.K2G_DECISIONS)),
         "text",
     )
-    _sensitivity(c, parser, prompt)
+    _sensitivity(c, parser, prompt, alpha)
     _probe(c, probe, features)
     _cross(c, cross)
     return c.out
@@ -263,7 +264,7 @@ def _rag_effects(c: Collector, head: pl.DataFrame) -> None:
         )
 
 
-def _sensitivity(c: Collector, parser: pl.DataFrame, prompt: pl.DataFrame) -> None:
+def _sensitivity(c: Collector, parser: pl.DataFrame, prompt: pl.DataFrame, alpha: float) -> None:
     rel = parser.filter(pl.col("metric") == "reliability") if parser.height else parser
     c.add("KgParserRuns", "runs compared under both parsers", lambda: rel.height if rel.height else None, "int")
     c.add(
@@ -311,6 +312,10 @@ def _sensitivity(c: Collector, parser: pl.DataFrame, prompt: pl.DataFrame) -> No
     def paired() -> Any:
         return top_pairs()["n_pairs"].min()
 
+    def smallest_p() -> float | None:
+        found = top_pairs()["p"].drop_nulls()
+        return float(cast(float, found.min())) if found.len() else None
+
     value = c.add(
         "KgPromptLargestShift",
         "its mean reliability shift against the standard prompt (points)",
@@ -321,7 +326,7 @@ def _sensitivity(c: Collector, parser: pl.DataFrame, prompt: pl.DataFrame) -> No
     c.add(
         "KgPromptLargestDirection",
         "its reliability is higher/lower/the same",
-        functools.partial(c.direction, "KgPromptLargestShift", value),
+        lambda: c.direction("KgPromptLargestShift", value, p=smallest_p(), alpha=alpha),
         "text",
     )
     c.add(

@@ -33,6 +33,10 @@ SEGMENTS = (
 WIDTH_IN = 7.0
 
 
+#: A proportion axis: 0 to 1 with a margin, so a point at 0 or 1 sits inside the frame.
+UNIT_VIEW = (-0.04, 1.04)
+
+
 def _headline(frame: pl.DataFrame) -> pl.DataFrame:
     """The standard prompt, strict parser rows of a table (all rows when it has no such columns)."""
     if "prompt" in frame.columns:
@@ -84,8 +88,8 @@ def plot_reliability_vs_lambda(frame: pl.DataFrame) -> Figure:
         ax.set(
             title=CONDITION_NAMES.get(condition, condition),
             xlabel="λ (weight of productive abstention)",
-            ylabel="R_λ",
-            ylim=(0, 1),
+            ylabel=r"$R_\lambda$",
+            ylim=UNIT_VIEW,
         )
         ax.legend(fontsize=6)
     return fig
@@ -107,8 +111,8 @@ def plot_reliability_diagram(frame: pl.DataFrame) -> Figure:
             title=CONDITION_NAMES.get(condition, condition),
             xlabel="stated confidence",
             ylabel="accuracy",
-            xlim=(0, 1),
-            ylim=(0, 1),
+            xlim=UNIT_VIEW,
+            ylim=UNIT_VIEW,
         )
         ax.legend(fontsize=6)
     return fig
@@ -147,8 +151,8 @@ def plot_parser_scatter(frame: pl.DataFrame) -> Figure:
             title=CONDITION_NAMES.get(condition, condition),
             xlabel="reliability, strict parser",
             ylabel="reliability, normalized parser",
-            xlim=(0, 1),
-            ylim=(0, 1),
+            xlim=UNIT_VIEW,
+            ylim=UNIT_VIEW,
         )
         ax.legend(fontsize=6)
     return fig
