@@ -41,7 +41,7 @@ EVERY_EVAL := every-eval-ever==0.3.0
 
 block = $(word 2,$(subst _, ,$(1)))
 # The stage graph (STAGES in run order, UP_<stage>: the stages whose outputs it reads) is generated
-# from the files each stage declares it reads (src/declinecraft/core/catalogue.py): no chain is kept by hand.
+# from the files each stage declares it reads (its module in src/declinecraft/core/stages/): no chain is kept by hand.
 PIPELINE_MK := .make/pipeline.mk
 SOURCES := $(shell find src/declinecraft -name '*.py' -not -path '*/__pycache__/*')
 DEPS_MK := .make/deps.mk
@@ -121,7 +121,7 @@ include $(PIPELINE_MK)
 include $(DEPS_MK)
 endif
 
-$(PIPELINE_MK): src/declinecraft/core/pipeline.py src/declinecraft/core/catalogue.py src/declinecraft/core/config.py | $(SETUP_STAMP)
+$(PIPELINE_MK): src/declinecraft/core/pipeline.py src/declinecraft/core/catalogue.py src/declinecraft/core/declaration.py $(wildcard src/declinecraft/core/stages/*.py) src/declinecraft/core/config.py | $(SETUP_STAMP)
 	@mkdir -p $(@D)
 	@$(PY) -m declinecraft.core.pipeline make > $@.tmp
 	@mv $@.tmp $@

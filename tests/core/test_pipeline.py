@@ -34,8 +34,8 @@ class TestGraph:
     def test_reads_are_stages_before(self) -> None:
         """Each stage reads only stages that run before it (the run order is a topological order)."""
         order = list(catalogue.STAGES)
-        for block, spec in pipeline.SPECS.items():
-            assert all(order.index(r) < order.index(block) for r in spec.reads), block
+        for block in catalogue.STAGES:
+            assert all(order.index(r) < order.index(block) for r in catalogue.read_stages(block)), block
 
     def test_views_and_analysis_are_siblings(self) -> None:
         """The analysis reads neither view; the evidence view does not read Know2Guess; the paper reads all three."""
@@ -54,28 +54,29 @@ class TestGraph:
 
 class TestStagePrompts:
     def test_judge_renders_its_prompts(self) -> None:
-        """The judge stage renders the response judge, oracle and accuracy prompts, and no generator prompt."""
-        found = pipeline.stage_prompts("judge", projects.REPO)
+        """The judge stage declares the response judge, oracle and accuracy prompts, and no generator prompt."""
+        found = set(catalogue.stage("judge").prompts)
         assert {"judge_response", "judge_accuracy", "oracle_answerable", "oracle_unanswerable"} <= found
         assert "generate_scenario" not in found
 
-    def test_rag_variants(self) -> None:
-        """Know2Guess's retrieval prompts (names built as '<name>_rag') are found."""
-        assert {"k2g_standard", "k2g_standard_rag", "k2g_answer_only_rag"} <= pipeline.stage_prompts(
-            "know2guess", projects.REPO
-        )
+    def test_declared_prompts_exist(self) -> None:
+        """Every prompt a stage declares is a template of params/prompts/."""
+        names = {p.stem for p in (projects.REPO / "params" / "prompts").glob("*.txt")}
+        for block, stage in catalogue.STAGES.items():
+            assert set(stage.prompts) <= names, block
 
     def test_every_prompt_reaches_a_stage(self) -> None:
-        """No template of params/prompts/ is outside the graph: each is an input of some stage."""
-        reached = set().union(*(pipeline.stage_prompts(b, projects.REPO) for b in pipeline.SPECS))
-        assert pipeline.prompt_names(projects.REPO) - reached == set()
+        """No template of params/prompts/ is outside the graph: each is declared by some stage."""
+        names = {p.stem for p in (projects.REPO / "params" / "prompts").glob("*.txt")}
+        reached = {p for s in catalogue.STAGES.values() for p in s.prompts}
+        assert names - reached == set()
 
 
 class TestInputs:
     def test_default_run_reaches_everything(self) -> None:
         """Every model the default run names and its data files are inputs of some stage."""
         cfg = config.load(projects.REPO / "params" / "default.yaml")
-        found = {block: pipeline.inputs(cfg, block) for block in pipeline.SPECS}
+        found = {block: pipeline.inputs(cfg, block) for block in catalogue.STAGES}
         models = set().union(*(set(f["models"]) for f in found.values()))
         assert {m for m in config.referenced_models(cfg) if m} - models == set()
         assert "data/miniwiki/miniwiki.xml" in found["corpus"]["data"]
@@ -122,7 +123,7 @@ class TestMakeDecides:
         project, env = built
         with open(project / "params" / "prompts" / "judge_response.txt", "a") as fh:
             fh.write("\nOne more line.\n")
-        renders = [b for b in pipeline.SPECS if "judge_response" in pipeline.stage_prompts(b, project)]
+        renders = [b for b, s in catalogue.STAGES.items() if "judge_response" in s.prompts]
         assert "judge" in renders and "generate" not in renders
         assert _would_run(project, env) == downstream(*renders)
 
@@ -141,7 +142,7 @@ class TestMakeDecides:
         assert "served_name: smollm2-135m\n" in text
         models.write_text(text.replace("served_name: smollm2-135m\n", "served_name: smollm2-135m\n    n_ctx: 2048\n"))
         cfg = config.load(project / "params" / "default.yaml")
-        calls = [b for b, spec in pipeline.SPECS.items() if "smollm2-135m" in spec.models(cfg)]
+        calls = [b for b in catalogue.STAGES if "smollm2-135m" in config.stage_models(cfg, b)]
         assert "generate" not in calls and "answer" in calls
         assert _would_run(project, env) == downstream(*calls)
 
