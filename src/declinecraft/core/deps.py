@@ -81,13 +81,22 @@ def imports_of(code: str, current: str = "", *, known: Iterable[str], is_package
     return found
 
 
+#: Packages that import their modules by looking for them (:mod:`declinecraft.core.stages`): each
+#: counts as importing every module directly inside it.
+DISCOVERING = ("declinecraft.core.stages",)
+
+
 def graph(source: Path = SOURCE) -> dict[str, set[str]]:
-    """Module -> the package's modules it imports (every import statement counted)."""
+    """Module -> the package's modules it imports (every import statement counted, and each module
+    of a package in :data:`DISCOVERING`)."""
     mods = modules(source)
-    return {
+    edges = {
         name: imports_of(path.read_text(encoding="utf-8"), name, known=mods, is_package=path.name == "__init__.py")
         for name, path in mods.items()
     }
+    for package in set(DISCOVERING) & set(edges):
+        edges[package] |= {m for m in mods if m.rpartition(".")[0] == package}
+    return edges
 
 
 def _parents(name: str) -> list[str]:
