@@ -141,3 +141,18 @@ def test_toy_stage(tmp_path: Path) -> None:
     graph = (project / ".make" / "pipeline.mk").read_text(encoding="utf-8")
     assert "UP_11_toy := 06_judge" in graph
     assert (project / "outputs" / "default" / "params" / "toy.yaml").is_file()
+
+
+def test_run_config_types_follow_the_declarations() -> None:
+    """The block types RunConfig tells the type checker are the declared blocks, with their dataclasses."""
+    import ast
+
+    tree = ast.parse((projects.REPO / "src" / "declinecraft" / "core" / "config.py").read_text(encoding="utf-8"))
+    run_config = next(n for n in tree.body if isinstance(n, ast.ClassDef) and n.name == "RunConfig")
+    typed = next(n for n in run_config.body if isinstance(n, ast.If))
+    found = {
+        n.target.id: ast.unparse(n.annotation)
+        for n in typed.body
+        if isinstance(n, ast.AnnAssign) and isinstance(n.target, ast.Name)
+    }
+    assert found == {b: f"ClassVar[{cls.__name__}]" for b, cls in config.BLOCKS.items()}
