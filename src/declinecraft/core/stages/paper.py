@@ -58,6 +58,12 @@ STAGE = Stage(
     reads=(ANALYSIS_TABLE, ANALYSIS_STATUS, VERIFY_AUDIT_VERIFIER, VERIFY_IMPORT, *_VIEWS),
     # The machine record reads every parquet file of the run for its calls' cache keys.
     reads_kinds=("parquet",),
-    data=lambda cfg: ["paper/main.tex", "paper/references.bib", "params/paper_reported.yaml"],
+    # The table of quoted numbers is data the paper's code reads (its source files are Make's by import).
+    data=lambda cfg: [
+        "paper/main.tex",
+        "paper/references.bib",
+        "params/paper_reported.yaml",
+        "src/declinecraft/paper/quoted/numbers.tsv",
+    ],
     models=(EVERY_MODEL,),
 )
