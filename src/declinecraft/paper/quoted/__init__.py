@@ -37,7 +37,7 @@ def getter(spec: str, where: str) -> number_sources.Getter:
     if not callable(found) or name.startswith("_"):
         raise ValueError(f"{where}: {name!r} is not a getter of declinecraft.paper.number_sources")
     if not words and list(inspect.signature(found).parameters) == ["t"]:
-        return found  # type: ignore[no-any-return]
+        return found
     args = [_argument(w) for w in words if "=" not in w]
     kwargs = {k: _argument(v) for k, v in (w.split("=", 1) for w in words if "=" in w)}
     made: number_sources.Getter = found(*args, **kwargs)
