@@ -156,8 +156,23 @@ class TestMakeDecides:
         """A change in Know2Guess's code reruns Know2Guess and the paper only."""
         project, env = built
         module = project / "src" / "declinecraft" / "views" / "know2guess" / "reliability.py"
-        os.utime(module, None)
+        module.write_text(module.read_text(encoding="utf-8") + "\n# an edit\n", encoding="utf-8")
         assert _would_run(project, env) == ["09_know2guess", "08_paper"]
+
+    def test_undone_edits(self, built: tuple[Path, dict[str, str]]) -> None:
+        """A touched source file and notebook, and a prompt and a wiki edit undone before the next run,
+        rerun nothing: Make decides from the inputs' content, not their times."""
+        project, env = built
+        os.utime(project / "src" / "declinecraft" / "core" / "stats.py", None)
+        os.utime(project / "notebooks" / "06_judge.ipynb", None)
+        for path in (
+            project / "params" / "prompts" / "judge_response.txt",
+            project / "data" / "miniwiki" / "miniwiki.xml",
+        ):
+            text = path.read_text(encoding="utf-8")
+            path.write_text(text + "\nan edit\n", encoding="utf-8")
+            path.write_text(text, encoding="utf-8")
+        assert _would_run(project, env) == []
 
 
 class TestGraphTable:

@@ -184,22 +184,6 @@ def notebook_imports(path: Path, known: Iterable[str]) -> set[str]:
     return imports_of("\n".join(lines), known=known)
 
 
-def _code_strings(code: str) -> set[str]:
-    return {n.value for n in ast.walk(ast.parse(code)) if isinstance(n, ast.Constant) and isinstance(n.value, str)}
-
-
-def string_constants(path: Path) -> set[str]:
-    """Every string literal of a source file (prompt names a stage renders are found this way)."""
-    return _code_strings(path.read_text(encoding="utf-8"))
-
-
-def notebook_strings(path: Path) -> set[str]:
-    """Every string literal of a notebook's code cells (magics and shell lines left out)."""
-    cells = json.loads(path.read_text(encoding="utf-8"))["cells"]
-    code = "\n".join("".join(c["source"]) for c in cells if c["cell_type"] == "code")
-    return _code_strings("\n".join(line for line in code.splitlines() if not line.lstrip().startswith(("%", "!"))))
-
-
 def stage_sources(notebook: Path, source: Path = SOURCE) -> list[Path]:
     """The source files a stage notebook runs: its import closure, as sorted paths."""
     mods = modules(source)

@@ -12,6 +12,9 @@ its notebook's imports (:mod:`declinecraft.core.deps`). From these:
   Make prerequisite of the stage, so editing a prompt reruns exactly the stages that render it,
   editing the wiki dump reruns the corpus stage, editing one model's entry reruns the stages that
   call that model, and what reads their outputs follows.
+* :func:`write_code` writes ``outputs/<run>/params/<block>.code.json`` likewise: the sha256 of the
+  stage's notebook and of every source file its imports reach, so a touched file, or an edit
+  undone before the next run, reruns nothing.
 * :func:`record_outputs` (after a stage's notebook succeeded) writes
   ``outputs/<run>/params/<block>.outputs.json``: every file the stage wrote, with its size and
   modification time. :func:`check_outputs`, run before Make decides, removes the executed
@@ -28,7 +31,7 @@ from pathlib import Path
 
 import yaml
 
-from declinecraft.core import catalogue, environment, paths
+from declinecraft.core import catalogue, deps, environment, paths
 from declinecraft.core.config import RunConfig, fingerprint, load, stage_models
 from declinecraft.core.registry import ModelSpec, load_models
 
@@ -78,6 +81,43 @@ def write_inputs(cfg: RunConfig) -> list[Path]:
         target = cfg.run_dir() / "params" / f"{block}.inputs.json"
         found = inputs(cfg, block, registry)
         if paths.write_text_if_changed(target, json.dumps(found, indent=1, sort_keys=True) + "\n"):
+            changed.append(target)
+    return changed
+
+
+def code_files(cfg: RunConfig) -> dict[str, list[Path]]:
+    """Each stage's code: its notebook and the source files its imports reach (:mod:`declinecraft.core.deps`)."""
+    source = cfg.root / "src" / deps.PACKAGE
+    source = source if source.is_dir() else deps.SOURCE
+    mods, edges = deps.modules(source), deps.graph(source)
+    found = {}
+    for block in catalogue.STAGES:
+        notebook = cfg.root / "notebooks" / f"{catalogue.notebook(block)}.ipynb"
+        start = deps.notebook_imports(notebook, mods) if notebook.is_file() else set()
+        found[block] = [notebook, *sorted(mods[m] for m in deps.closure(start, edges))]
+    return found
+
+
+def write_code(cfg: RunConfig) -> list[Path]:
+    """Write ``outputs/<run>/params/<block>.code.json`` (the sha256 of the stage's notebook and of
+    every source file it runs) for every stage, each only when it changed.
+
+    It stands for the code in Make's prerequisites, so a stage reruns when its code's content
+    changes, not when a file is merely touched or an edit is undone before the next run.
+    """
+    changed = []
+    found = code_files(cfg)
+    every = [p for files in found.values() for p in files if p.is_file()]
+    hashes = environment.file_hashes(every, cfg.cache_dir / "inputs-sha256.json")
+    for block, files in found.items():
+        record = {
+            (p.relative_to(cfg.root).as_posix() if p.is_relative_to(cfg.root) else str(p)): hashes.get(
+                str(p.resolve()), "absent"
+            )
+            for p in files
+        }
+        target = cfg.run_dir() / "params" / f"{block}.code.json"
+        if paths.write_text_if_changed(target, json.dumps(record, indent=1, sort_keys=True) + "\n"):
             changed.append(target)
     return changed
 
@@ -195,6 +235,7 @@ def main(argv: list[str]) -> int:
         chain: RunConfig | None = load(argv[1])
         while chain is not None:  # a derived run reads its base's outputs: check the base too
             write_inputs(chain)
+            write_code(chain)
             check_outputs(chain)
             chain = chain.base
         return 0
