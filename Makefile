@@ -103,10 +103,17 @@ $(MODELS_STAMP): params/models.yaml | $(SETUP_STAMP)
 # --- the pipeline -----------------------------------------------------------------------------
 
 # Stage stamps are written (only when a block changed) each time a pipeline target is asked for.
+# Under `make -n` nothing is written: the stamps say which of them would change (and which executed
+# notebooks would go), and Make plans as if they had.
+DRY := $(if $(findstring n,$(filter-out --%,$(firstword -$(MAKEFLAGS)))),--dry)
 ifneq ($(filter pipeline nb-run,$(MAKECMDGOALS)),)
-STAMPED := $(shell $(PY) -m declinecraft.core.config stamp $(PARAMS) && $(PY) -m declinecraft.core.pipeline stamp $(PARAMS) || echo FAILED)
-ifeq ($(STAMPED),FAILED)
+STAMPED := $(shell $(PY) -m declinecraft.core.config stamp $(DRY) $(PARAMS) && $(PY) -m declinecraft.core.pipeline stamp $(DRY) $(PARAMS) || echo FAILED)
+ifneq ($(filter FAILED,$(STAMPED)),)
 $(error invalid params file $(PARAMS) (see the message above))
+endif
+STALE := $(filter outputs/%,$(STAMPED))
+ifneq ($(STALE),)
+$(STALE): FORCE
 endif
 -include $(wildcard outputs/*/params/owners.mk)
 # Runs made by `make import`: their stages 03-04 are the imported benchmark and never run a notebook.
@@ -166,6 +173,8 @@ $(foreach s,$(STAGES),$(eval $(call stage_rule,$(s))))
 outputs/%.yaml: ;
 outputs/%.inputs.json: ;
 outputs/%.code.json: ;
+.PHONY: FORCE
+FORCE: ;
 .make/system/%.txt: ;
 
 # One writer at a time per run: `all`, `nb` and `evaluate` hold outputs/<run>/.lock while they run,

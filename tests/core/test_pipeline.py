@@ -96,7 +96,11 @@ def built(tmp_path: Path) -> tuple[Path, dict[str, str]]:
     """A project whose every stage looks built: outputs recorded, executed notebooks newest."""
     project = projects.make_project(tmp_path)
     env = {**os.environ, "PYTHONPATH": str(project / "src"), "MAKEFLAGS": ""}
-    assert _would_run(project, env) == STAGES  # nothing built yet; also writes the stamps
+    assert _would_run(project, env) == STAGES  # nothing built yet
+    assert not (project / "outputs").exists()  # make -n writes no stamp
+    for module in ("config", "pipeline"):
+        stamp = [sys.executable, "-m", f"declinecraft.core.{module}", "stamp", "params/default.yaml"]
+        subprocess.run(stamp, cwd=project, env=env, check=True, capture_output=True)
     judged = project / "outputs" / "default" / "06_judge" / "judged.parquet"
     judged.parent.mkdir(parents=True)
     judged.write_bytes(b"responses")
@@ -158,6 +162,28 @@ class TestMakeDecides:
         module = project / "src" / "declinecraft" / "views" / "know2guess" / "reliability.py"
         module.write_text(module.read_text(encoding="utf-8") + "\n# an edit\n", encoding="utf-8")
         assert _would_run(project, env) == ["09_know2guess", "08_paper"]
+
+    def test_dry_run_writes_nothing(self, built: tuple[Path, dict[str, str]]) -> None:
+        """``make -n`` plans an edited prompt's and a deleted output's reruns without writing a stamp
+        or removing an executed notebook (only Make's own .make/ files may be regenerated)."""
+        project, env = built
+
+        def files() -> dict[str, tuple[int, int]]:
+            found = (p for p in project.rglob("*") if p.is_file() and ".make" not in p.parts)
+            return {p.relative_to(project).as_posix(): (p.stat().st_size, p.stat().st_mtime_ns) for p in found}
+
+        prompt = project / "params" / "prompts" / "judge_response.txt"
+        text = prompt.read_text(encoding="utf-8")
+        prompt.write_text(text + "\nOne more line.\n", encoding="utf-8")
+        before = files()
+        renders = [b for b, s in catalogue.STAGES.items() if "judge_response" in s.prompts]
+        assert _would_run(project, env) == downstream(*renders)
+        assert files() == before
+        prompt.write_text(text, encoding="utf-8")
+        (project / "outputs" / "default" / "06_judge" / "judged.parquet").unlink()
+        before = files()
+        assert _would_run(project, env) == downstream("judge")
+        assert files() == before
 
     def test_undone_edits(self, built: tuple[Path, dict[str, str]]) -> None:
         """A touched source file and notebook, and a prompt and a wiki edit undone before the next run,

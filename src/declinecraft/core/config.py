@@ -281,9 +281,9 @@ def _to_plain(value: Any) -> Any:
     return value
 
 
-def write_stamps(cfg: RunConfig) -> list[Path]:
+def write_stamps(cfg: RunConfig, *, dry: bool = False) -> list[Path]:
     """Write ``outputs/<run>/params/<block>.yaml`` for every stage (only when changed) and the
-    resolved config; return the files that changed.
+    resolved config; return the files that changed (with ``dry``, that would change: nothing is written).
 
     Make depends on these files, so editing one block of a params file reruns only that stage
     and the stages downstream of it.
@@ -295,15 +295,15 @@ def write_stamps(cfg: RunConfig) -> list[Path]:
         # Papermill reads this file with -f: the notebook sees its run and its own block.
         payload = {"params_file": params_file, "seed": cfg.seed, name: cfg.block_dict(name)}
         target = folder / f"{name}.yaml"
-        if paths.write_text_if_changed(target, yaml.safe_dump(payload, sort_keys=True)):
+        if paths.write_text_if_changed(target, yaml.safe_dump(payload, sort_keys=True), dry=dry):
             changed.append(target)
     # Which run's outputs each stage reads (Make includes this to wire a derived run to its base).
     owners = "".join(f"OWNER_{cfg.run}_{name} := {cfg.owner(name)}\n" for name in BLOCKS)
-    if paths.write_text_if_changed(folder / "owners.mk", owners):
+    if paths.write_text_if_changed(folder / "owners.mk", owners, dry=dry):
         changed.append(folder / "owners.mk")
     resolved = folder / "resolved.yaml"
     text = yaml.safe_dump(cfg.to_dict(), sort_keys=False)
-    if paths.write_text_if_changed(resolved, text):
+    if paths.write_text_if_changed(resolved, text, dry=dry):
         changed.append(resolved)
     return changed
 
@@ -336,9 +336,12 @@ def check_models(cfg: RunConfig) -> None:
 
 
 def _main(argv: list[str]) -> int:
-    """``python -m declinecraft.core.config stamp params/x.yaml``: validate and write the stage stamps."""
+    """``python -m declinecraft.core.config stamp [--dry] params/x.yaml``: validate and write the stage
+    stamps (with ``--dry``, print the ones that would change and write nothing)."""
+    dry = "--dry" in argv
+    argv = [a for a in argv if a != "--dry"]
     if len(argv) != 2 or argv[0] not in {"stamp", "check", "run-name"}:
-        print("usage: python -m declinecraft.core.config {stamp|check|run-name} PARAMS_FILE", file=sys.stderr)
+        print("usage: python -m declinecraft.core.config {stamp [--dry]|check|run-name} PARAMS_FILE", file=sys.stderr)
         return 2
     try:
         cfg = load(argv[1])
@@ -349,10 +352,13 @@ def _main(argv: list[str]) -> int:
         return 1
     if argv[0] == "stamp":
         chain: RunConfig | None = cfg
+        stale = []
         while chain is not None:  # a derived run reads its base's outputs: stamp the base too
-            write_stamps(chain)
+            stale += write_stamps(chain, dry=dry)
             chain = chain.base
         print(cfg.run)
+        if dry:  # make -n: say which stamps would change instead of writing them
+            print(*(p.relative_to(cfg.root).as_posix() for p in stale))
     elif argv[0] == "run-name":
         print(cfg.run)
     else:

@@ -43,7 +43,9 @@ def _files(root: Path, relative: str) -> list[Path]:
     return [path] if path.is_file() else []
 
 
-def inputs(cfg: RunConfig, block: str, registry: dict[str, ModelSpec] | None = None) -> dict[str, dict[str, str]]:
+def inputs(
+    cfg: RunConfig, block: str, registry: dict[str, ModelSpec] | None = None, *, remember: bool = True
+) -> dict[str, dict[str, str]]:
     """The stage's non-code inputs and their hashes: prompt files, model entries, data files.
 
     A model the registry lacks is recorded as ``"missing"`` (the stage itself reports it). File
@@ -55,7 +57,7 @@ def inputs(cfg: RunConfig, block: str, registry: dict[str, ModelSpec] | None = N
     prompt_files = {n: cfg.root / "params" / "prompts" / f"{n}.txt" for n in sorted(stage.prompts)}
     data_files = {relative: _files(cfg.root, relative) for relative in stage.data(cfg)}
     every = [*prompt_files.values(), *(p for found in data_files.values() for p in found)]
-    hashes = environment.file_hashes(every, cfg.cache_dir / "inputs-sha256.json")
+    hashes = environment.file_hashes(every, cfg.cache_dir / "inputs-sha256.json", remember=remember)
     data: dict[str, str] = {}
     for relative, found in data_files.items():
         for path in found:
@@ -73,14 +75,15 @@ def inputs(cfg: RunConfig, block: str, registry: dict[str, ModelSpec] | None = N
     }
 
 
-def write_inputs(cfg: RunConfig) -> list[Path]:
-    """Write ``outputs/<run>/params/<block>.inputs.json`` for every stage, each only when it changed."""
+def write_inputs(cfg: RunConfig, *, dry: bool = False) -> list[Path]:
+    """Write ``outputs/<run>/params/<block>.inputs.json`` for every stage, each only when it changed
+    (with ``dry``, return the ones that would change and write nothing)."""
     changed = []
     registry = load_models(cfg.resolve(cfg.models_file))
     for block in catalogue.STAGES:
         target = cfg.run_dir() / "params" / f"{block}.inputs.json"
-        found = inputs(cfg, block, registry)
-        if paths.write_text_if_changed(target, json.dumps(found, indent=1, sort_keys=True) + "\n"):
+        found = inputs(cfg, block, registry, remember=not dry)
+        if paths.write_text_if_changed(target, json.dumps(found, indent=1, sort_keys=True) + "\n", dry=dry):
             changed.append(target)
     return changed
 
@@ -98,7 +101,7 @@ def code_files(cfg: RunConfig) -> dict[str, list[Path]]:
     return found
 
 
-def write_code(cfg: RunConfig) -> list[Path]:
+def write_code(cfg: RunConfig, *, dry: bool = False) -> list[Path]:
     """Write ``outputs/<run>/params/<block>.code.json`` (the sha256 of the stage's notebook and of
     every source file it runs) for every stage, each only when it changed.
 
@@ -108,7 +111,7 @@ def write_code(cfg: RunConfig) -> list[Path]:
     changed = []
     found = code_files(cfg)
     every = [p for files in found.values() for p in files if p.is_file()]
-    hashes = environment.file_hashes(every, cfg.cache_dir / "inputs-sha256.json")
+    hashes = environment.file_hashes(every, cfg.cache_dir / "inputs-sha256.json", remember=not dry)
     for block, files in found.items():
         record = {
             (p.relative_to(cfg.root).as_posix() if p.is_relative_to(cfg.root) else str(p)): hashes.get(
@@ -117,7 +120,7 @@ def write_code(cfg: RunConfig) -> list[Path]:
             for p in files
         }
         target = cfg.run_dir() / "params" / f"{block}.code.json"
-        if paths.write_text_if_changed(target, json.dumps(record, indent=1, sort_keys=True) + "\n"):
+        if paths.write_text_if_changed(target, json.dumps(record, indent=1, sort_keys=True) + "\n", dry=dry):
             changed.append(target)
     return changed
 
@@ -177,8 +180,9 @@ def changed_outputs(cfg: RunConfig, block: str) -> list[str]:
     return changed
 
 
-def check_outputs(cfg: RunConfig) -> list[str]:
-    """Remove the executed notebook of every stage (this run's own) whose outputs changed; say why."""
+def check_outputs(cfg: RunConfig, *, dry: bool = False) -> list[Path]:
+    """Remove the executed notebook of every stage (this run's own) whose outputs changed; say why.
+    Return those notebooks (with ``dry``, remove nothing)."""
     reruns = []
     for block in catalogue.STAGES:
         notebook = catalogue.notebook(block)
@@ -188,9 +192,10 @@ def check_outputs(cfg: RunConfig) -> list[str]:
         if target.is_file() and (changed := changed_outputs(cfg, block)):
             more = f" and {len(changed) - 1} more" if len(changed) > 1 else ""
             print(f">> {notebook} reruns: its output {changed[0]}{more} is missing or changed", file=sys.stderr)
-            target.unlink()
-            _outputs_file(cfg, block).unlink()
-            reruns.append(block)
+            if not dry:
+                target.unlink()
+                _outputs_file(cfg, block).unlink()
+            reruns.append(target)
     return reruns
 
 
@@ -224,20 +229,23 @@ def graph_table(cfg: RunConfig) -> str:
 
 
 def main(argv: list[str]) -> int:
-    """``make`` | ``graph PARAMS`` | ``stamp PARAMS`` (inputs, then outputs checked) | ``record STAGE_STAMP``."""
+    """``make`` | ``graph PARAMS`` | ``stamp [--dry] PARAMS`` (inputs, then outputs checked) | ``record STAMP``."""
     if argv == ["make"]:
         print(make_variables(), end="")
         return 0
     if len(argv) == 2 and argv[0] == "graph":
         print(graph_table(load(argv[1])), end="")
         return 0
-    if len(argv) == 2 and argv[0] == "stamp":
-        chain: RunConfig | None = load(argv[1])
+    if len(argv) in (2, 3) and argv[0] == "stamp" and argv[1:-1] in ([], ["--dry"]):
+        dry = argv[1] == "--dry"
+        cfg = load(argv[-1])
+        chain: RunConfig | None = cfg
+        stale: list[Path] = []
         while chain is not None:  # a derived run reads its base's outputs: check the base too
-            write_inputs(chain)
-            write_code(chain)
-            check_outputs(chain)
+            stale += write_inputs(chain, dry=dry) + write_code(chain, dry=dry) + check_outputs(chain, dry=dry)
             chain = chain.base
+        if dry:  # make -n: say which stamps would change (and which notebooks go) instead
+            print(*(p.relative_to(cfg.root).as_posix() for p in stale))
         return 0
     if len(argv) == 2 and argv[0] == "record":
         # The stage's params stamp (outputs/<run>/params/<block>.yaml) names the run and the block.
@@ -249,7 +257,7 @@ def main(argv: list[str]) -> int:
         params_file = yaml.safe_load(stamp.read_text(encoding="utf-8"))["params_file"]
         record_outputs(load(paths.find_root(stamp) / params_file), block)
         return 0
-    usage = "make | graph PARAMS | stamp PARAMS | record STAGE_STAMP"
+    usage = "make | graph PARAMS | stamp [--dry] PARAMS | record STAGE_STAMP"
     print(f"usage: python -m declinecraft.core.pipeline {usage}", file=sys.stderr)
     return 2
 
