@@ -156,3 +156,14 @@ def test_run_config_types_follow_the_declarations() -> None:
         if isinstance(n, ast.AnnAssign) and isinstance(n.target, ast.Name)
     }
     assert found == {b: f"ClassVar[{cls.__name__}]" for b, cls in config.BLOCKS.items()}
+
+
+def test_run_config_blocks_travel(cfg: config.RunConfig) -> None:
+    """A RunConfig's blocks survive pickling (worker processes) and keep it hashable; an unknown name
+    is an AttributeError naming it."""
+    import pickle
+
+    again = pickle.loads(pickle.dumps(cfg))
+    assert again == cfg and hash(again) == hash(cfg) and again.answer == cfg.answer
+    with pytest.raises(AttributeError, match="no attribute or block 'nope'"):
+        _ = cfg.nope
