@@ -71,9 +71,11 @@ class TestStyleAuc:
         assert result.auc == pytest.approx(0.5, abs=0.1)
 
     def test_seeded(self) -> None:
-        """The same seed gives the same AUC."""
+        """The same seed gives the same AUC, and the seed is used: the folds it draws change the AUC."""
         texts, labels = questions(60, seed=2), [i % 3 == 0 for i in range(60)]
         assert audit.style_auc(texts, labels, seed=4) == audit.style_auc(texts, labels, seed=4)
+        aucs = {audit.style_auc(texts, labels, seed=seed).auc for seed in range(4)}
+        assert len(aucs) > 1
 
     def test_fewer_folds_said(self) -> None:
         """With few questions the folds shrink to the smaller half and the note says so."""

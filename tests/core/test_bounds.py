@@ -24,7 +24,7 @@ class TestBounds:
     def test_every_number_has_a_range(self, block: str) -> None:
         """Every int and float field of every block (tuples of them too) has a range, and no range is stale."""
         cls = config.BLOCKS.get(block, LLMParams)
-        assert bounds.numeric_fields(cls) == set(bounds.BOUNDS[block])
+        assert bounds.numeric_fields(cls) == set(bounds.of(cls))
 
     def test_defaults_in_range(self) -> None:
         """Every block's defaults are in range."""

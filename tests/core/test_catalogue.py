@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from declinecraft.core import catalogue, config, paths, pipeline
+from declinecraft.core import catalogue, config, paths
 from declinecraft.core.catalogue import Artifact
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -100,8 +100,9 @@ class TestArtifact:
 
 class TestStages:
     def test_same_blocks_everywhere(self) -> None:
-        """The catalogue's stages are the params blocks and the pipeline's specs, in run order."""
-        assert list(catalogue.STAGES) == list(config.BLOCKS) == list(pipeline.SPECS)
+        """The catalogue's stages are the params blocks, in run order, each with its declared dataclass."""
+        assert list(catalogue.STAGES) == list(config.BLOCKS)
+        assert all(config.BLOCKS[b] is s.params for b, s in catalogue.STAGES.items())
 
     def test_reads_run_before(self) -> None:
         """Every artifact a stage reads is written by a stage that runs before it."""
@@ -150,7 +151,7 @@ class TestNoLiteralNames:
         found = []
         for path in sorted(SOURCE.rglob("*.py")):
             where = path.relative_to(SOURCE).as_posix()
-            if where != "core/catalogue.py":
+            if where != "core/catalogue.py" and not where.startswith("core/stages/"):
                 found += _literal_problems(path.read_text(encoding="utf-8"), where)
         for path in sorted((ROOT / "notebooks").glob("*.ipynb")):
             found += _literal_problems(_notebook_code(path), path.name)
@@ -178,7 +179,9 @@ class TestNoLiteralNames:
 
 def test_artifact_is_hashable() -> None:
     """Artifacts key dictionaries (the analysis' upstream copies)."""
-    assert {catalogue.CORPUS_STATS: 1}[Artifact("corpus", "stats.csv", catalogue.CORPUS_STATS.about)] == 1
+    assert {catalogue.CORPUS_STATS: 1}[
+        Artifact("corpus", "stats.csv", catalogue.CORPUS_STATS.about, notebook="01_corpus")
+    ] == 1
 
 
 @pytest.mark.parametrize("block", list(catalogue.STAGES))

@@ -91,3 +91,11 @@ class TestStageSources:
         known = deps.modules()
         closure = {deps.module_name(p) for p in deps.stage_sources(projects.REPO / "notebooks" / f"{stem}.ipynb")}
         assert {m for m in loaded if m in known} <= closure
+
+
+def test_discovered_stage_modules_are_imports() -> None:
+    """The stages package counts as importing every stage module it finds, so editing a stage's
+    declaration is a change of every module that reads the catalogue."""
+    edges = deps.graph()
+    assert "declinecraft.core.stages.judge" in edges["declinecraft.core.stages"]
+    assert "declinecraft.core.stages.judge" in deps.closure(["declinecraft.core.catalogue"], edges)

@@ -34,8 +34,8 @@ class TestGraph:
     def test_reads_are_stages_before(self) -> None:
         """Each stage reads only stages that run before it (the run order is a topological order)."""
         order = list(catalogue.STAGES)
-        for block, spec in pipeline.SPECS.items():
-            assert all(order.index(r) < order.index(block) for r in spec.reads), block
+        for block in catalogue.STAGES:
+            assert all(order.index(r) < order.index(block) for r in catalogue.read_stages(block)), block
 
     def test_views_and_analysis_are_siblings(self) -> None:
         """The analysis reads neither view; the evidence view does not read Know2Guess; the paper reads all three."""
@@ -54,28 +54,29 @@ class TestGraph:
 
 class TestStagePrompts:
     def test_judge_renders_its_prompts(self) -> None:
-        """The judge stage renders the response judge, oracle and accuracy prompts, and no generator prompt."""
-        found = pipeline.stage_prompts("judge", projects.REPO)
+        """The judge stage declares the response judge, oracle and accuracy prompts, and no generator prompt."""
+        found = set(catalogue.stage("judge").prompts)
         assert {"judge_response", "judge_accuracy", "oracle_answerable", "oracle_unanswerable"} <= found
         assert "generate_scenario" not in found
 
-    def test_rag_variants(self) -> None:
-        """Know2Guess's retrieval prompts (names built as '<name>_rag') are found."""
-        assert {"k2g_standard", "k2g_standard_rag", "k2g_answer_only_rag"} <= pipeline.stage_prompts(
-            "know2guess", projects.REPO
-        )
+    def test_declared_prompts_exist(self) -> None:
+        """Every prompt a stage declares is a template of params/prompts/."""
+        names = {p.stem for p in (projects.REPO / "params" / "prompts").glob("*.txt")}
+        for block, stage in catalogue.STAGES.items():
+            assert set(stage.prompts) <= names, block
 
     def test_every_prompt_reaches_a_stage(self) -> None:
-        """No template of params/prompts/ is outside the graph: each is an input of some stage."""
-        reached = set().union(*(pipeline.stage_prompts(b, projects.REPO) for b in pipeline.SPECS))
-        assert pipeline.prompt_names(projects.REPO) - reached == set()
+        """No template of params/prompts/ is outside the graph: each is declared by some stage."""
+        names = {p.stem for p in (projects.REPO / "params" / "prompts").glob("*.txt")}
+        reached = {p for s in catalogue.STAGES.values() for p in s.prompts}
+        assert names - reached == set()
 
 
 class TestInputs:
     def test_default_run_reaches_everything(self) -> None:
         """Every model the default run names and its data files are inputs of some stage."""
         cfg = config.load(projects.REPO / "params" / "default.yaml")
-        found = {block: pipeline.inputs(cfg, block) for block in pipeline.SPECS}
+        found = {block: pipeline.inputs(cfg, block) for block in catalogue.STAGES}
         models = set().union(*(set(f["models"]) for f in found.values()))
         assert {m for m in config.referenced_models(cfg) if m} - models == set()
         assert "data/miniwiki/miniwiki.xml" in found["corpus"]["data"]
@@ -95,7 +96,11 @@ def built(tmp_path: Path) -> tuple[Path, dict[str, str]]:
     """A project whose every stage looks built: outputs recorded, executed notebooks newest."""
     project = projects.make_project(tmp_path)
     env = {**os.environ, "PYTHONPATH": str(project / "src"), "MAKEFLAGS": ""}
-    assert _would_run(project, env) == STAGES  # nothing built yet; also writes the stamps
+    assert _would_run(project, env) == STAGES  # nothing built yet
+    assert not (project / "outputs").exists()  # make -n writes no stamp
+    for module in ("config", "pipeline"):
+        stamp = [sys.executable, "-m", f"declinecraft.core.{module}", "stamp", "params/default.yaml"]
+        subprocess.run(stamp, cwd=project, env=env, check=True, capture_output=True)
     judged = project / "outputs" / "default" / "06_judge" / "judged.parquet"
     judged.parent.mkdir(parents=True)
     judged.write_bytes(b"responses")
@@ -122,7 +127,7 @@ class TestMakeDecides:
         project, env = built
         with open(project / "params" / "prompts" / "judge_response.txt", "a") as fh:
             fh.write("\nOne more line.\n")
-        renders = [b for b in pipeline.SPECS if "judge_response" in pipeline.stage_prompts(b, project)]
+        renders = [b for b, s in catalogue.STAGES.items() if "judge_response" in s.prompts]
         assert "judge" in renders and "generate" not in renders
         assert _would_run(project, env) == downstream(*renders)
 
@@ -141,7 +146,7 @@ class TestMakeDecides:
         assert "served_name: smollm2-135m\n" in text
         models.write_text(text.replace("served_name: smollm2-135m\n", "served_name: smollm2-135m\n    n_ctx: 2048\n"))
         cfg = config.load(project / "params" / "default.yaml")
-        calls = [b for b, spec in pipeline.SPECS.items() if "smollm2-135m" in spec.models(cfg)]
+        calls = [b for b in catalogue.STAGES if "smollm2-135m" in config.stage_models(cfg, b)]
         assert "generate" not in calls and "answer" in calls
         assert _would_run(project, env) == downstream(*calls)
 
@@ -155,8 +160,45 @@ class TestMakeDecides:
         """A change in Know2Guess's code reruns Know2Guess and the paper only."""
         project, env = built
         module = project / "src" / "declinecraft" / "views" / "know2guess" / "reliability.py"
-        os.utime(module, None)
+        module.write_text(module.read_text(encoding="utf-8") + "\n# an edit\n", encoding="utf-8")
         assert _would_run(project, env) == ["09_know2guess", "08_paper"]
+
+    def test_dry_run_writes_nothing(self, built: tuple[Path, dict[str, str]]) -> None:
+        """``make -n`` plans an edited prompt's and a deleted output's reruns without writing a stamp
+        or removing an executed notebook (only Make's own .make/ files may be regenerated)."""
+        project, env = built
+
+        def files() -> dict[str, tuple[int, int]]:
+            found = (p for p in project.rglob("*") if p.is_file() and ".make" not in p.parts)
+            return {p.relative_to(project).as_posix(): (p.stat().st_size, p.stat().st_mtime_ns) for p in found}
+
+        prompt = project / "params" / "prompts" / "judge_response.txt"
+        text = prompt.read_text(encoding="utf-8")
+        prompt.write_text(text + "\nOne more line.\n", encoding="utf-8")
+        before = files()
+        renders = [b for b, s in catalogue.STAGES.items() if "judge_response" in s.prompts]
+        assert _would_run(project, env) == downstream(*renders)
+        assert files() == before
+        prompt.write_text(text, encoding="utf-8")
+        (project / "outputs" / "default" / "06_judge" / "judged.parquet").unlink()
+        before = files()
+        assert _would_run(project, env) == downstream("judge")
+        assert files() == before
+
+    def test_undone_edits(self, built: tuple[Path, dict[str, str]]) -> None:
+        """A touched source file and notebook, and a prompt and a wiki edit undone before the next run,
+        rerun nothing: Make decides from the inputs' content, not their times."""
+        project, env = built
+        os.utime(project / "src" / "declinecraft" / "core" / "stats.py", None)
+        os.utime(project / "notebooks" / "06_judge.ipynb", None)
+        for path in (
+            project / "params" / "prompts" / "judge_response.txt",
+            project / "data" / "miniwiki" / "miniwiki.xml",
+        ):
+            text = path.read_text(encoding="utf-8")
+            path.write_text(text + "\nan edit\n", encoding="utf-8")
+            path.write_text(text, encoding="utf-8")
+        assert _would_run(project, env) == []
 
 
 class TestGraphTable:

@@ -211,14 +211,13 @@ class TestRunStage:
     @pytest.mark.parametrize("thinking", [("off",), ("off", "prompted")])
     def test_paper_says_so(self, thinking: tuple[str, ...]) -> None:
         """A prompted run's captions and notes say 'prompted reasoning, not a native thinking switch'."""
-        import dataclasses
 
         from declinecraft.core import config
         from declinecraft.paper import run_settings
 
         cfg = config.load(config.paths.find_root() / "params" / "default.yaml")
         answer_block = AnswerParams(models=("qwen2.5-coder-0.5b",), thinking=thinking)
-        out = run_settings.config_macros(dataclasses.replace(cfg, answer=answer_block), {})
+        out = run_settings.config_macros(cfg.with_blocks(answer=answer_block), {})
         macros = dict(zip(out["macro"], out["text"], strict=True))
         words = "prompted reasoning, not a native thinking switch"
         assert (words in macros["ThinkingCaption"], words in macros["ThinkingNote"]) == (len(thinking) == 2,) * 2

@@ -20,7 +20,7 @@ def prompt_examples() -> list[tuple[str, str]]:
 
 class TestRuleLabel:
     def test_public_name(self) -> None:
-        """judge.rule_label is the rule labeller (DESIGN.md's public API)."""
+        """judge.rule_label is the rule labeller (the public API of docs/layout.md)."""
         assert judge.rule_label is rule_labels.rule_label
 
     @pytest.mark.parametrize(("response", "label"), prompt_examples())

@@ -28,5 +28,7 @@ class TestRemoveStale:
         assert sorted(p.name for p in tmp_path.iterdir()) == ["reported.tex", "table02.tex"]
 
     def test_missing_folder(self, tmp_path: Path) -> None:
-        """A folder that does not exist yet is nothing to clean."""
+        """A folder that does not exist yet is nothing to clean: no error, and it is not created."""
         outputs.remove_stale(tmp_path / "absent", re.compile("x"), set())
+        assert not (tmp_path / "absent").exists()
+        assert list(tmp_path.iterdir()) == []

@@ -205,6 +205,6 @@ class TestJudgesAndNeighbours:
         models = tuple(cfg.answer.models)
         ev = dataclasses.replace(cfg.evidence, enabled=True, models=models[:1], limit_questions=4)
         k2g = dataclasses.replace(cfg.know2guess, enabled=False)
-        said = paper_run_health.scope_sentence(dataclasses.replace(cfg, evidence=ev, know2guess=k2g))
+        said = paper_run_health.scope_sentence(cfg.with_blocks(evidence=ev, know2guess=k2g))
         assert said.startswith(f"The evidence view ran on 1 of the {len(models)} models under test")
         assert "at most 4 of the benchmark's questions" in said and "evidence.limit_questions" in said

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import dataclasses
 from pathlib import Path
 
 from declinecraft.core.config import VerifyParams
@@ -24,7 +23,7 @@ class TestConfigMacros:
         cfg = judged_tables.project(tmp_path, None)
         notes = {}
         for verifier in (cfg.generate.generator, "someone-else"):
-            cfg = dataclasses.replace(cfg, verify=VerifyParams(verifier=verifier, self_verification=True))
+            cfg = cfg.with_blocks(verify=VerifyParams(verifier=verifier, self_verification=True))
             out = run_settings.config_macros(cfg, {})
             values = dict(zip(out["macro"], out["text"], strict=True))
             notes[verifier] = (values["VerifierNote"], values["VerifierWho"])

@@ -38,7 +38,7 @@ class TestViewMacros:
         that uses the view's macros sits inside the section that switch guards."""
         import dataclasses
 
-        off = dataclasses.replace(cfg, **{block: dataclasses.replace(cfg.block(block), enabled=False)})
+        off = cfg.with_blocks(**{block: dataclasses.replace(cfg.block(block), enabled=False)})
         assert dict((n, v) for n, v, _ in views.view_macros(off))[f"{prefix}Enabled"] == "0"
         assert dict((n, v) for n, v, _ in views.view_macros(cfg))[f"{prefix}Enabled"] == "1"
         tex = (projects.REPO / "paper" / "main.tex").read_text()

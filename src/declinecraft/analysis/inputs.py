@@ -1,6 +1,6 @@
 """What the analysis stage reads: the judged responses of a run and the upstream stages' audits.
 
-The judged table is the judge stage's (:data:`~declinecraft.core.catalogue.JUDGE_JUDGED`) of the
+The judged table is the judge stage's (:data:`~declinecraft.core.stages.judge.JUDGE_JUDGED`) of the
 run that owns that stage, with the single-shot rows of ``analysis.extra_runs`` appended; the
 upstream tables (:data:`UPSTREAM`) are copied into the analysis folder so the paper stage needs
 nothing but that folder.

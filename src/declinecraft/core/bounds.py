@@ -3,7 +3,9 @@
 So ``k: -3`` or ``max_tokens: -1`` is refused by ``make check-params`` (and before any stage runs)
 with the file and the key named, instead of failing deep inside a stage, or (``max_tokens: -1``)
 reaching a server that reads it as "no limit". Every int and float field of every block has an
-entry here; a test checks that a new field cannot be added without one.
+annotation ``Annotated[int, POSITIVE]`` naming its range in the params dataclass of its block
+(a stage's declaration, :mod:`declinecraft.core.stages`); a test checks that a new field cannot be
+added without one.
 """
 
 from __future__ import annotations
@@ -56,124 +58,16 @@ LEVEL = Bound(0, 1, above=True, below=True)
 """A confidence level or significance threshold: strictly between 0 and 1."""
 SECONDS = Bound(0, above=True)
 
-BOUNDS: dict[str, dict[str, Bound]] = {
-    "corpus": {
-        "requests_per_second": SECONDS,
-        "max_retries": COUNT,
-        "timeout_s": SECONDS,
-        "maxlag": COUNT,
-        "max_pages": POSITIVE,
-        "namespaces": COUNT,
-        "min_chars": COUNT,
-        "chunk_size": POSITIVE,
-        "chunk_overlap": COUNT,
-    },
-    "index": {
-        "bm25_k1": Bound(0),
-        "bm25_b": PROPORTION,
-        "bm25_exact_max_rows": COUNT,
-        "bm25_frequent_share": PROPORTION,
-        "bm25_candidates": POSITIVE,
-        "rrf_k": Bound(0),
-        "fusion_depth": POSITIVE,
-        "rerank_pool": POSITIVE,
-        "batch_size": POSITIVE,
-        "dense_flat_max_rows": COUNT,
-        "dense_partitions": COUNT,
-        "dense_partition_rows": POSITIVE,
-        "dense_hnsw_m": POSITIVE,
-        "dense_hnsw_ef_construction": POSITIVE,
-        "dense_pq_sub_vectors": COUNT,
-        "dense_nprobes": POSITIVE,
-        "dense_ef": POSITIVE,
-        "dense_refine_factor": POSITIVE,
-    },
-    "generate": {
-        "n_answerable": COUNT,
-        "n_unanswerable": COUNT,
-        "scenario_chunks": POSITIVE,
-        "target_pool": POSITIVE,
-        "target_draw": POSITIVE,
-        "max_facts": POSITIVE,
-        "comparison_chunks": COUNT,
-        "max_words": POSITIVE,
-        "max_tokens": TOKENS,
-        "scenario_max_tokens": TOKENS_OR_0,
-        "question_max_tokens": TOKENS_OR_0,
-        "prompt_chunk_chars": COUNT,
-        "temperature": TEMPERATURE,
-    },
-    "verify": {
-        "retrieve_k": POSITIVE,
-        "context_chars": COUNT,
-        "target_answerable": COUNT,
-        "target_unanswerable": COUNT,
-        "max_per_chunk": POSITIVE,
-        "max_per_page": POSITIVE,
-        "audit_k": POSITIVE,
-        "audit_folds": Bound(2),
-        "audit_min_df": POSITIVE,
-        "comparison_answerable": COUNT,
-        "comparison_unanswerable": COUNT,
-        "max_tokens": TOKENS,
-        "temperature": TEMPERATURE,
-    },
-    "answer": {
-        "k": POSITIVE,
-        "max_rounds": COUNT,
-        "k_sweep": POSITIVE,
-        "context_chars": COUNT,
-        "max_tokens": TOKENS,
-        "temperature": TEMPERATURE,
-        "limit_questions": COUNT,
-    },
-    "judge": {
-        "second_judge_sample": COUNT,
-        "truncate_chars": POSITIVE,
-        "oracle_page_chars": COUNT,
-        "oracle_chunk_chars": COUNT,
-        "max_tokens": TOKENS,
-        "oracle_max_tokens": TOKENS_OR_0,
-        "temperature": TEMPERATURE,
-        "check_min_agreement": PROPORTION,
-        "check_items": COUNT,
-    },
-    "know2guess": {
-        "limit_questions": COUNT,
-        "max_tokens": TOKENS,
-        "temperature": TEMPERATURE,
-        "bootstrap_resamples": POSITIVE,
-        "confidence": LEVEL,
-        "lambdas": Bound(0),
-        "ece_bins": POSITIVE,
-        "audit_top_features": COUNT,
-    },
-    "evidence": {
-        "limit_questions": COUNT,
-        "k": COUNT,
-        "context_chars": Bound(-1),
-        "conflict_max_tokens": TOKENS,
-        "max_tokens": TOKENS_OR_0,
-        "temperature": TEMPERATURE,
-        "bootstrap_resamples": POSITIVE,
-        "confidence": LEVEL,
-        "alpha": LEVEL,
-    },
-    "analysis": {
-        "bootstrap_resamples": POSITIVE,
-        "confidence": LEVEL,
-        "alpha": LEVEL,
-        "min_attempt": PROPORTION,
-        "min_protocol": PROPORTION,
-        "max_leakage": PROPORTION,
-        "min_judge_kappa": Bound(-1.0, 1.0),
-        "annotation_part1": COUNT,
-        "annotation_part2": COUNT,
-        "min_n": COUNT,
-    },
-    "paper": {"figure_dpi": POSITIVE},
-    "llm": {"max_failed_share": PROPORTION, "budget_usd": Bound(0), "budget_tokens": COUNT},
-}
+
+def of(cls: type) -> dict[str, Bound]:
+    """The range of each number field of a params dataclass, from its annotation."""
+    hints = typing.get_type_hints(cls, include_extras=True)
+    found = {}
+    for f in dataclasses.fields(cls):
+        extras = getattr(hints[f.name], "__metadata__", ())
+        if bound := next((m for m in extras if isinstance(m, Bound)), None):
+            found[f.name] = bound
+    return found
 
 
 def check(block: str, values: Any, where: str) -> list[str]:
@@ -185,7 +79,7 @@ def check(block: str, values: Any, where: str) -> list[str]:
         where: the prefix of every message (``<params file>: answer``).
     """
     problems = []
-    for name, bound in BOUNDS.get(block, {}).items():
+    for name, bound in of(type(values)).items():
         value = getattr(values, name)
         if value is None:  # an optional number left unset (e.g. no budget)
             continue

@@ -1,10 +1,10 @@
 """Run configuration: ``params/<run>.yaml`` → a frozen, typed, validated :class:`RunConfig`.
 
-The blocks themselves (one dataclass per stage, every field documented) are in
-:mod:`declinecraft.core.params`; this module loads, inherits, validates and stamps them.
+The blocks themselves (one dataclass per stage, every field documented) are named by the stages'
+declarations (:mod:`declinecraft.core.stages`); this module loads, inherits, validates and stamps them.
 
-A params file has one block per stage (``corpus``, ``index``, ``generate``, ``verify``, ``answer``,
-``judge``, ``analysis``, ``paper``) plus a few top-level keys. The run's name is the file's stem,
+A params file has one block per stage (each stage's module in :mod:`declinecraft.core.stages`
+declares its block and the block's dataclass) plus ``llm`` and a few top-level keys. The run's name is the file's stem,
 so two params files can never write into each other's ``outputs/<run>/``.
 
 A file may say ``base: default`` to inherit every block of ``params/default.yaml`` and override a
@@ -25,12 +25,13 @@ import types
 import typing
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any, ClassVar
 
 import yaml
 
-from declinecraft.core import bounds, catalogue, paths
-from declinecraft.core.params import (
+from declinecraft.core import bounds, catalogue, paths, stages
+from declinecraft.core.declaration import EVERY_MODEL
+from declinecraft.core.params import (  # noqa: F401  (re-exported: modules import the blocks from here)
     AnalysisParams,
     AnswerParams,
     CorpusParams,
@@ -49,50 +50,64 @@ class ConfigError(ValueError):
     """A params file is invalid; the message names the file and the key."""
 
 
-BLOCKS: dict[str, type] = {
-    "corpus": CorpusParams,
-    "index": IndexParams,
-    "generate": GenerateParams,
-    "verify": VerifyParams,
-    "answer": AnswerParams,
-    "judge": JudgeParams,
-    "know2guess": Know2GuessParams,
-    "evidence": EvidenceParams,
-    "analysis": AnalysisParams,
-    "paper": PaperParams,
-}
+#: Each stage's params block and its dataclass, in run order (from the stages' declarations).
+BLOCKS: dict[str, type] = {block: stage.params for block, stage in catalogue.STAGES.items()}
 
 TOP_LEVEL_KEYS = {"base", "description", "seed", "models_file", "llm", *BLOCKS}
 
 
 @dataclass(frozen=True)
 class RunConfig:
-    """Everything one run needs, frozen: one typed field per stage block, and ``llm``. Build it with :func:`load`."""
+    """Everything one run needs, frozen: each stage's block (``cfg.answer``), and ``llm``. Build it with :func:`load`.
+
+    The blocks are those the stages declare, read as attributes; a block of a new stage is there
+    without a change here. The annotations under ``TYPE_CHECKING`` only tell the type checker the
+    blocks' types (``cfg.answer.k`` is an ``int``); a block they do not name reads as ``Any``.
+    """
 
     run: str
     root: Path
     params_file: Path
-    corpus: CorpusParams
-    index: IndexParams
-    generate: GenerateParams
-    verify: VerifyParams
-    answer: AnswerParams
-    judge: JudgeParams
-    know2guess: Know2GuessParams
-    evidence: EvidenceParams
-    analysis: AnalysisParams
-    paper: PaperParams
+    blocks: tuple[tuple[str, Any], ...]
+    """Each stage's block by name, in run order."""
     llm: LLMParams
     seed: int = 0
     description: str = ""
     models_file: str = "params/models.yaml"
     base: RunConfig | None = None
 
+    if TYPE_CHECKING:
+        corpus: ClassVar[CorpusParams]
+        index: ClassVar[IndexParams]
+        generate: ClassVar[GenerateParams]
+        verify: ClassVar[VerifyParams]
+        answer: ClassVar[AnswerParams]
+        judge: ClassVar[JudgeParams]
+        know2guess: ClassVar[Know2GuessParams]
+        evidence: ClassVar[EvidenceParams]
+        analysis: ClassVar[AnalysisParams]
+        paper: ClassVar[PaperParams]
+
+    def __getattr__(self, name: str) -> Any:
+        blocks = self.__dict__.get("blocks")
+        if blocks is not None and not name.startswith("_"):
+            for block, value in blocks:
+                if block == name:
+                    return value
+        raise AttributeError(f"{type(self).__name__!s} has no attribute or block {name!r}")
+
     def block(self, name: str) -> Any:
         """Return one block by name (a key of :data:`BLOCKS`, or ``llm``)."""
         if name not in BLOCKS and name != "llm":
             raise KeyError(name)
         return getattr(self, name)
+
+    def with_blocks(self, **blocks: Any) -> RunConfig:
+        """A copy with some blocks replaced (``cfg.with_blocks(answer=...)``)."""
+        if unknown := sorted(set(blocks) - set(BLOCKS) - {"llm"}):
+            raise KeyError(f"no block {unknown[0]!r}")
+        llm = blocks.pop("llm", self.llm)
+        return dataclasses.replace(self, blocks=tuple((b, blocks.get(b, v)) for b, v in self.blocks), llm=llm)
 
     def block_dict(self, name: str) -> dict[str, Any]:
         """Return one block as plain data (what papermill shows and the stage stamp hashes)."""
@@ -175,8 +190,9 @@ def _load(path: Path, seen: tuple[Path, ...]) -> RunConfig:
     base = _load(base_file, seen=(*seen, path)) if raw.get("base") else None
     blocks = {name: _block(raw, name, cls, base.block_dict(name) if base else {}, path) for name, cls in BLOCKS.items()}
     _check_verifier(blocks["generate"], blocks["verify"], path)
-    blocks["llm"] = _block(raw, "llm", LLMParams, base.block_dict("llm") if base else {}, path)
-    if problems := [p for name, block in blocks.items() for p in bounds.check(name, block, f"{path}: {name}")]:
+    llm = _block(raw, "llm", LLMParams, base.block_dict("llm") if base else {}, path)
+    checked = {**blocks, "llm": llm}
+    if problems := [p for name, block in checked.items() for p in bounds.check(name, block, f"{path}: {name}")]:
         raise ConfigError("\n".join(problems))
     return RunConfig(
         run=path.stem,
@@ -186,7 +202,8 @@ def _load(path: Path, seen: tuple[Path, ...]) -> RunConfig:
         description=str(raw.get("description", "")),
         models_file=str(raw.get("models_file", base.models_file if base else "params/models.yaml")),
         base=base,
-        **blocks,
+        blocks=tuple(blocks.items()),
+        llm=llm,
     )
 
 
@@ -264,9 +281,9 @@ def _to_plain(value: Any) -> Any:
     return value
 
 
-def write_stamps(cfg: RunConfig) -> list[Path]:
+def write_stamps(cfg: RunConfig, *, dry: bool = False) -> list[Path]:
     """Write ``outputs/<run>/params/<block>.yaml`` for every stage (only when changed) and the
-    resolved config; return the files that changed.
+    resolved config; return the files that changed (with ``dry``, that would change: nothing is written).
 
     Make depends on these files, so editing one block of a params file reruns only that stage
     and the stages downstream of it.
@@ -278,15 +295,15 @@ def write_stamps(cfg: RunConfig) -> list[Path]:
         # Papermill reads this file with -f: the notebook sees its run and its own block.
         payload = {"params_file": params_file, "seed": cfg.seed, name: cfg.block_dict(name)}
         target = folder / f"{name}.yaml"
-        if paths.write_text_if_changed(target, yaml.safe_dump(payload, sort_keys=True)):
+        if paths.write_text_if_changed(target, yaml.safe_dump(payload, sort_keys=True), dry=dry):
             changed.append(target)
     # Which run's outputs each stage reads (Make includes this to wire a derived run to its base).
     owners = "".join(f"OWNER_{cfg.run}_{name} := {cfg.owner(name)}\n" for name in BLOCKS)
-    if paths.write_text_if_changed(folder / "owners.mk", owners):
+    if paths.write_text_if_changed(folder / "owners.mk", owners, dry=dry):
         changed.append(folder / "owners.mk")
     resolved = folder / "resolved.yaml"
     text = yaml.safe_dump(cfg.to_dict(), sort_keys=False)
-    if paths.write_text_if_changed(resolved, text):
+    if paths.write_text_if_changed(resolved, text, dry=dry):
         changed.append(resolved)
     return changed
 
@@ -319,9 +336,12 @@ def check_models(cfg: RunConfig) -> None:
 
 
 def _main(argv: list[str]) -> int:
-    """``python -m declinecraft.core.config stamp params/x.yaml``: validate and write the stage stamps."""
+    """``python -m declinecraft.core.config stamp [--dry] params/x.yaml``: validate and write the stage
+    stamps (with ``--dry``, print the ones that would change and write nothing)."""
+    dry = "--dry" in argv
+    argv = [a for a in argv if a != "--dry"]
     if len(argv) != 2 or argv[0] not in {"stamp", "check", "run-name"}:
-        print("usage: python -m declinecraft.core.config {stamp|check|run-name} PARAMS_FILE", file=sys.stderr)
+        print("usage: python -m declinecraft.core.config {stamp [--dry]|check|run-name} PARAMS_FILE", file=sys.stderr)
         return 2
     try:
         cfg = load(argv[1])
@@ -332,10 +352,13 @@ def _main(argv: list[str]) -> int:
         return 1
     if argv[0] == "stamp":
         chain: RunConfig | None = cfg
+        stale = []
         while chain is not None:  # a derived run reads its base's outputs: stamp the base too
-            write_stamps(chain)
+            stale += write_stamps(chain, dry=dry)
             chain = chain.base
         print(cfg.run)
+        if dry:  # make -n: say which stamps would change instead of writing them
+            print(*(p.relative_to(cfg.root).as_posix() for p in stale))
     elif argv[0] == "run-name":
         print(cfg.run)
     else:
@@ -348,8 +371,11 @@ def for_notebook(params_file: str | Path, **injected: Any) -> RunConfig:
 
     ``params_file`` may be project-relative; it is resolved from the notebook's working folder
     upwards. Each injected block must equal the block loaded from the file: a mismatch means the
-    stage stamp is stale and is an error, not a silent choice between the two.
+    stage stamp is stale and is an error, not a silent choice between the two. Inside a stage run
+    by the Makefile (``DECLINECRAFT_STAGE``), asking for another stage's file that the stage does
+    not declare it reads fails from here on (:func:`declinecraft.core.stages.guard_reads`).
     """
+    stages.guard_reads()
     path = Path(params_file) if Path(params_file).is_absolute() else paths.find_root(Path.cwd()) / params_file
     cfg = load(path)
     for name, block in injected.items():
@@ -358,22 +384,24 @@ def for_notebook(params_file: str | Path, **injected: Any) -> RunConfig:
     return cfg
 
 
+def stage_models(cfg: RunConfig, block: str) -> set[str]:
+    """The model ids a stage's declared model roles name under ``cfg`` (every one the run names
+    for a stage that reports on them all)."""
+    stage = catalogue.stage(block)
+    if EVERY_MODEL in stage.models:
+        return referenced_models(cfg)
+    return {m for role in stage.models for m in stage.role_models(cfg, role)}
+
+
 def referenced_models(cfg: RunConfig) -> set[str]:
-    """Return every model id a run names (generator, verifier, models under test, judges, the views' models)."""
+    """Return every model id a run names, in every role a stage declares (generators and the
+    comparison verifier included)."""
     return {
-        cfg.generate.generator,
-        cfg.verify.verifier,
-        *cfg.answer.models,
-        cfg.answer.rewriter,
-        cfg.judge.response_judge,
-        cfg.judge.oracle,
-        *cfg.judge.second_judges,
-        *cfg.judge.accuracy_judges,
-        *cfg.know2guess.models,
-        *cfg.know2guess.control_models,
-        *cfg.evidence.models,
-        *cfg.evidence.accuracy_judges,
-        *([cfg.evidence.conflict_model] if cfg.evidence.conflict_model else []),
+        m
+        for stage in catalogue.STAGES.values()
+        for role in stage.models
+        if role != EVERY_MODEL
+        for m in stage.role_models(cfg, role)
     }
 
 

@@ -81,13 +81,22 @@ def imports_of(code: str, current: str = "", *, known: Iterable[str], is_package
     return found
 
 
+#: Packages that import their modules by looking for them (:mod:`declinecraft.core.stages`): each
+#: counts as importing every module directly inside it.
+DISCOVERING = ("declinecraft.core.stages",)
+
+
 def graph(source: Path = SOURCE) -> dict[str, set[str]]:
-    """Module -> the package's modules it imports (every import statement counted)."""
+    """Module -> the package's modules it imports (every import statement counted, and each module
+    of a package in :data:`DISCOVERING`)."""
     mods = modules(source)
-    return {
+    edges = {
         name: imports_of(path.read_text(encoding="utf-8"), name, known=mods, is_package=path.name == "__init__.py")
         for name, path in mods.items()
     }
+    for package in set(DISCOVERING) & set(edges):
+        edges[package] |= {m for m in mods if m.rpartition(".")[0] == package}
+    return edges
 
 
 def _parents(name: str) -> list[str]:
@@ -173,22 +182,6 @@ def notebook_imports(path: Path, known: Iterable[str]) -> set[str]:
     code = "\n".join("".join(c["source"]) for c in cells if c["cell_type"] == "code")
     lines = [line for line in code.splitlines() if not line.lstrip().startswith(("%", "!"))]
     return imports_of("\n".join(lines), known=known)
-
-
-def _code_strings(code: str) -> set[str]:
-    return {n.value for n in ast.walk(ast.parse(code)) if isinstance(n, ast.Constant) and isinstance(n.value, str)}
-
-
-def string_constants(path: Path) -> set[str]:
-    """Every string literal of a source file (prompt names a stage renders are found this way)."""
-    return _code_strings(path.read_text(encoding="utf-8"))
-
-
-def notebook_strings(path: Path) -> set[str]:
-    """Every string literal of a notebook's code cells (magics and shell lines left out)."""
-    cells = json.loads(path.read_text(encoding="utf-8"))["cells"]
-    code = "\n".join("".join(c["source"]) for c in cells if c["cell_type"] == "code")
-    return _code_strings("\n".join(line for line in code.splitlines() if not line.lstrip().startswith(("%", "!"))))
 
 
 def stage_sources(notebook: Path, source: Path = SOURCE) -> list[Path]:

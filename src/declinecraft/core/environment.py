@@ -108,8 +108,9 @@ def sha256_file(path: Path, chunk: int = 1 << 22) -> str:
     return digest.hexdigest()
 
 
-def file_hashes(files: Iterable[Path], memo_file: Path) -> dict[str, str]:
-    """The sha256 of each file, by path; hashes are remembered by (size, mtime) in ``memo_file``."""
+def file_hashes(files: Iterable[Path], memo_file: Path, *, remember: bool = True) -> dict[str, str]:
+    """The sha256 of each file, by path; hashes are remembered by (size, mtime) in ``memo_file``
+    (read only, when not ``remember``)."""
     try:
         memo = json.loads(memo_file.read_text(encoding="utf-8"))
     except (OSError, ValueError):
@@ -123,6 +124,6 @@ def file_hashes(files: Iterable[Path], memo_file: Path) -> dict[str, str]:
             entry = {"stamp": stamp, "sha256": sha256_file(path)}
             memo[str(path)], changed = entry, True
         out[str(path)] = entry["sha256"]
-    if changed:
+    if changed and remember:
         paths.write_text_atomic(memo_file, json.dumps(memo, indent=1, sort_keys=True))
     return out

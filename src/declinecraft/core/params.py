@@ -4,8 +4,20 @@ paper's settings. :mod:`declinecraft.core.config` reads a params file into them 
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Annotated
 
 from declinecraft.core import small_n
+from declinecraft.core.bounds import (
+    COUNT,
+    LEVEL,
+    POSITIVE,
+    PROPORTION,
+    SECONDS,
+    TEMPERATURE,
+    TOKENS,
+    TOKENS_OR_0,
+    Bound,
+)
 
 # The index block outgrew this module; it lives in core.index_params and is re-exported here.
 from declinecraft.core.index_params import IndexParams  # noqa: F401  (re-exported)
@@ -42,19 +54,19 @@ class LLMParams:
     nothing that passed (a stage that failed reruns anyway).
     """
 
-    max_failed_share: float = 0.1
+    max_failed_share: Annotated[float, PROPORTION] = 0.1
     """A stage fails when more than this share of one model's calls failed (after the client's
     retries), naming the model, the count and the first error; a model whose every call failed
     always fails it. 0 = any failed call fails the stage. A proportion in [0, 1]."""
     retry_failures: bool = True
     """Re-send the calls that the cache holds as failed from an earlier run; false = return them as
     failures again (never re-sent). A call that failed in this run is not re-sent in it."""
-    budget_usd: float | None = None
+    budget_usd: Annotated[float | None, Bound(0)] = None
     """The most the run may spend on model calls, in USD at each entry's ``price_in`` / ``price_out``
     (the batch price for batched entries), over every stage and every earlier attempt of the run.
     A call that could pass it is not sent: the stage stops, says what was spent and what is left,
     and exits non-zero; raise it and rerun to go on from the cache. None = no cap; 0 = send nothing."""
-    budget_tokens: int | None = None
+    budget_tokens: Annotated[int | None, COUNT] = None
     """The most prompt plus output tokens the run may send, counted like ``budget_usd``. None = no
     cap; 0 = send nothing."""
 
@@ -75,13 +87,13 @@ class CorpusParams:
     """The ``api.php`` crawled when ``source`` is ``api``."""
     user_agent: str = "DeclineCraft-crawler/0.1 (research reproduction)"
     """User-Agent header of every API request."""
-    requests_per_second: float = 1.0
+    requests_per_second: Annotated[float, SECONDS] = 1.0
     """API politeness: at most this many requests per second."""
-    max_retries: int = 6
+    max_retries: Annotated[int, COUNT] = 6
     """Retries per API request on 5xx, 429, timeouts and maxlag, with exponential backoff."""
-    timeout_s: float = 30.0
+    timeout_s: Annotated[float, SECONDS] = 30.0
     """Seconds per HTTP request before it counts as a timeout."""
-    maxlag: int = 5
+    maxlag: Annotated[int, COUNT] = 5
     """``maxlag`` sent with every request (seconds of replication lag at which the wiki says wait)."""
     seeds_pre: tuple[str, ...] = ()
     """App. D: the seed pages of the C_pre crawl (the paper used 36)."""
@@ -90,13 +102,13 @@ class CorpusParams:
     seed_source: str = "links"
     """``links``: breadth-first from the seeds over page links (the paper); ``allpages``: every page
     of ``namespaces`` (``list=allpages``), for a wiki whose links do not reach every page."""
-    max_pages: int = 3000
+    max_pages: Annotated[int, POSITIVE] = 3000
     """Pages fetched per crawl before it stops (the stop is logged and recorded in the manifest)."""
     cutoff: str = "2025-03-31"
     """Corpus cut-off day (UTC), inclusive: a revision stamped on that day is before the cut-off."""
     snapshot: str = "2026-09-08"
     """C_post scrape day: pages at their latest revision on or before it ("" = newest revision)."""
-    namespaces: tuple[int, ...] = (0,)
+    namespaces: Annotated[tuple[int, ...], COUNT] = (0,)
     """Namespaces that hold articles; pages elsewhere are dropped (reason ``namespace``)."""
     exclude_titles: tuple[str, ...] = (
         r"^[\w .'-]*Edition\b.*\d",  # versions and snapshots: "Java Edition 1.21.5", "… 25w14a"
@@ -126,11 +138,11 @@ class CorpusParams:
     """C_post only: edition and version pages, spin-off games (by title), media, tutorials."""
     drop_sections: tuple[str, ...] = DROP_SECTIONS
     """App. D: sections removed by cleaning, matched as heading prefixes (see ``clean``)."""
-    min_chars: int = 200
+    min_chars: Annotated[int, COUNT] = 200
     """Pages shorter than this many characters after cleaning are dropped."""
-    chunk_size: int = 1500
+    chunk_size: Annotated[int, POSITIVE] = 1500
     """Characters per chunk body, not counting the ``[Page: <title>]`` line."""
-    chunk_overlap: int = 250
+    chunk_overlap: Annotated[int, COUNT] = 250
     """Characters consecutive chunks share, at most (whole lines, sentences or words)."""
     url_template: str = "https://minecraft.wiki/w/{title}"
     """A page's URL in chunk metadata; ``{title}`` is the title with underscores, URL-quoted."""
@@ -144,19 +156,19 @@ class GenerateParams:
     """Registry id of the generator whose candidates make the benchmark."""
     generators: tuple[str, ...] = ()
     """Extra generators for Table 9's comparison (same pipeline and seed); () = no comparison."""
-    n_answerable: int = 40
+    n_answerable: Annotated[int, COUNT] = 40
     """Answerable candidates to draft (per generator); the paper's count is not published."""
-    n_unanswerable: int = 40
+    n_unanswerable: Annotated[int, COUNT] = 40
     """Unanswerable candidates to draft (per generator); the paper's count is not published."""
-    scenario_chunks: int = 3
+    scenario_chunks: Annotated[int, POSITIVE] = 3
     """Random C_pre chunks shown to G_scenario (§3.2 step 1)."""
-    target_pool: int = 10
+    target_pool: Annotated[int, POSITIVE] = 10
     """Chunks retrieved by cosine similarity to the scenario (§3.2 step 2)."""
-    target_draw: int = 5
+    target_draw: Annotated[int, POSITIVE] = 5
     """The target is drawn uniformly from this many highest-ranked eligible chunks."""
-    max_facts: int = 6
+    max_facts: Annotated[int, POSITIVE] = 6
     """G_facts lists at most this many facts; extra ones are cut (§3.2 step 3)."""
-    comparison_chunks: int = 3
+    comparison_chunks: Annotated[int, COUNT] = 3
     """Unanswerable: the C_pre chunks nearest the target chunk that G_facts compares against."""
     technical_title_patterns: tuple[str, ...] = (
         r"^(Java|Bedrock|Pocket|Legacy Console|Education) Edition\b",
@@ -167,21 +179,21 @@ class GenerateParams:
     )
     """Case-insensitive regexes on page titles: matching pages are never targets. The paper does
     not list its "technical pages"; these patterns are our completion."""
-    max_words: int = 30
+    max_words: Annotated[int, POSITIVE] = 30
     """Scenarios and asked questions must be under this many words (J.1); longer is lost to format."""
     trim_scenarios: bool = False
     """Cut an over-long scenario back to its leading whole sentences under max_words (noted on the
     draft) instead of losing it; False = the paper's rule. For small models that ignore the limit."""
-    max_tokens: int = 512
+    max_tokens: Annotated[int, TOKENS] = 512
     """Output budget of each generator call (paper: 16,000)."""
-    scenario_max_tokens: int = 0
+    scenario_max_tokens: Annotated[int, TOKENS_OR_0] = 0
     """Budget of the scenario call (0 = max_tokens); a cut-off answer counts as over-long."""
-    question_max_tokens: int = 0
+    question_max_tokens: Annotated[int, TOKENS_OR_0] = 0
     """Budget of the question call (0 = max_tokens); a cut-off answer counts as over-long."""
-    prompt_chunk_chars: int = 0
+    prompt_chunk_chars: Annotated[int, COUNT] = 0
     """Cut each scenario and comparison (OLD) chunk to this many characters in generator prompts
     (0 = whole chunks, the paper; the target chunk is always whole): a CPU-speed deviation."""
-    temperature: float = 0.0
+    temperature: Annotated[float, TEMPERATURE] = 0.0
     """Sampling temperature of every generator call."""
 
 
@@ -199,38 +211,38 @@ class VerifyParams:
     reproduction notes say so."""
     pipeline: str = "hybrid+rerank"
     """Retrieval pipeline R+ that feeds the verifier (§3.3)."""
-    retrieve_k: int = 10
+    retrieve_k: Annotated[int, POSITIVE] = 10
     """C_pre chunks the verifier reads per query."""
-    context_chars: int = 0
+    context_chars: Annotated[int, COUNT] = 0
     """Cut each chunk to this many characters inside verifier prompts (0 = whole chunk, the
     paper); a CPU-speed and context-window deviation of the offline run."""
-    target_answerable: int = 700
+    target_answerable: Annotated[int, COUNT] = 700
     """Answerable questions in the benchmark."""
-    target_unanswerable: int = 300
+    target_unanswerable: Annotated[int, COUNT] = 300
     """Unanswerable questions in the benchmark."""
-    max_per_chunk: int = 2
+    max_per_chunk: Annotated[int, POSITIVE] = 2
     """At most this many questions per target chunk."""
-    max_per_page: int = 10
+    max_per_page: Annotated[int, POSITIVE] = 10
     """At most this many questions per target page."""
     review_file: str = "data/manual_review.yaml"
     """Manual review: candidate ids dropped by hand, with reasons, per run."""
     audit_pipeline: str = "hybrid"
     """The default retriever of the evaluation, used by the Hit@k and scenario-overlap audits."""
-    audit_k: int = 5
+    audit_k: Annotated[int, POSITIVE] = 5
     """Chunks retrieved by the Hit@k and scenario-overlap audits (paper: 5)."""
-    audit_folds: int = 10
+    audit_folds: Annotated[int, Bound(2)] = 10
     """Cross-validation folds of the style AUC (fewer when a half has fewer questions)."""
-    audit_min_df: int = 3
+    audit_min_df: Annotated[int, POSITIVE] = 3
     """Style AUC vocabulary: words that occur in at least this many questions."""
     comparison_verifier: str = ""
     """Verifier of Table 9's generator comparison ("" = the main verifier)."""
-    comparison_answerable: int = 100
+    comparison_answerable: Annotated[int, COUNT] = 100
     """Answerable target of each generator in Table 9's comparison."""
-    comparison_unanswerable: int = 100
+    comparison_unanswerable: Annotated[int, COUNT] = 100
     """Unanswerable target of each generator in Table 9's comparison."""
-    max_tokens: int = 256
+    max_tokens: Annotated[int, TOKENS] = 256
     """Output budget of each verifier call (paper: 16,000)."""
-    temperature: float = 0.0
+    temperature: Annotated[float, TEMPERATURE] = 0.0
     """Sampling temperature of every verifier call."""
 
 
@@ -252,11 +264,11 @@ class AnswerParams:
     """Main grid: no retrieval, single-shot RAG, iterative RAG (§4.2)."""
     pipeline: str = "hybrid"
     """Retriever of the main grid (App. E: hybrid BM25 + dense, RRF)."""
-    k: int = 5
+    k: Annotated[int, POSITIVE] = 5
     """Chunks retrieved by single-shot RAG, and per round by iterative RAG (paper: 5)."""
-    max_rounds: int = 2
+    max_rounds: Annotated[int, COUNT] = 2
     """Iterative RAG: additional retrieval rounds after the first (Algorithm 4; paper: 2)."""
-    k_sweep: tuple[int, ...] = ()
+    k_sweep: Annotated[tuple[int, ...], POSITIVE] = ()
     """Ablation (App. A.2): single-shot RAG at each k; paper: (1, 2, 3, 5, 10). () = none."""
     pipelines: tuple[str, ...] = ()
     """Ablation (App. A.3): single-shot RAG with each pipeline at k. () = none."""
@@ -266,14 +278,14 @@ class AnswerParams:
     """Ours (§6.4): single-shot RAG with answer_with_context_temporal.txt."""
     rewriter: str = "qwen2.5-coder-1.5b"
     """Registry id of the query rewriter of the +rewrite pipelines (the paper's is not in our copy)."""
-    context_chars: int = 0
+    context_chars: Annotated[int, COUNT] = 0
     """Cut each chunk to this many characters in answer and reflection prompts (0 = whole chunk,
     the paper); a context-window and CPU-speed deviation of the offline run."""
-    max_tokens: int = 16000
+    max_tokens: Annotated[int, TOKENS] = 16000
     """Output budget of every call of a model under test, thinking included (paper: 16,000)."""
-    temperature: float = 0.0
+    temperature: Annotated[float, TEMPERATURE] = 0.0
     """Sampling temperature of every answer and reflection call."""
-    limit_questions: int = 0
+    limit_questions: Annotated[int, COUNT] = 0
     """Answer only this many benchmark questions (answerable share kept, seeded); 0 = all."""
 
 
@@ -285,32 +297,32 @@ class JudgeParams:
     """Registry id of the response judge (paper: Gemma 4 26B-A4B, thinking disabled)."""
     second_judges: tuple[str, ...] = ()
     """Second-opinion response judges for the agreement check (paper: Qwen3.8 27B, Llama 3.3 70B)."""
-    second_judge_sample: int = 1008
+    second_judge_sample: Annotated[int, COUNT] = 1008
     """Responses the second judges relabel, equal per (label, condition) cell; 0 = all."""
     oracle: str = "qwen2.5-coder-1.5b"
     """Registry id of the oracle writing reference answers (paper: DeepSeek V4.1 Flash)."""
     accuracy_judges: tuple[str, ...] = ("qwen2.5-coder-1.5b",)
     """Registry ids of the accuracy (and leakage) judges; accuracy is their mean (paper: three)."""
-    truncate_chars: int = 12000
+    truncate_chars: Annotated[int, POSITIVE] = 12000
     """Responses are cut to this many characters before the response judge (App. I)."""
-    oracle_page_chars: int = 0
+    oracle_page_chars: Annotated[int, COUNT] = 0
     """Cut the oracle's source page to this many characters (0 = the whole page, the paper); a
     context-window and CPU-speed deviation of the offline run."""
-    oracle_chunk_chars: int = 0
+    oracle_chunk_chars: Annotated[int, COUNT] = 0
     """Cut each scenario chunk in the oracle's context to this many characters (0 = whole chunks)."""
-    max_tokens: int = 512
+    max_tokens: Annotated[int, TOKENS] = 512
     """Output budget of each response-judge and accuracy-judge call."""
-    oracle_max_tokens: int = 0
+    oracle_max_tokens: Annotated[int, TOKENS_OR_0] = 0
     """Output budget of each oracle call (0 = max_tokens)."""
-    temperature: float = 0.0
+    temperature: Annotated[float, TEMPERATURE] = 0.0
     """Sampling temperature of every judge and oracle call."""
     check_file: str = "data/judge_check/accuracy.csv"
     """The judges' check set (:mod:`declinecraft.evaluation.judge_check`): labelled items every
     accuracy judge model scores once before its scores count ("" = none)."""
-    check_items: int = 0
+    check_items: Annotated[int, COUNT] = 0
     """Ask only this many check-set items, the same number of each kind (seeded); 0 = every item.
     Each item is one call per accuracy judge model."""
-    check_min_agreement: float = 0.7
+    check_min_agreement: Annotated[float, PROPORTION] = 0.7
     """The share of check-set items an accuracy judge must score as labelled; below it the judge's
     scores are printed as not interpretable and no accuracy resting on them is a finding."""
     constrain_reask: bool = True
@@ -337,21 +349,21 @@ class Know2GuessParams:
     ``delimiter`` (``params/prompts/k2g_*.txt``)."""
     conditions: tuple[str, ...] = ("no_rag", "single")
     """``no_rag`` (K2G's setting) and ``single`` (ours: the answer stage's single-shot RAG chunks)."""
-    limit_questions: int = 0
+    limit_questions: Annotated[int, COUNT] = 0
     """Ask only this many of the answer stage's questions (answerable share kept, seeded); 0 = all."""
-    max_tokens: int = 160
+    max_tokens: Annotated[int, TOKENS] = 160
     """Output budget of each decision call in tokens, thinking included (K2G §5.3: 128–160, thinking off)."""
-    temperature: float = 0.0
+    temperature: Annotated[float, TEMPERATURE] = 0.0
     """Sampling temperature of every decision call (K2G: greedy)."""
-    bootstrap_resamples: int = 10000
+    bootstrap_resamples: Annotated[int, POSITIVE] = 10000
     """Item-bootstrap resamples of every interval (K2G §4.3: 10,000)."""
-    confidence: float = 0.95
+    confidence: Annotated[float, LEVEL] = 0.95
     """Level of every interval, as a proportion (K2G: 95% percentile intervals)."""
-    lambdas: tuple[float, ...] = (0.5, 1.0, 1.5)
+    lambdas: Annotated[tuple[float, ...], Bound(0)] = (0.5, 1.0, 1.5)
     """Weights of productive abstention in cost-sensitive reliability R_lambda (K2G §6.9)."""
-    ece_bins: int = 10
+    ece_bins: Annotated[int, POSITIVE] = 10
     """Equal-width confidence bins of the answered-item ECE and the reliability diagram (K2G: 10)."""
-    audit_top_features: int = 10
+    audit_top_features: Annotated[int, COUNT] = 10
     """Separability audit: probe words reported per half (the probe itself is App. F's style AUC)."""
 
 
@@ -372,31 +384,31 @@ class EvidenceParams:
     prompts: tuple[str, ...] = ("P1", "P2", "P3")
     """ESB's prompt strategies (§4.3): P1 standard (answer from the passages), P2 sufficiency-aware,
     P3 CoT + sufficiency (all three in our words); J2, an extra variant, is our own J.2 answer prompt."""
-    limit_questions: int = 0
+    limit_questions: Annotated[int, COUNT] = 0
     """Questions to build levels for, answerable share kept (``answer.select_questions`` with the
     run's seed, so the answer stage's limit picks the same questions); 0 = the whole benchmark."""
-    k: int = 0
+    k: Annotated[int, COUNT] = 0
     """Chunks of L2 (the target and k-1 retrieved others), L3 and T; 0 = ``answer.k``."""
     pipeline: str = ""
     """Retriever of L2 and T; "" = ``answer.pipeline`` (the hybrid retriever)."""
-    context_chars: int = -1
+    context_chars: Annotated[int, Bound(-1)] = -1
     """Cut each chunk to this many characters in prompts; 0 = whole chunks; -1 = ``answer.context_chars``."""
     conflict_model: str = ""
     """Registry id of the model that picks the value to alter when no rule applies (L5);
     "" = ``generate.generator``; "none" = rules only (such facts get no L5, counted)."""
-    conflict_max_tokens: int = 96
+    conflict_max_tokens: Annotated[int, TOKENS] = 96
     """Output budget of each conflict call (a short JSON object), tokens."""
     accuracy_judges: tuple[str, ...] = ()
     """Accuracy judges of L1-L2 answers; () = ``judge.accuracy_judges``."""
-    max_tokens: int = 0
+    max_tokens: Annotated[int, TOKENS_OR_0] = 0
     """Output budget of each answer call, tokens; 0 = ``answer.max_tokens``."""
-    temperature: float = 0.0
+    temperature: Annotated[float, TEMPERATURE] = 0.0
     """Sampling temperature of every answer and conflict call."""
-    bootstrap_resamples: int = 2000
+    bootstrap_resamples: Annotated[int, POSITIVE] = 2000
     """Bootstrap resamples over questions of every interval (ESB §5.4: 2,000)."""
-    confidence: float = 0.95
+    confidence: Annotated[float, LEVEL] = 0.95
     """Level of every interval, as a proportion."""
-    alpha: float = 0.05
+    alpha: Annotated[float, LEVEL] = 0.05
     """A prompt effect is significant when its Benjamini-Hochberg q value is below alpha."""
 
 
@@ -404,31 +416,31 @@ class EvidenceParams:
 class AnalysisParams:
     """§4, Appendix A and H: statistics."""
 
-    bootstrap_resamples: int = 1000
+    bootstrap_resamples: Annotated[int, POSITIVE] = 1000
     """Bootstrap resamples over questions (accuracy intervals) and items (Table 10); App. H: 1000."""
-    confidence: float = 0.95
+    confidence: Annotated[float, LEVEL] = 0.95
     """Level of every interval (Wilson, bootstrap, t), as a proportion."""
-    alpha: float = 0.05
+    alpha: Annotated[float, LEVEL] = 0.05
     """A comparison is significant when its Benjamini-Hochberg q value is below alpha."""
-    min_n: int = 0
+    min_n: Annotated[int, COUNT] = 0
     """The small-n rule (:mod:`declinecraft.core.small_n`): the fewest questions (items, models,
     configurations) a number must rest on to be stated as a finding in the claims check, the prose,
     the tables and the views; below it a number is printed with its n and "not interpretable at
     this n". 0 = the claims check's minimum: each test's own, and for other numbers the smallest n
     at which an exact sign test can reach p < alpha (6 at alpha = 0.05)."""
-    min_attempt: float = 0.95
+    min_attempt: Annotated[float, PROPORTION] = 0.95
     """Attempt-rate requirement (proportion) of the illustrative frontier point of App. A.7."""
-    min_protocol: float = 0.8
+    min_protocol: Annotated[float, PROPORTION] = 0.8
     """The share of a view's replies that must follow its protocol (a parsable decision, a stated
     confidence where the protocol asks for one, not cut at the output budget) for its behavioural
     numbers to be read; below it they print as "not interpretable: the models did not follow the
     protocol (k of n)". 0.8: a reply in five may stray."""
-    max_leakage: float = 0.2
+    max_leakage: Annotated[float, PROPORTION] = 0.2
     """The accuracy without retrieval on unanswerable questions above which run health flags a
     model released before the corpus cut-off: it cannot know what the wiki added later, so such a
     score points to a judge, an oracle or questions that are not unanswerable (0.2: a fifth of full
     credit, room for a judge's occasional half point)."""
-    min_judge_kappa: float = 0.4
+    min_judge_kappa: Annotated[float, Bound(-1.0, 1.0)] = 0.4
     """The weighted Cohen's kappa two accuracy judges must reach on the same answers; below it run
     health warns that their scores barely agree (0.4: the lower edge of "moderate" agreement,
     Landis and Koch 1977)."""
@@ -437,9 +449,9 @@ class AnalysisParams:
     extra_runs: tuple[str, ...] = ()
     """Other runs whose judged responses join this analysis as ablation rows (e.g. ``k10`` for the
     k=10 comparison of App. A.2); a run without outputs is skipped with a note."""
-    annotation_part1: int = 70
+    annotation_part1: Annotated[int, COUNT] = 70
     """Part 1 of the human validation: answers to unanswerable questions to label (App. I)."""
-    annotation_part2: int = 30
+    annotation_part2: Annotated[int, COUNT] = 30
     """Part 2 of the human validation: attempted answers to score for accuracy (App. I)."""
 
     @property
@@ -457,5 +469,5 @@ class PaperParams:
     """Build the PDF with latexmk when a TeX installation is present (else say it was skipped)."""
     figure_formats: tuple[str, ...] = ("pdf", "png")
     """File formats every figure is saved in."""
-    figure_dpi: int = 200
+    figure_dpi: Annotated[int, POSITIVE] = 200
     """Resolution of raster figure files (PNG), dots per inch."""

@@ -120,8 +120,9 @@ def write_text_atomic(target: str | os.PathLike[str], text: str) -> Path:
     return Path(target)
 
 
-def write_text_if_changed(target: str | os.PathLike[str], text: str) -> bool:
-    """Write ``text`` only when it differs from the file's content; return whether it wrote.
+def write_text_if_changed(target: str | os.PathLike[str], text: str, *, dry: bool = False) -> bool:
+    """Write ``text`` only when it differs from the file's content; return whether it wrote (with
+    ``dry``, whether it would have, writing nothing).
 
     Keeping the old modification time when nothing changed is what lets Make skip a stage whose
     parameters were not touched.
@@ -129,5 +130,6 @@ def write_text_if_changed(target: str | os.PathLike[str], text: str) -> bool:
     target = Path(target)
     if target.is_file() and target.read_text(encoding="utf-8") == text:
         return False
-    write_text_atomic(target, text)
+    if not dry:
+        write_text_atomic(target, text)
     return True

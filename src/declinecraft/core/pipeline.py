@@ -1,10 +1,9 @@
 """The pipeline as declared data: what each stage reads, and the stamps Make decides from.
 
-Each stage declares once the artifacts it reads (:mod:`declinecraft.core.catalogue`, from which
-come the stages whose outputs it reads) and here (:data:`SPECS`) the models it calls and the data
-files it reads; the prompt templates it renders are derived from its source (every
-prompt name that its notebook or the modules its imports reach spell out, see
-:func:`stage_prompts`), as its source files are (:mod:`declinecraft.core.deps`). From these:
+Each stage declares once, in its module of :mod:`declinecraft.core.stages`, the artifacts it reads
+(from which come the stages whose outputs it reads), the prompt templates it renders, the params
+keys that name the models it calls and the data files it reads; its source files are derived from
+its notebook's imports (:mod:`declinecraft.core.deps`). From these:
 
 * ``python -m declinecraft.core.pipeline make`` prints the Make variables of the graph: the stage
   order and each stage's upstream stages (``UP_<notebook>``). No stage chain is kept by hand.
@@ -13,6 +12,9 @@ prompt name that its notebook or the modules its imports reach spell out, see
   Make prerequisite of the stage, so editing a prompt reruns exactly the stages that render it,
   editing the wiki dump reruns the corpus stage, editing one model's entry reruns the stages that
   call that model, and what reads their outputs follows.
+* :func:`write_code` writes ``outputs/<run>/params/<block>.code.json`` likewise: the sha256 of the
+  stage's notebook and of every source file its imports reach, so a touched file, or an edit
+  undone before the next run, reruns nothing.
 * :func:`record_outputs` (after a stage's notebook succeeded) writes
   ``outputs/<run>/params/<block>.outputs.json``: every file the stage wrote, with its size and
   modification time. :func:`check_outputs`, run before Make decides, removes the executed
@@ -23,146 +25,15 @@ prompt name that its notebook or the modules its imports reach spell out, see
 from __future__ import annotations
 
 import dataclasses
-import functools
 import json
 import sys
-from collections.abc import Callable, Iterable
-from dataclasses import dataclass
 from pathlib import Path
 
 import yaml
 
 from declinecraft.core import catalogue, deps, environment, paths
-from declinecraft.core.config import RunConfig, fingerprint, load
+from declinecraft.core.config import RunConfig, fingerprint, load, stage_models
 from declinecraft.core.registry import ModelSpec, load_models
-
-
-def _models(*getters: Callable[[RunConfig], Iterable[str]]) -> Callable[[RunConfig], set[str]]:
-    return lambda cfg: {m for get in getters for m in get(cfg) if m}
-
-
-def _answer_models(cfg: RunConfig) -> tuple[str, ...]:
-    return tuple(cfg.answer.models)
-
-
-def _all_models(cfg: RunConfig) -> set[str]:
-    from declinecraft.core.config import referenced_models
-
-    return {m for m in referenced_models(cfg) if m}
-
-
-@dataclass(frozen=True)
-class StageSpec:
-    """One stage: its params block, its models and data files; what it reads is the catalogue's."""
-
-    block: str
-    """The params block, also the stage's name (``judge``)."""
-    models: Callable[[RunConfig], set[str]] = lambda cfg: set()
-    """The registry ids it calls or reports on: their ``models.yaml`` entries are inputs."""
-    data: Callable[[RunConfig], list[str]] = lambda cfg: []
-    """Project-relative data files it reads (a folder counts with every file inside)."""
-
-    @property
-    def reads(self) -> tuple[str, ...]:
-        """Blocks of the stages whose outputs it reads (their outputs are its prerequisites), from
-        the artifacts the catalogue says it reads."""
-        return catalogue.read_stages(self.block)
-
-
-SPECS: dict[str, StageSpec] = {
-    spec.block: spec
-    for spec in (
-        StageSpec("corpus", data=lambda cfg: [cfg.corpus.dump] if cfg.corpus.source == "dump" else []),
-        StageSpec(
-            "index",
-            data=lambda cfg: [p for p in (cfg.index.embedder_path, cfg.index.reranker_path) if p],
-        ),
-        StageSpec(
-            "generate",
-            models=_models(lambda cfg: [cfg.generate.generator, *cfg.generate.generators]),
-        ),
-        StageSpec(
-            "verify",
-            models=_models(lambda cfg: [cfg.verify.verifier]),
-            data=lambda cfg: [cfg.verify.review_file],
-        ),
-        StageSpec(
-            "answer",
-            models=_models(_answer_models, lambda cfg: [cfg.answer.rewriter]),
-        ),
-        StageSpec(
-            "judge",
-            models=_models(
-                lambda cfg: [cfg.judge.response_judge, cfg.judge.oracle],
-                lambda cfg: cfg.judge.second_judges,
-                lambda cfg: cfg.judge.accuracy_judges,
-            ),
-            data=lambda cfg: [cfg.judge.check_file] if cfg.judge.check_file else [],
-        ),
-        StageSpec(
-            "know2guess",
-            models=_models(
-                lambda cfg: cfg.know2guess.models or _answer_models(cfg),
-                lambda cfg: cfg.know2guess.control_models,
-                lambda cfg: cfg.judge.accuracy_judges,
-            ),
-        ),
-        StageSpec(
-            "evidence",
-            models=_models(
-                lambda cfg: cfg.evidence.models or _answer_models(cfg),
-                lambda cfg: cfg.evidence.accuracy_judges or cfg.judge.accuracy_judges,
-                lambda cfg: [cfg.judge.response_judge, cfg.evidence.conflict_model],
-            ),
-            data=lambda cfg: [f"{paths.EVIDENCE_ANNOTATIONS}/{cfg.run}"],
-        ),
-        StageSpec(
-            "analysis",
-            models=_all_models,
-            data=lambda cfg: ["params/paper_reported.yaml", f"{paths.ANNOTATIONS}/{cfg.run}"],
-        ),
-        StageSpec(
-            "paper",
-            models=_all_models,
-            data=lambda cfg: ["paper/main.tex", "paper/references.bib", "params/paper_reported.yaml"],
-        ),
-    )
-}
-
-
-def prompt_names(root: Path) -> set[str]:
-    """The templates of ``params/prompts/`` by name (file stem)."""
-    return {p.stem for p in (root / "params" / "prompts").glob("*.txt")}
-
-
-def stage_prompts(block: str, root: Path, source: Path = deps.SOURCE) -> set[str]:
-    """The prompt templates a stage may render: every template name spelt out as a string in its
-    notebook or in a module its imports reach, with the ``_rag`` variant of a named template.
-
-    Derived from the source, so a new prompt a stage starts to use is a prerequisite at once; a
-    name written but not rendered only costs a needless rerun, never a missed one.
-    """
-    names = prompt_names(root)
-    spelt = _spelt(root / "notebooks" / f"{catalogue.notebook(block)}.ipynb", source)
-    return {n for n in names if n in spelt or n.removesuffix("_rag") in spelt}
-
-
-@functools.cache
-def _package(source: Path) -> tuple[dict[str, Path], dict[str, set[str]]]:
-    return deps.modules(source), deps.graph(source)
-
-
-@functools.cache
-def _strings(path: Path) -> frozenset[str]:
-    return frozenset(deps.string_constants(path))
-
-
-def _spelt(notebook: Path, source: Path) -> set[str]:
-    mods, edges = _package(source)
-    spelt = set(deps.notebook_strings(notebook))
-    for module in deps.closure(deps.notebook_imports(notebook, mods), edges):
-        spelt |= _strings(mods[module])
-    return spelt
 
 
 def _files(root: Path, relative: str) -> list[Path]:
@@ -172,19 +43,21 @@ def _files(root: Path, relative: str) -> list[Path]:
     return [path] if path.is_file() else []
 
 
-def inputs(cfg: RunConfig, block: str, registry: dict[str, ModelSpec] | None = None) -> dict[str, dict[str, str]]:
+def inputs(
+    cfg: RunConfig, block: str, registry: dict[str, ModelSpec] | None = None, *, remember: bool = True
+) -> dict[str, dict[str, str]]:
     """The stage's non-code inputs and their hashes: prompt files, model entries, data files.
 
     A model the registry lacks is recorded as ``"missing"`` (the stage itself reports it). File
     hashes are remembered by size and modification time (:func:`environment.file_hashes`), so an
     unchanged wiki dump is not read again each time Make decides.
     """
-    spec = SPECS[block]
+    stage = catalogue.stage(block)
     registry = load_models(cfg.resolve(cfg.models_file)) if registry is None else registry
-    prompt_files = {n: cfg.root / "params" / "prompts" / f"{n}.txt" for n in sorted(stage_prompts(block, cfg.root))}
-    data_files = {relative: _files(cfg.root, relative) for relative in spec.data(cfg)}
+    prompt_files = {n: cfg.root / "params" / "prompts" / f"{n}.txt" for n in sorted(stage.prompts)}
+    data_files = {relative: _files(cfg.root, relative) for relative in stage.data(cfg)}
     every = [*prompt_files.values(), *(p for found in data_files.values() for p in found)]
-    hashes = environment.file_hashes(every, cfg.cache_dir / "inputs-sha256.json")
+    hashes = environment.file_hashes(every, cfg.cache_dir / "inputs-sha256.json", remember=remember)
     data: dict[str, str] = {}
     for relative, found in data_files.items():
         for path in found:
@@ -196,20 +69,58 @@ def inputs(cfg: RunConfig, block: str, registry: dict[str, ModelSpec] | None = N
         "prompts": {n: hashes[str(p.resolve())] for n, p in prompt_files.items()},
         "models": {
             m: fingerprint(dataclasses.asdict(registry[m])) if m in registry else "missing"
-            for m in sorted(spec.models(cfg))
+            for m in sorted(stage_models(cfg, block))
         },
         "data": dict(sorted(data.items())),
     }
 
 
-def write_inputs(cfg: RunConfig) -> list[Path]:
-    """Write ``outputs/<run>/params/<block>.inputs.json`` for every stage, each only when it changed."""
+def write_inputs(cfg: RunConfig, *, dry: bool = False) -> list[Path]:
+    """Write ``outputs/<run>/params/<block>.inputs.json`` for every stage, each only when it changed
+    (with ``dry``, return the ones that would change and write nothing)."""
     changed = []
     registry = load_models(cfg.resolve(cfg.models_file))
-    for block in SPECS:
+    for block in catalogue.STAGES:
         target = cfg.run_dir() / "params" / f"{block}.inputs.json"
-        found = inputs(cfg, block, registry)
-        if paths.write_text_if_changed(target, json.dumps(found, indent=1, sort_keys=True) + "\n"):
+        found = inputs(cfg, block, registry, remember=not dry)
+        if paths.write_text_if_changed(target, json.dumps(found, indent=1, sort_keys=True) + "\n", dry=dry):
+            changed.append(target)
+    return changed
+
+
+def code_files(cfg: RunConfig) -> dict[str, list[Path]]:
+    """Each stage's code: its notebook and the source files its imports reach (:mod:`declinecraft.core.deps`)."""
+    source = cfg.root / "src" / deps.PACKAGE
+    source = source if source.is_dir() else deps.SOURCE
+    mods, edges = deps.modules(source), deps.graph(source)
+    found = {}
+    for block in catalogue.STAGES:
+        notebook = cfg.root / "notebooks" / f"{catalogue.notebook(block)}.ipynb"
+        start = deps.notebook_imports(notebook, mods) if notebook.is_file() else set()
+        found[block] = [notebook, *sorted(mods[m] for m in deps.closure(start, edges))]
+    return found
+
+
+def write_code(cfg: RunConfig, *, dry: bool = False) -> list[Path]:
+    """Write ``outputs/<run>/params/<block>.code.json`` (the sha256 of the stage's notebook and of
+    every source file it runs) for every stage, each only when it changed.
+
+    It stands for the code in Make's prerequisites, so a stage reruns when its code's content
+    changes, not when a file is merely touched or an edit is undone before the next run.
+    """
+    changed = []
+    found = code_files(cfg)
+    every = [p for files in found.values() for p in files if p.is_file()]
+    hashes = environment.file_hashes(every, cfg.cache_dir / "inputs-sha256.json", remember=not dry)
+    for block, files in found.items():
+        record = {
+            (p.relative_to(cfg.root).as_posix() if p.is_relative_to(cfg.root) else str(p)): hashes.get(
+                str(p.resolve()), "absent"
+            )
+            for p in files
+        }
+        target = cfg.run_dir() / "params" / f"{block}.code.json"
+        if paths.write_text_if_changed(target, json.dumps(record, indent=1, sort_keys=True) + "\n", dry=dry):
             changed.append(target)
     return changed
 
@@ -269,8 +180,9 @@ def changed_outputs(cfg: RunConfig, block: str) -> list[str]:
     return changed
 
 
-def check_outputs(cfg: RunConfig) -> list[str]:
-    """Remove the executed notebook of every stage (this run's own) whose outputs changed; say why."""
+def check_outputs(cfg: RunConfig, *, dry: bool = False) -> list[Path]:
+    """Remove the executed notebook of every stage (this run's own) whose outputs changed; say why.
+    Return those notebooks (with ``dry``, remove nothing)."""
     reruns = []
     for block in catalogue.STAGES:
         notebook = catalogue.notebook(block)
@@ -280,9 +192,10 @@ def check_outputs(cfg: RunConfig) -> list[str]:
         if target.is_file() and (changed := changed_outputs(cfg, block)):
             more = f" and {len(changed) - 1} more" if len(changed) > 1 else ""
             print(f">> {notebook} reruns: its output {changed[0]}{more} is missing or changed", file=sys.stderr)
-            target.unlink()
-            _outputs_file(cfg, block).unlink()
-            reruns.append(block)
+            if not dry:
+                target.unlink()
+                _outputs_file(cfg, block).unlink()
+            reruns.append(target)
     return reruns
 
 
@@ -292,7 +205,7 @@ def make_variables() -> str:
     lines.append("STAGES := " + " ".join(map(catalogue.notebook, catalogue.STAGES)))
     for block in catalogue.STAGES:
         notebook = catalogue.notebook(block)
-        lines.append(f"UP_{notebook} := " + " ".join(catalogue.notebook(b) for b in SPECS[block].reads))
+        lines.append(f"UP_{notebook} := " + " ".join(catalogue.notebook(b) for b in catalogue.read_stages(block)))
     return "\n".join(lines) + "\n"
 
 
@@ -307,7 +220,7 @@ def graph_table(cfg: RunConfig) -> str:
         notebook = catalogue.notebook(block)
         found = inputs(cfg, block, registry)
         cell = lambda items: ", ".join(f"`{i}`" for i in items) or "–"  # noqa: E731
-        reads = [catalogue.notebook(b) for b in SPECS[block].reads]
+        reads = [catalogue.notebook(b) for b in catalogue.read_stages(block)]
         lines.append(
             f"| {block} | `{notebook}` | {cell(reads)} | {cell(found['models'])} | {cell(found['prompts'])} "
             f"| {cell(n for n, h in found['data'].items() if h != 'absent')} |"
@@ -316,19 +229,23 @@ def graph_table(cfg: RunConfig) -> str:
 
 
 def main(argv: list[str]) -> int:
-    """``make`` | ``graph PARAMS`` | ``stamp PARAMS`` (inputs, then outputs checked) | ``record STAGE_STAMP``."""
+    """``make`` | ``graph PARAMS`` | ``stamp [--dry] PARAMS`` (inputs, then outputs checked) | ``record STAMP``."""
     if argv == ["make"]:
         print(make_variables(), end="")
         return 0
     if len(argv) == 2 and argv[0] == "graph":
         print(graph_table(load(argv[1])), end="")
         return 0
-    if len(argv) == 2 and argv[0] == "stamp":
-        chain: RunConfig | None = load(argv[1])
+    if len(argv) in (2, 3) and argv[0] == "stamp" and argv[1:-1] in ([], ["--dry"]):
+        dry = argv[1] == "--dry"
+        cfg = load(argv[-1])
+        chain: RunConfig | None = cfg
+        stale: list[Path] = []
         while chain is not None:  # a derived run reads its base's outputs: check the base too
-            write_inputs(chain)
-            check_outputs(chain)
+            stale += write_inputs(chain, dry=dry) + write_code(chain, dry=dry) + check_outputs(chain, dry=dry)
             chain = chain.base
+        if dry:  # make -n: say which stamps would change (and which notebooks go) instead
+            print(*(p.relative_to(cfg.root).as_posix() for p in stale))
         return 0
     if len(argv) == 2 and argv[0] == "record":
         # The stage's params stamp (outputs/<run>/params/<block>.yaml) names the run and the block.
@@ -340,7 +257,7 @@ def main(argv: list[str]) -> int:
         params_file = yaml.safe_load(stamp.read_text(encoding="utf-8"))["params_file"]
         record_outputs(load(paths.find_root(stamp) / params_file), block)
         return 0
-    usage = "make | graph PARAMS | stamp PARAMS | record STAGE_STAMP"
+    usage = "make | graph PARAMS | stamp [--dry] PARAMS | record STAGE_STAMP"
     print(f"usage: python -m declinecraft.core.pipeline {usage}", file=sys.stderr)
     return 2
 

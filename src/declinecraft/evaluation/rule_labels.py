@@ -13,7 +13,7 @@
   raw outputs. Anything that is not exactly one label / one of 0, 0.5, 1 is ``None`` (unparsable),
   never a guess.
 
-``judge.rule_label`` is the public name (DESIGN.md); it is this function, re-exported.
+``judge.rule_label`` is the public name (docs/layout.md); it is this function, re-exported.
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Exploring per-question failures (DESIGN.md, goal 2): ``from declinecraft import explore``.
+"""Exploring per-question failures (docs/design.md, goal 2): ``from declinecraft import explore``.
 
 ``explore.load(run)`` gives one row per response with everything known about it
 (:mod:`~declinecraft.explore.frame`); the filters pick questions for the paper's questions

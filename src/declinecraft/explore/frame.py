@@ -1,4 +1,4 @@
-"""A run's responses as one tidy frame (DESIGN.md, goal 2): loading and joining the stage files.
+"""A run's responses as one tidy frame (docs/design.md, goal 2): loading and joining the stage files.
 
 :func:`load` joins a run's benchmark, responses, labels, scores and references: one row per response
 (question x model x thinking x condition x pipeline x k x scenario x prompt variant).

@@ -1,4 +1,4 @@
-"""The one path to every model (DESIGN: "One path to every model").
+"""The one path to every model (docs/design.md, its invariants: one path to every model).
 
 ``calls`` holds the templated :class:`~declinecraft.llm.calls.Call` and its
 :class:`~declinecraft.llm.calls.Reply`; ``pool`` hands stages one model's batch callable at a

@@ -327,3 +327,75 @@ def ablation_questions(name: str, metric: str = "car", **where: Any) -> Getter:
         return int(cast(int, counts.min())) if counts.len() else 0
 
     return get
+
+
+# --- getters named in the table of quoted numbers (paper/quoted/numbers.tsv) that have no other home
+
+
+def cell(name: str, col: str, what: str, **where: Any) -> Getter:
+    """The one value of ``col`` in the row of table ``name`` matching ``where`` (:func:`one`)."""
+    return lambda t: one(table(t, name), col, what, **where)
+
+
+def thinking_count(condition: str, direction: str) -> Getter:
+    """:func:`thinking_significant` as a getter."""
+    return lambda t: thinking_significant(t, condition, direction)
+
+
+def transition_sum(condition: str, *cols: str) -> Getter:
+    """The matched thinking pairs' total of ``cols`` under ``condition``."""
+    return transitions(condition, lambda p: sum(int(cast(int, p[c].sum())) for c in cols))
+
+
+def transition_more(condition: str, more: str, than: str, significant: str = "") -> Getter:
+    """Models with more ``more`` than ``than`` transitions (and, when named, a true ``significant`` flag)."""
+
+    def count(p: pl.DataFrame) -> int:
+        more_than = p[more] > p[than]
+        return int((p[significant] & more_than).sum() if significant else more_than.sum())
+
+    return transitions(condition, count)
+
+
+def transition_share(condition: str, part: str, *whole: str) -> Getter:
+    """``part`` transitions as a share of the ``whole`` ones, over the matched pairs."""
+
+    def share(p: pl.DataFrame) -> float:
+        return cast(int, p[part].sum()) / (cast(int, p[whole[0]].sum()) + cast(int, p[whole[1]].sum()))
+
+    return transitions(condition, share)
+
+
+def configurations(name: str) -> Getter:
+    """How many (model, thinking) configurations table ``name`` holds."""
+    return lambda t: table(t, name).select("model", "thinking").unique().height
+
+
+def switchable_models() -> Getter:
+    """How many models of the main grid run with thinking switched on."""
+    return lambda t: (
+        table(t, "main_grid").filter(pl.col("thinking") == "on").filter(pl.col("switchable"))["model"].n_unique()
+    )
+
+
+def column_max(name: str, col: str) -> Getter:
+    """The largest ``col`` of table ``name``, as an integer."""
+    return lambda t: int(cast(int, table(t, name)[col].max()))
+
+
+def budget_exhausted_share() -> Getter:
+    """Responses that used their whole output budget, as a share of all asked (``summary``)."""
+
+    def get(t: Tables) -> float:
+        summary = table(t, "summary")
+        asked = cast(int, summary["n_answerable"].sum()) + cast(int, summary["n_unanswerable"].sum())
+        return cast(int, summary["n_budget_exhausted"].sum()) / asked
+
+    return get
+
+
+def significant_count(family: str) -> Getter:
+    """How many paired tests of ``family`` are significant."""
+    return lambda t: int(
+        table(t, "paired_tests").filter(pl.col("family") == family)["significant"].fill_null(False).sum()
+    )
