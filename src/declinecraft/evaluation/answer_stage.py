@@ -222,7 +222,7 @@ def answer_all(
     rows: list[dict[str, Any]] = []
     timings = []
     for model in params.models:
-        for thinking, setting in answer.plan(params, models.thinking_switch(model)):
+        for thinking, setting in answer.plan(params, models.thinking_switch(model), model):
             start = time.monotonic()
             rows += setting_rows(
                 questions,
