@@ -49,6 +49,12 @@ class TestCommand:
         plain = vllm_engine.command(entry(), "m", "127.0.0.1", 1, GPU)
         assert "--max-model-len" not in plain and "--reasoning-parser" not in plain
 
+    def test_gpu_settings(self) -> None:
+        """tensor_parallel_size and gpu_memory_utilization of an entry reach vLLM's command line."""
+        cmd = vllm_engine.command(entry(tensor_parallel_size=4, gpu_memory_utilization=0.9), "m", "127.0.0.1", 1, GPU)
+        assert cmd[cmd.index("--tensor-parallel-size") + 1] == "4"
+        assert cmd[cmd.index("--gpu-memory-utilization") + 1] == "0.9"
+
     @pytest.mark.parametrize(("engine", "cpu"), [(engines.CPU, True), (GPU, False)])
     def test_cpu_build_settings(self, engine: vllm_engine.Engine, cpu: bool) -> None:
         """The CPU build runs eager in float32 (compiling costs ~70 s a start; bf16 is emulated on
