@@ -25,6 +25,7 @@ import polars as pl
 from declinecraft.core import catalogue
 from declinecraft.core.config import RunConfig
 from declinecraft.evaluation import answer
+from declinecraft.evaluation.answer import Setting
 from declinecraft.planning.part import (
     OUTPUT_TOKENS,
     PAGE_CHARS,
@@ -230,7 +231,7 @@ class Counter(ViewCounts):
         out += self._comparison(chunk)
         return out
 
-    def _no_rag_fields(self, qs: pl.DataFrame, s: answer.Setting) -> Callable[[], list[dict[str, str]]]:
+    def _no_rag_fields(self, qs: pl.DataFrame, s: Setting) -> Callable[[], list[dict[str, str]]]:
         def build() -> list[dict[str, str]]:
             return [{"question": answer.query_of(r, s.scenario)} for r in qs.to_dicts()]
 

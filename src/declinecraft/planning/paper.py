@@ -65,7 +65,7 @@ def comparison(
         ),
         ("no scenario (App. A.4)", responses.get("no_scenario", 0), int(facts["scenario_ablation_models"]) * n_q, ""),
     ]
-    out = []
+    out: list[dict[str, Any]] = []
     for name, ours, paper, why in parts_:
         share = (ours - paper) / paper if paper else 0.0
         out.append(

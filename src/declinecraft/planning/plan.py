@@ -149,7 +149,7 @@ def build(
     groups: dict[tuple[str, str], list[Part]] = defaultdict(list)
     for p in planned:
         groups[(p.stage, p.model)].append(p)
-    rows = []
+    rows: list[dict[str, Any]] = []
     for (stage, model), group in groups.items():
         spec = specs[model]
         ratio, source = ratios[model]
