@@ -81,6 +81,12 @@ class Part:
         """True when the design fixes the count."""
         return self.calls_min == self.calls_max
 
+    @property
+    def expected(self) -> int:
+        """The calls tokens and dollars are counted at: ``calls_max``, but a judge's bound (every
+        item asked and re-asked once) counts each item once, as re-asks are rare."""
+        return self.calls_max // 2 if self.what.startswith("judge_") else self.calls_max
+
 
 @dataclass(frozen=True)
 class Sizes:

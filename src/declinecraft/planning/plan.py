@@ -7,7 +7,8 @@ the answer stage's response rows), a GPU layout on a declared machine, what this
 and for the paper's run the response totals beside ``params/paper_reported.yaml``.
 Written to ``outputs/<run>/plan.csv`` and ``plan.json``; the plan sends nothing.
 
-Token and dollar columns are at the upper call count (``calls_max``); ``cached`` counts the planned
+Token, hour and dollar columns are at ``calls_expected``: the upper count, but each judge item
+asked once (its bound allows a re-ask of every item); ``cached`` counts the planned
 calls whose answer the cache already holds among the ``cached_of`` calls whose request can be built
 without running an upstream stage (today: the answer stage's no-RAG calls, once the benchmark
 exists); ``unknown`` where there are none.
@@ -46,11 +47,13 @@ COLUMNS = (
     "hours",
     "usd",
     "exact",
+    "calls_expected",
     "cached_of",
     "backend",
     "tokens_from",
     "output_tokens_max",
     "longest_prompt_tokens",
+    "largest_budget",
     "usd_no_batch",
     "usd_batch",
     "gpu_hours",
@@ -153,8 +156,8 @@ def build(
     for (stage, model), group in groups.items():
         spec = specs[model]
         ratio, source = ratios[model]
-        prompt_tokens = sum(p.calls_max * costs.ceil_tokens(p.prompt_chars, ratio) for p in group)
-        output_tokens = sum(p.calls_max * p.output_tokens for p in group)
+        prompt_tokens = sum(p.expected * costs.ceil_tokens(p.prompt_chars, ratio) for p in group)
+        output_tokens = sum(p.expected * p.output_tokens for p in group)
         rate = costs.throughput(spec, gpus)
         wall = costs.hours(prompt_tokens, output_tokens, rate)
         price = costs.dollars(spec, prompt_tokens, output_tokens)
@@ -167,6 +170,7 @@ def build(
                 "model": model,
                 "calls_min": sum(p.calls_min for p in group),
                 "calls_max": sum(p.calls_max for p in group),
+                "calls_expected": sum(p.expected for p in group),
                 "prompt_tokens": prompt_tokens,
                 "output_tokens": output_tokens,
                 "cached": None if all(h is None for h in hits) else sum(h or 0 for h in hits),
@@ -178,6 +182,7 @@ def build(
                 "tokens_from": source,
                 "output_tokens_max": sum(p.calls_max * p.budget for p in group),
                 "longest_prompt_tokens": max(costs.ceil_tokens(p.prompt_chars, ratio) for p in group),
+                "largest_budget": max(p.budget for p in group),
                 "usd_no_batch": None if price.plain is None else round(price.plain, 2),
                 "usd_batch": None if price.batch is None else round(price.batch, 2),
                 "gpu_hours": None if gpu_hours is None else round(gpu_hours, 2),
@@ -240,6 +245,7 @@ def _responses(planned: Sequence[Part]) -> dict[str, int]:
 NUMERIC = (
     "calls_min",
     "calls_max",
+    "calls_expected",
     "prompt_tokens",
     "output_tokens",
     "cached",
@@ -296,10 +302,7 @@ def _context_needs(rows: Sequence[dict[str, Any]], specs: Sequence[ModelSpec]) -
         limit = s.extra.get("max_model_len")
         if s.backend != "vllm" or not limit:
             continue
-        budget = max(
-            (r["output_tokens_max"] // max(1, r["calls_max"]) for r in rows if r["model"] == s.id and r["calls_max"]),
-            default=0,
-        )
+        budget = max((r["largest_budget"] for r in rows if r["model"] == s.id), default=0)
         if longest[s.id] + budget > int(limit):
             out.append(
                 needs.Need(
@@ -316,8 +319,8 @@ def _assumptions(cfg: RunConfig, size: Any, skipped: Sequence[str], machine: cos
     source = "the run's benchmark" if size.from_benchmark else "the verify targets (the benchmark is not built yet)"
     notes = [
         f"questions: {size.answerable} answerable, {size.unanswerable} unanswerable, from {source}",
-        "tokens and dollars at calls_max; typical output tokens per call are declared in planning.counts.OUTPUT_TOKENS"
-        f" (+{THINK_TOKENS} with thinking on)",
+        "tokens, hours and dollars at calls_expected (calls_max, judge items asked once); typical output "
+        f"tokens per call are declared in planning.part.OUTPUT_TOKENS (+{THINK_TOKENS} with thinking on)",
         f"hours at each entry's declared throughput, else the rules of planning.costs on {machine} (vLLM), "
         "the entry's concurrency (hosted) or this CPU (llama.cpp)",
         "cached: looked up for the answer stage's no-RAG calls once the benchmark exists; unknown elsewhere",
