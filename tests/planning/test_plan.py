@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pytest
 
+from declinecraft.construction import generate_stage
 from declinecraft.core import config, replay
 from declinecraft.evaluation import answer_stage
 from declinecraft.planning import plan, report
@@ -139,6 +140,32 @@ class TestLedger:
             assert not row["exact"] or len(seen[endpoint]) == row["calls_min"]
         after = next(r for r in plan.build(cfg, environ={}).rows if r["model"] == "scripted-under-test")
         assert after["cached"] == after["cached_of"] == 3 and before.rows[0]["cached"] in (0, None)
+
+    def test_generator_scenarios_replayed(
+        self, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, scripted: fake_openai.FakeServer
+    ) -> None:
+        """With the corpus on disk the plan replays the generator's scenario draws: the count is
+        exact (14 candidates over 6 chunks draw some sets twice) and matches the stage's ledger,
+        and after the stage the plan finds every scenario call cached."""
+        root = projects.copy_project(tmp_path / "p")
+        (root / "params" / "models_scripted.yaml").write_text(faults.scripted_models(scripted.base_url))
+        (root / "params" / "t.yaml").write_text(RUN)
+        monkeypatch.setenv("DECLINECRAFT_CACHE", str(tmp_path / "cache"))
+        monkeypatch.setenv("OPENROUTER_API_KEY", "test-key")
+        cfg = config.load(root / "params" / "t.yaml")
+        projects.write_corpus(cfg, {f"c{i}": f"[Page: Page {i}]\nChunk {i} says something." for i in range(1, 7)})
+        row = next(r for r in plan.build(cfg, environ={}).rows if r["stage"] == "03_generate")
+        ledger = tmp_path / "calls" / "03_generate.tsv"
+        monkeypatch.setenv(replay.LEDGER_ENV, str(ledger))
+        pre = ["c1", "c2", "c3", "c4"]
+        generate_stage.run(
+            cfg, search=lambda queries, where, k: [(pre if where == "pre" else ["post1"])[:k]] * len(queries)
+        )
+        monkeypatch.delenv(replay.LEDGER_ENV)
+        looked_up = {key for _, key in replay.ledger_read(ledger)["llm"]}
+        scenarios = next(r for r in plan.build(cfg, environ={}).rows if r["stage"] == "03_generate")
+        assert row["calls_min"] <= len(looked_up) <= row["calls_max"]
+        assert scenarios["cached"] == scenarios["cached_of"] == row["calls_min"] < 14
 
 
 @pytest.mark.slow

@@ -22,7 +22,8 @@ from dataclasses import replace
 
 import polars as pl
 
-from declinecraft.core import catalogue
+from declinecraft.construction import generate
+from declinecraft.core import artifacts, catalogue
 from declinecraft.core.config import RunConfig
 from declinecraft.evaluation import answer
 from declinecraft.evaluation.answer import Setting
@@ -39,6 +40,10 @@ from declinecraft.planning.part import (
     sizes,
 )
 from declinecraft.planning.views import ViewCounts
+
+
+def _constant(fields: list[dict[str, str]]) -> Callable[[], list[dict[str, str]]]:
+    return lambda: fields
 
 
 class Counter(ViewCounts):
@@ -66,17 +71,23 @@ class Counter(ViewCounts):
             scenario = self.template("generate_scenario") + g.scenario_chunks * chunk_chars(self.chunk, cut)
             facts = self.template("generate_facts") + (g.comparison_chunks + 1) * chunk_chars(self.chunk, cut)
             question = self.template("generate_question") + QUESTION_CHARS + chunk_chars(self.chunk, 0)
-            # Two candidates may draw the same scenario chunks in a small corpus: one lookup.
+            # Two candidates may draw the same scenario chunks in a small corpus: one lookup. With
+            # the corpus on disk the draws are replayed, so the count is exact and the keys known.
+            fields = self._scenario_fields()
+            low, high = (len({f["context"] for f in fields}),) * 2 if fields is not None else (min(n, 1), n)
             out.append(
                 Part(
                     "03_generate",
                     model,
                     "generate_scenario",
-                    min(n, 1),
-                    n,
+                    low,
+                    high,
                     scenario,
                     output_of("generate_scenario", s_budget, t),
                     s_budget,
+                    requests=None if fields is None else _constant(fields),
+                    template="generate_scenario",
+                    temperature=g.temperature,
                 )
             )
             out.append(
@@ -104,6 +115,27 @@ class Counter(ViewCounts):
                 )
             )
         return out
+
+    def _scenario_fields(self) -> list[dict[str, str]] | None:
+        """The scenario calls' fields as :func:`generate.generate_drafts` draws them (same seeds),
+        when the corpus stage's chunks are on disk; else None."""
+        g = self.cfg.generate
+        try:
+            chunks = artifacts.read_chunks(self.cfg)
+        except (FileNotFoundError, ValueError):
+            return None
+        pre = chunks.filter((pl.col("corpus") == "pre") & (pl.col("text").str.strip_chars() != ""))
+        text = dict(zip(pre["chunk_id"], pre["text"], strict=True))
+        ids = pre["chunk_id"].to_list()
+        k = min(g.scenario_chunks, len(ids))
+        fields = []
+        for answerable, n in ((True, g.n_answerable), (False, g.n_unanswerable)):
+            for i in range(n):
+                rng = generate.candidate_rng(self.cfg.seed, answerable, i)
+                picked = [ids[j] for j in rng.choice(len(ids), size=k, replace=False)] if k else []
+                if picked:
+                    fields.append({"context": generate.join_chunks(picked, text, g.prompt_chunk_chars)})
+        return fields
 
     def verify(self) -> list[Part]:
         """Two checks (Stated, Answers) per drafted candidate that survives the one before."""
@@ -178,6 +210,7 @@ class Counter(ViewCounts):
                             fields,
                             answer.NO_CONTEXT,
                             mode,
+                            a.temperature,
                         )
                     )
                     continue

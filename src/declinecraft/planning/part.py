@@ -75,6 +75,8 @@ class Part:
     """The template of :attr:`requests`."""
     mode: str | None = None
     """The thinking mode of :attr:`requests` (the LLM layer's: off, on, prompt; None = the model's default)."""
+    temperature: float = 0.0
+    """The sampling temperature of :attr:`requests`."""
 
     @property
     def exact(self) -> bool:

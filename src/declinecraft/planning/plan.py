@@ -10,8 +10,8 @@ Written to ``outputs/<run>/plan.csv`` and ``plan.json``; the plan sends nothing.
 Token, hour and dollar columns are at ``calls_expected``: the upper count, but each judge item
 asked once (its bound allows a re-ask of every item); ``cached`` counts the planned
 calls whose answer the cache already holds among the ``cached_of`` calls whose request can be built
-without running an upstream stage (today: the answer stage's no-RAG calls, once the benchmark
-exists); ``unknown`` where there are none.
+without running an upstream stage (today: the generator's scenario calls once the corpus exists,
+the answer stage's no-RAG calls once the benchmark exists); ``unknown`` where there are none.
 """
 
 from __future__ import annotations
@@ -94,7 +94,7 @@ def _template_chars(root: Path) -> Any:
     return chars
 
 
-def _cached(cfg: RunConfig, spec: ModelSpec, part: Part, temperature: float) -> int | None:
+def _cached(cfg: RunConfig, spec: ModelSpec, part: Part) -> int | None:
     """How many of a part's calls the cache already answers (None: the keys cannot be built here)."""
     if part.requests is None or not part.template:
         return None
@@ -112,7 +112,7 @@ def _cached(cfg: RunConfig, spec: ModelSpec, part: Part, temperature: float) -> 
     keys = []
     for fields in part.requests():
         request = Request.from_prompt(
-            prompt, fields, max_tokens=part.budget, thinking=part.mode, temperature=temperature
+            prompt, fields, max_tokens=part.budget, thinking=part.mode, temperature=part.temperature
         )
         _, body = request_body(spec, request)
         keys.append(call_key(identity, body, prompt.version))
@@ -163,7 +163,7 @@ def build(
         price = costs.dollars(spec, prompt_tokens, output_tokens)
         gpu_hours = wall * gpus.gpus if wall is not None and spec.backend == "vllm" else None
         usd = price.at(spec) if not spec.is_local else (gpu_hours or 0.0) * gpu_usd_per_hour
-        hits = [_cached(cfg, spec, p, cfg.answer.temperature) for p in group]
+        hits = [_cached(cfg, spec, p) for p in group]
         rows.append(
             {
                 "stage": stage,
@@ -323,7 +323,8 @@ def _assumptions(cfg: RunConfig, size: Any, skipped: Sequence[str], machine: cos
         f"tokens per call are declared in planning.part.OUTPUT_TOKENS (+{THINK_TOKENS} with thinking on)",
         f"hours at each entry's declared throughput, else the rules of planning.costs on {machine} (vLLM), "
         "the entry's concurrency (hosted) or this CPU (llama.cpp)",
-        "cached: looked up for the answer stage's no-RAG calls once the benchmark exists; unknown elsewhere",
+        "cached: looked up for the generator's scenario calls once the corpus exists and the answer stage's "
+        "no-RAG calls once the benchmark exists; unknown elsewhere",
     ]
     return notes + list(skipped)
 
