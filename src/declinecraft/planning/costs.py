@@ -68,6 +68,11 @@ class Machine:
         return f"{self.gpus}x{self.name}-{self.memory_gb:g}GB"
 
 
+def on_gpu(spec: ModelSpec) -> bool:
+    """Whether an entry is served by vLLM on GPUs (not the CPU build's converted offline models)."""
+    return spec.backend == "vllm" and not spec.extra.get("hf_folder_sha256")
+
+
 def tokenizer_file(spec: ModelSpec, weights: Path | None) -> Path | None:
     """The ``tokenizer.json`` beside a model's weights, when they are on disk."""
     if weights is None or not weights.is_dir():
@@ -133,12 +138,12 @@ def throughput(spec: ModelSpec, machine: Machine) -> Throughput:
         prefill = float(spec.extra.get("prefill_tokens_per_s") or decode * PREFILL_RATIO)
         return Throughput(prefill, decode, "declared")
     active = float(spec.params_active_b or spec.params_total_b or 8.0)
-    if spec.backend == "vllm":
+    if on_gpu(spec):
         tp = gpus_needed(spec, machine)
         used = (machine.gpus // tp) * tp if tp <= machine.gpus else 0
         decode = GPU_DECODE_B_TOKENS_S / max(active, 1.0) * used
         return Throughput(decode * PREFILL_RATIO, decode, f"rule: {used} GPUs of {machine}")
-    if spec.backend == "llamacpp":
+    if spec.is_local:  # llama.cpp, or vLLM's CPU build
         return Throughput(CPU_PREFILL_B_TOKENS_S / active, CPU_DECODE_B_TOKENS_S / active, "rule: CPU")
     streams = spec.concurrency()
     decode = HOSTED_STREAM_TOKENS_S * streams

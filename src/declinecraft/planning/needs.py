@@ -18,6 +18,7 @@ from pathlib import Path
 
 from declinecraft.core.config import RunConfig
 from declinecraft.core.registry import ModelSpec
+from declinecraft.planning import costs
 
 
 @dataclass(frozen=True)
@@ -86,7 +87,7 @@ def machine_needs(cfg: RunConfig, specs: Sequence[ModelSpec], cache_dir: Path) -
     """GPUs and the vLLM engine (for vLLM entries that are not the CPU build's), the wiki or its
     dump, the embedder and reranker folders."""
     out: list[Need] = []
-    gpu_entries = [s for s in specs if s.backend == "vllm" and not s.extra.get("hf_folder_sha256")]
+    gpu_entries = [s for s in specs if costs.on_gpu(s)]
     if gpu_entries:
         n = gpus()
         biggest = max(int(s.extra.get("tensor_parallel_size") or 1) for s in gpu_entries)

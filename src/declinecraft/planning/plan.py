@@ -161,7 +161,7 @@ def build(
         rate = costs.throughput(spec, gpus)
         wall = costs.hours(prompt_tokens, output_tokens, rate)
         price = costs.dollars(spec, prompt_tokens, output_tokens)
-        gpu_hours = wall * gpus.gpus if wall is not None and spec.backend == "vllm" else None
+        gpu_hours = wall * gpus.gpus if wall is not None and costs.on_gpu(spec) else None
         usd = price.at(spec) if not spec.is_local else (gpu_hours or 0.0) * gpu_usd_per_hour
         hits = [_cached(cfg, spec, p) for p in group]
         rows.append(
@@ -283,13 +283,9 @@ def _layout(rows: Sequence[dict[str, Any]], specs: Sequence[ModelSpec], machine:
     """The self-hosted GPU models one after another on ``machine``: GPUs per replica, replicas, hours."""
     wall: dict[str, float] = defaultdict(float)
     for r in rows:
-        if r["backend"].startswith("vllm:") and r["hours"] is not None:
+        if r["hours"] is not None:
             wall[r["model"]] += r["hours"]
-    return [
-        costs.layout_row(s, machine, wall.get(s.id))
-        for s in specs
-        if s.backend == "vllm" and not s.extra.get("hf_folder_sha256")
-    ]
+    return [costs.layout_row(s, machine, wall.get(s.id)) for s in specs if costs.on_gpu(s)]
 
 
 def _context_needs(rows: Sequence[dict[str, Any]], specs: Sequence[ModelSpec]) -> list[needs.Need]:
