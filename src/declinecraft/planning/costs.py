@@ -7,7 +7,8 @@ sending a call:
 - tokens: the model's own tokenizer where its files are on disk (``tokenizer.json`` beside its
   weights), else the entry's ``chars_per_token``, else :data:`CHARS_PER_TOKEN`;
 - throughput: the entry's ``prefill_tokens_per_s`` / ``decode_tokens_per_s`` (the whole server or
-  endpoint), else a rule: vLLM on the declared machine from active parameters per GPU
+  endpoint), else measured from the endpoint's answered calls in the cache (token counts and
+  latency, :func:`measured`), else a rule: vLLM on the declared machine from active parameters per GPU
   (:data:`GPU_DECODE_B_TOKENS_S`, prefill :data:`PREFILL_RATIO` times faster), a hosted API from its
   concurrency (:data:`HOSTED_STREAM_TOKENS_S` per stream), llama.cpp on CPU from parameters;
 - dollars: ``price_in`` / ``price_out`` per million tokens; with batch, ``price_batch_in`` /
@@ -19,8 +20,11 @@ from __future__ import annotations
 
 import math
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
+
+import numpy as np
 
 from declinecraft.core.registry import ModelSpec
 
@@ -130,13 +134,38 @@ class Throughput:
     source: str
 
 
-def throughput(spec: ModelSpec, machine: Machine) -> Throughput:
-    """The whole endpoint's throughput: declared in the entry, else this module's rules (vLLM on
-    every GPU of ``machine``, replicas of ``tensor_parallel_size`` GPUs)."""
+#: Answered calls in the cache an endpoint needs before its throughput counts as measured.
+MIN_MEASURED = 20
+
+
+def measured(spec: ModelSpec, usage: Sequence[tuple[int, int, float]]) -> Throughput | None:
+    """Throughput from an endpoint's answered calls in the cache (``(prompt_tokens,
+    completion_tokens, latency_s)`` each): per stream, the least-squares fit of latency =
+    prompt/prefill + completion/decode (a blended rate where the fit is not positive), times the
+    entry's concurrency. None below :data:`MIN_MEASURED` calls."""
+    if len(usage) < MIN_MEASURED:
+        return None
+    data = np.asarray(usage, dtype=float)
+    solution = np.linalg.lstsq(data[:, :2], data[:, 2], rcond=None)[0]
+    streams = spec.concurrency()
+    if solution[0] > 0 and solution[1] > 0:
+        prefill, decode = 1 / float(solution[0]), 1 / float(solution[1])
+    else:
+        decode = float((data[:, 1].sum() + data[:, 0].sum() / PREFILL_RATIO) / data[:, 2].sum())
+        prefill = decode * PREFILL_RATIO
+    return Throughput(prefill * streams, decode * streams, f"measured: {len(usage)} calls x {streams} streams")
+
+
+def throughput(spec: ModelSpec, machine: Machine, usage: Sequence[tuple[int, int, float]] = ()) -> Throughput:
+    """The whole endpoint's throughput: declared in the entry, else measured from its calls in the
+    cache (:func:`measured`), else this module's rules (vLLM on every GPU of ``machine``, replicas
+    of ``tensor_parallel_size`` GPUs)."""
     if spec.extra.get("decode_tokens_per_s"):
         decode = float(spec.extra["decode_tokens_per_s"])
         prefill = float(spec.extra.get("prefill_tokens_per_s") or decode * PREFILL_RATIO)
         return Throughput(prefill, decode, "declared")
+    if (found := measured(spec, usage)) is not None:
+        return found
     active = float(spec.params_active_b or spec.params_total_b or 8.0)
     if on_gpu(spec):
         tp = gpus_needed(spec, machine)

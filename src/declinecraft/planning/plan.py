@@ -1,7 +1,7 @@
 """``make plan``: what a params file will send, before anything is sent.
 
 One row per stage and model: ``stage, model, calls_min, calls_max, prompt_tokens, output_tokens,
-cached, hours, usd`` (and ``exact``, ``tokens_from``, ``output_tokens_max``, ``usd_batch``,
+cached, hours, usd`` (and ``exact``, ``tokens_from``, ``hours_from``, ``output_tokens_max``, ``usd_batch``,
 ``usd_no_batch``, ``backend``), totals per stage, per model and for the run (with ``responses``,
 the answer stage's response rows), a GPU layout on a declared machine, what this machine lacks,
 and for the paper's run the response totals beside ``params/paper_reported.yaml``.
@@ -51,6 +51,7 @@ COLUMNS = (
     "cached_of",
     "backend",
     "tokens_from",
+    "hours_from",
     "output_tokens_max",
     "longest_prompt_tokens",
     "largest_budget",
@@ -92,6 +93,17 @@ def _template_chars(root: Path) -> Any:
         return cache[name]
 
     return chars
+
+
+def _usage(cfg: RunConfig, specs: Sequence[ModelSpec]) -> dict[str, list[tuple[int, int, float]]]:
+    """Token counts and latencies of each endpoint's answered calls in the cache (none without one)."""
+    from declinecraft.llm.cache import Cache, cache_path
+
+    store = cache_path(cfg.cache_dir)
+    if not store.is_file():
+        return {}
+    with Cache(store) as cache:
+        return {e: cache.usage(e) for e in dict.fromkeys(f"{s.backend}:{s.served_name}" for s in specs)}
 
 
 def _cached(cfg: RunConfig, spec: ModelSpec, part: Part) -> int | None:
@@ -149,6 +161,7 @@ def build(
     ratios = {
         m: costs.chars_per_token(specs[m], needs.weights_dir(specs[m]), sample) for m in {p.model for p in planned}
     }
+    usage = _usage(cfg, [specs[m] for m in dict.fromkeys(p.model for p in planned)])
     groups: dict[tuple[str, str], list[Part]] = defaultdict(list)
     for p in planned:
         groups[(p.stage, p.model)].append(p)
@@ -158,7 +171,7 @@ def build(
         ratio, source = ratios[model]
         prompt_tokens = sum(p.expected * costs.ceil_tokens(p.prompt_chars, ratio) for p in group)
         output_tokens = sum(p.expected * p.output_tokens for p in group)
-        rate = costs.throughput(spec, gpus)
+        rate = costs.throughput(spec, gpus, usage.get(f"{spec.backend}:{spec.served_name}", ()))
         wall = costs.hours(prompt_tokens, output_tokens, rate)
         price = costs.dollars(spec, prompt_tokens, output_tokens)
         gpu_hours = wall * gpus.gpus if wall is not None and costs.on_gpu(spec) else None
@@ -180,6 +193,7 @@ def build(
                 "exact": all(p.exact for p in group),
                 "backend": f"{spec.backend}:{spec.served_name}",
                 "tokens_from": source,
+                "hours_from": rate.source,
                 "output_tokens_max": sum(p.calls_max * p.budget for p in group),
                 "longest_prompt_tokens": max(costs.ceil_tokens(p.prompt_chars, ratio) for p in group),
                 "largest_budget": max(p.budget for p in group),
@@ -317,7 +331,8 @@ def _assumptions(cfg: RunConfig, size: Any, skipped: Sequence[str], machine: cos
         f"questions: {size.answerable} answerable, {size.unanswerable} unanswerable, from {source}",
         "tokens, hours and dollars at calls_expected (calls_max, judge items asked once); typical output "
         f"tokens per call are declared in planning.part.OUTPUT_TOKENS (+{THINK_TOKENS} with thinking on)",
-        f"hours at each entry's declared throughput, else the rules of planning.costs on {machine} (vLLM), "
+        f"hours at each entry's declared throughput, else measured from its calls in the cache, else the rules "
+        f"of planning.costs on {machine} (vLLM), "
         "the entry's concurrency (hosted) or this CPU (llama.cpp)",
         "cached: looked up for the generator's scenario calls once the corpus exists and the answer stage's "
         "no-RAG calls once the benchmark exists; unknown elsewhere",

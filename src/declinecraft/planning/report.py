@@ -45,6 +45,7 @@ def render(plan: Plan) -> str:
         "usd",
         "exact",
         "tokens_from",
+        "hours_from",
     )
     out = [f"plan of {plan.params_file} (run {plan.run}); nothing was sent", "", _table(plan.rows, cols)]
     out += [
