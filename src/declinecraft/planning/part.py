@@ -14,8 +14,6 @@ from declinecraft.core.config import RunConfig
 
 #: Characters of one scenario + question as the model sees it (two sentences under 30 words each).
 QUESTION_CHARS = 360
-#: Characters of one fact (G_facts lists short sentences).
-FACT_CHARS = 160
 #: Characters of an oracle reference answer.
 REFERENCE_CHARS = 600
 #: Characters of a whole wiki page in the oracle's context when pages are not cut (C_pre of the
@@ -115,6 +113,7 @@ def sizes(cfg: RunConfig) -> Sizes:
 
 
 def halves(frame: pl.DataFrame) -> tuple[int, int]:
+    """(answerable, unanswerable) questions of a frame with an ``answerable`` column."""
     n_ans = int(frame["answerable"].sum()) if frame.height else 0
     return n_ans, frame.height - n_ans
 
@@ -125,4 +124,6 @@ def chunk_chars(size: int, cut: int) -> int:
 
 
 def output_of(what: str, budget: int, thinking: bool) -> int:
+    """Typical output tokens of a call of kind ``what`` (:data:`OUTPUT_TOKENS`, plus
+    :data:`THINK_TOKENS` when it thinks), never above its budget."""
     return min(budget, OUTPUT_TOKENS[what] + (THINK_TOKENS if thinking else 0))
