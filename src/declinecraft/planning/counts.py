@@ -35,6 +35,7 @@ from declinecraft.planning.part import (
     Part,
     Sizes,
     chunk_chars,
+    distinct_queries,
     halves,
     output_of,
     sizes,
@@ -185,6 +186,7 @@ class Counter(ViewCounts):
         a, out = self.cfg.answer, []
         qs = self.questions()
         n_q = qs.height
+        distinct = {True: distinct_queries(qs, True), False: distinct_queries(qs, False)}
         chunk = chunk_chars(self.chunk, a.context_chars)
         for model in a.models:
             pairs = answer.plan(a, self.thinks(model), model)
@@ -200,8 +202,8 @@ class Counter(ViewCounts):
                             "05_answer",
                             model,
                             f"answer_no_context ({mode})",
-                            n_q,
-                            n_q,
+                            distinct[s.scenario],
+                            distinct[s.scenario],
                             self.template("answer_no_context") + QUESTION_CHARS,
                             output_of("answer", budget, t),
                             budget,
@@ -221,8 +223,8 @@ class Counter(ViewCounts):
                             "05_answer",
                             model,
                             f"{template} k={s.k} ({mode})",
-                            n_q,
-                            n_q,
+                            distinct[s.scenario],
+                            distinct[s.scenario],
                             self.template(template) + QUESTION_CHARS + s.k * chunk,
                             output_of("answer", budget, t),
                             budget,
@@ -238,7 +240,7 @@ class Counter(ViewCounts):
                         "05_answer",
                         model,
                         f"reflect ({mode})",
-                        n_q * min(1, rounds),
+                        distinct[s.scenario] * min(1, rounds),
                         n_q * rounds,
                         self.template("reflect") + QUESTION_CHARS + gathered * chunk,
                         output_of("reflect", budget, t),
@@ -251,7 +253,7 @@ class Counter(ViewCounts):
                         "05_answer",
                         model,
                         f"{template} iterative ({mode})",
-                        0 if shared else n_q,
+                        0 if shared else distinct[s.scenario],
                         n_q,
                         self.template(template) + QUESTION_CHARS + gathered * chunk,
                         output_of("answer", budget, t),
@@ -260,7 +262,7 @@ class Counter(ViewCounts):
                         name,
                     )
                 )
-        out += self._rewrites(n_q)
+        out += self._rewrites(n_q, distinct)
         out += self._comparison(chunk)
         return out
 
@@ -270,12 +272,12 @@ class Counter(ViewCounts):
 
         return build
 
-    def _rewrites(self, n_q: int) -> list[Part]:
+    def _rewrites(self, n_q: int, distinct: dict[bool, int]) -> list[Part]:
         a = self.cfg.answer
         rewriting = [s for s in answer.settings(a) if "rewrite" in s.pipeline]
         if not rewriting:
             return []
-        queries = n_q * len({s.scenario for s in rewriting})
+        queries = sum(distinct[scenario] for scenario in {s.scenario for s in rewriting})
         follow_ups = (
             n_q * a.max_rounds * 5 * len(a.models) * 2 if any(s.condition == "iterative" for s in rewriting) else 0
         )

@@ -11,6 +11,7 @@ import polars as pl
 from declinecraft.core import catalogue
 from declinecraft.core.artifacts import read_benchmark
 from declinecraft.core.config import RunConfig
+from declinecraft.evaluation import answer
 
 #: Characters of one scenario + question as the model sees it (two sentences under 30 words each).
 QUESTION_CHARS = 360
@@ -116,6 +117,14 @@ def halves(frame: pl.DataFrame) -> tuple[int, int]:
     """(answerable, unanswerable) questions of a frame with an ``answerable`` column."""
     n_ans = int(frame["answerable"].sum()) if frame.height else 0
     return n_ans, frame.height - n_ans
+
+
+def distinct_queries(frame: pl.DataFrame, scenario: bool) -> int:
+    """Distinct questions as the model sees them (with or without the scenario): two questions of the
+    same text make one call. A stand-in frame without question text counts its rows."""
+    if "question" not in frame.columns:
+        return frame.height
+    return len({answer.query_of(r, scenario) for r in frame.to_dicts()})
 
 
 def chunk_chars(size: int, cut: int) -> int:

@@ -19,6 +19,7 @@ from declinecraft.planning.part import (
     Part,
     Sizes,
     chunk_chars,
+    distinct_queries,
     halves,
     output_of,
 )
@@ -48,7 +49,7 @@ class ViewCounts:
         if not p.enabled:
             return []
         qs = answer.select_questions(self.questions(), p.limit_questions, self.cfg.seed)
-        n_k = qs.height
+        n_k = distinct_queries(qs, True)
         n_ans, _ = halves(qs)
         runs = protocol.plan(p, a, self.thinks)
         out = []
