@@ -47,7 +47,7 @@ SOURCES := $(shell find src/declinecraft -name '*.py' -not -path '*/__pycache__/
 DEPS_MK := .make/deps.mk
 
 
-.PHONY: help setup all nb batch-export batch-import test test-fast test-vllm vllm lab lint bench clean report graph check-params llama-server import evaluate faults bundle release every-eval
+.PHONY: help setup all nb batch-export batch-import test test-fast test-vllm vllm lab lint bench clean report graph check-params plan llama-server import evaluate faults bundle release every-eval
 
 help: ## Show this help.
 	@awk 'BEGIN{FS=":.*## "} /^[a-zA-Z_-]+:.*## /{printf "  \033[1m%-12s\033[0m %s\n", $$1, $$2}' $(MAKEFILE_LIST)
@@ -239,6 +239,14 @@ graph: $(SETUP_STAMP) ## Print the stage graph of RUN: each stage's reads, model
 
 check-params: $(SETUP_STAMP) ## Validate a params file (unknown keys are errors).
 	$(PY) -m declinecraft.core.config check $(PARAMS)
+
+# What a params file will send before anything is sent: calls, tokens, cache hits, hours, dollars,
+# a GPU layout and what this machine lacks (src/declinecraft/planning). PROBE=1 asks each hosted
+# endpoint and the wiki once whether it answers; GPUS names the machine of the layout.
+GPUS ?= 8xH100-80GB
+PROBE ?=
+plan: $(SETUP_STAMP) ## Plan RUN before sending anything: calls, tokens, hours, dollars, GPU layout (GPUS=8xH100-80GB), what is missing (PROBE=1 asks endpoints); writes outputs/<run>/plan.csv and plan.json.
+	$(PY) -m declinecraft.planning $(PARAMS) --gpus $(GPUS) $(if $(PROBE),--probe)
 
 # --- everything else --------------------------------------------------------------------------
 

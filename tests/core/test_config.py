@@ -222,3 +222,25 @@ class TestLLMBlock:
         config.write_stamps(cfg)
         changed = config.write_stamps(config.load(write(project, "r", {"llm": {"max_failed_share": 0.5}})))
         assert [p.name for p in changed] == ["resolved.yaml"]
+
+
+class TestAblationModels:
+    def test_loaded(self, root: Path) -> None:
+        """paper.yaml gives each ablation setting its own models, as tuples."""
+        cfg = config.load(root / "params" / "paper.yaml")
+        assert len(cfg.answer.ablation_models["k=10"]) == 11 and len(cfg.answer.ablation_models["bm25"]) == 12
+        assert isinstance(cfg.answer.ablation_models["no_scenario"], tuple)
+
+    @pytest.mark.parametrize(
+        ("given", "match"),
+        [
+            ({"k=7": ["qwen2.5-coder-0.5b"]}, r"ablation_models\.k=7: not an ablation setting"),
+            ({"no_scenario": ["nobody"]}, r"ablation_models\.no_scenario: 'nobody' is not one of answer\.models"),
+            (["k=1"], r"answer\.ablation_models: expected a mapping"),
+        ],
+    )
+    def test_refused(self, project: Path, given: object, match: str) -> None:
+        """A key that names no ablation of the run, a model not under test, or a list is refused."""
+        path = write(project, "abl", {"answer": {"k_sweep": [1, 5], "no_scenario": True, "ablation_models": given}})
+        with pytest.raises(config.ConfigError, match=match):
+            config.load(path)

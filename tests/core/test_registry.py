@@ -4,7 +4,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from declinecraft.core import registry
+import pytest
+import yaml
+
+from declinecraft.core import config, registry
 
 
 class TestRegistryEntries:
@@ -23,3 +26,42 @@ class TestRegistryEntries:
         models = registry.load_models(root / "params" / "models.yaml")
         qwen3 = [s for s in models.values() if s.family == "Qwen3" and s.thinking == "switchable"]
         assert qwen3 and all(s.extra.get("reasoning_parser") == "qwen3" for s in qwen3)
+
+
+class TestCheckSettings:
+    @pytest.mark.parametrize(
+        ("key", "value"),
+        [
+            ("price_in", -1),
+            ("price_out", "two dollars"),
+            ("batch_discount", 1.5),
+            ("tensor_parallel_size", 0),
+            ("tensor_parallel_size", 2.5),
+            ("gpu_memory_utilization", 0),
+            ("max_model_len", True),
+            ("start_timeout_s", -60),
+            ("batch", "yes"),
+        ],
+    )
+    def test_refused(self, tmp_path: Path, key: str, value: object) -> None:
+        """A price, limit or GPU setting of the wrong type or sign is refused naming file, model and key."""
+        path = tmp_path / "models.yaml"
+        entry = {"backend": "vllm", "hf_repo": "org/m", key: value}
+        path.write_text(yaml.safe_dump({"models": {"m": entry}}))
+        with pytest.raises(registry.RegistryError, match=rf"models\.yaml: model 'm': {key} must be"):
+            registry.load_models(path)
+
+    def test_check_params_names_file_and_key(self, project: Path, capsys: pytest.CaptureFixture[str]) -> None:
+        """`make check-params` (config check) refuses a negative price with the models file and key."""
+        models = yaml.safe_load((Path(__file__).parents[2] / "params" / "models.yaml").read_text())
+        models["models"]["qwen2.5-coder-0.5b"]["price_out"] = -0.5
+        (project / "params" / "models.yaml").write_text(yaml.safe_dump(models))
+        assert config._main(["check", str(project / "params" / "default.yaml")]) == 1
+        assert "model 'qwen2.5-coder-0.5b': price_out must be a number >= 0" in capsys.readouterr().err
+
+    def test_paper_entries_have_gpu_settings(self, root: Path) -> None:
+        """Every self-hosted paper entry (vLLM from hf_repo) carries its GPU settings."""
+        models = registry.load_models(root / "params" / "models.yaml")
+        gpu = [s for s in models.values() if s.backend == "vllm" and s.hf_repo]
+        keys = ("tensor_parallel_size", "gpu_memory_utilization", "max_model_len")
+        assert gpu and all(all(s.extra.get(k) for k in keys) for s in gpu)

@@ -76,6 +76,17 @@ class TestPlan:
         params = dataclasses.replace(self.ABLATING, ablation_thinking=("off",))
         assert [m for m, _ in answer.plan(params, "always")] == ["on", "on", "on"]
 
+    def test_ablation_models(self) -> None:
+        """answer.ablation_models keeps an ablation to its models; the main grid and ablations it
+        does not name run for every model."""
+        params = AnswerParams(
+            models=("a", "b"), k_sweep=(1, 10), pipelines=("bm25",), no_scenario=True, ablation_models={"k=10": ("a",)}
+        )
+        names = {m: [answer.ablation_name(s, params) for _, s in answer.plan(params, "none", m)] for m in ("a", "b")}
+        assert names["a"] == [None, None, None, "k=1", "k=10", "bm25", "no_scenario"]
+        assert names["b"] == [None, None, None, "k=1", "bm25", "no_scenario"]
+        assert len(answer.plan(params, "none")) == 7  # no model named: every setting
+
     def test_not_a_subset(self) -> None:
         """An ablation thinking setting the run does not have is an error naming both params."""
         params = dataclasses.replace(self.ABLATING, thinking=("off",), ablation_thinking=("prompted",))

@@ -332,3 +332,20 @@ class TestCheck:
         filled(tmp_path / "calls.sqlite", 3)
         done = cache_cli("check", tmp_path / "calls.sqlite")
         assert done.returncode == 0 and "ok, 3 answered and 0 failed calls" in done.stdout
+
+
+class TestUsage:
+    def test_answered_calls_with_counts(self, store: Cache) -> None:
+        """An endpoint's answered calls with token counts and a latency, newest first; failures,
+        calls without counts and other endpoints are left out."""
+        store.store(
+            [
+                records.record("a", endpoint="e:m", prompt_tokens=10, completion_tokens=2, latency_s=0.5),
+                records.record("b", endpoint="e:m", prompt_tokens=None, completion_tokens=2, latency_s=0.5),
+                records.record(
+                    "c", status="failed", endpoint="e:m", prompt_tokens=1, completion_tokens=1, latency_s=1.0
+                ),
+                records.record("d", endpoint="e:other", prompt_tokens=1, completion_tokens=1, latency_s=1.0),
+            ]
+        )
+        assert store.usage("e:m") == [(10, 2, 0.5)]

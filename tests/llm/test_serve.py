@@ -73,6 +73,22 @@ class TestGgufPath:
         assert not list((tmp_path / "models").glob("bad-*.gguf"))
 
 
+class TestStartupTimeoutOf:
+    @pytest.mark.parametrize(
+        ("backend", "size", "extra", "want"),
+        [
+            ("vllm", 235.0, {}, 600 + 8 * 235),
+            ("vllm", None, {}, 600),
+            ("llamacpp", 1.5, {}, 600),
+            ("vllm", 8.0, {"start_timeout_s": 90}, 90),
+        ],
+    )
+    def test_scales_with_size(self, backend: str, size: float | None, extra: dict[str, object], want: float) -> None:
+        """A vLLM server gets 8 s more per billion parameters; an entry's start_timeout_s wins."""
+        spec = registry.ModelSpec(id="m", backend=backend, served_name="m", params_total_b=size, extra=extra)
+        assert serve.startup_timeout_of(spec) == want
+
+
 class TestServerCommand:
     def test_hosted_backend_refused(self) -> None:
         """A hosted model is never started locally."""

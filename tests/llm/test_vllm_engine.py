@@ -57,6 +57,12 @@ class TestCommand:
         assert "--host" not in batch and "--port" not in batch
         assert [a for a in server[3:] if a not in ("--host", "127.0.0.1", "--port", "1")] == batch[7:]
 
+    def test_gpu_settings(self) -> None:
+        """tensor_parallel_size and gpu_memory_utilization of an entry reach vLLM's command line."""
+        cmd = vllm_engine.command(entry(tensor_parallel_size=4, gpu_memory_utilization=0.9), "m", "127.0.0.1", 1, GPU)
+        assert cmd[cmd.index("--tensor-parallel-size") + 1] == "4"
+        assert cmd[cmd.index("--gpu-memory-utilization") + 1] == "0.9"
+
     @pytest.mark.parametrize(("engine", "cpu"), [(engines.CPU, True), (GPU, False)])
     def test_cpu_build_settings(self, engine: vllm_engine.Engine, cpu: bool) -> None:
         """The CPU build runs eager in float32 (compiling costs ~70 s a start; bf16 is emulated on

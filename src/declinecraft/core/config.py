@@ -190,6 +190,7 @@ def _load(path: Path, seen: tuple[Path, ...]) -> RunConfig:
     base = _load(base_file, seen=(*seen, path)) if raw.get("base") else None
     blocks = {name: _block(raw, name, cls, base.block_dict(name) if base else {}, path) for name, cls in BLOCKS.items()}
     _check_verifier(blocks["generate"], blocks["verify"], path)
+    _check_ablation_models(blocks["answer"], path)
     llm = _block(raw, "llm", LLMParams, base.block_dict("llm") if base else {}, path)
     checked = {**blocks, "llm": llm}
     if problems := [p for name, block in checked.items() for p in bounds.check(name, block, f"{path}: {name}")]:
@@ -225,6 +226,26 @@ def _check_verifier(generate: GenerateParams, verify: VerifyParams, path: Path) 
         )
 
 
+def ablation_names(answer: AnswerParams) -> list[str]:
+    """The names of a run's ablation settings, the keys ``answer.ablation_models`` may use:
+    ``k=<k>`` per k of the sweep, each pipeline, ``no_scenario``, ``temporal_prompt``."""
+    names = [f"k={k}" for k in answer.k_sweep] + list(answer.pipelines)
+    return names + ["no_scenario"] * answer.no_scenario + ["temporal_prompt"] * answer.temporal_prompt
+
+
+def _check_ablation_models(answer: AnswerParams, path: Path) -> None:
+    """``answer.ablation_models`` names ablation settings of the run and models under test only."""
+    names = ablation_names(answer)
+    for name, models in answer.ablation_models.items():
+        if name not in names:
+            raise ConfigError(
+                f"{path}: answer.ablation_models.{name}: not an ablation setting of this run "
+                f"(its settings: {', '.join(names) or 'none'})"
+            )
+        if bad := [m for m in models if m not in answer.models]:
+            raise ConfigError(f"{path}: answer.ablation_models.{name}: {bad[0]!r} is not one of answer.models")
+
+
 def _block(raw: dict[str, Any], name: str, cls: type, inherited: dict[str, Any], path: Path) -> Any:
     given = raw.get(name) or {}
     if not isinstance(given, dict):
@@ -249,6 +270,11 @@ def _coerce(value: Any, hint: Any, where: str) -> Any:
             return None
         hint = next(a for a in typing.get_args(hint) if a is not type(None))
         origin = typing.get_origin(hint)
+    if origin is dict:
+        if not isinstance(value, dict):
+            raise ConfigError(f"{where}: expected a mapping, got {value!r}")
+        _, item = typing.get_args(hint)
+        return {str(k): _coerce(v, item, f"{where}.{k}") for k, v in value.items()}
     if origin is tuple:
         if isinstance(value, (str, bytes)) or not isinstance(value, (list, tuple)):
             raise ConfigError(f"{where}: expected a list, got {value!r}")

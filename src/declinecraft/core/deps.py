@@ -30,7 +30,7 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ("llm", "corpus", "retrieval"),
     ("construction", "evaluation"),
     ("views", "harness"),
-    ("analysis",),
+    ("analysis", "planning"),
     ("paper",),
 )
 #: Parts that stand apart from the layers, with the parts they may import.

@@ -47,6 +47,10 @@ BATCH_LIMITS = {"openai": 50_000, "anthropic": 100_000}
 BATCH_BYTES = {"openai": 200_000_000, "anthropic": 256_000_000}
 
 #: key -> (kind, lowest allowed, whether the lowest is excluded). Kinds: number, int, bool, choice.
+#: The share of the plain price a batch API takes off where an entry gives neither batch prices nor
+#: its own ``batch_discount``.
+BATCH_DISCOUNT = 0.5
+
 KEYS: dict[str, tuple[str, float, bool]] = {
     "price_in": ("number", 0, False),
     "price_out": ("number", 0, False),
@@ -111,16 +115,18 @@ def _value(spec: Any, key: str) -> Any:
 
 
 def prices(spec: Any) -> Prices:
-    """The entry's prices; the batch price is half the price where the entry gives none."""
+    """The entry's prices; where it gives no batch price, the plain price less its
+    ``batch_discount`` (default 0.5: the providers' batch APIs cost half)."""
     price_in, price_out = _value(spec, "price_in"), _value(spec, "price_out")
     declared = price_in is not None or price_out is not None
     rate_in, rate_out = float(price_in or 0), float(price_out or 0)
     batch_in, batch_out = _value(spec, "price_batch_in"), _value(spec, "price_batch_out")
+    keep = 1 - float(_value(spec, "batch_discount") or BATCH_DISCOUNT)
     return Prices(
         rate_in,
         rate_out,
-        rate_in / 2 if batch_in is None else float(batch_in),
-        rate_out / 2 if batch_out is None else float(batch_out),
+        rate_in * keep if batch_in is None else float(batch_in),
+        rate_out * keep if batch_out is None else float(batch_out),
         declared,
     )
 

@@ -3,7 +3,7 @@ paper's settings. :mod:`declinecraft.core.config` reads a params file into them 
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Annotated
 
 from declinecraft.core import small_n
@@ -260,6 +260,11 @@ class AnswerParams:
     """Thinking settings the ablations (k sweep, pipelines, no scenario, temporal prompt) run in;
     () = every one of ``thinking``. ("off",) pairs thinking on the main grid only, as the paper's k
     ablation ran with thinking disabled (App. A.2; evaluation.answer.plan)."""
+    ablation_models: dict[str, tuple[str, ...]] = field(default_factory=dict)
+    """Models of each ablation setting, keyed by its name: ``k=<k>`` (k sweep), a pipeline name
+    (pipelines), ``no_scenario``, ``temporal_prompt``; a setting not named runs every model. The
+    paper ran each ablation on its own subset (App. A.2: k=10 on 11 models, k=1-3 on 8; A.3: six
+    pipelines on 12; A.4: no scenario on 10); names and models are checked on load."""
     conditions: tuple[str, ...] = ("no_rag", "single", "iterative")
     """Main grid: no retrieval, single-shot RAG, iterative RAG (§4.2)."""
     pipeline: str = "hybrid"

@@ -61,6 +61,48 @@ class RegistryError(ValueError):
     """``models.yaml`` is invalid or lacks a model; the message names the file and entry."""
 
 
+#: Typed settings an entry may carry beyond the dataclass fields, with their range: prices in US
+#: dollars per million tokens (``price_in``/``price_out``, and ``price_batch_in``/``price_batch_out``
+#: for a provider's batch API, else ``batch_discount`` off the plain price), throughputs in tokens
+#: per second (declared for ``make plan``), and vLLM's GPU settings. A wrong type or sign is refused
+#: with the file, the model and the key.
+NUMBERS: dict[str, tuple[type, float, float | None, bool]] = {
+    # key: (type, low, high, low excluded)
+    "batch_discount": (float, 0, 1, False),
+    "chars_per_token": (float, 0, None, True),
+    "prefill_tokens_per_s": (float, 0, None, True),
+    "decode_tokens_per_s": (float, 0, None, True),
+    "tensor_parallel_size": (int, 1, None, False),
+    "gpu_memory_utilization": (float, 0, 1, True),
+    "max_model_len": (int, 1, None, False),
+    "start_timeout_s": (float, 0, None, True),
+}
+#: Typed true/false settings of an entry checked here (prices, rate limits and ``batch`` are
+#: :func:`declinecraft.core.model_terms.check_entry`'s).
+FLAGS: tuple[str, ...] = ()
+
+
+def check_settings(entry: dict[str, Any], where: str) -> None:
+    """Check an entry's typed settings (:data:`NUMBERS`, :data:`FLAGS`).
+
+    Raises:
+        RegistryError: naming ``where`` (file and model) and the key, with what it needs.
+    """
+    for key, (kind, low, high, strict) in NUMBERS.items():
+        if key not in entry or entry[key] is None:
+            continue
+        value = entry[key]
+        ok_type = not isinstance(value, bool) and isinstance(value, int if kind is int else (int, float))
+        in_range = ok_type and (value > low if strict else value >= low) and (high is None or value <= high)
+        if not in_range:
+            need = f"{'an integer' if kind is int else 'a number'} {'>' if strict else '>='} {low:g}"
+            need += f" and <= {high:g}" if high is not None else ""
+            raise RegistryError(f"{where}: {key} must be {need}, got {value!r}")
+    for key in FLAGS:
+        if key in entry and not isinstance(entry[key], bool):
+            raise RegistryError(f"{where}: {key} must be true or false, got {entry[key]!r}")
+
+
 def load_models(path: str | Path) -> dict[str, ModelSpec]:
     """Read every entry of a models file, checking backends and required fields."""
     path = Path(path)
@@ -81,6 +123,7 @@ def load_models(path: str | Path) -> dict[str, ModelSpec]:
         if backend not in BACKENDS:
             raise RegistryError(f"{path}: model {model_id!r}: backend must be one of {BACKENDS}, got {backend!r}")
         problems += [f"{path}: {p}" for p in model_terms.check_entry(str(model_id), entry)]
+        check_settings(entry, f"{path}: model {model_id!r}")
         values = {k: v for k, v in entry.items() if k in known}
         extra = {k: v for k, v in entry.items() if k not in known}
         for key in ("roles", "base_urls"):

@@ -95,11 +95,31 @@ def main_grid(params: AnswerParams) -> list[Setting]:
     return [Setting("no_rag") if c == "no_rag" else Setting(c, params.pipeline, params.k) for c in params.conditions]
 
 
-def plan(params: AnswerParams, switch: str) -> list[tuple[str, Setting]]:
+def ablation_name(setting: Setting, params: AnswerParams) -> str | None:
+    """The name of an ablation setting as ``answer.ablation_models`` keys it (``k=10``, ``bm25``,
+    ``no_scenario``, ``temporal_prompt``); None for a setting of the main grid."""
+    if setting in main_grid(params):
+        return None
+    if not setting.scenario:
+        return "no_scenario"
+    if setting.prompt_variant != "default":
+        return "temporal_prompt"
+    return f"k={setting.k}" if setting.k != params.k else setting.pipeline
+
+
+def runs_setting(params: AnswerParams, model: str | None, setting: Setting) -> bool:
+    """Whether ``model`` answers ``setting``: the main grid always, an ablation when
+    ``answer.ablation_models`` does not name it or lists the model (None = any model)."""
+    name = ablation_name(setting, params)
+    return name is None or model is None or name not in params.ablation_models or model in params.ablation_models[name]
+
+
+def plan(params: AnswerParams, switch: str, model: str | None = None) -> list[tuple[str, Setting]]:
     """The (thinking mode, setting) pairs one model answers, in order: every setting in each mode
     of ``answer.thinking`` that ``answer.ablation_thinking`` also names (() = all of them), the main
     grid alone in the others. The paper ran its k ablation with thinking disabled (App. A.2), so a
-    run may pair thinking on the main grid without doubling every ablation.
+    run may pair thinking on the main grid without doubling every ablation. ``model`` drops the
+    ablations ``answer.ablation_models`` gives to other models (the paper's per-ablation subsets).
 
     Raises:
         ValueError: ``ablation_thinking`` names a setting ``thinking`` does not (or :func:`settings`'s
@@ -108,7 +128,8 @@ def plan(params: AnswerParams, switch: str) -> list[tuple[str, Setting]]:
     extra = [t for t in params.ablation_thinking if t not in params.thinking]
     if extra:
         raise ValueError(f"answer.ablation_thinking must be a subset of answer.thinking {params.thinking}, got {extra}")
-    every, main = settings(params), list(dict.fromkeys(main_grid(params)))
+    every = [s for s in settings(params) if runs_setting(params, model, s)]
+    main = list(dict.fromkeys(main_grid(params)))
     ablating = set(thinking_modes(params.ablation_thinking or params.thinking, switch))
     return [
         (mode, s) for mode in thinking_modes(params.thinking, switch) for s in (every if mode in ablating else main)

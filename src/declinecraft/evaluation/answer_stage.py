@@ -243,7 +243,7 @@ def answer_all(
     def one_model(model: str) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
         rows: list[dict[str, Any]] = []
         timings: list[dict[str, Any]] = []
-        for thinking, setting in answer.plan(params, models.thinking_switch(model)):
+        for thinking, setting in answer.plan(params, models.thinking_switch(model), model):
             start = time.monotonic()
             rows += setting_rows(
                 questions,

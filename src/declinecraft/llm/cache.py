@@ -258,6 +258,18 @@ class Cache:
             rows = self._db.execute(f"{_SELECT}{where} ORDER BY created_at", args).fetchall()
         return [CallRecord(*row) for row in rows]
 
+    def usage(self, endpoint: str, limit: int = 5000) -> list[tuple[int, int, float]]:
+        """``(prompt_tokens, completion_tokens, latency_s)`` of an endpoint's newest answered calls
+        that recorded all three (for measuring its throughput), at most ``limit`` of them."""
+        query = (
+            "SELECT prompt_tokens, completion_tokens, latency_s FROM calls WHERE endpoint = ? AND status = 'ok' "
+            "AND prompt_tokens IS NOT NULL AND completion_tokens IS NOT NULL AND latency_s > 0 "
+            "ORDER BY created_at DESC LIMIT ?"
+        )
+        with self._lock, self._guard():
+            rows = self._db.execute(query, (endpoint, limit)).fetchall()
+        return [(int(p), int(c), float(t)) for p, c, t in rows]
+
     def close(self) -> None:
         """Close the connection (the file stays complete: every batch was committed)."""
         with self._lock:

@@ -330,13 +330,28 @@ def find_running(spec: ModelSpec, cache_dir: Path) -> str | None:
     return url if url and _healthy(url) else None
 
 
+#: Seconds any server may take to load, and the extra seconds per billion parameters a vLLM
+#: server gets (a 235B checkpoint reads ~120 GB from disk before it answers).
+START_TIMEOUT_S = 600.0
+START_TIMEOUT_PER_B = 8.0
+
+
+def startup_timeout_of(spec: ModelSpec) -> float:
+    """How long ``spec``'s server may take to become healthy: the entry's ``start_timeout_s``, else
+    :data:`START_TIMEOUT_S`, plus :data:`START_TIMEOUT_PER_B` per billion parameters for vLLM."""
+    if spec.extra.get("start_timeout_s"):
+        return float(spec.extra["start_timeout_s"])
+    size = (spec.params_total_b or 0.0) if spec.backend == "vllm" else 0.0
+    return START_TIMEOUT_S + START_TIMEOUT_PER_B * float(size)
+
+
 def start(
     spec: ModelSpec,
     cache_dir: Path,
     *,
     port: int | None = None,
     reuse: bool = True,
-    startup_timeout: float = 600.0,
+    startup_timeout: float | None = None,
     log_dir: Path | None = None,
     n_threads: int | None = None,
     record: bool = False,
@@ -355,9 +370,10 @@ def start(
             called :func:`start`: no server outlives the process that started it.
 
     Raises:
-        ServeError: the server exited or did not become healthy in ``startup_timeout`` seconds;
-            the message carries the end of its log.
+        ServeError: the server exited or did not become healthy in ``startup_timeout`` seconds
+            (None: :func:`startup_timeout_of`); the message carries the end of its log.
     """
+    startup_timeout = startup_timeout_of(spec) if startup_timeout is None else startup_timeout
     if reuse and (url := find_running(spec, cache_dir)):
         return Server(spec, url, None, owned=False)
     port = port or free_port()

@@ -198,6 +198,10 @@ def command(spec: ModelSpec, model: str, host: str, port: int, engine: Engine) -
     ]
     if spec.extra.get("max_model_len"):
         args += ["--max-model-len", str(int(spec.extra["max_model_len"]))]
+    if spec.extra.get("tensor_parallel_size"):
+        args += ["--tensor-parallel-size", str(int(spec.extra["tensor_parallel_size"]))]
+    if spec.extra.get("gpu_memory_utilization"):
+        args += ["--gpu-memory-utilization", str(float(spec.extra["gpu_memory_utilization"]))]
     if spec.extra.get("reasoning_parser"):
         args += ["--reasoning-parser", str(spec.extra["reasoning_parser"])]
     if chosen := dtype(spec, engine):
