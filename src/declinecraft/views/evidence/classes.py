@@ -2,10 +2,12 @@
 
 Each response gets two ESB classes (§5.2: ANSWER, ABSTAIN, INVALID):
 
-- ``esb_judge`` from our response judge (J.3): ABSTAIN stays ABSTAIN; ANSWER and DENY are
-  answers (a premise denial is a claim about the game, not a statement that the evidence does not
-  suffice); an empty final text or an exhausted budget is INVALID; a failed call or an
-  unparsable judge output has no class (left out of every rate, counted).
+- ``esb_judge`` from our response judge (J.3; ESB has its own classifier, whose text we do not
+  have): ABSTAIN stays ABSTAIN; ANSWER and DENY are answers (a premise denial is a claim about the
+  game, not a statement that the evidence does not suffice); an empty final text (labelled ANSWER
+  without a judge call by :func:`declinecraft.evaluation.judge.outcome`) or an exhausted budget is
+  INVALID; a failed call or an unparsable judge output has no class (left out of every rate,
+  counted).
 - ``esb_rule`` from the rule labeller (``rule_label(..., scheme="esb")``); an exhausted budget is
   INVALID, a failed call has no class.
 
