@@ -2,8 +2,9 @@
 
 Each row is an L5 response about one value, 20 seconds in the target chunk and 35 seconds in its
 conflicting copy. ``CONFLICT_TABLE`` and ``VALUE_TABLE`` were written before the readers were
-rewritten and guided them; the ``HELD_OUT`` tables were written afterwards and never tuned on, so
-their misses (``KNOWN_MISSES``) are the honest part of the error rate in docs/views.md.
+rewritten (their last rows while they were built) and guided them; the ``HELD_OUT`` tables were
+written afterwards and never tuned on, so their misses (``KNOWN_MISSES``) are the honest part of
+the error rate in docs/views.md.
 """
 
 from __future__ import annotations
@@ -59,6 +60,7 @@ CONFLICT_TABLE: tuple[tuple[str, bool], ...] = (
     ("The two passages do not differ. 20 seconds.", False),
     ("Without any contradiction between the sources, the answer is 20 seconds.", False),
     ("No conflict. 20 seconds.", False),
+    ("There is no conflict, contradiction or discrepancy between the passages: 20 seconds.", False),
 )
 
 #: (response, states the original "20 seconds"?, states the altered "35 seconds"?)
@@ -79,6 +81,7 @@ VALUE_TABLE: tuple[tuple[str, bool, bool], ...] = (
     ("I don't think it is 35 seconds; it is 20 seconds.", True, False),
     ("It can't be 20 seconds, so it must be 35 seconds.", False, True),
     ("Both 20 seconds and 35 seconds appear in the passages.", True, True),
+    ("It is not 20 seconds, 25 seconds or 30 seconds; it is 35 seconds.", False, True),
 )
 
 #: Written after the readers, never tuned on.

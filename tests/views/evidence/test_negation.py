@@ -27,6 +27,8 @@ class TestScopes:
             ("it cannot be iron, so it is gold", ["be", "iron"]),
             ("I don't think it is iron", ["think", "it", "is", "iron"]),
             ("there is no conflict between them", ["conflict", "between", "them"]),
+            ("no conflict, contradiction or discrepancy", ["conflict", "contradiction", "or", "discrepancy"]),
+            ("without doubt, it is gold", ["doubt"]),
         ],
     )
     def test_scope_ends_at_its_clause(self, text: str, want: list[str]) -> None:

@@ -8,7 +8,8 @@ words:
 - negators: ``no``, ``not``, ``n't`` (``don't``, ``can't``), ``cannot``, ``never``, ``without``,
   ``neither``, ``nor``, ``none``, ``nothing``, ``nobody``, ``nowhere``, and ``rather than`` /
   ``instead of`` (what follows them is the rejected alternative);
-- a scope ends at the end of its clause: ``.`` ``!`` ``?`` ``;`` ``:`` a comma, a dash or a line
+- a scope ends at the end of its clause: ``.`` ``!`` ``?`` ``;`` ``:`` a comma (unless it
+  separates the items of a list: "no conflict, contradiction or discrepancy"), a dash or a line
   break, or a word that opens a new clause (:data:`SCOPE_ENDS`: ``but``, ``however``, ``although``,
   ``so``, ``because``, ``since``, ``as``, ``and``, ``which``, ``whether``, ``if``, ...). So in
   "it does not drop X; it drops Y" only X is negated, in "not X but Y" only X, and in "I am not
@@ -80,6 +81,23 @@ def _ends_scope(word: str) -> bool:
     return word.strip() in _PUNCTUATION_ENDS or word in SCOPE_ENDS
 
 
+#: Words that continue a list after a comma ("no conflict, contradiction or discrepancy").
+_LIST_WORDS = frozenset({"or", "nor"})
+#: Longest list item read as one (a comma followed by a longer stretch ends the scope).
+_LIST_ITEM = 3
+
+
+def _continues_list(tokens: list[tuple[str, int, int]], comma: int) -> bool:
+    """Whether the comma at ``tokens[comma]`` separates items of a list ("X, Y or Z", "X, Y, Z"):
+    at most :data:`_LIST_ITEM` words, none opening a clause, then another comma or "or"/"nor"."""
+    for word, _, _ in tokens[comma + 1 : comma + 2 + _LIST_ITEM]:
+        if word == "," or word in _LIST_WORDS:
+            return True
+        if _ends_scope(word) or not word[:1].isalnum():
+            return False
+    return False
+
+
 def scopes(text: str) -> list[tuple[int, int]]:
     """The character spans of ``text`` that a negator governs (from the word after it to the end
     of its scope), in order."""
@@ -92,7 +110,7 @@ def scopes(text: str) -> list[tuple[int, int]]:
             continue
         if (word, following) in NEGATOR_PAIRS:
             start = tokens[i + 1][2] if start is None else start
-        elif _ends_scope(word):
+        elif _ends_scope(word) and not (word == "," and start is not None and _continues_list(tokens, i)):
             if start is not None:
                 spans.append((start, begin))
                 start = None
