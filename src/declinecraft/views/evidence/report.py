@@ -180,7 +180,8 @@ def macros(folder: Path, *, min_n: int = small_n.threshold(0, 0.05)) -> list[Mac
     ):
         size = _fewest(summary, ("n_questions", f"n_{column}"), per=PER_QUESTION[column], prompt="P1")
         text = _stated(_pct(_mean(summary, column, prompt="P1")), size, min_n)
-        out.append((f"Esb{name}", text, f"{column} (P1, mean over models; accuracy on L1)"))
+        scope = {"accuracy": "; L1 only, our L2 abstention-acceptable", "memory_accuracy": "; L3-L4 answers"}
+        out.append((f"Esb{name}", text, f"{column} (P1, mean over models{scope.get(column, '')})"))
     out += [
         ("EsbOverAnswerMin", _pct(_extreme(summary, "over_answer", "min", prompt="P1")), "lowest over-answer (P1)"),
         ("EsbOverAnswerMax", _pct(_extreme(summary, "over_answer", "max", prompt="P1")), "highest over-answer (P1)"),
