@@ -63,6 +63,35 @@ class TestCalibration:
         with pytest.raises(ValueError, match="non-negative"):
             evidence.b_ece(levels, abstained, weights=[-1.0] * 6)
 
+    def test_weights_after_unclassified_dropped(self) -> None:
+        """An L5 order whose twin is unclassified weighs 1, not ½; the unclassified one 0.
+
+        q: gold-first abstains, conflict-first unclassified -> weight 1, L5 abstention 1 / 1; r: both
+        orders answer -> ½ each. L5 abstention (1 + 0) / (1 + 1) = ½ (assigned before the drop, it
+        would be ½ / 1.5 = ⅓)."""
+        qids, levels = ["q", "q", "r", "r"], ["L5"] * 4
+        classified = [True, False, True, True]
+        w = evidence.main_weights(qids, levels, classified=classified)
+        assert w == [1.0, 0.0, 0.5, 0.5]
+        kept = [
+            (lv, a, wi) for lv, a, wi, c in zip(levels, [True, False, False, False], w, classified, strict=True) if c
+        ]
+        rate = evidence.over_answer_rate([k[0] for k in kept], [k[1] for k in kept], weights=[k[2] for k in kept])
+        assert rate == pytest.approx(0.5)
+        assert evidence.main_weights(["q", "q"], ["L5", "L5"], classified=[False, False]) == [0.0, 0.0]
+
+    def test_l2_abstention_acceptable(self) -> None:
+        """Scored as what it is, our L2 is left out of B-ECE and accuracy: an L2 abstention costs nothing.
+
+        L1 answers (a=0), L2 abstains, L3 abstains: ESB's Eq. 1 gives |1 - 0| / 3 = ⅓, ours 0 / 2 = 0;
+        accuracy over L1 only is 1.0 where L1-L2 gives ½."""
+        levels, abstained = ["L1", "L2", "L3"], [False, True, True]
+        assert evidence.b_ece(levels, abstained) == pytest.approx(1 / 3)
+        assert evidence.b_ece(levels, abstained, ideal=evidence.SCORED_IDEAL) == 0.0
+        assert "L2" not in evidence.SCORED_IDEAL_WITH_T and evidence.SCORED_IDEAL_WITH_T["T"] == 1.0
+        assert evidence.accuracy(["L1", "L2"], [1.0, 0.0]) == 0.5
+        assert evidence.accuracy(["L1", "L2"], [1.0, 0.0], scope=evidence.ANSWER_EXPECTED) == 1.0
+
     def test_lengths_must_match(self) -> None:
         """Mismatched lists are an error, not a silent truncation."""
         with pytest.raises(ValueError, match="equal length"):

@@ -7,6 +7,7 @@ import pytest
 
 from declinecraft.views import evidence
 from declinecraft.views.evidence import classes
+from tests.support.negation_sentences import CONFLICT_TABLE, HELD_OUT_CONFLICT, KNOWN_MISSES
 
 
 class TestClasses:
@@ -36,10 +37,13 @@ class TestClasses:
             ("ANSWER", "Either 20 or 35 seconds.", "both_values"),
             ("ANSWER", "Rarely.", "other"),
             ("ANSWER", "The passages contradict each other; I go with 35 seconds.", "conflict_aware"),
+            ("ANSWER", "It does not take 20 seconds; it takes 35 seconds.", "pick_conflict"),
+            ("ANSWER", "Every 20 seconds rather than 35 seconds.", "pick_gold"),
+            ("ANSWER", "Neither 20 nor 35 seconds.", "other"),
         ],
     )
     def test_l5_types(self, cls: str | None, response: str, want: str | None) -> None:
-        """Each L5 response gets the first type that applies."""
+        """Each L5 response gets the first type that applies; a negated value is not adopted."""
         assert evidence.l5_type(cls, response, "20", "35") == want
 
     def test_agreement(self) -> None:
@@ -58,38 +62,26 @@ class TestClasses:
         assert row["kappa"] == pytest.approx(0.4375 / 0.6875)
 
 
-class TestIsConflictAware:
-    @pytest.mark.parametrize(
-        "text",
-        [
-            "The passages conflict: one says 20 seconds, the other 30. I go with 20 seconds.",
-            "Passage [2] contradicts passage [1]; the answer is 20 seconds.",
-            "There is a discrepancy between the sources. It drops 3 ingots.",
-            "The passages do not agree on the value, but passage [1] says 20 seconds.",
-            "The values are not consistent. Answer: 20 seconds.",
-            "There is no conflict in passage [1], but another passage says 30 seconds.",
-            "It is 20 seconds, although the passages disagree.",
-        ],
-    )
-    def test_disagreement(self, text: str) -> None:
-        """A response that says its passages disagree is conflict-aware."""
-        assert evidence.is_conflict_aware(text)
+def _cases(table: tuple[tuple[str, bool], ...]) -> list[object]:
+    """The table as parameters; a known miss is expected to fail (strictly, so a fix shows)."""
+    return [
+        pytest.param(text, want, marks=pytest.mark.xfail(strict=True, reason="known miss"))
+        if text in KNOWN_MISSES
+        else (text, want)
+        for text, want in table
+    ]
 
-    @pytest.mark.parametrize(
-        "text",
-        [
-            "There is no conflict between the passages. The golem presses a button every 20 seconds.",
-            "The passages do not contradict each other; the answer is 20 seconds.",
-            "No two passages differ on this: 20 seconds.",
-            "The sources don't seem to be in any conflict. It drops 3 copper ingots.",
-            "Sufficiency: sufficient, without contradiction. Answer: Coal.",
-            "The passages agree: 20 seconds.",
-            "",
-        ],
-    )
-    def test_agreement_or_negation(self, text: str) -> None:
-        """A negated cue ("no conflict", "do not contradict") or plain agreement is not conflict-aware."""
-        assert not evidence.is_conflict_aware(text)
+
+class TestIsConflictAware:
+    @pytest.mark.parametrize(("text", "want"), _cases(CONFLICT_TABLE + HELD_OUT_CONFLICT))
+    def test_sentence_table(self, text: str, want: bool) -> None:
+        """Agreement, negated, hedged and stated conflicts are read by negation scope, not a window."""
+        assert evidence.is_conflict_aware(text) is want
+
+    def test_table_size(self) -> None:
+        """The table holds at least 40 hand-written sentences, both labels well represented."""
+        labels = [want for _, want in CONFLICT_TABLE]
+        assert len(labels) >= 40 and min(labels.count(True), labels.count(False)) >= 15
 
     def test_l5_type_uses_it(self) -> None:
         """A P3 answer saying the passages agree is evidence picking, not conflict-aware."""

@@ -264,9 +264,10 @@ class TestStage:
         assert summary["P1"]["over_answer"] == pytest.approx(7 / 11)
         # P1 L5 conflict-first reads the copy first: a0, a1, a2 adopt the altered value -> 3 x ½ of 3
         assert summary["P1"]["wrong_answer"] == pytest.approx(0.5)
-        # P1 B-ECE: L1 0/4, L2 0/4, L3 0/4 (|0-4|), L4 4/4, L5 0/3 (|0-3|) -> (4 + 3) / 19
-        assert summary["P1"]["b_ece"] == pytest.approx(7 / 19)
-        assert summary["P1"]["b_ece_t"] == pytest.approx(9 / 21)  # T: 0 of 2 abstain
+        # P1 B-ECE over L1 and L3-L5 (our L2 is abstention-acceptable): L1 0/4, L3 0/4 (|0-4|),
+        # L4 4/4, L5 0/3 (|0-3|) -> (4 + 3) / 15
+        assert summary["P1"]["b_ece"] == pytest.approx(7 / 15)
+        assert summary["P1"]["b_ece_t"] == pytest.approx(9 / 17)  # T: 0 of 2 abstain
         assert summary["P1"]["accuracy_low"] <= summary["P1"]["accuracy"] <= summary["P1"]["accuracy_high"]
         types = result.tables["l5_types"].filter(pl.col("order") == "all", pl.col("n") > 0)
         assert set(zip(types["prompt"], types["type"], strict=True)) == {
@@ -286,13 +287,15 @@ class TestStage:
         assert acc["a0"] == 1.0 and acc["a1"] == 1.0 and acc["a2"] is None and acc["a3"] is None
 
     def test_position_bias_and_prompt_effects(self, done) -> None:  # noqa: ANN001
-        """P1 adopts the gold value only with gold first: 3 discordant pairs, exact McNemar p = 0.25."""
+        """P1 adopts the gold value only with gold first: 3 discordant pairs, exact McNemar p = 0.25;
+        P2 abstains on every L5 question where P1 answers: 3 discordant questions."""
         _, _, _, result = done
         p1 = result.tables["position_bias"].filter(pl.col("prompt") == "P1").row(0, named=True)
         assert (p1["gold_gold_first"], p1["gold_conflict_first"], p1["gold_p"]) == (1.0, 0.0, pytest.approx(0.25))
         effects = result.tables["prompt_effects"].filter(pl.col("prompt") == "P2", pl.col("level") == "L5")
         effects = effects.row(0, named=True)
-        assert (effects["change"], effects["only_prompt"], effects["n_pairs"]) == (1.0, 6, 6)
+        # One pair per question (the two L5 orders combined first): 3 questions, not 6 instances
+        assert (effects["change"], effects["only_prompt"], effects["n_pairs"]) == (1.0, 3, 3)
         assert effects["q"] >= effects["p"]
 
     def test_rerun_is_identical(self, done) -> None:  # noqa: ANN001
@@ -374,9 +377,10 @@ class TestReaders:
         with gold first, the copy's with the copy first: 50 / 50), P2 100 abstain, P3 100
         conflict-aware. Position bias: every prompt abstains alike in both orders (P2 100, the rest
         0), no discordant pair, McNemar p = 1: "ns". Helpfulness-safety (ESB Eq. 2, 3): over-answer
-        P1 (4 L3 + 0 L4 + 3 L5) / 11, P2 0, P3 11/11; accuracy P1 3 of the 4 scored L1-L2 answers
-        (a0's L2 reads the button chunk first), P2 2 of 6 (a0, a1 at L1; its 4 L2 abstentions score
-        0), P3 as P1. No figure has a layout problem or a quantity its caption leaves unnamed; the tables
+        P1 (4 L3 + 0 L4 + 3 L5) / 11, P2 0, P3 11/11; accuracy over L1 only (our L2 is
+        abstention-acceptable): a0 and a1 scored 1 under every prompt (a2, a3 have no reference), so
+        100 each, and P2's four L2 abstentions cost nothing. No figure has a layout problem or a
+        quantity its caption leaves unnamed; the tables
         without rows give a note and no data."""
         _, _, _, result = done
         t = result.tables
@@ -412,7 +416,7 @@ class TestReaders:
         assert [s.get_text() for s in bias.texts] == ["ns"] * 4
         trade = plots.plot_helpfulness_safety(t["summary"]).axes[0]
         points = {c.get_label().split()[-1]: c.lines[0].get_xydata()[0].tolist() for c in trade.containers}
-        want_points = {"P1": [700 / 11, 75], "J2": [700 / 11, 75], "P2": [0, 100 / 3], "P3": [100, 75]}
+        want_points = {"P1": [700 / 11, 100], "J2": [700 / 11, 100], "P2": [0, 100], "P3": [100, 100]}
         assert sorted(points) == sorted(want_points)
         assert all(points[p] == pytest.approx(xy) for p, xy in want_points.items())
         for fn, frame in (

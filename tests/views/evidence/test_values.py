@@ -8,6 +8,7 @@ import pytest
 from declinecraft.views.evidence import values
 from declinecraft.views.evidence.values import KeyValue
 from tests.support import esb
+from tests.support.negation_sentences import HELD_OUT_VALUE, KNOWN_MISSES, VALUE_TABLE
 
 FACT = "The golem presses a button every 20 seconds; it wanders slowly and glows."
 
@@ -32,6 +33,26 @@ class TestContains:
     def test_matching(self, text: str, value: str, want: bool) -> None:
         """Whole tokens at the start, case-insensitive; plurals match; numbers never match inside numbers."""
         assert values.contains(text, value) is want
+
+
+class TestStates:
+    @pytest.mark.parametrize(
+        ("text", "gold", "conflict"),
+        [
+            pytest.param(*row, marks=pytest.mark.xfail(strict=True, reason="known miss"))
+            if row[0] in KNOWN_MISSES
+            else row
+            for row in VALUE_TABLE + HELD_OUT_VALUE
+        ],
+    )
+    def test_sentence_table(self, text: str, gold: bool, conflict: bool) -> None:
+        """A value under a negation ("it does not drop X; it drops Y") or rejected is not stated."""
+        assert (values.states(text, "20 seconds"), values.states(text, "35 seconds")) == (gold, conflict)
+
+    def test_matching_is_contains(self) -> None:
+        """Without a negation it matches like contains: plurals, case, never inside a longer number."""
+        assert values.states("drops 3 copper ingots", "Copper Ingot")
+        assert not values.states("every 120 seconds", "20 seconds") and not values.states("", "x")
 
 
 class TestRules:

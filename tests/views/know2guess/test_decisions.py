@@ -51,9 +51,10 @@ class TestStrict:
             assert parse(text) == Decision(PARSE_ERROR, 0.5, "", ("empty",))
 
     def test_case_and_equals_are_not_strict(self) -> None:
-        """Lower-case tags are no tags for the strict parser: the reply is an attempted answer."""
+        """Lower-case tags are no tags for the strict parser: the reply is an attempted answer, and
+        its schema lines are no fallback answer (it has no text to judge)."""
         d = parse("decision: ABSTAIN_DONT_KNOW\nconfidence: 5")
-        assert d.state == ANSWER and d.answer == "confidence: 5"
+        assert d.state == ANSWER and d.answer == "" and "loose_schema_line" in d.issues
 
     def test_confidence_divided_by_100(self) -> None:
         """Confidence lies in [0, 1]: 0 and 100 are the ends."""
@@ -71,7 +72,8 @@ class TestNormalized:
         """`=`, any case, FINAL ANSWER with a space, markdown emphasis and % are accepted."""
         text = "**Decision** = answer\nconfidence: 70%\nFinal Answer: Emerald\nreason code: k"
         assert parse(text, "normalized") == Decision(ANSWER, 0.7, "Emerald")
-        assert parse(text).state == ANSWER and parse(text).answer == "reason code: k"  # strict: fallback line
+        # strict: no field is read, and no schema line in another form becomes the fallback answer
+        assert parse(text).state == ANSWER and parse(text).answer == ""
 
     def test_spaced_decision_values(self) -> None:
         """Spaced or hyphenated decision values and their short forms map to the three states."""
@@ -158,3 +160,21 @@ class TestBadInput:
         """ANSWER with FINAL_ANSWER NA is an answer with no text (it scores 0 without a judge)."""
         d = parse(four(ANSWER, "50", "NA"))
         assert (d.state, d.answer) == (ANSWER, "") and "answer_na" in d.issues
+
+    def test_markdown_schema_line_never_the_answer(self) -> None:
+        """Strict: ``**FINAL_ANSWER:** NA`` is no field, and never the fallback answer either; the
+        answer falls back to the last line that is no schema line of any form."""
+        d = parse("DECISION: ANSWER\nCONFIDENCE: 60\nIt drops bones.\n**FINAL_ANSWER:** NA")
+        assert (d.state, d.answer) == (ANSWER, "It drops bones.")
+        assert "loose_schema_line" in d.issues and "answer_fallback" in d.issues
+        d = parse("**DECISION:** ANSWER\n**FINAL_ANSWER:** NA")
+        assert (d.state, d.answer) == (ANSWER, "") and d.issues == (
+            "loose_schema_line",
+            "no_decision",
+            "missing_confidence",
+            "no_answer_text",
+        )
+        assert parse("**DECISION:** ANSWER\n**FINAL_ANSWER:** NA", "normalized").issues == (
+            "missing_confidence",
+            "answer_na",
+        )

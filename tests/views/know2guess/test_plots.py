@@ -69,24 +69,27 @@ class TestReliabilityDiagram:
 
 class TestOutcomeProfile:
     def test_shares(self) -> None:
-        """Each segment is its count over n, stacked left to right in SEGMENTS order. By hand (model m
-        of tests/support/k2g_run.py, 7 scored items): correct 1, wrong 2, unnecessary 1, productive
-        1, missed 2 -> widths 1/7, 2/7, 1/7, 1/7, 2/7 starting at 0, 1/7, 3/7, 4/7, 5/7."""
+        """Each segment is its count over n, stacked left to right in SEGMENTS order, refusals and
+        parse errors their own. By hand (model m of tests/support/k2g_run.py, 7 scored items):
+        correct 1, wrong 1, unnecessary 1, productive 1, missed 1, refusal 1, parse error 1 ->
+        widths 1/7 each, starting at 0, 1/7, ..., 6/7."""
         row = {
             **KEY,
             "prompt": "standard",
             "parser": "strict",
             "correct": 1.0,
-            "wrong": 2.0,
+            "wrong": 1.0,
             "unnecessary_abstention": 1,
             "productive_abstention": 1,
-            "missed_abstention": 2,
+            "missed_abstention": 1,
+            "refusal": 1,
+            "parse_error": 1,
             "n": 7,
         }
         fig = plots.plot_outcome_profile(pl.DataFrame([row]))
         lefts, widths = zip(*bar_spans(fig), strict=True)
-        assert widths == pytest.approx((1 / 7, 2 / 7, 1 / 7, 1 / 7, 2 / 7))
-        assert lefts == pytest.approx((0, 1 / 7, 3 / 7, 4 / 7, 5 / 7))
+        assert widths == pytest.approx((1 / 7,) * 7)
+        assert lefts == pytest.approx(tuple(i / 7 for i in range(7)))
         assert [t.get_text() for t in fig.legends[0].get_texts()] == [name for _, name, _ in plots.SEGMENTS]
 
 

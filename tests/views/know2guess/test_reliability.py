@@ -117,20 +117,15 @@ class TestCostSensitive:
 
 class TestOutcomes:
     def test_profile(self) -> None:
-        """Correct / wrong / unnecessary on answerable, productive / missed on unanswerable; sums to n."""
+        """One outcome per item, refusals and parse errors their own; sums to n.
+
+        Model m, standard prompt (7 items, u3's call failed): a0 right (correct 1), a1 abstains
+        (unnecessary), a2 wrong (wrong 1), a3 refuses (refusal, not wrong), u0 abstains (productive),
+        u1 "I don't know." without a decision (strict: an answer, missed), u2 empty (parse error,
+        not missed)."""
         r = k2g_run.row(reliability.outcomes(k2g_run.decisions()), model="m", prompt="standard", parser="strict")
-        assert (r["correct"], r["wrong"], r["unnecessary_abstention"]) == (1.0, 2.0, 1)
-        assert (r["productive_abstention"], r["missed_abstention"], r["wrong_refusal"], r["missed_parse_error"]) == (
-            1,
-            2,
-            1,
-            1,
-        )
-        assert (
-            r["correct"]
-            + r["wrong"]
-            + r["unnecessary_abstention"]
-            + r["productive_abstention"]
-            + r["missed_abstention"]
-            == 7
-        )
+        assert (r["correct"], r["wrong"], r["unnecessary_abstention"]) == (1.0, 1.0, 1)
+        assert (r["productive_abstention"], r["missed_abstention"], r["refusal"], r["parse_error"]) == (1, 1, 1, 1)
+        assert (r["refusal_answerable"], r["parse_error_unanswerable"], r["unscored"]) == (1, 1, 0)
+        outcomes = ("correct", "wrong", "unnecessary_abstention", "productive_abstention", "missed_abstention")
+        assert sum(r[c] for c in (*outcomes, "refusal", "parse_error", "unscored")) == r["n"] == 7

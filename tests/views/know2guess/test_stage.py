@@ -231,7 +231,8 @@ class TestRun:
         both conditions, so both panels alike). Standard prompt, strict parser: a0 right at 90, a1
         wrong at 80, u0 abstains, u1 answers at 70.
         R_lambda (K2G 4.4) = (1 correct + lam * 1 abstained) / (2 + lam * 2) = 0.5 at each lambda.
-        Outcome profile (K2G 6.7) of 4: correct 1, wrong 1, unnecessary 0, productive 1, missed 1.
+        Outcome profile (K2G 6.7) of 4: correct 1, wrong 1, unnecessary 0, productive 1, missed 1,
+        refusal 0, parse error 0.
         Reliability diagram: the answered a0 (0.9, credit 1), a1 (0.8, 0) and u1 (0.7, 0; no answer
         to an unanswerable question earns credit), one per bin.
         Parser scatter, reliability: standard 2/4 under both parsers (every reply well formed);
@@ -248,7 +249,7 @@ class TestRun:
             (line,) = ax.get_lines()
             assert list(line.get_xdata()) == [0.5, 1.0, 1.5] and list(line.get_ydata()) == [0.5, 0.5, 0.5]
         for ax in figs["k2g_outcome_profile"].axes:
-            assert [p.get_width() for p in ax.patches] == [0.25, 0.25, 0.0, 0.25, 0.25]
+            assert [p.get_width() for p in ax.patches] == [0.25, 0.25, 0.0, 0.25, 0.25, 0.0, 0.0]
         for ax in figs["k2g_reliability_diagram"].axes:
             _, line = ax.get_lines()
             assert list(line.get_xdata()) == pytest.approx([0.7, 0.8, 0.9]) and list(line.get_ydata()) == [0, 0, 1]

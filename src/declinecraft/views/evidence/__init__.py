@@ -13,9 +13,13 @@ temporal condition T, asks the models under test with ESB's three prompt strateg
 """
 
 from declinecraft.views.evidence.calibration import (
+    ABSTENTION_ACCEPTABLE,
+    ANSWER_EXPECTED,
     IDEAL,
     IDEAL_WITH_T,
     LEVELS,
+    SCORED_IDEAL,
+    SCORED_IDEAL_WITH_T,
     abstention_rate,
     accuracy,
     b_ece,
@@ -33,10 +37,14 @@ from declinecraft.views.evidence.values import (
 )
 
 __all__ = [
+    "ABSTENTION_ACCEPTABLE",
+    "ANSWER_EXPECTED",
     "IDEAL",
     "IDEAL_WITH_T",
     "L5_TYPES",
     "LEVELS",
+    "SCORED_IDEAL",
+    "SCORED_IDEAL_WITH_T",
     "KeyValue",
     "abstention_rate",
     "accuracy",

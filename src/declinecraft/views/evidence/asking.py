@@ -39,7 +39,7 @@ PROMPTS: dict[str, str] = {
 }
 """Template of each prompt strategy when there is a context."""
 NO_PASSAGES = "(No passages were retrieved.)"
-"""The context of P2 and P3 at L4 (no context)."""
+"""The context of P1, P2 and P3 at L4 (no context); J2 there is stage 05's no-retrieval prompt."""
 
 RESPONSE_SCHEMA: dict[str, Any] = {
     "response_id": pl.String,

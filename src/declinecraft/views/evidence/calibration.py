@@ -6,8 +6,9 @@ Retrieval-Augmented Generation") defines, per response at evidence level l:
 
 - abstention rate: the share of responses that abstain (§3.2);
 - over-answer rate (Eq. 2): answers on L3-L5 over all L3-L5 responses;
-- accuracy (Eq. 3): correct answers on L1-L2 over all L1-L2 responses (here the accuracy panel's
-  graded score, 0 / 0.5 / 1, with abstentions scoring 0);
+- accuracy (Eq. 3): correct answers on L1-L2 over all L1-L2 responses (here the graded score of
+  our accuracy judges, App. J.3: each judge's 0 / 0.5 / 1, averaged over the panel, with
+  abstentions scoring 0; ESB scores correct or not);
 - wrong-answer rate (§5.3): known-wrong answers on L5 over all L5 responses;
 - B-ECE (Eq. 1): sum over levels of n_l |a_l - a*_l| / N, with a*_l = 0 on L1-L2 and 1 on L3-L5.
   ``IDEAL_WITH_T`` adds our temporal condition T (unanswerable questions with their retrieved
@@ -15,6 +16,13 @@ Retrieval-Augmented Generation") defines, per response at evidence level l:
 
 A response that is neither an answer nor an abstention (ESB's Invalid) stays in every
 denominator. Levels absent from the ideal map (T, by default) are left out.
+
+The functions default to ESB's definitions (``IDEAL``, accuracy over L1-L2). The view's tables
+score our L2 as what it is: ESB's L2 is weaker support from which the answer can still be reached,
+ours is the target chunk with every sentence stating the answer cut (:mod:`.partial`), so no
+passage states it and abstaining there is justified. Our L2 is abstention-acceptable
+(:data:`ABSTENTION_ACCEPTABLE`): left out of B-ECE (:data:`SCORED_IDEAL`) and of accuracy
+(:data:`ANSWER_EXPECTED`: L1 only), its abstention rate still reported on the curve.
 
 Each L5 question counts once. ESB's main grid has one L5 context per question (2 x 100 x 5
 prompts, §4); its order-randomised conflict pairs are a separate position-bias set (§5.1). We
@@ -45,6 +53,14 @@ IDEAL: dict[str, float] = {"L1": 0.0, "L2": 0.0, "L3": 1.0, "L4": 1.0, "L5": 1.0
 """a*_l of ESB Eq. 1: the ideal abstention rate per level."""
 IDEAL_WITH_T: dict[str, float] = {**IDEAL, "T": 1.0}
 """Eq. 1 with T counted as abstention-expected (our variant)."""
+ABSTENTION_ACCEPTABLE: tuple[str, ...] = ("L2",)
+"""Levels of our build where abstaining and answering are both acceptable: our L2 states no answer."""
+ANSWER_EXPECTED: tuple[str, ...] = tuple(lv for lv in SUFFICIENT if lv not in ABSTENTION_ACCEPTABLE)
+"""Levels whose accuracy the view's tables report (ESB Eq. 3 over these): L1."""
+SCORED_IDEAL: dict[str, float] = {lv: a for lv, a in IDEAL.items() if lv not in ABSTENTION_ACCEPTABLE}
+"""Eq. 1's a*_l over the levels with an expected behaviour in our build (L1, L3-L5)."""
+SCORED_IDEAL_WITH_T: dict[str, float] = {**SCORED_IDEAL, "T": 1.0}
+"""The same with T abstention-expected."""
 
 
 def _check(levels: Sequence[str], *columns: Sequence[object]) -> None:
@@ -101,10 +117,11 @@ def wrong_answer_rate(levels: Sequence[str], known_wrong: Sequence[bool]) -> flo
     return _share(levels, known_wrong, ("L5",))
 
 
-def accuracy(levels: Sequence[str], scores: Sequence[float]) -> float:
-    """ESB Eq. 3 with graded scores: mean score over L1-L2 responses (NaN scores left out)."""
+def accuracy(levels: Sequence[str], scores: Sequence[float], *, scope: Sequence[str] = SUFFICIENT) -> float:
+    """ESB Eq. 3 with graded scores: mean score over the responses at ``scope``'s levels (ESB:
+    L1-L2; the view's tables pass :data:`ANSWER_EXPECTED`), NaN scores left out."""
     _check(levels, scores)
-    chosen = [float(s) for lv, s in zip(levels, scores, strict=True) if lv in SUFFICIENT and not np.isnan(s)]
+    chosen = [float(s) for lv, s in zip(levels, scores, strict=True) if lv in scope and not np.isnan(s)]
     return sum(chosen) / len(chosen) if chosen else float("nan")
 
 
@@ -135,18 +152,27 @@ def b_ece(
     return total / n if n else float("nan")
 
 
-def main_weights(question_ids: Sequence[str], levels: Sequence[str]) -> list[float]:
-    """Weight per response for the main metrics: 1 / (responses of its question at its level).
+def main_weights(
+    question_ids: Sequence[str], levels: Sequence[str], *, classified: Sequence[bool] | None = None
+) -> list[float]:
+    """Weight per response for the main metrics: 1 / (classified responses of its question at its level).
 
-    Pass the responses of one model, thinking setting and prompt. An L5 question asked in both
-    orders gets ½ per order, so it counts once, as in ESB's main grid; any other level has one
+    Pass the responses of one model, thinking setting and prompt. Weights are assigned after
+    unclassified responses are dropped (``classified``, default all): an unclassified response
+    weighs 0, so an L5 question asked in both orders gets ½ per classified order, or 1 for the
+    one order left; it counts once either way, as in ESB's main grid. Any other level has one
     response per question and weight 1.
     """
     _check(levels, question_ids)
+    kept = [True] * len(levels) if classified is None else [bool(c) for c in classified]
+    _check(levels, kept)
     counts: dict[tuple[str, str], int] = {}
-    for key in zip(question_ids, levels, strict=True):
-        counts[key] = counts.get(key, 0) + 1
-    return [1.0 / counts[key] for key in zip(question_ids, levels, strict=True)]
+    for key, keep in zip(zip(question_ids, levels, strict=True), kept, strict=True):
+        counts[key] = counts.get(key, 0) + keep
+    return [
+        1.0 / counts[key] if keep else 0.0
+        for key, keep in zip(zip(question_ids, levels, strict=True), kept, strict=True)
+    ]
 
 
 # --- intervals ---------------------------------------------------------------------------------

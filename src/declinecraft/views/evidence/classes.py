@@ -2,32 +2,37 @@
 
 Each response gets two ESB classes (§5.2: ANSWER, ABSTAIN, INVALID):
 
-- ``esb_judge`` from our response judge (J.3): ABSTAIN stays ABSTAIN; ANSWER and DENY are
-  answers (a premise denial is a claim about the game, not a statement that the evidence does not
-  suffice); an empty final text or an exhausted budget is INVALID; a failed call or an
-  unparsable judge output has no class (left out of every rate, counted).
+- ``esb_judge`` from our response judge (J.3; ESB has its own classifier, whose text we do not
+  have): ABSTAIN stays ABSTAIN; ANSWER and DENY are answers (a premise denial is a claim about the
+  game, not a statement that the evidence does not suffice); an empty final text (labelled ANSWER
+  without a judge call by :func:`declinecraft.evaluation.judge.outcome`) or an exhausted budget is
+  INVALID; a failed call or an unparsable judge output has no class (left out of every rate,
+  counted).
 - ``esb_rule`` from the rule labeller (``rule_label(..., scheme="esb")``); an exhausted budget is
   INVALID, a failed call has no class.
 
 The metrics use ``esb_judge``; ``esb_rule`` is its cross-check (:func:`agreement`).
 
-L5 answers are matched against the key value (:func:`values.contains`): ``known_wrong`` means the
-answer states the altered value and not the original (it adopted the conflicting copy's value);
-``gold_adopted`` means it states the original and not the altered value. Each L5 response has
-one fine-grained type (:data:`L5_TYPES`, first that applies):
+L5 answers are matched against the key value. ``mentions_gold`` / ``mentions_conflict`` say that
+the response names a value at all (:func:`values.contains`); adoption reads negation by scope
+(:func:`values.states`, :mod:`.negation`): "it does not drop X; it drops Y" states Y only.
+``known_wrong`` means the answer states the altered value and not the original (it adopted the
+conflicting copy's value); ``gold_adopted`` means it states the original and not the altered
+value. Each L5 response has one fine-grained type (:data:`L5_TYPES`, first that applies):
 
 ==================  =========================================================================
 ``invalid``         ESB's Invalid (empty, malformed, out of budget)
 ``abstain``         the response abstains
 ``conflict_aware``  an answer that says the passages disagree ("conflict", "contradict",
                     "inconsistent", "discrepancy", "sources differ", "another passage", "do not
-                    agree") and still answers (ESB's Conflict-Aware Answering); a cue under a
-                    negation ("there is no conflict", "do not contradict") does not count
+                    agree") and still answers (ESB's Conflict-Aware Answering); a cue inside a
+                    negation scope ("there is no conflict", "cannot be in conflict") does not
+                    count, plain agreement ("the two passages agree") neither
                     (:func:`is_conflict_aware`)
-``pick_gold``       evidence picking, gold side: an answer with the original value only
-``pick_conflict``   evidence picking, conflict side: an answer with the altered value only
+``pick_gold``       evidence picking, gold side: an answer stating the original value only
+``pick_conflict``   evidence picking, conflict side: an answer stating the altered value only
 ``both_values``     an answer stating both values without saying that they conflict
-``other``           an answer stating neither value
+``other``           an answer stating neither value (a negated value is not stated)
 ==================  =========================================================================
 """
 
@@ -41,7 +46,7 @@ import polars as pl
 
 from declinecraft.core.agreement import cohen_kappa
 from declinecraft.evaluation.rule_labels import ESB_LABELS, rule_label
-from declinecraft.views.evidence import values
+from declinecraft.views.evidence import negation, values
 
 L5_TYPES: tuple[str, ...] = (
     "abstain",
@@ -53,40 +58,50 @@ L5_TYPES: tuple[str, ...] = (
     "invalid",
 )
 _CONFLICT = re.compile(
-    r"\b(?:conflict\w*|contradict\w*|inconsisten\w*|discrepan\w*|disagree\w*|(?:passages|sources)\s+differ|"
-    r"another\s+(?:passage|source|chunk)|other\s+(?:passage|source)\s+(?:says|states)|"
-    r"two\s+(?:passages|sources|values))",
+    r"\b(?:conflict\w*|contradict\w*|inconsisten\w*|discrepan\w*|disagree\w*|mismatch\w*|at\s+odds|"
+    r"differ(?:s|ed|ing)?\b|different\s+(?:values?|numbers?|answers?|figures?|amounts?|times?|durations?|claims?)|"
+    r"another\s+(?:passage|source|chunk)|(?:the\s+)?other\s+(?:passage|source)\s+(?:says|states|gives|claims))",
     re.I,
 )
-# A negated agreement word states a disagreement: "the passages do not agree", "are not consistent".
-_NOT_AGREE = re.compile(r"(?:\bnot|n['’]t)\s+(?:\w+\s+){0,2}?(?:agree|consistent)\b", re.I)
-_CLAUSE_END = re.compile(r"[.;:!?\n]|,\s*(?:but|however|yet|although|though)\b|\b(?:but|however|yet)\b", re.I)
-_NEGATORS = frozenset({"no", "not", "never", "without", "neither", "nor", "none", "nothing"})
-_NEGATION_WINDOW = 6  # words before a cue that can negate it: "don't seem to be in any conflict"
-
-
-def _negated(text: str, start: int) -> bool:
-    """Whether a negator stands within a few words before ``start`` in the same clause."""
-    before = text[:start]
-    ends = list(_CLAUSE_END.finditer(before))
-    clause = before[ends[-1].end() :] if ends else before
-    words = re.findall(r"[\w'’]+", clause.lower())[-_NEGATION_WINDOW:]
-    return any(w in _NEGATORS or w.endswith(("n't", "n’t")) for w in words)
+# Agreement words: under a negation they state a disagreement ("the passages do not agree").
+_AGREE = re.compile(
+    r"\b(?:agree(?:s|d)?|consistent|match(?:es|ed)?|compatible|reconcil\w*|(?:say|state|give)s?\s+the\s+same|"
+    r"both\s+be\s+(?:right|true|correct))\b",
+    re.I,
+)
+# A cue denied after it in its clause: "a conflict ... does not exist", "... is absent".
+_DENIED_AFTER = re.compile(
+    r"(?:\bnot|n['’]t|\bnever)\s+(?:\w+\s+){0,2}?(?:exists?|present|found|apparent|evident|detected)\b|"
+    r"\b(?:is|are|was|were)\s+absent\b",
+    re.I,
+)
 
 
 def is_conflict_aware(text: str) -> bool:
-    """Whether ``text`` says that its passages disagree, reading negations.
+    """Whether ``text`` says that its passages disagree, reading negation by scope.
 
-    A conflict cue counts unless a negator ("no", "not", "n't", "never", "without", "neither",
-    "nor", "none", "nothing") stands within six words before it in the same clause; a negated
-    agreement word ("do not agree", "are not consistent") counts as a disagreement. So "the
-    passages conflict" and "the passages do not agree" are True, "there is no conflict", "they do
-    not contradict each other" and "no two passages differ" are False.
+    True when a conflict cue ("conflict", "contradict", "inconsistent", "discrepancy", "disagree",
+    "differ", "different values", "mismatch", "another passage") stands outside every negation
+    scope (:mod:`.negation`) and is not denied later in its clause ("a conflict ... does not
+    exist"), or when an agreement word ("agree", "consistent", "match", "the same", "both be
+    right") stands inside one ("the passages do not agree", "cannot both be right"). A hedged
+    conflict ("the passages may conflict", "I am not sure whether they conflict") counts; plain
+    agreement ("the two passages agree"), a negated cue ("no conflict", "cannot be in conflict",
+    "do not contradict") and a pseudo-negation ("Not surprisingly, the passages contradict each
+    other" is True) are read by their meaning.
     """
     text = text or ""
-    if _NOT_AGREE.search(text):
+    spans = negation.scopes(text)
+    for m in _AGREE.finditer(text):
+        if negation.is_negated(text, m.start(), spans):
+            return True
+    for m in _CONFLICT.finditer(text):
+        if negation.is_negated(text, m.start(), spans):
+            continue
+        if _DENIED_AFTER.search(negation.clause_after(text, m.end())):
+            continue
         return True
-    return any(not _negated(text, m.start()) for m in _CONFLICT.finditer(text))
+    return False
 
 
 def judge_class(label: str | None, source: str | None, budget_exhausted: bool) -> str | None:
@@ -119,7 +134,7 @@ def l5_type(cls: str | None, response: str, original: str, altered: str) -> str 
         return "abstain"
     if is_conflict_aware(response):
         return "conflict_aware"
-    gold, wrong = values.contains(response, original), values.contains(response, altered)
+    gold, wrong = values.states(response, original), values.states(response, altered)
     if gold and wrong:
         return "both_values"
     return "pick_gold" if gold else ("pick_conflict" if wrong else "other")
@@ -153,10 +168,10 @@ def annotate(judged: pl.DataFrame, key_values: pl.DataFrame) -> pl.DataFrame:
             for name in ("mentions_gold", "mentions_conflict", "known_wrong", "gold_adopted", "l5_type"):
                 extra[name].append(None)
             continue
-        gold = values.contains(r["response"], value["original"])
-        wrong = values.contains(r["response"], value["altered"])
-        extra["mentions_gold"].append(gold)
-        extra["mentions_conflict"].append(wrong)
+        extra["mentions_gold"].append(values.contains(r["response"], value["original"]))
+        extra["mentions_conflict"].append(values.contains(r["response"], value["altered"]))
+        gold = values.states(r["response"], value["original"])
+        wrong = values.states(r["response"], value["altered"])
         extra["known_wrong"].append(None if cls is None else cls == "ANSWER" and wrong and not gold)
         extra["gold_adopted"].append(None if cls is None else cls == "ANSWER" and gold and not wrong)
         extra["l5_type"].append(l5_type(cls, r["response"], value["original"], value["altered"]))

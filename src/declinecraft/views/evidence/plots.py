@@ -31,7 +31,7 @@ from matplotlib.figure import Figure  # noqa: E402
 from matplotlib.typing import RcKeyType  # noqa: E402
 
 from declinecraft.core.palette import model_styles  # noqa: E402
-from declinecraft.views.evidence.calibration import LEVELS  # noqa: E402
+from declinecraft.views.evidence.calibration import LEVELS, SCORED_IDEAL_WITH_T  # noqa: E402
 from declinecraft.views.evidence.classes import L5_TYPES  # noqa: E402
 
 WIDTH_IN = 3.4
@@ -102,12 +102,14 @@ def _name(row: dict[str, object]) -> str:
 @_styled
 def plot_sufficiency_curve(frame: pl.DataFrame) -> Figure:
     """Abstention rate per level with its interval, one line per model and prompt; the ideal
-    behaviour (0 on L1-L2, 1 on L3-L5 and T) as a grey step."""
+    behaviour (0 on L1, 1 on L3-L5 and T; none on our L2, where abstaining and answering are both
+    acceptable) as a grey step."""
     fig, ax = plt.subplots(figsize=(WIDTH_IN, 2.3))
     if frame.is_empty():
         return _empty(fig, ax, "responses")
     x = np.arange(len(LEVELS))
-    ax.step(x, [0, 0, 100, 100, 100, 100], where="mid", color="#bbbbbb", lw=0.8, label="ideal")
+    ideal = [100 * SCORED_IDEAL_WITH_T.get(lv, float("nan")) for lv in LEVELS]
+    ax.step(x, ideal, where="mid", color="#bbbbbb", lw=0.8, label="ideal")
     styles = model_styles(sorted(frame["model"].unique().to_list()))
     colors = series_colors(
         [tuple(k) for k in frame.select("model", "thinking", "prompt").unique(maintain_order=True).rows()]
@@ -221,8 +223,8 @@ def plot_position_bias(frame: pl.DataFrame) -> Figure:
 
 @_styled
 def plot_helpfulness_safety(frame: pl.DataFrame) -> Figure:
-    """Accuracy on L1-L2 (helpfulness) against over-answer rate on L3-L5 (lack of safety), one
-    point per model and prompt with both intervals."""
+    """Accuracy on L1 (helpfulness; our L2 states no answer, so it is left out) against
+    over-answer rate on L3-L5 (lack of safety), one point per model and prompt with both intervals."""
     fig, ax = plt.subplots(figsize=(WIDTH_IN, 2.6))
     if frame.is_empty() or "accuracy" not in frame.columns:
         return _empty(fig, ax, "responses")
@@ -248,7 +250,7 @@ def plot_helpfulness_safety(frame: pl.DataFrame) -> Figure:
             clip_on=False,
             label=_name(r),
         )
-    ax.set(xlim=RATE_LIMITS, ylim=RATE_LIMITS, xlabel="over-answer rate, L3-L5 (%)", ylabel="accuracy, L1-L2 (%)")
+    ax.set(xlim=RATE_LIMITS, ylim=RATE_LIMITS, xlabel="over-answer rate, L3-L5 (%)", ylabel="accuracy, L1 (%)")
     ax.legend(frameon=False, loc="lower left")
     fig.tight_layout()
     return fig

@@ -57,9 +57,9 @@ def _extreme(frame: pl.DataFrame, column: str, fn: str, **where: str) -> float:
     return float(getattr(part, fn)()) if part.len() else float("nan")
 
 
-#: Responses per question behind each rate of ``summary.csv`` (L1-L2; L3, L4 and L5 in both
-#: orders; L5 in both orders), to turn its response count into questions.
-PER_QUESTION = {"accuracy": 2, "over_answer": 4, "wrong_answer": 2, "memory_accuracy": 2}
+#: Responses per question behind each rate of ``summary.csv`` (L1; L3, L4 and L5 in both
+#: orders; L5 in both orders; L3-L4), to turn its response count into questions.
+PER_QUESTION = {"accuracy": 1, "over_answer": 4, "wrong_answer": 2, "memory_accuracy": 2}
 
 
 def _fewest(frame: pl.DataFrame, columns: tuple[str, ...], *, per: int = 1, **where: str) -> int | None:
@@ -180,14 +180,15 @@ def macros(folder: Path, *, min_n: int = small_n.threshold(0, 0.05)) -> list[Mac
     ):
         size = _fewest(summary, ("n_questions", f"n_{column}"), per=PER_QUESTION[column], prompt="P1")
         text = _stated(_pct(_mean(summary, column, prompt="P1")), size, min_n)
-        out.append((f"Esb{name}", text, f"{column} (P1, mean over models)"))
+        scope = {"accuracy": "; L1 only, our L2 abstention-acceptable", "memory_accuracy": "; L3-L4 answers"}
+        out.append((f"Esb{name}", text, f"{column} (P1, mean over models{scope.get(column, '')})"))
     out += [
         ("EsbOverAnswerMin", _pct(_extreme(summary, "over_answer", "min", prompt="P1")), "lowest over-answer (P1)"),
         ("EsbOverAnswerMax", _pct(_extreme(summary, "over_answer", "max", prompt="P1")), "highest over-answer (P1)"),
         (
             "EsbBECE",
             _stated(_pct(_mean(summary, "b_ece", prompt="P1")), questions, min_n),
-            "B-ECE over L1-L5 (P1, mean over models)",
+            "B-ECE over L1 and L3-L5, our L2 abstention-acceptable (P1, mean over models)",
         ),
         (
             "EsbBECET",

@@ -2,13 +2,23 @@
 
 All rates use the responses with an ESB class (``esb_judge`` not null); the others are counted
 in ``n_unclassified``. Intervals are percentile bootstraps over questions
-(:func:`calibration.cluster_interval`, ESB §5.4: 2,000 resamples); tests are exact McNemar on
-paired responses (``core.stats.mcnemar_exact``) with Benjamini-Hochberg q values over the whole
-prompt-effect table (``core.stats.benjamini_hochberg``).
+(:func:`calibration.cluster_interval`, ESB §5.4: 2,000 resamples); tests are exact McNemar
+(``core.stats.mcnemar_exact``) with Benjamini-Hochberg q values over the whole prompt-effect table
+(``core.stats.benjamini_hochberg``).
 
 The curve and the summary weigh each response by :func:`calibration.main_weights` (column
-``weight``): the two orders of an L5 conflict pair count ½ each, so every question's L5 counts
-once (ESB's main grid); ``position_bias`` and ``l5_types`` keep both orders at full weight.
+``weight``), assigned after unclassified responses are dropped: the two classified orders of an
+L5 conflict pair count ½ each, and an order left alone by an unclassified twin counts 1, so every
+question's L5 counts once (ESB's main grid); ``position_bias`` and ``l5_types`` keep both orders
+at full weight.
+
+Every McNemar test has one pair per question (:func:`question_pairs`). The one-pair rule: a
+question's outcome under one side of a comparison is the mean of its classified responses there
+(L5's two orders combined first: 0, ½ or 1; every other level has one response, 0 or 1); the
+question is discordant when the two sides' outcomes differ, and counts for the side with the
+higher one. The exact McNemar test runs on those counts (with one response a side it is the
+classical test; with L5's halves it is the exact sign test on the per-question differences).
+Position bias compares the two orders themselves, one pair per question by construction.
 """
 
 from __future__ import annotations
@@ -89,8 +99,16 @@ def _classified(frame: pl.DataFrame) -> pl.DataFrame:
 
 def weighted(frame: pl.DataFrame) -> pl.DataFrame:
     """``frame`` with a ``weight`` column: :func:`calibration.main_weights` per model, thinking
-    setting and prompt (½ for each order of an L5 pair, 1 elsewhere)."""
-    return frame.with_columns(weight=1.0 / pl.len().over(*GROUP, "question_id", "level").cast(pl.Float64))
+    setting and prompt, assigned after unclassified responses are dropped (½ for each classified
+    order of an L5 pair, 1 for an order whose twin is unclassified, 1 elsewhere). An unclassified
+    response enters no rate of classified responses; its weight is 1 / its question's responses
+    at its level."""
+    window = (*GROUP, "question_id", "level")
+    classified = pl.col("esb_judge").is_not_null()
+    n_classified = classified.sum().over(*window).cast(pl.Float64)
+    return frame.with_columns(
+        weight=pl.when(classified).then(1.0 / n_classified).otherwise(1.0 / pl.len().over(*window).cast(pl.Float64))
+    )
 
 
 def curve(frame: pl.DataFrame, boot: Boot) -> pl.DataFrame:
@@ -114,7 +132,7 @@ def curve(frame: pl.DataFrame, boot: Boot) -> pl.DataFrame:
                     "abstention": rate,
                     "low": low,
                     "high": high,
-                    "ideal": calibration.IDEAL_WITH_T[level],
+                    "ideal": calibration.SCORED_IDEAL_WITH_T.get(level),
                 }
             )
     return pl.DataFrame(
@@ -137,9 +155,10 @@ def curve(frame: pl.DataFrame, boot: Boot) -> pl.DataFrame:
 
 
 def summary(frame: pl.DataFrame, boot: Boot) -> pl.DataFrame:
-    """Per model and prompt: accuracy (L1-L2), the accuracy of answers given at L3-L4
-    (``memory_accuracy``), over-answer (L3-L5), wrong-answer (L5), B-ECE with and without T, each
-    with its interval, and the counts left out."""
+    """Per model and prompt: accuracy (L1: :data:`calibration.ANSWER_EXPECTED`, our L2 being
+    abstention-acceptable), the accuracy of answers given at L3-L4 (``memory_accuracy``),
+    over-answer (L3-L5), wrong-answer (L5), B-ECE over L1 and L3-L5 with and without T
+    (:data:`calibration.SCORED_IDEAL`), each with its interval, and the counts left out."""
     rows = []
     for key, part in _groups(weighted(frame)):
         ok = _classified(part)
@@ -150,7 +169,7 @@ def summary(frame: pl.DataFrame, boot: Boot) -> pl.DataFrame:
             "n_unclassified": part.height - ok.height,
             "n_invalid": int((ok["esb_judge"] == "INVALID").sum()),
         }
-        sufficient = part.filter(pl.col("level").is_in(calibration.SUFFICIENT))
+        sufficient = part.filter(pl.col("level").is_in(calibration.ANSWER_EXPECTED))
         acc = boot.rate(sufficient, pl.lit(True), pl.col("accuracy"))
         row |= {
             "accuracy": acc[0],
@@ -176,7 +195,7 @@ def summary(frame: pl.DataFrame, boot: Boot) -> pl.DataFrame:
         ):
             rate = boot.rate(ok.filter(pl.col("level").is_in(levels)), hit)
             row |= {name: rate[0], f"{name}_low": rate[1], f"{name}_high": rate[2], f"n_{name}": rate[3]}
-        for name, ideal in (("b_ece", calibration.IDEAL), ("b_ece_t", calibration.IDEAL_WITH_T)):
+        for name, ideal in (("b_ece", calibration.SCORED_IDEAL), ("b_ece_t", calibration.SCORED_IDEAL_WITH_T)):
             point, low, high = boot.b_ece(ok, ideal)
             row |= {name: point, f"{name}_low": low, f"{name}_high": high}
         rows.append(row)
@@ -190,12 +209,27 @@ def _paired(part: pl.DataFrame, left: str, right: str, on: str, column: str, fla
     return a.join(b, on=on).drop_nulls(["a", "b"])
 
 
+def question_pairs(part: pl.DataFrame, left: str, right: str, column: str, flag: str) -> pl.DataFrame:
+    """One pair per question (the module's one-pair rule): ``a`` and ``b`` are the means of
+    ``flag`` over each question's classified responses with ``column == left`` and ``== right``
+    (L5's two orders combined first); questions without a value on both sides are left out."""
+
+    def side(value: str, name: str) -> pl.DataFrame:
+        rows = part.filter(pl.col(column) == value, pl.col(flag).is_not_null())
+        return rows.group_by("question_id").agg(pl.col(flag).cast(pl.Float64).mean().alias(name))
+
+    return side(left, "a").join(side(right, "b"), on="question_id").sort("question_id")
+
+
 def _mcnemar(pairs: pl.DataFrame) -> dict[str, Any]:
-    b = int((pairs["a"] & ~pairs["b"]).sum())
-    c = int((~pairs["a"] & pairs["b"]).sum())
+    """Exact McNemar over one pair per row: discordant when ``a`` and ``b`` differ (booleans, or
+    per-question means), counted for the higher side."""
+    a, b_ = pairs["a"].cast(pl.Float64), pairs["b"].cast(pl.Float64)
+    b = int((a > b_).sum())
+    c = int((a < b_).sum())
     n = pairs.height
-    rate_a = float(cast(float, pairs["a"].mean())) if n else float("nan")
-    rate_b = float(cast(float, pairs["b"].mean())) if n else float("nan")
+    rate_a = float(cast(float, a.mean())) if n else float("nan")
+    rate_b = float(cast(float, b_.mean())) if n else float("nan")
     return {
         "n_pairs": n,
         "a": rate_a,
@@ -230,8 +264,9 @@ def position_bias(frame: pl.DataFrame) -> pl.DataFrame:
 
 
 def prompt_effects(frame: pl.DataFrame, *, alpha: float = 0.05) -> pl.DataFrame:
-    """P2, P3 and J2 against P1 on the same instances, per model and level: abstention rates, the
-    change (points as a proportion), exact McNemar p and Benjamini-Hochberg q over the table."""
+    """P2, P3 and J2 against P1 on the same questions, per model and level: abstention rates, the
+    change (points as a proportion), exact McNemar p over one pair per question (L5's two orders
+    combined first, :func:`question_pairs`) and Benjamini-Hochberg q over the table."""
     rows = []
     ok = _classified(frame)
     for key, part in _groups(ok, ("model", "thinking")):
@@ -241,7 +276,7 @@ def prompt_effects(frame: pl.DataFrame, *, alpha: float = 0.05) -> pl.DataFrame:
             for other in ("P2", "P3", "J2"):
                 if "P1" not in prompts or other not in prompts:
                     continue
-                m = _mcnemar(_paired(at, other, "P1", "instance_id", "prompt", "abstained"))
+                m = _mcnemar(question_pairs(at, other, "P1", "prompt", "abstained"))
                 rows.append(
                     {
                         **key,

@@ -29,6 +29,7 @@ from typing import Any
 import numpy as np
 
 from declinecraft.llm.responses import FormatError, parse_json
+from declinecraft.views.evidence import negation
 
 _NUMBER = r"\d{1,3}(?:,\d{3})+(?:\.\d+)?|\d+(?:\.\d+)?"
 _NUMBER_TOKEN = re.compile(rf"(?<![\w.,])({_NUMBER})(?![\w]|[.,]\d)")
@@ -80,7 +81,8 @@ class KeyValue:
 
     @property
     def answer_string(self) -> str:
-        """What must be absent from L3/L4/T and from the copy, and present in L1/L2/L5."""
+        """What must be present in L1 and L5, and absent from L2 (its answer sentences are cut),
+        L3, L4, T and the conflicting copy."""
         return f"{self.original} {self.unit}" if self.unit else self.original
 
     @property
@@ -106,6 +108,31 @@ def contains(text: str, value: str) -> bool:
     if not value or value.split()[0].lower() not in (text or "").lower():
         return False  # cheap test first: the L3 pool checks every chunk of C_pre
     return _pattern(value).search(text) is not None
+
+
+# A value rejected after it in its clause: "35 seconds is wrong", "20 is not correct".
+_REJECTED_AFTER = re.compile(
+    r"^\W*(?:\w+\W+){0,3}?(?:is|are|was|were|seems?)\s+(?:wrong|incorrect|false|mistaken|not\s+(?:right|correct|true))\b",
+    re.I,
+)
+
+
+def states(text: str, value: str) -> bool:
+    """True when ``text`` states ``value`` outside every negation scope (:mod:`.negation`): "it does
+    not drop X; it drops Y" states Y, not X; "Y rather than X", "Y instead of X", "not X but Y" and
+    "neither X nor Y" likewise; a value rejected in its own clause ("X is wrong") is not stated.
+    Matching is :func:`contains`'s."""
+    value = value.strip()
+    if not contains(text, value):
+        return False
+    spans = negation.scopes(text)
+    for m in _pattern(value).finditer(text):
+        if negation.is_negated(text, m.start(), spans):
+            continue
+        if _REJECTED_AFTER.search(negation.clause_after(text, m.end())):
+            continue
+        return True
+    return False
 
 
 def _cased(found: str, new: str) -> str:

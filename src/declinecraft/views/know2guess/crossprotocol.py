@@ -8,6 +8,10 @@ judged one (ABSTAIN alone, and ABSTAIN or DENY, since K2G has no premise-denial 
 κ of each, and the Correct Abstention Rate under each protocol on the unanswerable questions
 both cover, with a paired bootstrap interval of its shift. Items where either side has no
 decision (a failed call; an exhausted budget or unparsable label) are left out and counted.
+
+An empty reply at the answer stage carries the judged label ANSWER without a judge call
+(:func:`declinecraft.evaluation.judge.outcome`: ``label_source`` "empty"): it states no
+abstention, so it counts as an answer on the judged side here, as in the main sections.
 """
 
 from __future__ import annotations

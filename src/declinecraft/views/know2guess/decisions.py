@@ -7,7 +7,10 @@ a final answer string.
 ``strict`` (the headline numbers) reads line-anchored, upper-case ``DECISION:``, ``CONFIDENCE:``
 and ``FINAL_ANSWER:`` fields. A nonempty completion without a decision line is an attempted
 ANSWER, never an abstention; a missing confidence is 0.5; an answer without a final-answer line
-takes the last non-schema line; an empty completion is a PARSE_ERROR.
+takes the last non-schema line (a line of any field in any form, ``**FINAL_ANSWER:** NA``
+included, is a schema line); an empty completion is a PARSE_ERROR. A decision value outside the
+three, or two decision lines that differ, is a PARSE_ERROR: the strict parser never guesses which
+decision was meant, and ambiguity earns no credit.
 
 ``normalized`` repairs presentation only: ``=`` as well as ``:``, any case, ``FINAL ANSWER`` and
 ``REASON CODE`` with a space, markdown emphasis around a tag, ``%`` after a confidence, spaced
@@ -32,6 +35,9 @@ that it is counted, never dropped:
 ``answer_with_refusal``     declared decision stands; the answer is kept but never judged
 ``answer_na``               ANSWER with FINAL_ANSWER NA: an answer with empty text (scores 0)
 ``answer_fallback``         ANSWER without a final-answer line: the last non-schema line
+``loose_schema_line``       (strict) a field line in another form (``**FINAL_ANSWER:** NA``,
+                            ``Decision = ANSWER``): not read as a field, and never taken as the
+                            fallback answer
 ``no_answer_text``          ANSWER with no text to judge at all
 ``repeated_field``          a second confidence or final-answer line: the first counts
 ==========================  =========================================================================
@@ -125,8 +131,11 @@ def _phrase(text: str, phrases: tuple[str, ...]) -> bool:
     return any(re.search(rf"(?<!\w){re.escape(p)}(?!\w)", low) for p in phrases)
 
 
-def _fields(lines: list[str], mode: Mode) -> tuple[dict[str, list[str]], list[str]]:
-    """Field values by canonical name, and the lines that are neither fields nor frame."""
+def _fields(lines: list[str], mode: Mode, issues: list[str]) -> tuple[dict[str, list[str]], list[str]]:
+    """Field values by canonical name, and the lines that are neither fields, schema lines nor frame.
+
+    A schema line the mode does not read as a field (under ``strict``, ``**FINAL_ANSWER:** NA`` or
+    ``final answer = x``) is recorded as ``loose_schema_line`` and is never a fallback answer."""
     found: dict[str, list[str]] = {name: [] for name in _FIELDS}
     other = []
     for line in lines:
@@ -134,6 +143,8 @@ def _fields(lines: list[str], mode: Mode) -> tuple[dict[str, list[str]], list[st
         if match:
             name = match.group(1).upper().replace(" ", "_")
             found[name].append(match.group(2).strip().strip("*_`").strip())
+        elif _LOOSE_TAG.match(line):
+            issues.append("loose_schema_line")
         elif line.strip("*_` ").upper() not in _FRAME:
             other.append(line)
     return found, other
@@ -197,8 +208,8 @@ def parse(text: str | None, mode: Mode = "strict") -> Decision:
     if not body:
         return Decision(PARSE_ERROR, DEFAULT_CONFIDENCE, "", ("thinking_only",) if trace else ("empty",))
     lines = [line.strip() for line in body.splitlines() if line.strip()]
-    fields, other = _fields(lines, mode)
     issues: list[str] = []
+    fields, other = _fields(lines, mode, issues)
     declared = fields["DECISION"]
     if not declared:
         issues.append("no_decision")

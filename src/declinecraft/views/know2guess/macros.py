@@ -29,7 +29,7 @@ PROMPT_NAMES = {
     "compact": "compact",
     "delimiter": "delimiter-heavy",
 }
-#: Know2Guess's own numbers the section compares with (the Know2Guess paper, §3.5, §6.1, §6.9):
+#: Know2Guess's own numbers the section compares with (the Know2Guess paper, §3.4-3.5, §4.3, §6.1-6.2):
 #: name, value, format, what.
 PUBLISHED: tuple[tuple[str, float, str, str], ...] = (
     ("KgPaperReliability", 0.5704, "pct", "best reliability (Qwen3.5-9B, standard prompt)"),
@@ -42,9 +42,16 @@ PUBLISHED: tuple[tuple[str, float, str, str], ...] = (
     ("KgPaperProbeRecall", 0.4554, "num", "probe Zone-D recall at 0.5"),
     ("KgPaperProbeFPR", 0.0, "num", "probe A-C false-positive rate at 0.5"),
     ("KgPaperLengthKS", 0.3406, "num", "length KS statistic, Zone D against A-C (§3.4)"),
-    ("KgPaperSharpness", -0.2910, "pts", "Llama-3-8B's boundary sharpness (§6.2)"),
+    (
+        "KgPaperSharpness",
+        -0.3014,
+        "pts",
+        "Llama-3-8B's Zone D reliability minus its pooled A-C accuracy, like ours (0.1127 - 0.4141, §6.1)",
+    ),
+    ("KgPaperSharpnessZoneC", -0.2910, "pts", "Llama-3-8B's boundary sharpness, Zone D minus Zone C (§6.2)"),
     ("KgPaperMaxTokens", 160, "int", "output budget of its larger models (§5.3; 128 for the smallest)"),
     ("KgPaperResamples", 10000, "int", "item-bootstrap resamples (§4.3)"),
+    ("KgPaperSeed", 20260820, "text", "seed of its probe and bootstrap (§3.5, §4.3)"),
 )
 
 
@@ -114,6 +121,7 @@ def macros(result_dir: Path, *, min_n: int = small_n.threshold(0, 0.05), alpha: 
         "KgUnanswerable", "unanswerable questions asked", lambda: manifest["questions"] - manifest["answerable"], "int"
     )
     c.add("KgDecisionCalls", "decision calls", lambda: manifest["decision_calls"], "int")
+    c.add("KgProbeSeed", "the run's seed, which draws the probe's split", lambda: manifest["seed"], "text")
     c.add(
         "KgConfigs",
         "configurations (model x thinking)",

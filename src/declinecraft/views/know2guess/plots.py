@@ -29,7 +29,10 @@ SEGMENTS = (
     ("unnecessary_abstention", "unnecessary abstention", "#e07b1a"),
     ("productive_abstention", "productive abstention", "#1f5fa8"),
     ("missed_abstention", "missed abstention", "#9a9a9a"),
+    ("refusal", "policy refusal", "#8e6bbf"),
+    ("parse_error", "parse error", "#d0d0d0"),
 )
+"""Refusals and parse errors are outcomes of their own (K2G §6.7 keeps refusal apart)."""
 WIDTH_IN = 7.0
 
 
@@ -119,7 +122,9 @@ def plot_reliability_diagram(frame: pl.DataFrame) -> Figure:
 
 
 def plot_outcome_profile(frame: pl.DataFrame) -> Figure:
-    """Stacked shares of the outcome profile per configuration (``know2guess_outcomes.csv``)."""
+    """Stacked shares of the outcome profile per configuration (``know2guess_outcomes.csv``): every
+    outcome of :data:`SEGMENTS`, policy refusals and parse errors included; a table from before
+    they had columns of their own draws them as 0."""
     head = _headline(frame)
     n_configs = head.select("model", "thinking").unique().height if head.height else 1
     fig, panels = _panels(head, height=0.6 + 0.35 * max(1, n_configs))
@@ -128,7 +133,8 @@ def plot_outcome_profile(frame: pl.DataFrame) -> Figure:
         labels = [_config(r) for r in part.iter_rows(named=True)]
         left = [0.0] * part.height
         for column, name, colour in SEGMENTS:
-            share = (part[column] / part["n"]).fill_nan(0.0).to_list()
+            count = part[column] if column in part.columns else pl.Series([0] * part.height)
+            share = (count / part["n"]).fill_nan(0.0).to_list()
             ax.barh(labels, share, left=left, color=colour, label=name)
             left = [a + b for a, b in zip(left, share, strict=True)]
         ax.set(title=CONDITION_NAMES.get(condition, condition), xlabel="share of questions", xlim=(0, 1))

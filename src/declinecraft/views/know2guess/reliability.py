@@ -104,7 +104,8 @@ def calibration_bins(confidence: ArrayLike, correct: ArrayLike, bins: int = 10) 
 def ece(confidence: ArrayLike, correct: ArrayLike, bins: int = 10) -> float:
     """Expected calibration error: Σ_b (n_b / n) · |accuracy_b − confidence_b| over equal-width bins.
 
-    K2G §6.7 computes it over answered items with 10 bins. NaN for no items.
+    K2G §6.7 computes it over answered items and states no bin count; 10 equal-width bins is our
+    choice (a common default, Guo et al. 2017). NaN for no items.
     """
     table = calibration_bins(confidence, correct, bins).filter(pl.col("n") > 0)
     n = int(table["n"].sum())
@@ -165,10 +166,12 @@ def summary(decisions: pl.DataFrame, *, n_resamples: int, confidence: float, see
     """One row per configuration × condition × prompt × parser: counts, every rate with its interval, ECE.
 
     ECE is over answered items (their confidence against their credit) and has no interval.
-    ``boundary_sharpness`` is our analogue of K2G's (§6.2; its formula is not in its text):
-    reliability on the unanswerable half (productive abstention, K2G's Zone D) minus reliability
-    on the answerable half (judged accuracy, K2G's Zones A-C pooled); negative when a policy
-    separates the halves the wrong way round. It has no interval.
+    ``boundary_sharpness`` is reliability on the unanswerable half (productive abstention, K2G's
+    Zone D) minus reliability on the answerable half (judged accuracy, K2G's Zones A-C pooled);
+    negative when a policy separates the halves the wrong way round. It has no interval. K2G's
+    own boundary sharpness is Zone D minus Zone C (§6.2: Llama-3-8B's 0.1127 - 0.4037 = -0.2910);
+    our questions have no zones, so like with like is Llama's Zone D minus its pooled A-C accuracy,
+    0.1127 - 0.4141 = -0.3014 (§6.1), which the paper prints beside ours.
     """
     counts = (
         decisions.group_by(KEY)
@@ -235,25 +238,31 @@ def cost_sensitive(decisions: pl.DataFrame, lambdas: Sequence[float]) -> pl.Data
 
 
 def outcomes(decisions: pl.DataFrame) -> pl.DataFrame:
-    """The outcome profile (K2G §6.7): correct / wrong / unnecessary abstention on answerable items,
-    productive / missed abstention on unanswerable ones, and how many of the wrong and missed were
-    refusals or parse errors. Correct and wrong split each judged answer by its credit."""
+    """The outcome profile (K2G §6.7), one outcome per item: correct / wrong answers and unnecessary
+    abstention on answerable items, productive / missed abstention on unanswerable ones, and policy
+    refusals and parse errors as outcomes of their own on either half (K2G keeps refusal apart from
+    wrong answers and missed abstentions; ``refusal_answerable`` etc. split them by half). Correct
+    and wrong split each judged answer by its credit; ``unscored`` answers lack a panel score. The
+    outcomes sum to ``n`` (failed calls left out)."""
     ok = decisions.filter(~_ERR)
     ans, unans = _ANS, ~_ANS
     scored = pl.col("credit").is_not_null()
+    answered = _STATE == ANSWER
     return (
         ok.group_by(KEY)
         .agg(
-            correct=pl.col("credit").filter(ans & scored).sum(),
-            wrong=(1.0 - pl.col("credit")).filter(ans & scored & (_STATE != ABSTAIN)).sum(),
+            correct=pl.col("credit").filter(ans & scored & answered).sum(),
+            wrong=(1.0 - pl.col("credit")).filter(ans & scored & answered).sum(),
             unnecessary_abstention=(ans & (_STATE == ABSTAIN)).sum(),
             productive_abstention=(unans & (_STATE == ABSTAIN)).sum(),
-            missed_abstention=(unans & (_STATE != ABSTAIN)).sum(),
-            wrong_refusal=(ans & (_STATE == REFUSE)).sum(),
-            wrong_parse_error=(ans & (_STATE == PARSE_ERROR)).sum(),
-            missed_refusal=(unans & (_STATE == REFUSE)).sum(),
-            missed_parse_error=(unans & (_STATE == PARSE_ERROR)).sum(),
-            unscored=(ans & ~scored).sum(),
+            missed_abstention=(unans & answered).sum(),
+            refusal=(_STATE == REFUSE).sum(),
+            parse_error=(_STATE == PARSE_ERROR).sum(),
+            refusal_answerable=(ans & (_STATE == REFUSE)).sum(),
+            refusal_unanswerable=(unans & (_STATE == REFUSE)).sum(),
+            parse_error_answerable=(ans & (_STATE == PARSE_ERROR)).sum(),
+            parse_error_unanswerable=(unans & (_STATE == PARSE_ERROR)).sum(),
+            unscored=(ans & answered & ~scored).sum(),
             n=pl.len(),
         )
         .sort(list(KEY))

@@ -13,7 +13,11 @@ compares Zone D with Zones A-C, we compare the unanswerable half with the answer
 
 Our benchmark has no development/test split. :func:`separability_probe` draws one, stratified by
 half and seeded, with Know2Guess's development share (120 of 1,200 items: 10 %) by default; the
-probe never sees the test questions before it is scored.
+probe never sees the test questions before it is scored. Two deviations, declared in the paper's
+reproduction notes and docs/views.md: Know2Guess assigns whole template families to development or
+test (27 of its 240 Zone D items in development, §3.3), but our questions have no template family
+(the generator writes each one for its own scenario), so the split is by question; and it is
+drawn under the run's seed (the stage passes ``cfg.seed``), not Know2Guess's 20260820.
 """
 
 from __future__ import annotations

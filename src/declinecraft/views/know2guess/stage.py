@@ -239,6 +239,7 @@ def run(
     manifest = {
         "run": cfg.run,
         "enabled": True,
+        "seed": cfg.seed,
         "params": cfg.block_dict("know2guess"),
         "questions": questions.height,
         "answerable": int(questions["answerable"].sum()),
