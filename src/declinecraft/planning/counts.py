@@ -78,7 +78,7 @@ class Counter(ViewCounts):
             low, high = (len({f["context"] for f in fields}),) * 2 if fields is not None else (min(n, 1), n)
             out.append(
                 Part(
-                    "03_generate",
+                    catalogue.notebook("generate"),
                     model,
                     "generate_scenario",
                     low,
@@ -93,7 +93,7 @@ class Counter(ViewCounts):
             )
             out.append(
                 Part(
-                    "03_generate",
+                    catalogue.notebook("generate"),
                     model,
                     "generate_facts",
                     0,
@@ -105,7 +105,7 @@ class Counter(ViewCounts):
             )
             out.append(
                 Part(
-                    "03_generate",
+                    catalogue.notebook("generate"),
                     model,
                     "generate_question",
                     0,
@@ -147,7 +147,7 @@ class Counter(ViewCounts):
         )
         out = [
             Part(
-                "04_verify",
+                catalogue.notebook("verify"),
                 v.verifier,
                 "verify",
                 0,
@@ -163,7 +163,7 @@ class Counter(ViewCounts):
             t = self.default_thinking(checker)
             out.append(
                 Part(
-                    "04_verify",
+                    catalogue.notebook("verify"),
                     checker,
                     "verify (Table 9)",
                     0,
@@ -199,7 +199,7 @@ class Counter(ViewCounts):
                     fields = self._no_rag_fields(qs, s) if self.sizes.from_benchmark else None
                     out.append(
                         Part(
-                            "05_answer",
+                            catalogue.notebook("answer"),
                             model,
                             f"answer_no_context ({mode})",
                             distinct[s.scenario],
@@ -220,7 +220,7 @@ class Counter(ViewCounts):
                 if s.condition == "single":
                     out.append(
                         Part(
-                            "05_answer",
+                            catalogue.notebook("answer"),
                             model,
                             f"{template} k={s.k} ({mode})",
                             distinct[s.scenario],
@@ -237,7 +237,7 @@ class Counter(ViewCounts):
                 gathered = s.k * (1 + rounds)
                 out.append(
                     Part(
-                        "05_answer",
+                        catalogue.notebook("answer"),
                         model,
                         f"reflect ({mode})",
                         distinct[s.scenario] * min(1, rounds),
@@ -250,7 +250,7 @@ class Counter(ViewCounts):
                 shared = (mode, s.pipeline, s.k, s.scenario, s.prompt_variant) in singles
                 out.append(
                     Part(
-                        "05_answer",
+                        catalogue.notebook("answer"),
                         model,
                         f"{template} iterative ({mode})",
                         0 if shared else distinct[s.scenario],
@@ -284,7 +284,7 @@ class Counter(ViewCounts):
         t = self.default_thinking(a.rewriter)
         return [
             Part(
-                "05_answer",
+                catalogue.notebook("answer"),
                 a.rewriter,
                 "rewrite_query",
                 queries,
@@ -305,7 +305,7 @@ class Counter(ViewCounts):
         prompt = self.template("answer_with_context") + QUESTION_CHARS + a.k * chunk
         return [
             Part(
-                "05_answer",
+                catalogue.notebook("answer"),
                 model,
                 f"answer_with_context (Table 9, {mode})",
                 0,
@@ -333,7 +333,7 @@ class Counter(ViewCounts):
         label = self.template("judge_response") + QUESTION_CHARS + response_chars
         out = [
             Part(
-                "06_judge",
+                catalogue.notebook("judge"),
                 j.response_judge,
                 "judge_response",
                 0,
@@ -347,7 +347,7 @@ class Counter(ViewCounts):
         for other in j.second_judges:
             out.append(
                 Part(
-                    "06_judge",
+                    catalogue.notebook("judge"),
                     other,
                     "judge_response (second)",
                     0,
@@ -368,7 +368,7 @@ class Counter(ViewCounts):
         o_budget = j.oracle_max_tokens or j.max_tokens
         out.append(
             Part(
-                "06_judge",
+                catalogue.notebook("judge"),
                 j.oracle,
                 "oracle",
                 refs,
@@ -382,7 +382,7 @@ class Counter(ViewCounts):
         for scorer in dict.fromkeys(j.accuracy_judges):
             out.append(
                 Part(
-                    "06_judge",
+                    catalogue.notebook("judge"),
                     scorer,
                     "judge_accuracy",
                     0,

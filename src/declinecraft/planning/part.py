@@ -108,7 +108,8 @@ def sizes(cfg: RunConfig) -> Sizes:
         n_ans = int(bench["answerable"].sum())
         return Sizes(n_ans, bench.height - n_ans, True, bench)
     v = cfg.verify
-    ids = [f"a{i:05d}" for i in range(v.target_answerable)] + [f"u{i:05d}" for i in range(v.target_unanswerable)]
+    halves = (("a", v.target_answerable), ("u", v.target_unanswerable))
+    ids = [f"{half}{i:05d}" for half, n in halves for i in range(n)]
     frame = pl.DataFrame({"id": ids, "answerable": [i.startswith("a") for i in ids]})
     return Sizes(v.target_answerable, v.target_unanswerable, False, frame)
 

@@ -10,6 +10,7 @@ from collections.abc import Callable
 
 import polars as pl
 
+from declinecraft.core import catalogue
 from declinecraft.core.config import RunConfig
 from declinecraft.evaluation import answer
 from declinecraft.planning.part import (
@@ -59,7 +60,7 @@ class ViewCounts:
             prompt = self.template(template) + QUESTION_CHARS + (a.k * chunk if run.condition == "single" else 0)
             out.append(
                 Part(
-                    "09_know2guess",
+                    catalogue.notebook("know2guess"),
                     run.model,
                     f"{template} ({run.thinking})",
                     n_k,
@@ -74,7 +75,7 @@ class ViewCounts:
         for scorer in dict.fromkeys(j.accuracy_judges):
             out.append(
                 Part(
-                    "09_know2guess",
+                    catalogue.notebook("know2guess"),
                     scorer,
                     "judge_accuracy",
                     0,
@@ -101,7 +102,7 @@ class ViewCounts:
         if s.conflict_model:
             out.append(
                 Part(
-                    "10_evidence",
+                    catalogue.notebook("evidence"),
                     s.conflict_model,
                     "esb_conflict",
                     0,
@@ -116,7 +117,7 @@ class ViewCounts:
                 for prompt in s.prompts:
                     out.append(
                         Part(
-                            "10_evidence",
+                            catalogue.notebook("evidence"),
                             model,
                             f"esb {prompt} ({mode})",
                             0,
@@ -132,7 +133,7 @@ class ViewCounts:
         label = self.template("judge_response") + QUESTION_CHARS + min(j.truncate_chars, OUTPUT_TOKENS["esb"] * 4)
         out.append(
             Part(
-                "10_evidence",
+                catalogue.notebook("evidence"),
                 j.response_judge,
                 "judge_response",
                 0,
@@ -146,7 +147,7 @@ class ViewCounts:
         for scorer in s.accuracy_judges:
             out.append(
                 Part(
-                    "10_evidence",
+                    catalogue.notebook("evidence"),
                     scorer,
                     "judge_accuracy",
                     0,
