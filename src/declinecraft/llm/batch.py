@@ -349,23 +349,7 @@ class Batcher:
         records, costs = [], []
         for call in batch["calls"]:
             answer = ended.answers.get(call["key"]) or Answer(ok=False, error=missing)
-            record = CallRecord(
-                key=call["key"],
-                status="ok" if answer.ok else "failed",
-                endpoint=self.endpoint,
-                revision=self.revision,
-                prompt_version=call["prompt_version"],
-                request=call["request"],
-                text=answer.text,
-                reasoning=answer.reasoning,
-                finish_reason=answer.finish_reason,
-                prompt_tokens=answer.prompt_tokens,
-                completion_tokens=answer.completion_tokens,
-                latency_s=None,
-                error=answer.error,
-                attempts=1,
-                created_at=now,
-            )
+            record = batch_lines.record_of(call, answer, endpoint=self.endpoint, revision=self.revision, created_at=now)
             records.append(record)
             hold = holds.get(call["key"])
             if self.budget is not None and hold is None:  # submitted by an earlier run: it holds nothing now

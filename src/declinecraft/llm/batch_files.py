@@ -135,21 +135,11 @@ def import_results(cache: Cache, results: Iterable[Path], exported: Iterable[Pat
                     "(import the results with the *.calls.jsonl written beside the batch file)"
                 )
             records.append(
-                CallRecord(
-                    key=key,
-                    status="ok" if answer.ok else "failed",
+                batch_lines.record_of(
+                    {**call, "key": key},
+                    answer,
                     endpoint=call["endpoint"],
                     revision=call["revision"],
-                    prompt_version=call["prompt_version"],
-                    request=call["request"],
-                    text=answer.text,
-                    reasoning=answer.reasoning,
-                    finish_reason=answer.finish_reason,
-                    prompt_tokens=answer.prompt_tokens,
-                    completion_tokens=answer.completion_tokens,
-                    latency_s=None,
-                    error=answer.error,
-                    attempts=1,
                     created_at=now,
                 )
             )

@@ -17,6 +17,7 @@ import json
 from collections.abc import Iterable, Mapping
 from typing import Any
 
+from declinecraft.llm.cache import CallRecord
 from declinecraft.llm.transport import Answer, LLMError, answer_of
 
 #: The endpoint every OpenAI-format line asks for.
@@ -133,4 +134,26 @@ def anthropic_result(line: Mapping[str, Any], where: str) -> tuple[str, Answer]:
         prompt_tokens=usage.get("input_tokens"),
         completion_tokens=usage.get("output_tokens"),
         latency_s=None,
+    )
+
+
+def record_of(call: Mapping[str, Any], answer: Answer, *, endpoint: str, revision: str, created_at: str) -> CallRecord:
+    """The cache record of one batch line's answer (``call``: its ``key``, ``prompt_version`` and
+    ``request`` as the batch stored them); a batch gives no latency and one attempt."""
+    return CallRecord(
+        key=call["key"],
+        status="ok" if answer.ok else "failed",
+        endpoint=endpoint,
+        revision=revision,
+        prompt_version=call["prompt_version"],
+        request=call["request"],
+        text=answer.text,
+        reasoning=answer.reasoning,
+        finish_reason=answer.finish_reason,
+        prompt_tokens=answer.prompt_tokens,
+        completion_tokens=answer.completion_tokens,
+        latency_s=None,
+        error=answer.error,
+        attempts=1,
+        created_at=created_at,
     )
