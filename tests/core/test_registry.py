@@ -48,7 +48,7 @@ class TestCheckSettings:
         path = tmp_path / "models.yaml"
         entry = {"backend": "vllm", "hf_repo": "org/m", key: value}
         path.write_text(yaml.safe_dump({"models": {"m": entry}}))
-        with pytest.raises(registry.RegistryError, match=rf"models\.yaml: model 'm': {key} must be"):
+        with pytest.raises(registry.RegistryError, match=rf"models\.yaml: model 'm': {key}\b"):
             registry.load_models(path)
 
     def test_check_params_names_file_and_key(self, project: Path, capsys: pytest.CaptureFixture[str]) -> None:
@@ -57,7 +57,7 @@ class TestCheckSettings:
         models["models"]["qwen2.5-coder-0.5b"]["price_out"] = -0.5
         (project / "params" / "models.yaml").write_text(yaml.safe_dump(models))
         assert config._main(["check", str(project / "params" / "default.yaml")]) == 1
-        assert "model 'qwen2.5-coder-0.5b': price_out must be a number >= 0" in capsys.readouterr().err
+        assert "model 'qwen2.5-coder-0.5b': price_out: -0.5 is out of range (needs >= 0)" in capsys.readouterr().err
 
     def test_paper_entries_have_gpu_settings(self, root: Path) -> None:
         """Every self-hosted paper entry (vLLM from hf_repo) carries its GPU settings."""

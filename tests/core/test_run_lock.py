@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 from declinecraft.core import run_lock
-from tests.support import projects
+from tests.support import processes, projects
 
 
 @pytest.fixture()
@@ -152,6 +152,7 @@ class TestRunLocked:
             stdout=subprocess.PIPE,
             text=True,
             env={**os.environ, "PYTHONPATH": str(project / "src")},
+            preexec_fn=processes.default_signals,
         )
         assert holder.stdout is not None and holder.stdout.readline() == "ready\n"
         holder.send_signal(sig)

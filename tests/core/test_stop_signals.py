@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 
 from declinecraft.core import stop_signals
+from tests.support import processes
 
 #: Writes "cleaned <signal>" from a finally block after a stop signal, then exits with 3.
 SCRIPT = """
@@ -31,7 +32,7 @@ def run_until_signal(tmp_path: Path, sig: signal.Signals, *, ignore: bool = Fals
     """Run SCRIPT, send it ``sig`` once it is ready; return its status and the clean-up's file.
     ``ignore`` starts it with ``sig`` ignored, as nohup does with SIGHUP."""
     out = tmp_path / "out.txt"
-    preexec = (lambda: signal.signal(sig, signal.SIG_IGN)) if ignore else None
+    preexec = (lambda: signal.signal(sig, signal.SIG_IGN)) if ignore else processes.default_signals
     proc = subprocess.Popen(
         [sys.executable, "-c", SCRIPT, str(out)], stdout=subprocess.PIPE, text=True, preexec_fn=preexec
     )

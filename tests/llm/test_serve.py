@@ -209,7 +209,14 @@ def start_serving(command: list[str], root: Path, cache: Path) -> tuple[subproce
     read from the state file (``llm.serve``) or the first line it prints (a stage)."""
     env = {**os.environ, "DECLINECRAFT_CACHE": str(cache)}
     proc = subprocess.Popen(
-        command, cwd=root, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True
+        command,
+        cwd=root,
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        start_new_session=True,
+        preexec_fn=processes.default_signals,
     )
     line = proc.stdout.readline()  # type: ignore[union-attr]
     if line.startswith("serving"):

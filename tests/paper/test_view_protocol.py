@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import polars as pl
 
-from declinecraft.analysis import run_health
+from declinecraft.analysis import run_health, view_health
 from declinecraft.paper import view_protocol
 
 
@@ -35,7 +35,7 @@ class TestGate:
     def test_below_threshold(self) -> None:
         """6 of 36 replies follow: behaviour prints "not interpretable ... (6 of 36)"; the questions
         and the probe (the text, not the models' behaviour) print as they are."""
-        health = run_health.know2guess_protocol(_decisions(6, 36))
+        health = view_health.know2guess_protocol(_decisions(6, 36))
         out = {n: v for n, v, _ in view_protocol.gate(MACROS, health, 0.8)}
         said = "not interpretable: the models did not follow the protocol (6 of 36)"
         assert out["KgBestNoRagReliability"] == said and out["KgRagReliabilityDirection"] == said
@@ -46,7 +46,7 @@ class TestGate:
 
     def test_at_threshold(self) -> None:
         """8 of 10 replies follow at a threshold of 0.8: every number prints, and the sentence says so."""
-        health = run_health.know2guess_protocol(_decisions(8, 10))
+        health = view_health.know2guess_protocol(_decisions(8, 10))
         out = {n: v for n, v, _ in view_protocol.gate(MACROS, health, 0.8)}
         assert out["KgBestNoRagReliability"] == "66.7" and out["KgFollowed"] == "1"
         assert out["KgProtocolSentence"].endswith("at least the run's threshold of 80%.")

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import signal
 import time
 from pathlib import Path
 
@@ -22,3 +23,11 @@ def wait_dead(pid: int, timeout: float = 15.0) -> bool:
             return True
         time.sleep(0.1)
     return False
+
+
+def default_signals() -> None:
+    """A child's ``preexec_fn``: SIGHUP, SIGINT and SIGTERM at their defaults, whatever the test run
+    inherited (a run under nohup ignores SIGHUP, a shell's background job SIGINT), so a test that
+    sends one sees what a process started from a terminal would do."""
+    for sig in (signal.SIGHUP, signal.SIGINT, signal.SIGTERM):
+        signal.signal(sig, signal.SIG_DFL)

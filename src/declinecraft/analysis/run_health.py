@@ -47,9 +47,10 @@ missing                   a part that could not be counted; ``detail`` says why
 ========================  ===================================================================
 
 :func:`collect` counts the answer and judge stages (the analysis stage's ``run_health.csv``);
-:func:`verifier_health` counts the verify stage's audit and :func:`collect_views` the two views
-from their folders (the paper stage adds them, since the analysis stage reads neither). A missing
-file leaves a ``missing`` row, never an error.
+:func:`verifier_health` counts the verify stage's audit and
+:func:`declinecraft.analysis.view_health.collect_views` the two views from their folders (the
+paper stage adds them, since the analysis stage reads neither). A missing file leaves a
+``missing`` row, never an error.
 """
 
 from __future__ import annotations
@@ -104,7 +105,7 @@ def empty() -> pl.DataFrame:
     return pl.DataFrame(schema=SCHEMA)
 
 
-def _finish(frame: pl.DataFrame, measure: str, stage: str) -> pl.DataFrame:
+def finish(frame: pl.DataFrame, measure: str, stage: str) -> pl.DataFrame:
     """Rows of ``measure`` from a frame with model, numerator and denominator (others optional;
     a ``stage`` column overrides ``stage``)."""
     if frame.height == 0:
@@ -149,14 +150,14 @@ def verifier_answers(audit: pl.DataFrame, generator: str) -> pl.DataFrame:
         counted = part.filter(pl.col("answerable") == answerable).select(
             model=pl.col("verifier"), numerator=said_no, denominator=answered
         )
-        halves.append(_finish(counted, VERIFIER_NO[answerable], VERIFY_STAGE))
+        halves.append(finish(counted, VERIFIER_NO[answerable], VERIFY_STAGE))
     return pl.concat(halves)
 
 
 def verifier_health(cfg: RunConfig) -> pl.DataFrame:
     """The verifier's rows, or a ``missing`` row saying why there are none (an imported benchmark
     was verified elsewhere)."""
-    audit, why = _read(catalogue.VERIFY_AUDIT_VERIFIER, cfg)
+    audit, why = read_artifact(catalogue.VERIFY_AUDIT_VERIFIER, cfg)
     if audit is not None:
         return verifier_answers(audit, cfg.generate.generator)
     if catalogue.VERIFY_IMPORT.path(cfg).is_file():
@@ -192,7 +193,7 @@ def answer_calls(responses: pl.DataFrame, stage: str = ANSWER_STAGE) -> pl.DataF
     reflected = reflections(responses).select("model", failed=pl.col("status") == "error")
     calls = pl.concat([answers, reflected])
     counted = calls.group_by("model").agg(numerator=pl.col("failed").sum(), denominator=pl.len())
-    return _finish(counted, "failed_calls", stage)
+    return finish(counted, "failed_calls", stage)
 
 
 def truncation(
@@ -204,7 +205,7 @@ def truncation(
     counted = replied.group_by(list(by)).agg(
         numerator=(pl.col("finish_reason") == "length").sum(), denominator=pl.len()
     )
-    return _finish(counted, "truncated", stage)
+    return finish(counted, "truncated", stage)
 
 
 def exhaustion(
@@ -218,7 +219,7 @@ def exhaustion(
     counted = replied.group_by(list(by)).agg(
         numerator=pl.col("budget_exhausted").fill_null(False).sum(), denominator=pl.len()
     )
-    return _finish(counted, "exhausted", stage)
+    return finish(counted, "exhausted", stage)
 
 
 def reflection_health(responses: pl.DataFrame) -> pl.DataFrame:
@@ -227,7 +228,7 @@ def reflection_health(responses: pl.DataFrame) -> pl.DataFrame:
     counted = found.group_by("model", "thinking").agg(
         numerator=pl.col("status").is_in(UNUSABLE_REFLECTION).sum(), denominator=pl.len()
     )
-    return _finish(counted.with_columns(condition=pl.lit("iterative")), "reflection_unusable", ANSWER_STAGE)
+    return finish(counted.with_columns(condition=pl.lit("iterative")), "reflection_unusable", ANSWER_STAGE)
 
 
 def reflection_outcomes(responses: pl.DataFrame) -> pl.DataFrame:
@@ -238,7 +239,7 @@ def reflection_outcomes(responses: pl.DataFrame) -> pl.DataFrame:
     counted = found.group_by("model", "thinking", "outcome").agg(numerator=pl.len())
     totals = found.group_by("model", "thinking").agg(denominator=pl.len())
     counted = counted.join(totals, on=["model", "thinking"]).rename({"outcome": "detail"})
-    return _finish(counted.with_columns(condition=pl.lit("iterative")), "reflection_outcome", ANSWER_STAGE)
+    return finish(counted.with_columns(condition=pl.lit("iterative")), "reflection_outcome", ANSWER_STAGE)
 
 
 def rounds_used(responses: pl.DataFrame) -> pl.DataFrame:
@@ -256,7 +257,7 @@ def rounds_used(responses: pl.DataFrame) -> pl.DataFrame:
             condition=pl.lit("iterative"),
         )
     )
-    return _finish(counted, "further_rounds", ANSWER_STAGE)
+    return finish(counted, "further_rounds", ANSWER_STAGE)
 
 
 def judge_calls(parts: Sequence[tuple[pl.DataFrame, str]], stage: str) -> pl.DataFrame:
@@ -281,7 +282,7 @@ def judge_calls(parts: Sequence[tuple[pl.DataFrame, str]], stage: str) -> pl.Dat
     counted = (
         pl.concat(frames).group_by("model").agg(numerator=pl.col("failed").sum(), denominator=pl.col("calls").sum())
     )
-    return _finish(counted, "failed_calls", stage)
+    return finish(counted, "failed_calls", stage)
 
 
 def parse_health(table: pl.DataFrame, kind: str, stage: str = JUDGE_STAGE) -> pl.DataFrame:
@@ -300,8 +301,8 @@ def parse_health(table: pl.DataFrame, kind: str, stage: str = JUDGE_STAGE) -> pl
     )
     return pl.concat(
         [
-            _finish(counted.rename({"reasked": "numerator"}).drop("unparsable"), f"{kind}_reasked", stage),
-            _finish(counted.rename({"unparsable": "numerator"}).drop("reasked"), f"{kind}_unparsable", stage),
+            finish(counted.rename({"reasked": "numerator"}).drop("unparsable"), f"{kind}_reasked", stage),
+            finish(counted.rename({"unparsable": "numerator"}).drop("reasked"), f"{kind}_unparsable", stage),
         ]
     )
 
@@ -326,7 +327,7 @@ def rule_disagreement(labels: pl.DataFrame, stage: str = JUDGE_STAGE) -> pl.Data
             {"model": key[0], "numerator": differ.height, "denominator": group.height, "detail": "; ".join(named)}
         )
     schema = {"model": pl.String, "numerator": pl.Int64, "denominator": pl.Int64, "detail": pl.String}
-    return _finish(pl.DataFrame(rows, schema=schema), "label_rule_disagree", stage)
+    return finish(pl.DataFrame(rows, schema=schema), "label_rule_disagree", stage)
 
 
 def judge_check(scored: pl.DataFrame, min_agreement: float) -> pl.DataFrame:
@@ -339,7 +340,7 @@ def judge_check(scored: pl.DataFrame, min_agreement: float) -> pl.DataFrame:
         denominator="items",
         detail=pl.when(pl.col("passed")).then(pl.lit("passed")).otherwise(pl.lit("failed")),
     )
-    return _finish(counted, "judge_check_agree", JUDGE_STAGE)
+    return finish(counted, "judge_check_agree", JUDGE_STAGE)
 
 
 def failed_judges(health: pl.DataFrame) -> list[tuple[str, int, int]]:
@@ -352,94 +353,7 @@ def accuracy_questions(main_grid: pl.DataFrame) -> pl.DataFrame:
     """``accuracy_questions`` per configuration and condition from the analysis' ``main_grid``:
     answerable questions whose accuracy panel is complete (``accuracy_n``) of those asked."""
     counted = main_grid.select("model", "thinking", "condition", numerator="accuracy_n", denominator="n_answerable")
-    return _finish(counted, "accuracy_questions", ANALYSIS_STAGE)
-
-
-def know2guess_format(decisions: pl.DataFrame) -> pl.DataFrame:
-    """``k2g_format_issues`` per model and thinking setting: replies (strict parser, one row per
-    call) with any parser issue; ``detail`` names the most frequent issue."""
-    strict = decisions.filter(pl.col("parser") == "strict").with_columns(
-        issue=pl.col("issues").fill_null("").str.split(";").list.eval(pl.element().filter(pl.element() != ""))
-    )
-    counted = strict.group_by("model", "thinking").agg(
-        numerator=(pl.col("issue").list.len() > 0).sum(), denominator=pl.len()
-    )
-    top = (
-        strict.explode("issue")
-        .drop_nulls("issue")
-        .group_by("model", "thinking", "issue")
-        .len()
-        .sort("len", "issue", descending=[True, False])
-        .group_by("model", "thinking", maintain_order=True)
-        .first()
-        .select("model", "thinking", detail=pl.col("issue"))
-    )
-    counted = counted.join(top, on=["model", "thinking"], how="left").with_columns(pl.col("detail").fill_null(""))
-    return _finish(counted, "k2g_format_issues", K2G_STAGE)
-
-
-#: Know2Guess parser issues (:mod:`declinecraft.views.know2guess.decisions`) that leave a reply
-#: without a decision it states and keeps: none, an unknown or conflicting one, only a thinking
-#: trace, nothing at all, or a final answer given beside an abstention or a refusal.
-K2G_NO_DECISION = (
-    "empty",
-    "thinking_only",
-    "no_decision",
-    "unknown_decision",
-    "conflicting_decisions",
-    "answer_with_abstain",
-    "answer_with_refusal",
-)
-#: Know2Guess parser issues that leave a reply without a stated confidence (it counts as 50).
-K2G_NO_CONFIDENCE = ("missing_confidence", "confidence_over_100", "confidence_negative", "confidence_non_numeric")
-
-
-def protocol(replies: pl.DataFrame, stage: str, decision: pl.Expr, confidence: pl.Expr | None) -> pl.DataFrame:
-    """``protocol_decision``, ``protocol_confidence`` (when the protocol asks for one) and
-    ``protocol_followed`` per model and thinking setting, of the replies returned (failed calls
-    are ``failed_calls``); ``decision`` and ``confidence`` are true per reply that has one."""
-    replied = replies.filter(pl.col("error").is_null()).with_columns(
-        _decision=decision,
-        _confidence=confidence if confidence is not None else pl.lit(True),
-        _cut=pl.col("finish_reason").fill_null("") == "length",
-    )
-    keys = ["model", "thinking"]
-    counted = replied.group_by(keys).agg(
-        d=pl.col("_decision").sum(),
-        c=pl.col("_confidence").sum(),
-        f=(pl.col("_decision") & pl.col("_confidence") & ~pl.col("_cut")).sum(),
-        denominator=pl.len(),
-    )
-    parts = [("protocol_decision", "d"), *([("protocol_confidence", "c")] if confidence is not None else [])]
-    parts.append(("protocol_followed", "f"))
-    return pl.concat(
-        [_finish(counted.select(*keys, "denominator", numerator=col), measure, stage) for measure, col in parts]
-    )
-
-
-def know2guess_protocol(decisions: pl.DataFrame) -> pl.DataFrame:
-    """:func:`protocol` of the Know2Guess replies (strict parser, every prompt)."""
-    issues = pl.col("issues").fill_null("").str.split(";")
-    has = lambda names: issues.list.eval(pl.element().is_in(list(names))).list.any()  # noqa: E731
-    strict = decisions.filter(pl.col("parser") == "strict")
-    return protocol(strict, K2G_STAGE, ~has(K2G_NO_DECISION), ~has(K2G_NO_CONFIDENCE))
-
-
-def evidence_protocol(responses: pl.DataFrame) -> pl.DataFrame:
-    """:func:`protocol` of the evidence view's answers: a decision is a nonempty final text left
-    after thinking (ESB asks for no confidence)."""
-    text = pl.col("response").fill_null("").str.strip_chars() != ""
-    exhausted = pl.col("budget_exhausted").fill_null(False) if "budget_exhausted" in responses.columns else False
-    return protocol(responses, EVIDENCE_STAGE, text & ~exhausted, None)
-
-
-def evidence_invalid(summary: pl.DataFrame) -> pl.DataFrame:
-    """``esb_invalid`` per model and thinking setting from the view's ``summary.csv`` (summed over
-    prompts): responses ESB classes INVALID of all responses."""
-    counted = summary.group_by("model", "thinking").agg(
-        numerator=pl.col("n_invalid").sum(), denominator=pl.col("n_responses").sum()
-    )
-    return _finish(counted.with_columns(pl.col("thinking").cast(pl.String)), "esb_invalid", EVIDENCE_STAGE)
+    return finish(counted, "accuracy_questions", ANALYSIS_STAGE)
 
 
 def merge_calls(frame: pl.DataFrame) -> pl.DataFrame:
@@ -449,7 +363,7 @@ def merge_calls(frame: pl.DataFrame) -> pl.DataFrame:
     if calls.height == 0:
         return frame
     summed = calls.group_by("stage", "model").agg(pl.col("numerator", "denominator").sum())
-    merged = _finish(summed, "failed_calls", "")
+    merged = finish(summed, "failed_calls", "")
     order = {m: i for i, m in enumerate(dict.fromkeys(frame["measure"]))}
     out = pl.concat([frame.filter(pl.col("measure") != "failed_calls"), merged.select(list(SCHEMA))])
     return out.sort(
@@ -462,7 +376,7 @@ def merge_calls(frame: pl.DataFrame) -> pl.DataFrame:
     )
 
 
-def _read(artifact: Artifact, cfg: RunConfig) -> tuple[pl.DataFrame | None, str]:
+def read_artifact(artifact: Artifact, cfg: RunConfig) -> tuple[pl.DataFrame | None, str]:
     """A stage file (parquet or CSV), or why it is not there."""
     path = artifact.path(cfg)
     if not path.is_file():
@@ -476,7 +390,7 @@ def collect(cfg: RunConfig, main_grid: pl.DataFrame | None = None) -> pl.DataFra
     """The answer and judge stages' health (every measure but the verifier's and the views'), with a ``missing``
     row for each input the run lacks; ``main_grid`` is the analysis' table when it has one."""
     parts = []
-    responses, why = _read(catalogue.ANSWER_RESPONSES, cfg)
+    responses, why = read_artifact(catalogue.ANSWER_RESPONSES, cfg)
     if responses is None:
         parts.append(missing(ANSWER_STAGE, why))
     else:
@@ -493,7 +407,7 @@ def collect(cfg: RunConfig, main_grid: pl.DataFrame | None = None) -> pl.DataFra
         "references": catalogue.JUDGE_REFERENCES,
         "scores": catalogue.JUDGE_SCORES,
     }
-    tables = {name: _read(artifact, cfg) for name, artifact in judge_files.items()}
+    tables = {name: read_artifact(artifact, cfg) for name, artifact in judge_files.items()}
     parts += [missing(JUDGE_STAGE, why) for frame, why in tables.values() if frame is None]
     found = {name: frame for name, (frame, _) in tables.items() if frame is not None}
     who = {"labels": "judge", "references": "oracle", "scores": "judge"}
@@ -504,7 +418,7 @@ def collect(cfg: RunConfig, main_grid: pl.DataFrame | None = None) -> pl.DataFra
     if "labels" in found and "rule_label" in found["labels"].columns:
         parts.append(rule_disagreement(found["labels"]))
     if cfg.judge.check_file:
-        check, why = _read(catalogue.JUDGE_CHECK, cfg)
+        check, why = read_artifact(catalogue.JUDGE_CHECK, cfg)
         parts.append(missing(JUDGE_STAGE, why) if check is None else judge_check(check, cfg.judge.check_min_agreement))
     if main_grid is not None and {"accuracy_n", "n_answerable"} <= set(main_grid.columns):
         parts.append(accuracy_questions(main_grid))
@@ -513,50 +427,3 @@ def collect(cfg: RunConfig, main_grid: pl.DataFrame | None = None) -> pl.DataFra
             missing(ANALYSIS_STAGE, "no judged responses, so no configuration was scored", "accuracy_questions")
         )
     return merge_calls(pl.concat(parts))
-
-
-def collect_views(cfg: RunConfig) -> pl.DataFrame:
-    """The two views' health (calls, truncation, Know2Guess format issues, ESB invalid responses),
-    with a ``missing`` row for a view that is switched off or has not run."""
-    parts = []
-    for block, stage in (("know2guess", K2G_STAGE), ("evidence", EVIDENCE_STAGE)):
-        if not cfg.block(block).enabled:
-            parts.append(missing(stage, f"the {block} view is switched off in this run ({block}.enabled: false)"))
-    if cfg.know2guess.enabled:
-        decisions, why = _read(catalogue.K2G_DECISIONS, cfg)
-        if decisions is None:
-            parts.append(missing(K2G_STAGE, why))
-        else:
-            calls = decisions.filter(pl.col("parser") == "strict").with_columns(pl.col("thinking").cast(pl.String))
-            parts += [
-                answer_calls(calls, K2G_STAGE),
-                truncation(calls, K2G_STAGE, ("model", "thinking")),
-                know2guess_format(calls.with_columns(parser=pl.lit("strict"))),
-                know2guess_protocol(calls),
-            ]
-    if cfg.evidence.enabled:
-        found = {
-            artifact: _read(artifact, cfg)
-            for artifact in (
-                catalogue.EVIDENCE_RESPONSES,
-                catalogue.EVIDENCE_LABELS,
-                catalogue.EVIDENCE_SCORES,
-                catalogue.EVIDENCE_SUMMARY,
-            )
-        }
-        parts += [missing(EVIDENCE_STAGE, why) for frame, why in found.values() if frame is None]
-        if (responses := found[catalogue.EVIDENCE_RESPONSES][0]) is not None:
-            parts += [
-                answer_calls(responses, EVIDENCE_STAGE),
-                truncation(responses, EVIDENCE_STAGE, ("model", "thinking")),
-                evidence_protocol(responses.with_columns(pl.col("thinking").cast(pl.String))),
-            ]
-        judged = [
-            (frame, "judge")
-            for artifact, (frame, _) in found.items()
-            if artifact in (catalogue.EVIDENCE_LABELS, catalogue.EVIDENCE_SCORES) and frame is not None
-        ]
-        parts.append(judge_calls(judged, EVIDENCE_STAGE))
-        if (summary := found[catalogue.EVIDENCE_SUMMARY][0]) is not None and summary.height:
-            parts.append(evidence_invalid(summary))
-    return merge_calls(pl.concat(parts)) if parts else empty()

@@ -260,7 +260,7 @@ class AnswerParams:
     """Thinking settings the ablations (k sweep, pipelines, no scenario, temporal prompt) run in;
     () = every one of ``thinking``. ("off",) pairs thinking on the main grid only, as the paper's k
     ablation ran with thinking disabled (App. A.2; evaluation.answer.plan)."""
-    ablation_models: dict[str, tuple[str, ...]] = field(default_factory=dict)
+    ablation_models: dict[str, tuple[str, ...]] = field(default_factory=dict, hash=False)
     """Models of each ablation setting, keyed by its name: ``k=<k>`` (k sweep), a pipeline name
     (pipelines), ``no_scenario``, ``temporal_prompt``; a setting not named runs every model. The
     paper ran each ablation on its own subset (App. A.2: k=10 on 11 models, k=1-3 on 8; A.3: six

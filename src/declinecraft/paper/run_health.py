@@ -3,7 +3,7 @@
 The counts come from the analysis stage's ``run_health.csv`` (answering and judging,
 :mod:`declinecraft.analysis.run_health`) and, for the verifier and the two views, from their own
 folders (:func:`~declinecraft.analysis.run_health.verifier_health`,
-:func:`~declinecraft.analysis.run_health.collect_views`: the analysis stage reads neither).
+:func:`~declinecraft.analysis.view_health.collect_views`: the analysis stage reads neither).
 :func:`write` puts the whole table into ``outputs/<run>/08_paper/run_health.csv``, the LaTeX table
 into ``paper/tables/run_health.tex`` and the sentences, as macros, into
 ``paper/health_numbers.tex``. Every count prints with its n ("6 of 9"); the questions a
@@ -20,7 +20,7 @@ from typing import Any, cast
 
 import polars as pl
 
-from declinecraft.analysis import run_health
+from declinecraft.analysis import run_health, view_health
 from declinecraft.core import catalogue, small_n
 from declinecraft.core.config import RunConfig
 from declinecraft.paper.latex import escape, macro_file
@@ -532,7 +532,7 @@ def _counted(cfg: RunConfig) -> pl.DataFrame:
 def write(cfg: RunConfig, paper_dir: Path, stage_dir: Path) -> dict[str, Any]:
     """Write the section's table, macros and full CSV; return the table's status row."""
     counted = _counted(cfg)
-    frame = pl.concat([run_health.verifier_health(cfg), counted, run_health.collect_views(cfg)])
+    frame = pl.concat([run_health.verifier_health(cfg), counted, view_health.collect_views(cfg)])
     min_n = cfg.analysis.finding_n
     writer = paper_writer(paper_dir, stage_dir)
     writer.frame(catalogue.PAPER_RUN_HEALTH, frame)

@@ -4,7 +4,7 @@ A view's behavioural numbers (reliability, abstention, calibration, its directio
 something only when the replies follow the view's protocol: a decision the protocol can read, a
 stated confidence where it asks for one, and a reply not cut at the output budget. The counts are
 run health's (``protocol_*`` and ``truncated`` rows of
-:func:`declinecraft.analysis.run_health.collect_views`). When the share of replies that follow the
+:func:`declinecraft.analysis.view_health.collect_views`). When the share of replies that follow the
 protocol in full is below ``analysis.min_protocol``, the view's behavioural macros print as
 :data:`NOT_FOLLOWED` and the section prints its compliance sentence in place of its findings
 (``\\KgFollowed``/``\\EsbFollowed`` are 0). Macros that describe the questions, the contexts or the

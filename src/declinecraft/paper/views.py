@@ -18,7 +18,7 @@ from typing import Any
 import polars as pl
 from matplotlib.figure import Figure
 
-from declinecraft.analysis import run_health
+from declinecraft.analysis import view_health
 from declinecraft.core import catalogue
 from declinecraft.core.catalogue import Artifact
 from declinecraft.core.config import RunConfig
@@ -113,7 +113,7 @@ def view_macros(cfg: RunConfig) -> list[tuple[str, str, str]]:
         *evidence_report.macros(cfg.stage_dir("evidence"), min_n=rule),
     ]
     # Compliance first: a view whose replies did not follow its protocol prints no behaviour.
-    out = view_protocol.gate(out, run_health.collect_views(cfg), cfg.analysis.min_protocol)
+    out = view_protocol.gate(out, view_health.collect_views(cfg), cfg.analysis.min_protocol)
     # Text values (model ids, words) are escaped here; values already in LaTeX (a macro, math, a
     # count with its {,} thousands separator) are left alone.
     return [(name, value if _is_latex(value) else escape(value), what) for name, value, what in out]

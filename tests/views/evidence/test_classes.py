@@ -7,7 +7,7 @@ import pytest
 
 from declinecraft.views import evidence
 from declinecraft.views.evidence import classes
-from tests.support.negation_sentences import CONFLICT_TABLE, HELD_OUT_CONFLICT, KNOWN_MISSES
+from tests.support import negation_sentences
 
 
 class TestClasses:
@@ -66,21 +66,23 @@ def _cases(table: tuple[tuple[str, bool], ...]) -> list[object]:
     """The table as parameters; a known miss is expected to fail (strictly, so a fix shows)."""
     return [
         pytest.param(text, want, marks=pytest.mark.xfail(strict=True, reason="known miss"))
-        if text in KNOWN_MISSES
+        if text in negation_sentences.KNOWN_MISSES
         else (text, want)
         for text, want in table
     ]
 
 
 class TestIsConflictAware:
-    @pytest.mark.parametrize(("text", "want"), _cases(CONFLICT_TABLE + HELD_OUT_CONFLICT))
+    @pytest.mark.parametrize(
+        ("text", "want"), _cases(negation_sentences.CONFLICT_TABLE + negation_sentences.HELD_OUT_CONFLICT)
+    )
     def test_sentence_table(self, text: str, want: bool) -> None:
         """Agreement, negated, hedged and stated conflicts are read by negation scope, not a window."""
         assert evidence.is_conflict_aware(text) is want
 
     def test_table_size(self) -> None:
         """The table holds at least 40 hand-written sentences, both labels well represented."""
-        labels = [want for _, want in CONFLICT_TABLE]
+        labels = [want for _, want in negation_sentences.CONFLICT_TABLE]
         assert len(labels) >= 40 and min(labels.count(True), labels.count(False)) >= 15
 
     def test_l5_type_uses_it(self) -> None:

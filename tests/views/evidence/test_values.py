@@ -7,8 +7,7 @@ import pytest
 
 from declinecraft.views.evidence import values
 from declinecraft.views.evidence.values import KeyValue
-from tests.support import esb
-from tests.support.negation_sentences import HELD_OUT_VALUE, KNOWN_MISSES, VALUE_TABLE
+from tests.support import esb, negation_sentences
 
 FACT = "The golem presses a button every 20 seconds; it wanders slowly and glows."
 
@@ -40,9 +39,9 @@ class TestStates:
         ("text", "gold", "conflict"),
         [
             pytest.param(*row, marks=pytest.mark.xfail(strict=True, reason="known miss"))
-            if row[0] in KNOWN_MISSES
+            if row[0] in negation_sentences.KNOWN_MISSES
             else row
-            for row in VALUE_TABLE + HELD_OUT_VALUE
+            for row in negation_sentences.VALUE_TABLE + negation_sentences.HELD_OUT_VALUE
         ],
     )
     def test_sentence_table(self, text: str, gold: bool, conflict: bool) -> None:

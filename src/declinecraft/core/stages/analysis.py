@@ -10,6 +10,7 @@ from declinecraft.core.stages.corpus import CORPUS_STATS
 from declinecraft.core.stages.generate import GENERATE_DRAFTS
 from declinecraft.core.stages.judge import (
     JUDGE_AGREEMENT,
+    JUDGE_CHECK,
     JUDGE_COMPARISON_LABELS,
     JUDGE_JUDGED,
     JUDGE_LABELS,
@@ -59,6 +60,7 @@ STAGE = Stage(
         JUDGE_SCORES,
         JUDGE_JUDGED,
         JUDGE_AGREEMENT,
+        JUDGE_CHECK,
         JUDGE_COMPARISON_LABELS,
     ),
     data=lambda cfg: ["params/paper_reported.yaml", f"{paths.ANNOTATIONS}/{cfg.run}"],

@@ -1,0 +1,92 @@
+"""Tests for declinecraft.analysis.view_health: the two views' health counts on hand-built outputs
+(tests/support/health.py)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import polars as pl
+import pytest
+
+from declinecraft.analysis import view_health
+from declinecraft.core import config
+from tests.support import health
+
+
+def _row(frame: pl.DataFrame, measure: str, model: str, **keys: str) -> tuple[int, int]:
+    hit = frame.filter((pl.col("measure") == measure) & (pl.col("model") == model))
+    for column, value in keys.items():
+        hit = hit.filter(pl.col(column) == value)
+    assert hit.height == 1, (measure, model, keys, hit)
+    return hit["numerator"][0], hit["denominator"][0]
+
+
+class TestViews:
+    def test_know2guess_format(self) -> None:
+        """Strict-parser replies with any issue; the normalized parser's rows are the same calls."""
+        decisions = pl.DataFrame(
+            {
+                "model": ["m-a"] * 4,
+                "thinking": ["off"] * 4,
+                "parser": ["strict", "strict", "strict", "normalized"],
+                "issues": ["no_decision;missing_confidence", "", "no_decision", None],
+            }
+        )
+        found = view_health.know2guess_format(decisions)
+        assert _row(found, "k2g_format_issues", "m-a") == (2, 3)
+        assert found["detail"][0] == "no_decision"
+
+    def test_know2guess_protocol(self) -> None:
+        """A reply follows the protocol with a decision it keeps, a stated confidence and no cut;
+        a failed call is not a reply, the normalized parser's rows are the same calls."""
+        decisions = pl.DataFrame(
+            {
+                "model": ["m-a"] * 6,
+                "thinking": ["off"] * 6,
+                "parser": ["strict"] * 5 + ["normalized"],
+                "issues": ["no_decision;missing_confidence", "", "answer_with_abstain", "", "", ""],
+                "finish_reason": ["stop", "stop", "stop", "length", None, "stop"],
+                "error": [None, None, None, None, "HTTP 500", None],
+            }
+        )
+        found = view_health.know2guess_protocol(decisions)
+        assert _row(found, "protocol_decision", "m-a") == (2, 4)
+        assert _row(found, "protocol_confidence", "m-a") == (3, 4)
+        assert _row(found, "protocol_followed", "m-a") == (1, 4)
+
+    def test_evidence_protocol(self) -> None:
+        """An evidence answer follows the protocol with final text, not exhausted and not cut."""
+        responses = pl.DataFrame(
+            {
+                "model": ["m-a"] * 4,
+                "thinking": ["off"] * 4,
+                "response": ["Yes.", "", "It is", "No."],
+                "budget_exhausted": [False, True, False, False],
+                "finish_reason": ["stop", "length", "length", "stop"],
+                "error": [None] * 4,
+            }
+        )
+        found = view_health.evidence_protocol(responses)
+        assert _row(found, "protocol_decision", "m-a") == (3, 4)
+        assert _row(found, "protocol_followed", "m-a") == (2, 4)
+        assert "protocol_confidence" not in set(found["measure"])
+
+    def test_evidence_invalid(self) -> None:
+        """Invalid responses summed over prompts."""
+        summary = pl.DataFrame(
+            {"model": ["m-a", "m-a"], "thinking": ["off", "off"], "n_invalid": [1, 2], "n_responses": [9, 9]}
+        )
+        assert _row(view_health.evidence_invalid(summary), "esb_invalid", "m-a") == (3, 18)
+
+
+@pytest.fixture()
+def cfg(tmp_path: Path) -> config.RunConfig:
+    """A run with hand-built answer and judge outputs and no views run."""
+    return health.write_run(tmp_path)
+
+
+class TestCollectViews:
+    def test_views_not_run(self, cfg) -> None:  # noqa: ANN001
+        """Views without outputs give notes, not errors."""
+        found = view_health.collect_views(cfg)
+        assert set(found["measure"]) == {"missing"} and found.height >= 2
