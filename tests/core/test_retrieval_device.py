@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import sys
+
 import pytest
 
 from declinecraft.core.retrieval_device import RetrievalDevice, gpu_of
@@ -60,3 +62,10 @@ class TestTorch:
         torch = pytest.importorskip("torch")
         monkeypatch.setattr(torch.cuda, "is_available", lambda: False)
         assert {RetrievalDevice(servers=s).torch() for s in (True, False)} == {"cpu"}
+
+    def test_no_torch(self, monkeypatch: pytest.MonkeyPatch) -> None:
+        """Without torch ``auto`` is the CPU and a named GPU is an error saying why."""
+        monkeypatch.setitem(sys.modules, "torch", None)  # import torch raises ImportError
+        assert RetrievalDevice().torch() == "cpu"
+        with pytest.raises(ValueError, match="torch is not installed"):
+            RetrievalDevice("cuda:0").torch()

@@ -63,8 +63,12 @@ class RetrievalDevice:
         gpu = gpu_of(self.setting)
         if self.setting == "cpu" or (self.setting == "auto" and self.servers):
             return "cpu"
-        import torch
-
+        try:
+            import torch
+        except ImportError:  # a llama.cpp-only install: no torch to see a GPU
+            if gpu is None:
+                return "cpu"
+            raise ValueError(f"llm.retrieval_device is {self.setting!r} but torch is not installed") from None
         if gpu is None:
             return "cuda" if torch.cuda.is_available() else "cpu"
         seen = torch.cuda.device_count() if torch.cuda.is_available() else 0
