@@ -10,6 +10,7 @@ import pytest
 
 from declinecraft.construction import generate_stage
 from declinecraft.core import config
+from declinecraft.core.retrieval_device import RetrievalDevice
 from declinecraft.llm.calls import Call
 from tests.support import generation, projects
 
@@ -92,3 +93,23 @@ class TestCompleter:
             assert server.stats()["requests"] == 1
         finally:
             server.stop()
+
+
+class TestRetrieverSearch:
+    def test_models_placed_as_in_a_server_stage(self, project: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+        """Generation and verification open the index, at the first query, with
+        ``llm.retrieval_device`` as a stage that starts model servers."""
+        opened: list[dict[str, object]] = []
+
+        class Opened:
+            def search_many(self, queries: list[str], *args: object, **kw: object) -> list[list[object]]:
+                return [[] for _ in queries]
+
+        def open_index(folder: Path, **kw: object) -> Opened:
+            opened.append(kw)
+            return Opened()
+
+        monkeypatch.setattr(generate_stage.retrieve.Retriever, "open", open_index)
+        search = generate_stage.retriever_search(config.load(project / "params" / "default.yaml"))
+        assert opened == [] and search(["q"], "pre", 3) == [[]]
+        assert [kw["device"] for kw in opened] == [RetrievalDevice("auto", servers=True)]

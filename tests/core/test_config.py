@@ -200,6 +200,7 @@ class TestLLMBlock:
             "retry_failures": False,
             "budget_usd": None,
             "budget_tokens": None,
+            "retrieval_device": "auto",
         }
 
     def test_budget(self, project: Path) -> None:
@@ -210,6 +211,16 @@ class TestLLMBlock:
             config.load(write(project, "neg", {"llm": {"budget_usd": -1}}))
         with pytest.raises(config.ConfigError, match=r"word\.yaml: llm\.budget_tokens: expected an integer"):
             config.load(write(project, "word", {"llm": {"budget_tokens": "many"}}))
+
+    def test_retrieval_device(self, project: Path) -> None:
+        """``retrieval_device`` takes auto, cpu or cuda:N; anything else names the file and the key."""
+        assert (
+            config.load(write(project, "gpu", {"llm": {"retrieval_device": "cuda:3"}})).llm.retrieval_device == "cuda:3"
+        )
+        with pytest.raises(config.ConfigError, match=r"bad\.yaml: llm\.retrieval_device must be auto, cpu or cuda:N"):
+            config.load(write(project, "bad", {"llm": {"retrieval_device": "gpu"}}))
+        with pytest.raises(config.ConfigError, match=r"num\.yaml: llm\.retrieval_device must be .*got '0'"):
+            config.load(write(project, "num", {"llm": {"retrieval_device": 0}}))
 
     def test_unknown_key(self, project: Path) -> None:
         """A typo inside `llm:` names the file and the key."""

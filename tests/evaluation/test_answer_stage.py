@@ -12,6 +12,7 @@ import pytest
 
 from declinecraft.core import artifacts, config
 from declinecraft.core.config import AnswerParams
+from declinecraft.core.retrieval_device import RetrievalDevice
 from declinecraft.evaluation import answer_stage
 from declinecraft.evaluation.answer import Setting
 from declinecraft.evaluation.context import Chunk
@@ -287,3 +288,13 @@ class TestRunStage:
         cfg = config.load(project / "params" / "default.yaml")
         with pytest.raises(FileNotFoundError, match="benchmark.parquet"):
             answer_stage.run(cfg, models=answering.FakeModels(), search=answering.FakeSearch(), lookup=answering.lookup)
+
+
+class TestRetrieverAdapters:
+    def test_models_placed_as_in_a_server_stage(self, project: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+        """The answer stage opens its index with ``llm.retrieval_device`` as a stage that starts
+        model servers (``auto``: the CPU, whatever GPUs torch sees)."""
+        opened: list[dict[str, object]] = []
+        monkeypatch.setattr(answer_stage.retrieve.Retriever, "open", lambda folder, **kw: opened.append(kw))
+        answer_stage.retriever_adapters(config.load(project / "params" / "default.yaml"))
+        assert [kw["device"] for kw in opened] == [RetrievalDevice("auto", servers=True)]

@@ -354,3 +354,61 @@ class TestEach:
         with ModelPool(config.load(project / "params" / "default.yaml")) as models:
             models.each(["g1", "g2"], lambda m: (models.client(m), both.wait()))
         assert lent == {"g1": {"gpus": (0,), "threads": 2}, "g2": {"gpus": (1,), "threads": 2}}
+
+
+class TestRetrievalGpu:
+    @pytest.fixture()
+    def kept(self, project: Path, monkeypatch: pytest.MonkeyPatch) -> tuple[Path, dict[str, object]]:
+        """A run keeping GPU 1 of three for the retrieval models; ``connect`` records what each
+        server was lent instead of starting it."""
+        monkeypatch.setenv("DECLINECRAFT_CACHE", str(project / ".cache"))
+        (project / "params" / "gpu.yaml").write_text("base: default\nllm: {retrieval_device: 'cuda:1'}\n")
+        monkeypatch.setattr(resources, "machine", lambda: Resources(gpus=3, cores=4, memory_gb=8))
+        lent: dict[str, object] = {}
+
+        @contextlib.contextmanager
+        def connect(spec: ModelSpec, cache: object, cache_dir: object, **given: object) -> Iterator[object]:
+            lent[spec.id] = {k: v for k, v in given.items() if k != "budget"}
+            yield object()
+
+        monkeypatch.setattr(llm_pool, "connect", connect)
+        return project / "params" / "gpu.yaml", lent
+
+    def test_declared_servers_lent_other_gpus(self, kept: tuple[Path, dict[str, object]], project: Path) -> None:
+        """Servers declaring a GPU each are lent GPUs 0 and 2, never the retrieval models' GPU 1."""
+        params, lent = kept
+        entries = {m: {"backend": "vllm", "served_name": m, "resources": {"gpus": 1}} for m in ("g1", "g2")}
+        (project / "params" / "models.yaml").write_text(json.dumps({"models": entries}))
+        both = threading.Barrier(2, timeout=10)  # passes only when both models work at once
+        with ModelPool(config.load(params)) as models:
+            models.each(["g1", "g2"], lambda m: (models.client(m), both.wait()))
+        assert lent == {"g1": {"gpus": (0,)}, "g2": {"gpus": (2,)}}
+
+    def test_undeclared_server_lent_all_but_kept(self, kept: tuple[Path, dict[str, object]], project: Path) -> None:
+        """A server declaring nothing gets every GPU but the kept one; a hosted model is lent nothing."""
+        params, lent = kept
+        entries = {
+            "v": {"backend": "vllm", "served_name": "v"},
+            "h": {"backend": "openai", "served_name": "h", "base_url": "http://127.0.0.1:9/v1"},
+        }
+        (project / "params" / "models.yaml").write_text(json.dumps({"models": entries}))
+        with ModelPool(config.load(params)) as models:
+            models.client("v")
+            models.client("h")
+        assert lent == {"v": {"gpus": (0, 2)}, "h": {}}
+
+    def test_default_lends_as_before(self, project: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+        """Under the default ``auto`` a server declaring nothing is lent no GPU list (it sees them all)."""
+        monkeypatch.setenv("DECLINECRAFT_CACHE", str(project / ".cache"))
+        (project / "params" / "models.yaml").write_text(json.dumps({"models": {"v": {"backend": "vllm"}}}))
+        given: list[dict[str, object]] = []
+
+        @contextlib.contextmanager
+        def connect(spec: ModelSpec, cache: object, cache_dir: object, **kwargs: object) -> Iterator[object]:
+            given.append({k: v for k, v in kwargs.items() if k != "budget"})
+            yield object()
+
+        monkeypatch.setattr(llm_pool, "connect", connect)
+        with ModelPool(config.load(project / "params" / "default.yaml")) as models:
+            models.client("v")
+        assert given == [{}]

@@ -145,3 +145,26 @@ class TestVisibleDevices:
     def test_indices_to_ids(self, environ: dict[str, str], expected: str) -> None:
         """Lent GPU indices name the devices this process sees (its own CUDA_VISIBLE_DEVICES)."""
         assert resources.visible_devices([0, 2], environ) == expected
+
+
+class TestForServers:
+    def test_kept_gpu_left_out(self) -> None:
+        """The retrieval models' GPU is not among the servers' GPUs, and the count drops by one."""
+        has, lendable = resources.for_servers(Resources(gpus=4, cores=8), 1)
+        assert (has.gpus, lendable) == (3, (0, 2, 3))
+
+    def test_none_keeps_all(self) -> None:
+        """With no GPU kept the machine is unchanged."""
+        assert resources.for_servers(BIG, None) == (BIG, tuple(range(8)))
+
+    def test_missing_gpu_refused(self) -> None:
+        """Keeping a GPU the machine lacks is an error naming the setting."""
+        with pytest.raises(ResourceError, match=r"retrieval_device is 'cuda:2' but this machine has 2 GPU"):
+            resources.for_servers(Resources(gpus=2), 2)
+
+    def test_gate_never_lends_kept(self) -> None:
+        """A gate over the servers' share lends every GPU but the kept one."""
+        has, lendable = resources.for_servers(Resources(gpus=3, cores=8), 0)
+        gate = resources.Gate(has, ["a", "b"], lendable)
+        got = [gate.acquire(Needs(m, Resources(gpus=1), None, True)) for m in "ab"]
+        assert got == [(1,), (2,)] and gate.free.gpus == 0

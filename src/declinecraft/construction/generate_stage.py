@@ -19,6 +19,7 @@ import polars as pl
 from declinecraft.construction.generate import Search, generate_drafts
 from declinecraft.core import artifacts, catalogue
 from declinecraft.core.config import RunConfig
+from declinecraft.core.retrieval_device import RetrievalDevice
 from declinecraft.core.stage_writer import StageWriter
 from declinecraft.llm.calls import Ask
 from declinecraft.llm.pool import ModelPool
@@ -62,14 +63,16 @@ def read_chunks(cfg: RunConfig) -> tuple[pl.DataFrame, pl.DataFrame]:
 
 def retriever_search(cfg: RunConfig) -> Search:
     """Return a :data:`Search` over the run's index: dense cosine for "pre"/"post", else a
-    pipeline name over C_pre. The index opens on the first query."""
+    pipeline name over C_pre. The index opens on the first query; its models run on
+    ``llm.retrieval_device`` as a stage that starts model servers places them."""
     opened: list[retrieve.Retriever] = []
 
     def search(queries: Sequence[str], where: str, k: int) -> list[list[str]]:
         if not queries:
             return []
         if not opened:
-            opened.append(retrieve.Retriever.open(cfg.stage_dir("index"), cache_dir=cfg.cache_dir))
+            device = RetrievalDevice(cfg.llm.retrieval_device, servers=True)
+            opened.append(retrieve.Retriever.open(cfg.stage_dir("index"), cache_dir=cfg.cache_dir, device=device))
         if where in ("pre", "post"):
             hits = opened[0].search_many(list(queries), "dense", k, corpus=cast(Corpus, where))
         else:

@@ -29,7 +29,7 @@ from typing import TYPE_CHECKING, Any, ClassVar
 
 import yaml
 
-from declinecraft.core import bounds, catalogue, paths, stages
+from declinecraft.core import bounds, catalogue, paths, retrieval_device, stages
 from declinecraft.core.declaration import EVERY_MODEL
 from declinecraft.core.params import (  # noqa: F401  (re-exported: modules import the blocks from here)
     AnalysisParams,
@@ -192,6 +192,10 @@ def _load(path: Path, seen: tuple[Path, ...]) -> RunConfig:
     _check_verifier(blocks["generate"], blocks["verify"], path)
     _check_ablation_models(blocks["answer"], path)
     llm = _block(raw, "llm", LLMParams, base.block_dict("llm") if base else {}, path)
+    try:
+        retrieval_device.gpu_of(llm.retrieval_device)
+    except ValueError as exc:
+        raise ConfigError(f"{path}: llm.{exc}") from None
     checked = {**blocks, "llm": llm}
     if problems := [p for name, block in checked.items() for p in bounds.check(name, block, f"{path}: {name}")]:
         raise ConfigError("\n".join(problems))

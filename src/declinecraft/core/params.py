@@ -48,7 +48,8 @@ DROP_SECTIONS: tuple[str, ...] = (
 
 @dataclass(frozen=True)
 class LLMParams:
-    """How every stage that calls models treats failed calls (``llm:`` in a params file).
+    """How every stage that calls models treats failed calls, what it may spend, and where the
+    retrieval models run beside the model servers (``llm:`` in a params file).
 
     A run policy rather than a stage input: it is in no stage's stamp, so changing it reruns
     nothing that passed (a stage that failed reruns anyway).
@@ -69,6 +70,13 @@ class LLMParams:
     budget_tokens: Annotated[int | None, COUNT] = None
     """The most prompt plus output tokens the run may send, counted like ``budget_usd``. None = no
     cap; 0 = send nothing."""
+    retrieval_device: str = "auto"
+    """Where the embedder and the reranker run: ``auto`` (the CPU in a stage that starts model
+    servers, where a vLLM server may be using any GPU; in the index stage the GPU when torch sees
+    one), ``cpu``, or ``cuda:N`` (GPU N, 0-based among the visible GPUs, in every stage; the
+    resources gate then lends the servers every GPU but N). A machine without a GPU runs them on
+    the CPU under ``auto``. The embedding and score caches do not key on the device: a vector or
+    score is computed once, on whichever device first needed it (:mod:`declinecraft.core.retrieval_device`)."""
 
 
 @dataclass(frozen=True)

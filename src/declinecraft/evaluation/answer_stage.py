@@ -26,6 +26,7 @@ import polars as pl
 from declinecraft.core import catalogue
 from declinecraft.core.artifacts import read_benchmark
 from declinecraft.core.config import AnswerParams, RunConfig
+from declinecraft.core.retrieval_device import RetrievalDevice
 from declinecraft.core.stage_writer import StageWriter
 from declinecraft.evaluation import answer, comparison
 from declinecraft.evaluation.answer import Search
@@ -88,8 +89,14 @@ class MemoSearch:
 
 
 def retriever_adapters(cfg: RunConfig, rewrite: Any = None) -> tuple[Search, Lookup]:
-    """Search and chunk lookup over the run's index (``retrieve.Retriever``)."""
-    retriever = retrieve.Retriever.open(cfg.stage_dir("index"), cache_dir=cfg.cache_dir, rewrite=rewrite)
+    """Search and chunk lookup over the run's index (``retrieve.Retriever``), its models on
+    ``llm.retrieval_device`` as a stage that starts model servers places them."""
+    retriever = retrieve.Retriever.open(
+        cfg.stage_dir("index"),
+        cache_dir=cfg.cache_dir,
+        rewrite=rewrite,
+        device=RetrievalDevice(cfg.llm.retrieval_device, servers=True),
+    )
 
     def search(queries: Sequence[str], pipeline: str, k: int) -> list[list[Hit]]:
         rows = retriever.search_many(list(queries), cast(Pipeline, pipeline), k)

@@ -7,7 +7,8 @@ connection open: asking for another model closes the previous one, which stops i
 (:mod:`declinecraft.llm.resources`): every hosted or external endpoint at once, each at its own
 concurrency, and the servers the run starts as the machine's GPUs, cores and memory allow. Where
 no two can run together (the offline run's llama.cpp servers on a small machine) the models run
-one after another in their order, exactly as before. Servers start lazily through
+one after another in their order, exactly as before. A GPU that ``llm.retrieval_device: cuda:N``
+keeps for the embedder and the reranker is lent to no server. Servers start lazily through
 :func:`~declinecraft.llm.client.connect`, at the first cache miss, so a fully cached rerun starts none.
 
 It is also where a failed model stops a stage, for every stage alike: it counts each model's
@@ -26,7 +27,7 @@ from contextlib import ExitStack
 from datetime import UTC, datetime
 from typing import Any, Protocol, TypeVar
 
-from declinecraft.core import prompts, registry
+from declinecraft.core import prompts, registry, retrieval_device
 from declinecraft.core.config import RunConfig
 from declinecraft.llm import batch_files, resources
 from declinecraft.llm.cache import open_cache
@@ -137,11 +138,24 @@ class ModelPool:
             if not self._together:
                 self.release()
             stack = ExitStack()
+            lent = self._lent.get(model_id)
+            if lent is None and resources.starts_server(spec) and (gpus := self.server_gpus()) is not None:
+                lent = {"gpus": gpus}  # a server that declares nothing: every GPU but the retrieval models'
             connected = stack.enter_context(
-                connect(spec, self.cache, self.cfg.cache_dir, budget=self.budget, **self._lent.get(model_id, {}))
+                connect(spec, self.cache, self.cfg.cache_dir, budget=self.budget, **(lent or {}))
             )
             self._open[model_id] = (stack, connected)
             return connected
+
+    def server_gpus(self) -> tuple[int, ...] | None:
+        """The GPUs a server the run starts may use when ``llm.retrieval_device`` keeps one for
+        the embedder and the reranker (every other GPU), else None (every GPU).
+
+        Raises:
+            ResourceError: the kept GPU is not one of the machine's.
+        """
+        kept = retrieval_device.gpu_of(self.cfg.llm.retrieval_device)
+        return None if kept is None else resources.for_servers(resources.machine(), kept)[1]
 
     def release(self, model_id: str | None = None) -> None:
         """Close a model's connection and stop its server (every open one when no model is named).
@@ -167,10 +181,13 @@ class ModelPool:
         before the first error (in model order) is raised, so no model's answers are lost.
 
         Raises:
-            ResourceError: an entry declares more than the machine has (before anything starts).
+            ResourceError: an entry declares more than the machine has, or ``llm.retrieval_device``
+                keeps a GPU it lacks (before anything starts).
         """
         ids = list(dict.fromkeys(model_ids))
-        has = resources.machine()
+        has, lendable = resources.for_servers(
+            resources.machine(), retrieval_device.gpu_of(self.cfg.llm.retrieval_device)
+        )
         needs = [resources.needs(self.spec(m), has) for m in ids]
         if not resources.can_overlap(needs, has):
             results = []
@@ -179,7 +196,7 @@ class ModelPool:
                 if not (keep_last and i == len(ids) - 1):
                     self.release()
             return results
-        gate = resources.Gate(has, ids)
+        gate = resources.Gate(has, ids, lendable)
         outcome: dict[str, tuple[bool, Any]] = {}
 
         def lane(need: resources.Needs) -> None:

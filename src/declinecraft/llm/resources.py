@@ -13,6 +13,7 @@ concurrency, and every separate endpoint is busy at once.
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import threading
 from collections.abc import Mapping, Sequence
@@ -84,6 +85,25 @@ def machine(environ: Mapping[str, str] | None = None) -> Resources:
     except OSError:
         pass
     return Resources(gpus=gpus, cores=float(len(os.sched_getaffinity(0))), memory_gb=memory_gb)
+
+
+def for_servers(has: Resources, kept: int | None) -> tuple[Resources, tuple[int, ...]]:
+    """What the servers the run starts may take of a machine that ``has`` so much, and the GPU
+    indices they may be lent: every GPU but ``kept``, the one ``llm.retrieval_device: cuda:N``
+    keeps for the embedder and the reranker (None: every GPU).
+
+    Raises:
+        ResourceError: ``kept`` is not one of the machine's GPUs.
+    """
+    if kept is None:
+        return has, tuple(range(has.gpus))
+    if kept >= has.gpus:
+        raise ResourceError(
+            f"llm.retrieval_device is 'cuda:{kept}' but this machine has {has.gpus} GPU(s) "
+            "(CUDA_VISIBLE_DEVICES or /dev/nvidia*); nothing was started"
+        )
+    lendable = tuple(i for i in range(has.gpus) if i != kept)
+    return dataclasses.replace(has, gpus=len(lendable)), lendable
 
 
 def visible_devices(indices: Sequence[int], environ: Mapping[str, str] | None = None) -> str:
@@ -158,12 +178,16 @@ def can_overlap(needs: Sequence[Needs], has: Resources) -> bool:
 
 class Gate:
     """Admits models while what they need fits in what is free; an earlier model (in the order
-    given) that fits goes before a later one, so who waits for whom does not depend on threads."""
+    given) that fits goes before a later one, so who waits for whom does not depend on threads.
+    ``gpus`` are the GPU indices it lends (default: all of ``has``; :func:`for_servers` leaves out
+    the retrieval models' GPU)."""
 
-    def __init__(self, has: Resources, order: Sequence[str]) -> None:
+    def __init__(self, has: Resources, order: Sequence[str], gpus: Sequence[int] | None = None) -> None:
+        if gpus is not None and len(gpus) != has.gpus:
+            raise ValueError(f"Gate: {has.gpus} GPUs but {len(gpus)} indices to lend ({list(gpus)})")
         self.free = has
         self.rank = {model: i for i, model in enumerate(order)}
-        self.gpus_free = list(range(has.gpus))
+        self.gpus_free = list(range(has.gpus)) if gpus is None else sorted(gpus)
         self.endpoints: set[str] = set()
         self.waiting: dict[str, Needs] = {}
         self._cond = threading.Condition()

@@ -45,6 +45,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from declinecraft.core.model_files import load_onnx, local_model_folder, package_dir, package_version, path_fingerprint
+from declinecraft.core.retrieval_device import AUTO, RetrievalDevice
 from declinecraft.retrieval.embedder import Embedder, check_texts, normalise
 from declinecraft.retrieval.embedding_cache import CachedEmbedder, EmbeddingCache
 from declinecraft.retrieval.hashing import HashEmbedder
@@ -187,7 +188,7 @@ class OnnxEmbedder(_PromptedEmbedder):
 
 
 class SentenceTransformerEmbedder:
-    """Any sentence-transformers model folder, loaded by local path on CPU (or ``device``)."""
+    """Any sentence-transformers model folder, loaded by local path on ``device.torch()``."""
 
     def __init__(
         self,
@@ -198,18 +199,15 @@ class SentenceTransformerEmbedder:
         query_prompt: str = "",
         max_length: int | None = None,
         batch_size: int = 32,
-        device: str | None = None,
+        device: RetrievalDevice = AUTO,
         progress: bool = False,
         key: str | None = None,
     ) -> None:
         folder = local_model_folder(name, path)
         from sentence_transformers import SentenceTransformer
 
-        if device is None:
-            import torch
-
-            device = "cuda" if torch.cuda.is_available() else "cpu"
-        self._model = SentenceTransformer(str(folder), device=device, local_files_only=True)
+        self.device = device.torch()
+        self._model = SentenceTransformer(str(folder), device=self.device, local_files_only=True)
         if max_length:
             self._model.max_seq_length = min(max_length, self._model.max_seq_length or max_length)
         got = self._model.get_embedding_dimension()
@@ -247,6 +245,8 @@ class LlamaCppEmbedder(_PromptedEmbedder):
     """A GGUF embedding model run by llama.cpp (the paper's Qwen3-Embedding-8B Q8_0).
 
     Uses last-token pooling and appends the end-of-text token, as decoder embedding models expect.
+    A llama.cpp built with CUDA offloads every layer to the GPU of ``device.torch()`` (``cuda``:
+    llama.cpp's own choice of GPUs), and none on the CPU.
     """
 
     def __init__(
@@ -260,6 +260,7 @@ class LlamaCppEmbedder(_PromptedEmbedder):
         pooling: Literal["cls", "mean", "last"] = "last",
         batch_size: int = 8,
         threads: int | None = None,
+        device: RetrievalDevice = AUTO,
         progress: bool = False,
         key: str | None = None,
     ) -> None:
@@ -273,6 +274,12 @@ class LlamaCppEmbedder(_PromptedEmbedder):
             "mean": llama_cpp.LLAMA_POOLING_TYPE_MEAN,
             "cls": llama_cpp.LLAMA_POOLING_TYPE_CLS,
         }[pooling]
+        self.device = device.torch()
+        placement: dict[str, Any] = {"n_gpu_layers": 0 if self.device == "cpu" else -1}
+        if self.device.startswith("cuda:"):
+            placement.update(
+                split_mode=llama_cpp.LLAMA_SPLIT_MODE_NONE, main_gpu=int(self.device.removeprefix("cuda:"))
+            )
         self._model = llama_cpp.Llama(
             model_path=str(file),
             embedding=True,
@@ -281,8 +288,8 @@ class LlamaCppEmbedder(_PromptedEmbedder):
             n_batch=max_length,
             n_ubatch=max_length,
             n_threads=threads or os.cpu_count() or 1,
-            n_gpu_layers=-1,
             verbose=False,
+            **placement,
         )
         self._eos = self._model.detokenize([self._model.token_eos()]).decode("utf-8", "ignore")
         probe = np.asarray(self._model.embed("probe"), dtype=np.float32)
@@ -314,6 +321,7 @@ def load_embedder(
     path: str | os.PathLike[str] | None = None,
     cache_dir: str | os.PathLike[str] | None = None,
     batch_size: int = 32,
+    device: RetrievalDevice = AUTO,
     progress: bool = False,
 ) -> Embedder:
     """Load a known embedder by local path, wrapped in the shared cache when ``cache_dir`` is given.
@@ -325,6 +333,8 @@ def load_embedder(
         cache_dir: the run's shared cache folder (``cfg.cache_dir``); vectors go to
             ``<cache_dir>/embeddings/embeddings.sqlite``. ``None``: no cache.
         batch_size: texts per forward pass.
+        device: where a torch or llama.cpp model runs (``llm.retrieval_device`` and whether the
+            stage starts model servers); the default is ``auto`` outside a server stage.
         progress: show a progress bar while embedding.
 
     Raises:
@@ -361,8 +371,10 @@ def load_embedder(
                 assert spec.pooling in ("cls", "mean")
                 return OnnxEmbedder(name, folder, pooling=spec.pooling, max_length=spec.max_length, **common)
             if folder.suffix == ".gguf":
-                return LlamaCppEmbedder(name, folder, pooling=spec.pooling, max_length=spec.max_length, **common)
-            return SentenceTransformerEmbedder(name, folder, max_length=spec.max_length, **common)
+                return LlamaCppEmbedder(
+                    name, folder, pooling=spec.pooling, max_length=spec.max_length, device=device, **common
+                )
+            return SentenceTransformerEmbedder(name, folder, max_length=spec.max_length, device=device, **common)
 
         model = DeferredEmbedder(name, spec.dim, key, build) if key and cache_dir is not None else build()
     if cache_dir is None:

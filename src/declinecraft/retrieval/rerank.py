@@ -20,6 +20,7 @@ from numpy.typing import NDArray
 
 from declinecraft.core import replay
 from declinecraft.core.model_files import load_onnx, local_model_folder, package_dir, package_version
+from declinecraft.core.retrieval_device import AUTO, RetrievalDevice
 from declinecraft.retrieval.embedding_cache import EmbeddingCache
 
 
@@ -97,7 +98,8 @@ class OnnxCrossEncoder:
 
 
 class TransformersCrossEncoder:
-    """A sequence-classification reranker loaded by local path with transformers (GPU if present)."""
+    """A sequence-classification reranker loaded by local path with transformers, on
+    ``device.torch()`` (bfloat16 on a GPU, float32 on the CPU)."""
 
     def __init__(
         self,
@@ -107,6 +109,7 @@ class TransformersCrossEncoder:
         template: str,
         max_length: int = 512,
         batch_size: int = 32,
+        device: RetrievalDevice = AUTO,
         key: str | None = None,
     ) -> None:
         folder = local_model_folder(name, path)
@@ -114,8 +117,8 @@ class TransformersCrossEncoder:
         from transformers import AutoModelForSequenceClassification, AutoTokenizer
 
         self._torch = torch
-        self._device = "cuda" if torch.cuda.is_available() else "cpu"
-        dtype = torch.bfloat16 if self._device == "cuda" else torch.float32
+        self._device = device.torch()
+        dtype = torch.float32 if self._device == "cpu" else torch.bfloat16
         self._tokenizer = AutoTokenizer.from_pretrained(folder, local_files_only=True, trust_remote_code=True)
         self._model = (
             AutoModelForSequenceClassification.from_pretrained(
@@ -177,8 +180,10 @@ def load_reranker(
     path: str | os.PathLike[str] | None = None,
     cache_dir: str | os.PathLike[str] | None = None,
     batch_size: int = 32,
+    device: RetrievalDevice = AUTO,
 ) -> Reranker:
     """Load a known reranker by local path, with the shared score cache when ``cache_dir`` is given.
+    ``device`` places a transformers model (``llm.retrieval_device``; the ONNX one runs on the CPU).
 
     Raises:
         ValueError: unknown name, or a reranker that needs ``path`` and got none.
@@ -196,7 +201,7 @@ def load_reranker(
                 f"reranker {name!r} is not shipped in a wheel: set index.reranker_path to a local model folder"
             )
         model = TransformersCrossEncoder(
-            name, path, template=spec.template, max_length=spec.max_length, batch_size=batch_size
+            name, path, template=spec.template, max_length=spec.max_length, batch_size=batch_size, device=device
         )
     if cache_dir is None:
         return model

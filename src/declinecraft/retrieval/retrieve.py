@@ -47,6 +47,7 @@ from numpy.typing import NDArray
 
 from declinecraft.core import paths
 from declinecraft.core.config import IndexParams
+from declinecraft.core.retrieval_device import AUTO, RetrievalDevice
 from declinecraft.retrieval import index
 from declinecraft.retrieval.bm25 import FrequentScores, Rows, bm25_analyzer, search_rows, search_two_pass, text_query
 from declinecraft.retrieval.embed import load_embedder
@@ -75,6 +76,7 @@ class Retriever:
         rewrite: Rewrite | None = None,
         params: IndexParams | None = None,
         cache_dir: str | os.PathLike[str] | None = None,
+        device: RetrievalDevice = AUTO,
     ) -> None:
         """Open the index in ``folder`` (a stage folder ``02_index/`` or one ``index-<version>/``).
 
@@ -87,6 +89,8 @@ class Retriever:
                 ANN search settings dense_nprobes / dense_ef / dense_refine_factor); default: the
                 index's.
             cache_dir: where model caches live; default: the project's shared cache.
+            device: where the embedder and cross-encoder it loads run; a stage that starts model
+                servers passes ``RetrievalDevice(cfg.llm.retrieval_device, servers=True)``.
 
         Raises:
             FileNotFoundError: no index in ``folder``.
@@ -104,6 +108,7 @@ class Retriever:
         if cache_dir is None and self._root is not None:
             cache_dir = paths.cache_dir(self._root)
         self.cache_dir = Path(cache_dir) if cache_dir else None
+        self.device = device
 
         self._dense = index.dense_tables(self.folder, self.params)
         self._ids: dict[str, NDArray[np.object_]] = {}
@@ -155,6 +160,7 @@ class Retriever:
                 path=path or None,
                 cache_dir=self.cache_dir,
                 batch_size=self.params.batch_size,
+                device=self.device,
             )
         assert self._embedder is not None
         return self._embedder
@@ -182,7 +188,11 @@ class Retriever:
             if path and not Path(path).is_absolute() and self._root is not None:
                 path = str(self._root / path)
             self._reranker = load_reranker(
-                self.params.reranker, path=path or None, cache_dir=self.cache_dir, batch_size=self.params.batch_size
+                self.params.reranker,
+                path=path or None,
+                cache_dir=self.cache_dir,
+                batch_size=self.params.batch_size,
+                device=self.device,
             )
         return self._reranker
 

@@ -13,6 +13,7 @@ from typing import Any
 
 from declinecraft.core.artifacts import read_chunks
 from declinecraft.core.config import IndexParams, RunConfig
+from declinecraft.core.retrieval_device import RetrievalDevice
 from declinecraft.retrieval.embed import load_embedder
 from declinecraft.retrieval.embedder import Embedder
 from declinecraft.retrieval.index import ensure, resolve
@@ -29,11 +30,17 @@ class IndexResult:
 
 
 def load_stage_embedder(cfg: RunConfig, *, progress: bool = True) -> Embedder:
-    """Load the run's embedder (``index.embedder``, ``index.embedder_path``) with the shared cache."""
+    """Load the run's embedder (``index.embedder``, ``index.embedder_path``) with the shared cache,
+    on ``llm.retrieval_device`` (this stage starts no model server: ``auto`` may take a GPU)."""
     params: IndexParams = cfg.index
     path = cfg.resolve(params.embedder_path) if params.embedder_path else None
     return load_embedder(
-        params.embedder, path=path, cache_dir=cfg.cache_dir, batch_size=params.batch_size, progress=progress
+        params.embedder,
+        path=path,
+        cache_dir=cfg.cache_dir,
+        batch_size=params.batch_size,
+        device=RetrievalDevice(cfg.llm.retrieval_device),
+        progress=progress,
     )
 
 
