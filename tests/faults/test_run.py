@@ -15,6 +15,7 @@ from __future__ import annotations
 import json
 import os
 import random
+import re
 import signal
 import sqlite3
 import subprocess
@@ -309,10 +310,17 @@ def test_special_titles_reach_explorer_and_pdf(reference, tmp_path: Path) -> Non
     )
     assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-2000:]
     page = (run / "explorer" / "index.html").read_text(encoding="utf-8")
-    # The page embeds its rows as JSON of HTML-escaped text ("\u0026amp;" for "&", "\\" for "\").
-    unjson = page.replace("\\u0026", "&").replace("\\u003c", "<").replace("\\u003e", ">").replace("\\\\", "\\")
-    missing = [t for t in in_bench if html.escape(t) not in unjson]
+    # The first page keeps its question list as JSON in a script element (tojson escapes <, >, & and
+    # ', so no title can end the element; the page writes it with textContent).
+    found = re.search(r'<script type="application/json" id="dc-data">(.*?)</script>', page, re.S)
+    assert found is not None and "&" not in found[1]
+    listed = json.dumps(json.loads(found[1]), ensure_ascii=False)
+    missing = [t for t in in_bench if json.dumps(t, ensure_ascii=False)[1:-1] not in listed]
     assert missing == [], missing
+    # Each question's own file holds its page link as escaped HTML, in JSON.
+    shards = "".join(p.read_text(encoding="utf-8") for p in (run / "explorer" / "questions").glob("*.js"))
+    unescaped = [t for t in in_bench if json.dumps(html.escape(t))[1:-1] not in shards]
+    assert unescaped == [], unescaped
     assert (run / "paper" / "main.pdf").is_file()
     faults.report(
         {"fault": "special titles", "setup": "scripted", "in_benchmark": len(in_bench), "explorer": True, "pdf": True}
