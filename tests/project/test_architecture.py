@@ -147,34 +147,39 @@ def _would_run(project: Path, env: dict[str, str]) -> list[str]:
 
 
 @pytest.mark.slow
-def test_touching_a_module_reruns_its_stages(tmp_path: Path) -> None:
-    """With every stage built, touching a module makes exactly its stages and the stages that read
+def test_editing_a_module_reruns_its_stages(tmp_path: Path) -> None:
+    """With every stage built, an edit of a module makes exactly its stages and the stages that read
     their outputs out of date (Make prerequisites come from the imports and the declared reads,
-    never a hand-kept list)."""
+    never a hand-kept list), and the edit undone makes nothing out of date (up to date means the
+    inputs' content)."""
     project = projects.make_project(tmp_path)
     env = {**os.environ, "PYTHONPATH": str(project / "src"), "MAKEFLAGS": ""}
-    assert _would_run(project, env) == STAGES  # nothing built yet; also writes the params stamps
-    built = project / "outputs" / "default" / "executed"
-    built.mkdir(parents=True)
-    # Times in the past, so the deps file Make regenerates (now) is newer than any source.
+    assert _would_run(project, env) == STAGES  # nothing built yet
+    for module in ("config", "pipeline"):  # the stamps a run writes (make -n writes none)
+        stamp = [sys.executable, "-m", f"declinecraft.core.{module}", "stamp", "params/default.yaml"]
+        subprocess.run(stamp, cwd=project, env=env, check=True, capture_output=True)
     base = time.time() - 100_000
     for path in project.rglob("*"):
         if path.is_file():
             os.utime(path, (base, base))
-    for i, stem in enumerate(STAGES):
-        (built / f"{stem}.ipynb").touch()
-        os.utime(built / f"{stem}.ipynb", (base + 10 + i, base + 10 + i))
+    built = project / "outputs" / "default" / "executed"
+    built.mkdir(parents=True)
+    for i, (block, declared) in enumerate(sorted(catalogue.STAGES.items(), key=lambda b: STAGES.index(b[1].notebook))):
+        stamp = project / "outputs" / "default" / "params" / f"{block}.yaml"
+        subprocess.run(
+            [sys.executable, "-m", "declinecraft.core.pipeline", "record", str(stamp)], cwd=project, env=env, check=True
+        )
+        (built / f"{declared.notebook}.ipynb").touch()
+        os.utime(built / f"{declared.notebook}.ipynb", (base + 10 + i, base + 10 + i))
     assert _would_run(project, env) == []
     sources = {
         stem: set(deps.stage_sources(project / "notebooks" / f"{stem}.ipynb", project / "src" / "declinecraft"))
         for stem in STAGES
     }
-    for step, module in enumerate(
-        ("core/stats.py", "construction/audit.py", "evaluation/judge.py", "retrieval/fusion.py")
-    ):
-        at = base + 1000 * (step + 1)
+    for module in ("core/stats.py", "construction/audit.py", "evaluation/judge.py", "retrieval/fusion.py"):
         path = project / "src" / "declinecraft" / module
-        os.utime(path, (at, at))
+        text = path.read_text(encoding="utf-8")
+        path.write_text(text + "\n# an edit\n", encoding="utf-8")
         using = {
             block for block, stem in ((b, s.notebook) for b, s in catalogue.STAGES.items()) if path in sources[stem]
         }
@@ -184,6 +189,5 @@ def test_touching_a_module_reruns_its_stages(tmp_path: Path) -> None:
             if block in using or using & set(catalogue.upstream(block))
         ]
         assert _would_run(project, env) == readers, module
-        for i, stem in enumerate(STAGES):  # rebuild in order, as a real run would
-            os.utime(built / f"{stem}.ipynb", (at + 10 + i, at + 10 + i))
-    assert _would_run(project, env) == []
+        path.write_text(text, encoding="utf-8")  # undone: nothing to rerun
+        assert _would_run(project, env) == [], module
