@@ -31,7 +31,9 @@ PAPER_HEALTH_NUMBERS_TEX = _write("health_numbers.tex", "the run-health macros",
 PAPER_SKIPPED_TEX = _write("skipped.tex", "why a figure or table is missing or small", place="paper")
 PAPER_ENVIRONMENT_TEX = _write("environment.tex", "the machines of the run", place="paper")
 PAPER_PDF = _write("main.pdf", "the paper", WITH_PDF, place="paper")
-PAPER_TABLE = _write("{}.tex", "one LaTeX table (key: tableNN, selfpref, reported, claims, run_health)", place="tables")
+PAPER_TABLE = _write(
+    "{}.tex", "one LaTeX table (key: tableNN, selfpref, reported, claims, run_health, prompts)", place="tables"
+)
 PAPER_MAIN_TEX = _write("main.tex", "a copy of the hand-written paper/main.tex", OTHER_RUNS, place="paper")
 PAPER_REFERENCES = _write("references.bib", "a copy of paper/references.bib", OTHER_RUNS_WITH_BIB, place="paper")
 PAPER_FIGURE = _write(
