@@ -15,7 +15,9 @@ where the figure would be). The run's health (failed calls, truncations, judge p
 questions scored; :mod:`~declinecraft.paper.run_health`) becomes ``paper/tables/run_health.tex``
 and ``paper/health_numbers.tex``, printed before the results. The analysis stage's claims check
 becomes ``paper/tables/claims.tex``, printed after the abstract; every prompt template becomes
-the appendix ``paper/tables/prompts.tex`` (:mod:`~declinecraft.paper.prompts_appendix`). Every number is a macro in
+the appendix ``paper/tables/prompts.tex`` (:mod:`~declinecraft.paper.prompts_appendix`), and the
+judged responses the qualitative examples ``paper/tables/examples.tex``
+(:mod:`~declinecraft.paper.examples_appendix`). Every number is a macro in
 ``numbers.tex``; the n/a ones and their
 reasons are in ``outputs/<run>/08_paper/numbers.csv``. The PDF is built with latexmk in a
 temporary folder (:mod:`~declinecraft.paper.pdf`) when TeX is installed; otherwise the stage
@@ -52,6 +54,7 @@ from declinecraft.paper import (
     wording,
 )
 from declinecraft.paper.claims_table import claims_tex
+from declinecraft.paper.examples_appendix import examples_tex
 from declinecraft.paper.figures import write_figures
 from declinecraft.paper.latex import escape_marked
 from declinecraft.paper.outputs import output_dirs, paper_writer
@@ -204,6 +207,15 @@ def run(cfg: RunConfig) -> PaperResult:
     status.append(run_health.write(cfg, paper_dir, stage_dir))
     writer.text(catalogue.PAPER_TABLE, claims_tex(tables.get("claims")), "claims")
     writer.text(catalogue.PAPER_TABLE, prompts_tex(prompts.prompts_dir(cfg.root)), "prompts")
+    judged_file = catalogue.JUDGE_JUDGED.path(cfg)
+    judged = pl.read_parquet(judged_file) if judged_file.is_file() else None
+    examples = examples_tex(
+        judged,
+        max_questions=cfg.paper.example_questions,
+        max_chars=cfg.paper.example_chars,
+        why_missing=f"{judged_file.relative_to(cfg.root)} is missing",
+    )
+    writer.text(catalogue.PAPER_TABLE, examples, "examples")
     # Layout problems of every drawn figure (figure_check): text off the figure, overlapping labels,
     # a rate axis beyond [0, 100], a caption that names not what is drawn; recorded, and printed
     # below, never silently dropped.
