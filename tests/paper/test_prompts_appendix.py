@@ -49,3 +49,18 @@ def test_project_prompts_cover_every_reference(root: Path) -> None:
     cited = set(re.findall(r"\\ref\{prompt:([^}]+)\}", (root / "paper" / "main.tex").read_text(encoding="utf-8")))
     assert cited and cited <= labels
     assert "\\label{app:prompts}" in tex
+
+
+def test_heading_skips_a_cited_title(tmp_path: Path) -> None:
+    """A quoted paper title in parentheses is not the heading; the prompt's own title is, with
+    (ours) for a template in our wording."""
+    write(tmp_path, "k2g", 'Know2Guess ("Know2Guess: A Benchmark"), Appendix C.4, "Answer-only control"', "Q")
+    write(
+        tmp_path,
+        "k2g_rag",
+        'ours, after Know2Guess ("Know2Guess: A Benchmark") Appendix C.4, "Answer-only control"',
+        "Q",
+    )
+    tex = prompts_appendix.prompts_tex(tmp_path)
+    assert "\\subsection{Answer-only control}\\label{prompt:k2g}" in tex
+    assert "\\subsection{Answer-only control (ours)}\\label{prompt:k2g_rag}" in tex

@@ -116,7 +116,7 @@ def examples_tex(
                 _who(row, varying),
                 escape(row.get("label") or "--"),
                 scores,
-                escape(cut(row["response"], max_chars)),
+                escape(cut(row.get("response"), max_chars)) or "--",
             ]
             lines.append(" & ".join(cells) + " \\\\")
         lines += ["\\bottomrule", "\\end{longtable}", "\\endgroup"]

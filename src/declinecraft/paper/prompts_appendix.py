@@ -22,6 +22,7 @@ LABEL = "app:prompts"
 PREFIX = "prompt:"
 _PAPER_SECTION = re.compile(r"^Appendix J\.(\d)")
 _TITLE = re.compile(r'"([^"]+)"')
+_CITED = re.compile(r'\([^()]*"[^()]*\)')
 
 
 def ordered(templates: list[prompts.Prompt]) -> list[prompts.Prompt]:
@@ -36,11 +37,13 @@ def ordered(templates: list[prompts.Prompt]) -> list[prompts.Prompt]:
 
 
 def title(p: prompts.Prompt) -> str:
-    """A short heading: the quoted title of its section line (``Accuracy judge.``) or the file stem."""
-    found = _TITLE.search(p.section)
+    """A short heading: the quoted title of its section line (``Accuracy judge.``; a quoted paper
+    title in parentheses is skipped), ``(ours)`` after one in our wording, or the file stem."""
+    # The last quoted title outside a parenthesis that quotes a paper's title.
+    found = ([*_TITLE.finditer(_CITED.sub("", p.section))] or [None])[-1]
     text = found[1].rstrip(".") if found else p.name
     ours = p.section.lower().startswith(("ours", "none (ours)", "not a paper prompt"))
-    return escape(text) + (" (ours)" if ours and found else "")
+    return escape(text) + (" (ours)" if ours else "")
 
 
 def template_tex(text: str) -> str:
