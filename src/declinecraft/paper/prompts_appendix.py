@@ -40,8 +40,8 @@ def title(p: prompts.Prompt) -> str:
     """A short heading: the quoted title of its section line (``Accuracy judge.``; a quoted paper
     title in parentheses is skipped), ``(ours)`` after one in our wording, or the file stem."""
     # The last quoted title outside a parenthesis that quotes a paper's title.
-    found = ([*_TITLE.finditer(_CITED.sub("", p.section))] or [None])[-1]
-    text = found[1].rstrip(".") if found else p.name
+    quoted = _TITLE.findall(_CITED.sub("", p.section))
+    text = quoted[-1].rstrip(".") if quoted else p.name
     ours = p.section.lower().startswith(("ours", "none (ours)", "not a paper prompt"))
     return escape(text) + (" (ours)" if ours else "")
 
