@@ -1,5 +1,5 @@
-"""Tests for declinecraft.paper.page_check: text off the page and text over text, on hand-made pages
-and on a PDF that TeX builds with each defect."""
+"""Tests for declinecraft.paper.page_check: text off the page, text over text and near-blank pages,
+on hand-made pages and on a PDF that TeX builds with each defect."""
 
 from __future__ import annotations
 
@@ -8,6 +8,7 @@ import shutil
 import subprocess
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 from declinecraft.paper import page_check
@@ -17,7 +18,7 @@ from tests.support import projects
 LETTER = (612.0, 792.0)
 
 
-HAS_TOOLS = all(shutil.which(c) for c in ("pdflatex", "pdftotext"))
+HAS_TOOLS = all(shutil.which(c) for c in ("pdflatex", "pdftotext", "pdftoppm"))
 
 
 def page(*words: Word) -> Page:
@@ -97,3 +98,47 @@ def test_missing_pdftotext(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> N
     monkeypatch.setattr(shutil, "which", lambda name: None)
     with pytest.raises(page_check.PageCheckError, match="poppler-utils"):
         page_check.pages(tmp_path / "x.pdf")
+
+
+class TestNearBlank:
+    def test_fill(self) -> None:
+        """The fill is the lowest printed row's share of the height; the page number's band does not count."""
+        image = np.full((792, 10), 255, dtype=np.uint8)
+        image[100, 3] = 0
+        assert page_check.fill(image) == pytest.approx(101 / 792)
+        image[770, 3] = 0  # the page number
+        assert page_check.fill(image) == pytest.approx(101 / 792)
+        assert page_check.fill(np.full((792, 10), 255, dtype=np.uint8)) == 0.0
+
+    def test_read_pgm(self) -> None:
+        """A gray image whose first pixels are white-space bytes reads whole; a short one is an error."""
+        pixels = bytes([10, 32, 255, 0, 9, 200])
+        image = page_check.read_pgm(b"P5\n3 2\n255\n" + pixels)
+        assert image.tolist() == [[10, 32, 255], [0, 9, 200]]
+        with pytest.raises(page_check.PageCheckError, match="short image"):
+            page_check.read_pgm(b"P5\n3 2\n255\n" + pixels[:4])
+
+    def test_blank_problems(self) -> None:
+        """Pages ending above half their height are named, except the last."""
+        assert page_check.blank_problems([0.9, 0.3, 0.6, 0.2]) == [
+            "page 2: nearly blank (printed matter ends 30% down the page)"
+        ]
+
+
+@pytest.mark.skipif(not HAS_TOOLS, reason="pdflatex, pdftotext or pdftoppm is not installed (make setup installs them)")
+def test_built_pdf_near_blank(tmp_path: Path) -> None:
+    """A heading and one line, then a page break, is a near-blank page; the same text run on is not."""
+    filler = " ".join(["Words that fill the page."] * 700)
+    body = {"full": f"\\section{{A}} One line. {filler}", "blank": f"\\section{{A}} One line.\\clearpage {filler}"}
+    found = {}
+    for name, text in body.items():
+        (tmp_path / f"{name}.tex").write_text(
+            f"\\documentclass{{article}}\\usepackage[margin=0.75in]{{geometry}}\\begin{{document}}{text}\\end{{document}}\n"
+        )
+        subprocess.run(
+            ["pdflatex", "-interaction=nonstopmode", f"{name}.tex"], cwd=tmp_path, capture_output=True, check=True
+        )
+        found[name] = page_check.problems(tmp_path / f"{name}.pdf")
+    assert found["full"] == []
+    assert [p for p in found["blank"] if "nearly blank" in p] == [found["blank"][-1]]
+    assert found["blank"][-1].startswith("page 1: nearly blank")

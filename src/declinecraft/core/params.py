@@ -484,3 +484,8 @@ class PaperParams:
     """File formats every figure is saved in."""
     figure_dpi: Annotated[int, POSITIVE] = 200
     """Resolution of raster figure files (PNG), dots per inch."""
+    example_questions: Annotated[int, POSITIVE] = 10
+    """How many questions (the first by id) the qualitative-examples appendix prints, each with
+    every response to it; the text says when the run has more."""
+    example_chars: Annotated[int, POSITIVE] = 600
+    """Characters of a response the qualitative-examples appendix prints before cutting it (…)."""

@@ -1,4 +1,5 @@
-"""Checks of the built PDF's pages, as a reader sees them: text off the page, text over text.
+"""Checks of the built PDF's pages, as a reader sees them: text off the page, text over text,
+pages left nearly blank.
 
 :func:`problems` reads every word's box from the PDF (``pdftotext -bbox-layout``, poppler) and
 reports, naming the page and the words:
@@ -11,6 +12,11 @@ reports, naming the page and the words:
   when their boxes share more than :data:`OVERLAP_HEIGHT` of the lower one's height and more
   than :data:`OVERLAP_WIDTH` of the narrower one's width.
 
+It also renders every page small in gray (``pdftoppm``, poppler) and names a page, other than the
+last, whose printed matter ends above :data:`MIN_FILL` of the page's height (the page number's band
+left out): a near-blank page, where a float that did not fit or a heading without text pushed the
+rest on.
+
 The paper stage writes the problems to ``08_paper/page_checks.csv`` and prints them.
 """
 
@@ -20,9 +26,12 @@ import html
 import re
 import shutil
 import subprocess
+import tempfile
 from dataclasses import dataclass
 from itertools import combinations
 from pathlib import Path
+
+import numpy as np
 
 #: The side margins of ``paper/main.tex`` (``geometry``: margin=0.75in), in points.
 MARGIN_PT = 54.0
@@ -33,6 +42,14 @@ EDGE_PT = 18.0
 #: Shares of height and width two boxes must share to count as printed over each other.
 OVERLAP_HEIGHT = 0.6
 OVERLAP_WIDTH = 0.3
+#: A page other than the last whose printed matter ends above this share of its height is near-blank.
+MIN_FILL = 0.5
+#: The band at the bottom of the page that holds the page number, in points (left out of the fill).
+NUMBER_BAND_PT = 60.0
+#: Gray level (0 black, 255 white) below which a pixel counts as printed.
+INK = 200
+#: Resolution of the rendering the fill is measured on, dots per inch.
+FILL_DPI = 20
 
 
 class PageCheckError(RuntimeError):
@@ -125,6 +142,58 @@ def page_problems(page: Page) -> list[str]:
     return out
 
 
+#: The header of a binary gray image: magic, width, height, maximum value and one white-space byte.
+PGM_HEADER = re.compile(rb"P5\s+(\d+)\s+(\d+)\s+(\d+)\s")
+
+
+def read_pgm(data: bytes) -> np.ndarray:
+    """A binary 8-bit gray image (PGM, ``P5``, as ``pdftoppm -gray`` writes it) as rows of pixels."""
+    header = PGM_HEADER.match(data)
+    if header is None or int(header[3]) > 255:
+        raise PageCheckError("pdftoppm wrote no 8-bit gray image (PGM P5)")
+    width, height = int(header[1]), int(header[2])
+    pixels = data[header.end() : header.end() + width * height]
+    if len(pixels) < width * height:
+        raise PageCheckError(f"pdftoppm wrote a short image ({len(pixels)} of {width * height} pixels)")
+    return np.frombuffer(pixels, dtype=np.uint8).reshape(height, width)
+
+
+def fill(image: np.ndarray, height_pt: float = 792.0) -> float:
+    """How far down the page its printed matter reaches (0 top, 1 bottom), the page number's band
+    left out."""
+    keep = int(image.shape[0] * (1 - NUMBER_BAND_PT / height_pt))
+    rows = np.flatnonzero((image[:keep] < INK).any(axis=1))
+    return float(rows.max() + 1) / image.shape[0] if rows.size else 0.0
+
+
+def fills(pdf: Path) -> list[float]:
+    """:func:`fill` of every page of ``pdf``, from a small gray rendering.
+
+    Raises:
+        PageCheckError: pdftoppm is missing or fails on ``pdf``.
+    """
+    exe = shutil.which("pdftoppm")
+    if exe is None:
+        raise PageCheckError("pdftoppm missing (Debian package poppler-utils; make setup installs it)")
+    with tempfile.TemporaryDirectory() as folder:
+        proc = subprocess.run(
+            [exe, "-gray", "-r", str(FILL_DPI), str(pdf), f"{folder}/p"], capture_output=True, check=False
+        )
+        if proc.returncode != 0:
+            raise PageCheckError(f"pdftoppm failed on {pdf}: {proc.stderr.decode(errors='replace').strip()[:300]}")
+        # pdftoppm numbers pages with as many digits as the last one needs: the names sort in page order.
+        return [fill(read_pgm(path.read_bytes())) for path in sorted(Path(folder).glob("p-*.pgm"))]
+
+
+def blank_problems(page_fills: list[float]) -> list[str]:
+    """The near-blank pages among ``page_fills`` (every page but the last; see :data:`MIN_FILL`)."""
+    return [
+        f"page {number}: nearly blank (printed matter ends {share:.0%} down the page)"
+        for number, share in enumerate(page_fills[:-1], 1)
+        if share < MIN_FILL
+    ]
+
+
 def problems(pdf: Path) -> list[str]:
-    """Every page problem of ``pdf``, in page order; [] when none."""
-    return [problem for page in pages(pdf) for problem in page_problems(page)]
+    """Every page problem of ``pdf``, in page order (the near-blank pages last); [] when none."""
+    return [problem for page in pages(pdf) for problem in page_problems(page)] + blank_problems(fills(pdf))

@@ -14,7 +14,10 @@ Every figure or table the run cannot fill is listed with its reason in
 where the figure would be). The run's health (failed calls, truncations, judge parse failures,
 questions scored; :mod:`~declinecraft.paper.run_health`) becomes ``paper/tables/run_health.tex``
 and ``paper/health_numbers.tex``, printed before the results. The analysis stage's claims check
-becomes ``paper/tables/claims.tex``, printed after the abstract. Every number is a macro in
+becomes ``paper/tables/claims.tex``, printed after the abstract; every prompt template becomes
+the appendix ``paper/tables/prompts.tex`` (:mod:`~declinecraft.paper.prompts_appendix`), and the
+judged responses the qualitative examples ``paper/tables/examples.tex``
+(:mod:`~declinecraft.paper.examples_appendix`). Every number is a macro in
 ``numbers.tex``; the n/a ones and their
 reasons are in ``outputs/<run>/08_paper/numbers.csv``. The PDF is built with latexmk in a
 temporary folder (:mod:`~declinecraft.paper.pdf`) when TeX is installed; otherwise the stage
@@ -37,7 +40,7 @@ from typing import Any
 import polars as pl
 
 from declinecraft.analysis import claim_evidence, claims, inputs, results
-from declinecraft.core import catalogue, small_n
+from declinecraft.core import catalogue, prompts, small_n
 from declinecraft.core.config import RunConfig
 from declinecraft.core.stage_writer import StageWriter
 from declinecraft.paper import (
@@ -51,10 +54,12 @@ from declinecraft.paper import (
     wording,
 )
 from declinecraft.paper.claims_table import claims_tex
+from declinecraft.paper.examples_appendix import examples_tex
 from declinecraft.paper.figures import write_figures
 from declinecraft.paper.latex import escape_marked
 from declinecraft.paper.outputs import output_dirs, paper_writer
 from declinecraft.paper.pdf import build_pdf
+from declinecraft.paper.prompts_appendix import prompts_tex
 from declinecraft.paper.tables import write_tables
 from declinecraft.paper.views import view_macros, view_numbers_tex, write_view_figures
 
@@ -201,6 +206,16 @@ def run(cfg: RunConfig) -> PaperResult:
     status += write_tables(tables, cfg, paper_dir / "tables")
     status.append(run_health.write(cfg, paper_dir, stage_dir))
     writer.text(catalogue.PAPER_TABLE, claims_tex(tables.get("claims")), "claims")
+    writer.text(catalogue.PAPER_TABLE, prompts_tex(prompts.prompts_dir(cfg.root)), "prompts")
+    judged_file = catalogue.JUDGE_JUDGED.path(cfg)
+    judged = pl.read_parquet(judged_file) if judged_file.is_file() else None
+    examples = examples_tex(
+        judged,
+        max_questions=cfg.paper.example_questions,
+        max_chars=cfg.paper.example_chars,
+        why_missing=f"{judged_file.relative_to(cfg.root)} is missing",
+    )
+    writer.text(catalogue.PAPER_TABLE, examples, "examples")
     # Layout problems of every drawn figure (figure_check): text off the figure, overlapping labels,
     # a rate axis beyond [0, 100], a caption that names not what is drawn; recorded, and printed
     # below, never silently dropped.

@@ -14,6 +14,7 @@ from declinecraft.core.declaration import (
 from declinecraft.core.params import PaperParams
 from declinecraft.core.stages import evidence, know2guess
 from declinecraft.core.stages.analysis import ANALYSIS_STATUS, ANALYSIS_TABLE
+from declinecraft.core.stages.judge import JUDGE_JUDGED
 from declinecraft.core.stages.verify import VERIFY_AUDIT_VERIFIER, VERIFY_IMPORT
 
 _write = writer("paper", "08_paper")
@@ -31,7 +32,11 @@ PAPER_HEALTH_NUMBERS_TEX = _write("health_numbers.tex", "the run-health macros",
 PAPER_SKIPPED_TEX = _write("skipped.tex", "why a figure or table is missing or small", place="paper")
 PAPER_ENVIRONMENT_TEX = _write("environment.tex", "the machines of the run", place="paper")
 PAPER_PDF = _write("main.pdf", "the paper", WITH_PDF, place="paper")
-PAPER_TABLE = _write("{}.tex", "one LaTeX table (key: tableNN, selfpref, reported, claims, run_health)", place="tables")
+PAPER_TABLE = _write(
+    "{}.tex",
+    "one LaTeX table (key: tableNN, selfpref, reported, claims, run_health, prompts, examples)",
+    place="tables",
+)
 PAPER_MAIN_TEX = _write("main.tex", "a copy of the hand-written paper/main.tex", OTHER_RUNS, place="paper")
 PAPER_REFERENCES = _write("references.bib", "a copy of paper/references.bib", OTHER_RUNS_WITH_BIB, place="paper")
 PAPER_FIGURE = _write(
@@ -55,7 +60,7 @@ STAGE = Stage(
     params=PaperParams,
     run="declinecraft.paper.stage:run",
     about="figures and tables, number macros, the PDF (all sections)",
-    reads=(ANALYSIS_TABLE, ANALYSIS_STATUS, VERIFY_AUDIT_VERIFIER, VERIFY_IMPORT, *_VIEWS),
+    reads=(ANALYSIS_TABLE, ANALYSIS_STATUS, JUDGE_JUDGED, VERIFY_AUDIT_VERIFIER, VERIFY_IMPORT, *_VIEWS),
     # The machine record reads every parquet file of the run for its calls' cache keys.
     reads_kinds=("parquet",),
     # The table of quoted numbers is data the paper's code reads (its source files are Make's by import).
