@@ -187,7 +187,7 @@ class TestRealStages:
             (cfg.stage_dir("judge") / f"{name}.parquet").unlink()
         (tmp_path / "params" / "e2e.yaml").write_text(
             "base: default\nanswer:\n  models: [m1]\n  limit_questions: 0\n"
-            "judge:\n  response_judge: rj\n  oracle: o\n  accuracy_judges: [j1, j2]\n  check_file: \"\"\n"
+            'judge:\n  response_judge: rj\n  oracle: o\n  accuracy_judges: [j1, j2]\n  check_file: ""\n'
         )
         e2e = config.load(tmp_path / "params" / "e2e.yaml")
         _, _, _, chunks = explorer_run.build_tables()

@@ -72,7 +72,7 @@ def miniature_box(cfg: RunConfig, reported: Mapping[str, Mapping[str, Any]]) -> 
         f"{cfg.analysis.finding_n} is printed with its $n$ and never stated "
         "as a finding. The run-health section says how the run went. Larger runs: "
         "\\texttt{make all PARAMS=params/complete.yaml} "
-        "(every setting, offline, about a day on two cores) and \\texttt{params/paper.yaml} (the "
+        "(every setting, offline, about two days on two cores) and \\texttt{params/paper.yaml} (the "
         "paper's models and sizes, on GPUs).}}\\par\\medskip"
     )
 
