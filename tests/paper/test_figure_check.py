@@ -2,7 +2,11 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import matplotlib.pyplot as plt
+import numpy as np
+from matplotlib.axes import Axes
 from matplotlib.figure import Figure
 
 from declinecraft.paper import drawing, figure_check
@@ -61,6 +65,69 @@ class TestFigureCheck:
         drawing.label_points(ax, [(100, 0, name) for name in names])
         assert figure_check.problems(fig) == []
         assert [t.get_text() for t in ax.texts] == ["\n".join(names)]
+        plt.close(fig)
+
+    def test_crowd_of_labels(self) -> None:
+        """Labels of 27 points crowded into one corner (27 models near 100 % attempt) never cover
+        each other nor leave the axes: those with no free spot are left unlabelled and returned."""
+        rng = np.random.default_rng(0)
+        xs, ys = 92 + 8 * rng.random(27), 100 * rng.random(27)
+        names = [f"Qwen3-Next 80B-A3B (instruct) {i}" for i in range(27)]
+        fig, ax = plt.subplots(figsize=(3.4, 2.2))
+        ax.scatter(xs, ys)
+        drawing.rate_axis(ax, "xy")
+        skipped = drawing.label_points(ax, list(zip(xs, ys, names, strict=True)))
+        labelled = [t.get_text() for t in ax.texts]
+        assert figure_check.problems(fig) == []
+        assert skipped and labelled and sorted(skipped + labelled) == sorted(names)
+        assert all(t.get_fontsize() >= figure_check.MIN_FONT_PT for t in ax.texts)
+        plt.close(fig)
+
+
+class TestLabelDefects:
+    """Each defect a figure of many models shows is one the check reports."""
+
+    @staticmethod
+    def _axes() -> tuple[Figure, Axes]:
+        fig, ax = plt.subplots(figsize=(3.4, 2.2))
+        ax.scatter([10, 12, 95], [50, 50, 50])
+        ax.set_xlim(0, 100)
+        ax.set_ylim(0, 100)
+        return fig, ax
+
+    @staticmethod
+    def _label(ax: Axes, x: float, y: float, text: str, dx: float = 3.0, **kw: Any) -> None:
+        ax.annotate(text, (x, y), xytext=(dx, 3), textcoords="offset points", fontsize=6, **kw)
+
+    def test_small_text(self) -> None:
+        fig, ax = self._axes()
+        ax.text(50, 20, "tiny", fontsize=5)
+        assert figure_check.problems(fig) == ["text under 6 pt: 'tiny' (5 pt)"]
+        plt.close(fig)
+
+    def test_label_past_the_axes(self) -> None:
+        """A label that runs past the frame is reported, though the saved figure would keep it."""
+        fig, ax = self._axes()
+        self._label(ax, 95, 50, "Qwen3.5 122B-A10B (thinking)")
+        assert figure_check.problems(fig) == ["point label past the axes: 'Qwen3.5 122B-A10B (thinking)'"]
+        plt.close(fig)
+
+    def test_labels_overlap_a_little(self) -> None:
+        """Point labels touching by less than the share that counts for other texts still clash."""
+        fig, ax = self._axes()
+        self._label(ax, 10, 50, "Gemma 3 27B")
+        self._label(ax, 12, 50, "Gemma 3 12B", dx=38)
+        found = figure_check.problems(fig)
+        assert found == ["point labels overlap: 'Gemma 3 27B' and 'Gemma 3 12B'"]
+        plt.close(fig)
+
+    def test_label_over_an_inset(self) -> None:
+        fig, ax = self._axes()
+        inset = ax.inset_axes([0.05, 0.3, 0.4, 0.4])
+        inset.set_xticks([])
+        inset.set_yticks([])
+        self._label(ax, 10, 50, "GPT-5")
+        assert figure_check.problems(fig) == ["point label over an inset axes: 'GPT-5'"]
         plt.close(fig)
 
 

@@ -80,9 +80,7 @@ def plot_pipeline(frame: pl.DataFrame | None = None) -> Figure:
             start, end = (xa + wa / 2, ya - 0.6), (xb + wb / 2, yb + hb + 0.6)
         ax.add_patch(FancyArrowPatch(start, end, arrowstyle="-|>", mutation_scale=7, lw=0.8, color=color))
         if label:
-            ax.text(
-                (start[0] + end[0]) / 2, (start[1] + end[1]) / 2 + 1.2, label, fontsize=5.5, ha="center", color=color
-            )
+            ax.text((start[0] + end[0]) / 2, (start[1] + end[1]) / 2 + 1.2, label, fontsize=6, ha="center", color=color)
 
     arrow("pre", "scen")
     arrow("pre", "target", "answerable", BLUE)
@@ -238,7 +236,6 @@ def plot_finetuned(main_grid: pl.DataFrame) -> Figure:
                 )
                 for r in tuned.iter_rows(named=True)
             ],
-            fontsize=5,
         )
     if tuned.height == 0:
         note_missing(axes[1], "no fine-tuned model in this run")
