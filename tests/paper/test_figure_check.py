@@ -69,19 +69,26 @@ class TestFigureCheck:
 
     def test_crowd_of_labels(self) -> None:
         """Labels of 27 points crowded into one corner (27 models near 100 % attempt) never cover
-        each other nor leave the axes: those with no free spot are left unlabelled and returned."""
+        each other nor leave the axes: a point with no room for its name is left unlabelled and
+        returned, or with ``key`` numbered and named in a key under the axes."""
         rng = np.random.default_rng(0)
         xs, ys = 92 + 8 * rng.random(27), 100 * rng.random(27)
         names = [f"Qwen3-Next 80B-A3B (instruct) {i}" for i in range(27)]
-        fig, ax = plt.subplots(figsize=(3.4, 2.2))
-        ax.scatter(xs, ys)
-        drawing.rate_axis(ax, "xy")
-        skipped = drawing.label_points(ax, list(zip(xs, ys, names, strict=True)))
-        labelled = [t.get_text() for t in ax.texts]
-        assert figure_check.problems(fig) == []
-        assert skipped and labelled and sorted(skipped + labelled) == sorted(names)
-        assert all(t.get_fontsize() >= figure_check.MIN_FONT_PT for t in ax.texts)
-        plt.close(fig)
+        for key in (False, True):
+            fig, ax = plt.subplots(figsize=(3.4, 2.2))
+            ax.scatter(xs, ys)
+            ax.set_xlabel("Answerable Attempt Rate (%)")
+            drawing.rate_axis(ax, "xy")
+            rest = drawing.label_points(ax, list(zip(xs, ys, names, strict=True)), key=key)
+            drawing.key_below(ax, rest)
+            named = [t.get_text() for t in ax.texts if t.get_text() in names]
+            marks = [m for m, _ in rest if m]
+            assert rest and named and sorted([n for _, n in rest] + named) == sorted(names)
+            assert bool(marks) == key and marks == [str(i + 1) for i in range(len(marks))]
+            assert sorted(t.get_text() for t in ax.texts if t.get_text().isdigit()) == sorted(marks)
+            assert figure_check.problems(fig) == []
+            assert all(t.get_fontsize() >= figure_check.MIN_FONT_PT for t in ax.texts)
+            plt.close(fig)
 
 
 class TestLabelDefects:

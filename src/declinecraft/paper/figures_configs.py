@@ -21,6 +21,7 @@ from declinecraft.paper.drawing import (
     GRAY,
     MIN_FONT,
     ORANGE,
+    key_below,
     label_points,
     lines_panel,
     new_figure,
@@ -159,7 +160,7 @@ def _attempt_scatter(main_grid: pl.DataFrame, condition: str, y: str, ylabel: st
     rate_axis(ax, "xy")
     ax.grid(True)
     family_legend(ax, colors, thinking=thinks(frame))
-    label_points(ax, named)
+    key_below(ax, label_points(ax, named, key=True))
     return fig
 
 
