@@ -18,7 +18,7 @@ from declinecraft.paper import (
     figures_extra,
     figures_main,
 )
-from tests.support import figure_values, projects
+from tests.support import figure_values, paper_size, projects
 
 
 class TestFigures:
@@ -55,6 +55,18 @@ class TestPaperSize:
         rows = figures.write_figures(paper_sized, tmp_path, formats=("png",), dpi=30, captions=captions)
         assert {r["number"] for r in rows if r["reason"]} == {7, 24}
         assert {r["name"]: r["layout"] for r in rows if r["layout"]} == {}
+
+    def test_finetuned_at_27_models(self) -> None:
+        """Figure 7, which the 27 models leave out, drawn with the three fine-tuned models among
+        them: every fine-tuned model is named (or numbered in the key), with no layout problem."""
+        results = paper_size.paper_size_results(further=paper_size.FINETUNED_MODELS)
+        spec = next(s for s in figures.figures() if s.number == 7)
+        assert not spec.lacks(results)
+        fig = spec.draw(results)
+        assert figure_check.problems(fig) == []
+        names = {name for _, name, _ in paper_size.paper_models(paper_size.FINETUNED_MODELS)[-3:]}
+        drawn = {line for ax in fig.axes for t in ax.texts for line in t.get_text().split("\n")}
+        assert names <= drawn
 
     def test_legend_in_columns(self, paper_sized: dict[str, pl.DataFrame]) -> None:
         """The family legend of the 27 models sits outside the axes, in columns of at most

@@ -24,6 +24,8 @@ from tests.support import projects, synthetic
 
 #: Models of ``params/models.yaml`` that complete the paper's 24 named models to 27.
 FURTHER_MODELS = ("qwen3.8-27b", "laguna-s-2.1", "deepseek-v4.1-flash")
+#: The fine-tuned models of ``params/models.yaml`` (Figure 7), in place of :data:`FURTHER_MODELS`.
+FINETUNED_MODELS = ("trust-align-3b", "trust-align-7b", "abstain-r1-3b")
 #: Configurations of the paper's main grid: 27 models, 13 of them with thinking switched on too.
 CONFIGS = 40
 
@@ -38,20 +40,22 @@ def _approximate_wilcoxon(differences: ArrayLike) -> tuple[float, float]:
     return float(res.statistic), float(res.pvalue)
 
 
-def paper_models() -> list[tuple[str, str, str]]:
-    """(id, display name, family) of the 27 models, in the order of ``params/paper.yaml``."""
+def paper_models(further: tuple[str, ...] = FURTHER_MODELS) -> list[tuple[str, str, str]]:
+    """(id, display name, family) of the 27 models: ``params/paper.yaml``'s and ``further``."""
     cfg = config.load(projects.REPO / "params" / "paper.yaml")
     specs = registry.load_models(projects.REPO / "params" / "models.yaml")
-    ids = [*cfg.answer.models, *FURTHER_MODELS]
+    ids = [*cfg.answer.models, *further]
     return [(m, specs[m].display_name or m, specs[m].family or m) for m in ids]
 
 
-def paper_size_results(n_questions: int = 30, seed: int = 7) -> dict[str, pl.DataFrame]:
+def paper_size_results(
+    n_questions: int = 30, seed: int = 7, further: tuple[str, ...] = FURTHER_MODELS
+) -> dict[str, pl.DataFrame]:
     """The analysis tables of a synthetic run of :data:`CONFIGS` configurations of the 27 models
     of :func:`paper_models` (with ablations), as the paper stage reads them."""
     judged = synthetic.synthetic_judged(CONFIGS, n_questions, seed=seed, ablations=True)
     facts = synthetic.synthetic_models(CONFIGS, seed=seed)
-    models = paper_models()
+    models = paper_models(further)
     if facts.height != len(models):
         raise ValueError(f"{CONFIGS} configurations make {facts.height} models, not the paper's {len(models)}")
     facts = facts.with_columns(
