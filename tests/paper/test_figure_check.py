@@ -6,10 +6,11 @@ from typing import Any
 
 import matplotlib.pyplot as plt
 import numpy as np
+import polars as pl
 from matplotlib.axes import Axes
 from matplotlib.figure import Figure
 
-from declinecraft.paper import drawing, figure_check
+from declinecraft.paper import drawing, figure_check, figures_main
 
 
 class TestFigureCheck:
@@ -136,6 +137,27 @@ class TestLabelDefects:
         self._label(ax, 10, 50, "GPT-5")
         assert figure_check.problems(fig) == ["point label over an inset axes: 'GPT-5'"]
         plt.close(fig)
+
+
+class TestPrintedSmall:
+    def test_scaled_to_its_place(self) -> None:
+        """A figure drawn wider than the column it is printed in prints its 6.5 pt ticks under
+        6 pt; drawn at the column's width, it does not."""
+        for width, small in ((drawing.FULL_IN * 0.7, True), (drawing.COLUMN_IN, False)):
+            with drawing.style():
+                fig, ax = plt.subplots(figsize=(width, 2.0))
+            ax.plot([0, 1], [0, 1], marker="o")
+            ax.set_xlim(-0.1, 1.1)
+            ax.set_ylim(-0.1, 1.1)
+            found = figure_check.printed_small(fig, figure_check.COLUMN_BOX_IN)
+            assert bool(found) == small, found
+            assert figure_check.printed_small(fig, figure_check.FULL_BOX_IN) == []
+            plt.close(fig)
+
+    def test_k_sweep_fits_its_column(self, paper_sized: dict[str, pl.DataFrame]) -> None:
+        """Figure 6 (one column of the main text) prints no type under 6 pt."""
+        fig = figures_main.plot_k_sweep(paper_sized["ablation_k"])
+        assert figure_check.printed_small(fig, figure_check.COLUMN_BOX_IN) == []
 
 
 class TestFramedPoints:

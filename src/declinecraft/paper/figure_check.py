@@ -178,6 +178,28 @@ def _label_problems(ax: Axes, renderer: Any) -> list[str]:
     return out
 
 
+#: The largest box ``paper/main.tex`` prints a figure in (``\\dcgraphic``: the line's width, at
+#: most 0.42 of the text's height, 0.42 x 9.5 in), inches: one column and the full text width.
+COLUMN_BOX_IN = (3.39, 3.99)
+FULL_BOX_IN = (7.0, 3.99)
+
+
+def printed_small(fig: Figure, box: tuple[float, float]) -> list[str]:
+    """Texts printed under :data:`MIN_FONT_PT` once ``fig`` (cut to its tight bounding box, as it
+    is saved) is scaled down to fit ``box`` (width, height in inches; :data:`COLUMN_BOX_IN`,
+    :data:`FULL_BOX_IN`): a figure drawn wider or taller than its place prints its type smaller
+    than it was drawn."""
+    renderer = drawing.renderer(fig)
+    saved = fig.get_tightbbox(renderer)
+    scale = min(1.0, box[0] / saved.width, box[1] / saved.height)
+    return [
+        f"text printed at {size * scale:.1f} pt, under {MIN_FONT_PT:g} pt, once the {saved.width:.2f} x "
+        f"{saved.height:.2f} in figure is scaled to {box[0]:g} x {box[1]:g} in: '{t.get_text()}'"
+        for t in _texts(fig)
+        if (size := t.get_fontproperties().get_size_in_points()) * scale < MIN_FONT_PT - 1e-9
+    ]
+
+
 def problems(fig: Figure, caption: str | None = None) -> list[str]:
     """What a reader would see wrong in ``fig``'s layout (see the module docstring); [] when none.
     With ``caption``, also the axis quantities it never names (:func:`caption_check.unnamed`)."""

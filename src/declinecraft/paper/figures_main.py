@@ -14,6 +14,7 @@ from matplotlib.patches import FancyArrowPatch, FancyBboxPatch
 from declinecraft.analysis import models
 from declinecraft.paper.drawing import (
     BLUE,
+    COLUMN_IN,
     CONDITION_NAMES,
     FULL_IN,
     GRAY,
@@ -199,7 +200,9 @@ def plot_k_sweep(ablation_k: pl.DataFrame) -> Figure:
     """Figure 6: CAR and Answer Accuracy against k for the models run at every k."""
     ks = sorted(ablation_k["k"].unique().to_list())
     frame = models.complete_sweep(ablation_k, "k").with_columns(config=pl.col("model") + "/" + pl.col("thinking"))
-    fig, axes = new_figure(2, width=FULL_IN * 0.7, height=2.0)
+    # One column wide, as the paper places it: drawn wider, it would be scaled to the column and
+    # its type printed under 6 pt.
+    fig, axes = new_figure(2, width=COLUMN_IN, height=2.0)
     names = {k: str(k) for k in ks}
     lines_panel(axes[0], frame, x="k", y="car", order=ks, names=names, ylabel="Correct Abstention Rate (%)")
     lines_panel(axes[1], frame, x="k", y="accuracy", order=ks, names=names, ylabel="Answer Accuracy (%)")
