@@ -1,5 +1,6 @@
 """Fixtures of the paper tests: the analysis tables of two synthetic runs (once per session, one read
-back from CSV), a hand-built main grid with known values, and no figure left open after a test."""
+back from CSV) and of one at the paper's size (27 models, 40 configurations), a hand-built main
+grid with known values, and no figure left open after a test."""
 
 from __future__ import annotations
 
@@ -11,7 +12,7 @@ import pytest
 
 from declinecraft.analysis import analyze
 from declinecraft.analysis.results import read_tables, write_csv
-from tests.support import figure_values, synthetic
+from tests.support import figure_values, paper_size, synthetic
 
 
 @pytest.fixture(scope="session")
@@ -47,3 +48,10 @@ def results() -> dict[str, pl.DataFrame]:
     out = analyze.analyze(judged, facts, analyze.Design(n_resamples=50))
     out["facts"] = analyze.with_derived_facts(facts)
     return out
+
+
+@pytest.fixture(scope="session")
+def paper_sized() -> dict[str, pl.DataFrame]:
+    """Analysis tables of a synthetic run at the paper's size: its 27 models by their display names
+    and families, in 40 configurations (:mod:`tests.support.paper_size`)."""
+    return paper_size.paper_size_results()

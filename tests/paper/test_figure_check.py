@@ -2,10 +2,15 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import matplotlib.pyplot as plt
+import numpy as np
+import polars as pl
+from matplotlib.axes import Axes
 from matplotlib.figure import Figure
 
-from declinecraft.paper import drawing, figure_check
+from declinecraft.paper import drawing, figure_check, figures_main
 
 
 class TestFigureCheck:
@@ -62,6 +67,97 @@ class TestFigureCheck:
         assert figure_check.problems(fig) == []
         assert [t.get_text() for t in ax.texts] == ["\n".join(names)]
         plt.close(fig)
+
+    def test_crowd_of_labels(self) -> None:
+        """Labels of 27 points crowded into one corner (27 models near 100 % attempt) never cover
+        each other nor leave the axes: a point with no room for its name is left unlabelled and
+        returned, or with ``key`` numbered and named in a key under the axes."""
+        rng = np.random.default_rng(0)
+        xs, ys = 92 + 8 * rng.random(27), 100 * rng.random(27)
+        names = [f"Qwen3-Next 80B-A3B (instruct) {i}" for i in range(27)]
+        for key in (False, True):
+            fig, ax = plt.subplots(figsize=(3.4, 2.2))
+            ax.scatter(xs, ys)
+            ax.set_xlabel("Answerable Attempt Rate (%)")
+            drawing.rate_axis(ax, "xy")
+            rest = drawing.label_points(ax, list(zip(xs, ys, names, strict=True)), key=key)
+            drawing.key_below(ax, rest)
+            named = [t.get_text() for t in ax.texts if t.get_text() in names]
+            marks = [m for m, _ in rest if m]
+            assert rest and named and sorted([n for _, n in rest] + named) == sorted(names)
+            assert bool(marks) == key and marks == [str(i + 1) for i in range(len(marks))]
+            assert sorted(t.get_text() for t in ax.texts if t.get_text().isdigit()) == sorted(marks)
+            assert figure_check.problems(fig) == []
+            assert all(t.get_fontsize() >= figure_check.MIN_FONT_PT for t in ax.texts)
+            plt.close(fig)
+
+
+class TestLabelDefects:
+    """Each defect a figure of many models shows is one the check reports."""
+
+    @staticmethod
+    def _axes() -> tuple[Figure, Axes]:
+        fig, ax = plt.subplots(figsize=(3.4, 2.2))
+        ax.scatter([10, 12, 95], [50, 50, 50])
+        ax.set_xlim(0, 100)
+        ax.set_ylim(0, 100)
+        return fig, ax
+
+    @staticmethod
+    def _label(ax: Axes, x: float, y: float, text: str, dx: float = 3.0, **kw: Any) -> None:
+        ax.annotate(text, (x, y), xytext=(dx, 3), textcoords="offset points", fontsize=6, **kw)
+
+    def test_small_text(self) -> None:
+        fig, ax = self._axes()
+        ax.text(50, 20, "tiny", fontsize=5)
+        assert figure_check.problems(fig) == ["text under 6 pt: 'tiny' (5 pt)"]
+        plt.close(fig)
+
+    def test_label_past_the_axes(self) -> None:
+        """A label that runs past the frame is reported, though the saved figure would keep it."""
+        fig, ax = self._axes()
+        self._label(ax, 95, 50, "Qwen3.5 122B-A10B (thinking)")
+        assert figure_check.problems(fig) == ["point label past the axes: 'Qwen3.5 122B-A10B (thinking)'"]
+        plt.close(fig)
+
+    def test_labels_overlap_a_little(self) -> None:
+        """Point labels touching by less than the share that counts for other texts still clash."""
+        fig, ax = self._axes()
+        self._label(ax, 10, 50, "Gemma 3 27B")
+        self._label(ax, 12, 50, "Gemma 3 12B", dx=38)
+        found = figure_check.problems(fig)
+        assert found == ["point labels overlap: 'Gemma 3 27B' and 'Gemma 3 12B'"]
+        plt.close(fig)
+
+    def test_label_over_an_inset(self) -> None:
+        fig, ax = self._axes()
+        inset = ax.inset_axes([0.05, 0.3, 0.4, 0.4])
+        inset.set_xticks([])
+        inset.set_yticks([])
+        self._label(ax, 10, 50, "GPT-5")
+        assert figure_check.problems(fig) == ["point label over an inset axes: 'GPT-5'"]
+        plt.close(fig)
+
+
+class TestPrintedSmall:
+    def test_scaled_to_its_place(self) -> None:
+        """A figure drawn wider than the column it is printed in prints its 6.5 pt ticks under
+        6 pt; drawn at the column's width, it does not."""
+        for width, small in ((drawing.FULL_IN * 0.7, True), (drawing.COLUMN_IN, False)):
+            with drawing.style():
+                fig, ax = plt.subplots(figsize=(width, 2.0))
+            ax.plot([0, 1], [0, 1], marker="o")
+            ax.set_xlim(-0.1, 1.1)
+            ax.set_ylim(-0.1, 1.1)
+            found = figure_check.printed_small(fig, figure_check.COLUMN_BOX_IN)
+            assert bool(found) == small, found
+            assert figure_check.printed_small(fig, figure_check.FULL_BOX_IN) == []
+            plt.close(fig)
+
+    def test_k_sweep_fits_its_column(self, paper_sized: dict[str, pl.DataFrame]) -> None:
+        """Figure 6 (one column of the main text) prints no type under 6 pt."""
+        fig = figures_main.plot_k_sweep(paper_sized["ablation_k"])
+        assert figure_check.printed_small(fig, figure_check.COLUMN_BOX_IN) == []
 
 
 class TestFramedPoints:

@@ -9,8 +9,16 @@ import matplotlib.pyplot as plt
 import polars as pl
 from matplotlib.figure import Figure
 
-from declinecraft.paper import caption_check, figure_check, figures, figures_configs, figures_extra, figures_main
-from tests.support import figure_values, projects
+from declinecraft.paper import (
+    caption_check,
+    drawing,
+    figure_check,
+    figures,
+    figures_configs,
+    figures_extra,
+    figures_main,
+)
+from tests.support import figure_values, paper_size, projects
 
 
 class TestFigures:
@@ -32,6 +40,45 @@ class TestFigures:
                 assert isinstance(fig, Figure), spec.stem
                 assert figure_check.problems(fig, captions[spec.stem]) == [], spec.stem
                 plt.close("all")
+
+
+class TestPaperSize:
+    def test_every_figure_passes_at_27_models(self, tmp_path: Path, paper_sized: dict[str, pl.DataFrame]) -> None:
+        """At the paper's size (27 models by their display names, 40 configurations) every figure the
+        run supports is drawn, and the paper stage's check finds nothing in any: no label over
+        another or past its axes, no text under 6 pt, no legend over the data, every axis named by
+        its caption. Only the fine-tuned models' figure (none of the 27 is fine-tuned) and the
+        pipelines' scenario overlap (not in the analysis tables) are left out."""
+        grid = figure_values.grid(paper_sized)
+        assert grid["model"].n_unique() == 27 and grid.select("model", "thinking").unique().height == 40
+        captions = caption_check.captions((projects.REPO / "paper" / "main.tex").read_text(encoding="utf-8"))
+        rows = figures.write_figures(paper_sized, tmp_path, formats=("png",), dpi=30, captions=captions)
+        assert {r["number"] for r in rows if r["reason"]} == {7, 24}
+        assert {r["name"]: r["layout"] for r in rows if r["layout"]} == {}
+
+    def test_finetuned_at_27_models(self) -> None:
+        """Figure 7, which the 27 models leave out, drawn with the three fine-tuned models among
+        them: every fine-tuned model is named (or numbered in the key), with no layout problem."""
+        results = paper_size.paper_size_results(further=paper_size.FINETUNED_MODELS)
+        spec = next(s for s in figures.figures() if s.number == 7)
+        assert not spec.lacks(results)
+        fig = spec.draw(results)
+        assert figure_check.problems(fig) == []
+        names = {name for _, name, _ in paper_size.paper_models(paper_size.FINETUNED_MODELS)[-3:]}
+        drawn = {line for ax in fig.axes for t in ax.texts for line in t.get_text().split("\n")}
+        assert names <= drawn
+
+    def test_legend_in_columns(self, paper_sized: dict[str, pl.DataFrame]) -> None:
+        """The family legend of the 27 models sits outside the axes, in columns of at most
+        LEGEND_ROWS entries."""
+        fig = figures_configs.plot_attempt_car(paper_sized["main_grid"])
+        ax = fig.axes[0]
+        legend = ax.get_legend()
+        entries = len(legend.get_texts())
+        assert entries > figures_configs.LEGEND_ROWS  # the paper's families and the thinking marker
+        assert legend._ncols == -(-entries // figures_configs.LEGEND_ROWS)
+        renderer = drawing.renderer(fig)
+        assert legend.get_window_extent(renderer).x0 >= ax.get_window_extent(renderer).x1
 
 
 class TestTooFewPoints:

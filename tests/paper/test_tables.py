@@ -2,13 +2,18 @@
 
 from __future__ import annotations
 
+import shutil
+import subprocess
 from pathlib import Path
 
 import polars as pl
+import pytest
 
 from declinecraft.analysis import paper_tables
-from declinecraft.paper import tables
-from tests.support import judged_tables
+from declinecraft.paper import page_check, tables
+from tests.support import judged_tables, projects
+
+HAS_TOOLS = all(shutil.which(c) for c in ("pdflatex", "pdftotext"))
 
 
 class TestWriteTables:
@@ -85,3 +90,43 @@ class TestToLatex:
         """A table without a spec gets one column per frame column, headers escaped."""
         tex = tables.to_latex("table99", pl.DataFrame({"a_b": [1.25], "c": ["x&y"]}))
         assert "a\\_b & c \\\\" in tex and "1.2 & x\\&y \\\\" in tex
+
+
+#: How paper/main.tex's ``\dctable`` sets a table file: a full-width float, small type, at most the
+#: text's width.
+FLOAT_SETTING = "\\small\\adjustbox{max width=\\textwidth}{\\input{tables/#2.tex}}"
+
+
+@pytest.mark.skipif(not HAS_TOOLS, reason="pdflatex or pdftotext is not installed (make setup installs them)")
+def test_tables_at_27_models_fit_the_page(tmp_path: Path, paper_sized: dict[str, pl.DataFrame]) -> None:
+    """Every table of a run at the paper's size (27 models, 40 configurations, 72 rows in the
+    retrieval ablation), set as paper/main.tex sets it in the appendix (one column, in a float at
+    most the text's width), stays inside the page: the page check finds nothing on any page, and
+    no type is scaled below 6 pt."""
+    assert FLOAT_SETTING in (projects.REPO / "paper" / "main.tex").read_text(encoding="utf-8")
+    cfg = judged_tables.project(tmp_path, None)
+    folder = tmp_path / "tables"
+    rows = tables.write_tables(paper_sized, cfg, folder)
+    written = [r["name"] for r in rows if not r["reason"]]
+    assert {"table02", "table03", "table06", "table07", "table11"} <= set(written)
+    built = paper_tables.build(paper_sized, cfg)
+    assert max(t.height for t in built.values() if isinstance(t, pl.DataFrame)) >= 72
+    body = "".join(
+        "\\begin{table*}[p]\\centering\\caption{"
+        + name
+        + "}"
+        + FLOAT_SETTING.replace("#2", name)
+        + "\\end{table*}\\clearpage"
+        for name in written
+    )
+    (tmp_path / "paper.tex").write_text(
+        "\\documentclass[10pt,twocolumn]{article}\\usepackage[margin=0.75in]{geometry}\\usepackage{mathptmx}"
+        "\\usepackage{booktabs,longtable,array,amsmath,xcolor}\\usepackage[export]{adjustbox}"
+        f"\\begin{{document}}\\onecolumn {body}\\end{{document}}\n",
+        encoding="utf-8",
+    )
+    subprocess.run(["pdflatex", "-interaction=nonstopmode", "paper.tex"], cwd=tmp_path, capture_output=True, check=True)
+    assert page_check.problems(tmp_path / "paper.pdf") == []
+    # No table is scaled below 6 pt type (a word's box in Times is 0.89 of its size in points).
+    smallest = min(w.y1 - w.y0 for page in page_check.pages(tmp_path / "paper.pdf") for w in page.words)
+    assert smallest >= 0.89 * 6

@@ -122,7 +122,7 @@ def save(
 #: Where a point's label may go, in points from the point, nearest first: (dx, dy, ha, va).
 LABEL_SPOTS = tuple(
     (sx * r, sy * r, ha, va)
-    for r in (2.5, 6.0, 10.0, 16.0, 24.0)
+    for r in (2.5, 6.0, 10.0, 16.0, 24.0, 34.0, 46.0, 62.0, 80.0)
     for sx, sy, ha, va in (
         (1, 1, "left", "bottom"),
         (1, -1, "left", "top"),
@@ -130,8 +130,14 @@ LABEL_SPOTS = tuple(
         (-1, -1, "right", "top"),
         (0, 1.4, "center", "bottom"),
         (0, -1.4, "center", "top"),
+        (1.4, 0, "left", "center"),
+        (-1.4, 0, "right", "center"),
     )
 )
+#: From this distance (points) a label is joined to its point by a thin leader line.
+LEADER_FROM = 14.0
+#: The smallest text of a figure, in points at print size (:mod:`figure_check` holds every text to it).
+MIN_FONT = 6.0
 
 
 def renderer(fig: Figure) -> Any:
@@ -144,49 +150,94 @@ def renderer(fig: Figure) -> Any:
     return canvas.get_renderer()
 
 
-def label_points(ax: Any, points: Sequence[tuple[float, float, str]], *, fontsize: float = 5.0) -> None:
-    """Label each point ``(x, y, text)`` at the first spot of :data:`LABEL_SPOTS` where the label
-    stays inside the axes and covers no label placed before it nor the axes' legend (call it once
-    the limits and the legend are final); where none is free, at the spot
-    that overlaps least. Points at one position share one label, a line each (a reader cannot
-    tell their markers apart either). Points that are not finite get no label."""
-    drawn = renderer(ax.get_figure())  # the layout the labels are placed in
+def _overlaps(a: Any, b: Any) -> bool:
+    return min(a.x1, b.x1) > max(a.x0, b.x0) and min(a.y1, b.y1) > max(a.y0, b.y0)
+
+
+def label_points(
+    ax: Any, points: Sequence[tuple[float, float, str]], *, fontsize: float = MIN_FONT, key: bool = False
+) -> list[tuple[str, str]]:
+    """Label each point ``(x, y, text)`` at the nearest spot of :data:`LABEL_SPOTS` where the label
+    stays inside the axes and covers no label placed before it, the axes' legend nor an inset axes
+    (call it once the limits, the legend and any inset are final); a label set off by
+    :data:`LEADER_FROM` points or more gets a thin leader line to its point. A label over another
+    is unreadable, so none is printed: where no spot is free, with ``key`` the point gets a number
+    instead, placed the same way, for :func:`key_below` to name; otherwise (or when even the number
+    finds no room) it stays unlabelled. Returns ``(mark, text)`` for every point not labelled by
+    its text, in order: ``mark`` its number, '' when unlabelled. Points at one position share one
+    label, a line each (a reader cannot tell their markers apart either). Points that are not
+    finite get no label. The figure's layout is fixed once the labels are placed (they sit at
+    offsets in points, which a later layout pass would move over the data); what is added after
+    them (:func:`key_below`) still widens the saved figure, cut to its tight bounding box."""
+    fig = ax.get_figure()
+    drawn = renderer(fig)  # the layout the labels are placed in
+    fig.set_layout_engine("none")
     frame = ax.get_window_extent(drawn)
     legend = ax.get_legend()
     placed: list[Any] = [legend.get_window_extent(drawn)] if legend is not None else []
+    placed += [child.get_window_extent(drawn) for child in ax.child_axes if child.get_visible()]
 
-    def clash(box: Any) -> float:
+    def free(box: Any) -> bool:
         inside = frame.x0 <= box.x0 and box.x1 <= frame.x1 and frame.y0 <= box.y0 and box.y1 <= frame.y1
-        overlap = sum(
-            max(0.0, min(box.x1, o.x1) - max(box.x0, o.x0)) * max(0.0, min(box.y1, o.y1) - max(box.y0, o.y0))
-            for o in placed
-        )
-        return overlap + (0.0 if inside else box.width * box.height)
+        return inside and not any(_overlaps(box, other) for other in placed)
+
+    def place(x: float, y: float, text: str) -> bool:
+        for dx, dy, ha, va in LABEL_SPOTS:
+            far = max(abs(dx), abs(dy)) >= LEADER_FROM
+            label = ax.annotate(
+                text,
+                (x, y),
+                xytext=(dx, dy),
+                textcoords="offset points",
+                ha=ha,
+                va=va,
+                fontsize=fontsize,
+                arrowprops=dict(arrowstyle="-", color=GRAY, lw=0.4, shrinkA=0, shrinkB=2) if far else None,
+            )
+            label.set_in_layout(False)
+            box = label.get_window_extent(drawn)
+            if free(box):
+                placed.append(box)
+                return True
+            label.remove()
+        return False
 
     shared: dict[tuple[float, float], list[str]] = {}
     for x, y, text in points:
         if np.isfinite(x) and np.isfinite(y):
             shared.setdefault((float(x), float(y)), []).append(text)
+    rest: list[tuple[str, str]] = []
     for (x, y), texts in shared.items():
-        text = "\n".join(dict.fromkeys(texts))
-        best = None
-        for dx, dy, ha, va in LABEL_SPOTS:
-            label = ax.annotate(
-                text, (x, y), xytext=(dx, dy), textcoords="offset points", ha=ha, va=va, fontsize=fontsize
-            )
-            label.set_in_layout(False)
-            box = label.get_window_extent(drawn)
-            cost = clash(box)
-            if best is None or cost < best[0]:
-                if best is not None:
-                    best[1].remove()
-                best = (cost, label, box)
-            else:
-                label.remove()
-            if cost == 0:
-                break
-        if best is not None:
-            placed.append(best[2])
+        names = list(dict.fromkeys(texts))
+        if place(x, y, "\n".join(names)):
+            continue
+        mark = str(len({m for m, _ in rest if m}) + 1) if key else ""
+        if mark and not place(x, y, mark):
+            mark = ""
+        rest += [(mark, name) for name in names]
+    return rest
+
+
+def key_below(ax: Any, marks: Sequence[tuple[str, str]], *, per_line: int = 3) -> None:
+    """Name the numbered points of :func:`label_points` (``key=True``) in a key under the axes'
+    x label, ``per_line`` to a line ("1 Llama 3.3 70B   2 GPT-4.1 ..."); points left unlabelled
+    (mark '') are named too, as "unlabelled: ...". Nothing when every point carries its name."""
+    numbered = [f"{m} {name}" for m, name in marks if m]
+    bare = [name for m, name in marks if not m]
+    lines = ["     ".join(numbered[i : i + per_line]) for i in range(0, len(numbered), per_line)]
+    if bare:
+        lines.append("unlabelled: " + ", ".join(bare))
+    if lines:
+        ax.annotate(
+            "\n".join(lines),
+            (0.5, 0.0),
+            xycoords=ax.xaxis.label,
+            xytext=(0, -3),
+            textcoords="offset points",
+            ha="center",
+            va="top",
+            fontsize=MIN_FONT,
+        )
 
 
 def pct(values: Any) -> np.ndarray:

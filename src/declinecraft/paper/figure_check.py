@@ -8,6 +8,10 @@
   axis from -0.05 to 0.05 %); axes of changes and differences are not rates;
 - a data point drawn on the axes' frame (at a limit of a framed axis), where the frame hides it
   and a reader cannot tell it from a clipped one;
+- a text printed smaller than :data:`MIN_FONT_PT` (figures are drawn at their print width, so a
+  size in points is the size on the page);
+- a point's label (:func:`drawing.label_points`) past its axes' frame, over another point label
+  at all, or over an inset axes drawn in its axes;
 - given the figure's caption, an axis quantity the caption never names
   (:mod:`declinecraft.paper.caption_check`).
 
@@ -18,12 +22,13 @@ tests draw every figure from synthetic results and require none.
 from __future__ import annotations
 
 from itertools import combinations
+from typing import Any
 
 import numpy as np
 from matplotlib.axes import Axes
 from matplotlib.collections import PathCollection
 from matplotlib.figure import Figure
-from matplotlib.text import Text
+from matplotlib.text import Annotation, Text
 from matplotlib.transforms import Bbox
 
 from declinecraft.paper import caption_check, drawing
@@ -37,6 +42,8 @@ OVERLAP_SHARE = 0.25
 NOT_A_RATE = ("change", "difference", "shift", "minus", "Δ", "\\Delta", "pts")
 #: How far past [0, 100] a rate axis may reach (a margin around the bars or points).
 RATE_MARGIN = 5.0
+#: The smallest text a printed figure may carry, in points (figures are drawn at print size).
+MIN_FONT_PT = drawing.MIN_FONT
 
 
 def _texts(fig: Figure) -> list[Text]:
@@ -125,6 +132,74 @@ def _framed_points(ax: Axes) -> list[str]:
     return [f"{k} point(s) on the {edge} frame of '{name}' (give the axis a margin)" for edge, k in hit.items()]
 
 
+def _small_texts(texts: list[Text]) -> list[str]:
+    """Texts under :data:`MIN_FONT_PT`, each with its size."""
+    return [
+        f"text under {MIN_FONT_PT:g} pt: '{t.get_text()}' ({t.get_fontproperties().get_size_in_points():g} pt)"
+        for t in texts
+        if t.get_fontproperties().get_size_in_points() < MIN_FONT_PT - 1e-9
+    ]
+
+
+def _point_labels(ax: Axes) -> list[Annotation]:
+    """The labels :func:`drawing.label_points` put on ``ax``'s points: annotations of a data point
+    with their text at an offset in points."""
+    return [
+        t
+        for t in ax.texts
+        if isinstance(t, Annotation)
+        and t.get_visible()
+        and t.get_text().strip()
+        and t.xycoords == "data"
+        and getattr(t, "_textcoords", None) == "offset points"
+    ]
+
+
+def _label_problems(ax: Axes, renderer: Any) -> list[str]:
+    """Point labels past ``ax``'s frame, over each other (any overlap of their boxes) or over an
+    inset axes drawn in ``ax``."""
+    frame = ax.get_window_extent(renderer)
+    labels = [(t, t.get_window_extent(renderer)) for t in _point_labels(ax)]
+    insets = [child.get_window_extent(renderer) for child in ax.child_axes if child.get_visible()]
+    out = []
+    for text, box in labels:
+        if (
+            box.x0 < frame.x0 - EDGE_PX
+            or box.x1 > frame.x1 + EDGE_PX
+            or box.y0 < frame.y0 - EDGE_PX
+            or box.y1 > frame.y1 + EDGE_PX
+        ):
+            out.append(f"point label past the axes: '{text.get_text()}'")
+        if any(_overlap(box, inset) > 0 for inset in insets):
+            out.append(f"point label over an inset axes: '{text.get_text()}'")
+    for (a, box_a), (b, box_b) in combinations(labels, 2):
+        if _overlap(box_a, box_b) > 0:
+            out.append(f"point labels overlap: '{a.get_text()}' and '{b.get_text()}'")
+    return out
+
+
+#: The largest box ``paper/main.tex`` prints a figure in (``\\dcgraphic``: the line's width, at
+#: most 0.42 of the text's height, 0.42 x 9.5 in), inches: one column and the full text width.
+COLUMN_BOX_IN = (3.39, 3.99)
+FULL_BOX_IN = (7.0, 3.99)
+
+
+def printed_small(fig: Figure, box: tuple[float, float]) -> list[str]:
+    """Texts printed under :data:`MIN_FONT_PT` once ``fig`` (cut to its tight bounding box, as it
+    is saved) is scaled down to fit ``box`` (width, height in inches; :data:`COLUMN_BOX_IN`,
+    :data:`FULL_BOX_IN`): a figure drawn wider or taller than its place prints its type smaller
+    than it was drawn."""
+    renderer = drawing.renderer(fig)
+    saved = fig.get_tightbbox(renderer)
+    scale = min(1.0, box[0] / saved.width, box[1] / saved.height)
+    return [
+        f"text printed at {size * scale:.1f} pt, under {MIN_FONT_PT:g} pt, once the {saved.width:.2f} x "
+        f"{saved.height:.2f} in figure is scaled to {box[0]:g} x {box[1]:g} in: '{t.get_text()}'"
+        for t in _texts(fig)
+        if (size := t.get_fontproperties().get_size_in_points()) * scale < MIN_FONT_PT - 1e-9
+    ]
+
+
 def problems(fig: Figure, caption: str | None = None) -> list[str]:
     """What a reader would see wrong in ``fig``'s layout (see the module docstring); [] when none.
     With ``caption``, also the axis quantities it never names (:func:`caption_check.unnamed`)."""
@@ -132,7 +207,8 @@ def problems(fig: Figure, caption: str | None = None) -> list[str]:
     # The saved page: the figure cut to its tight bounding box (savefig.bbox "tight", as the paper
     # saves), so a label beyond it is cut off; a label inside it but outside the canvas is kept.
     page = fig.get_tightbbox(renderer).padded(0.02).transformed(fig.dpi_scale_trans)
-    boxes = [(t, t.get_window_extent(renderer)) for t in _texts(fig)]
+    texts = _texts(fig)
+    boxes = [(t, t.get_window_extent(renderer)) for t in texts]
     boxes = [(t, b) for t, b in boxes if b.width > 0 and b.height > 0]
     out = []
     for text, box in boxes:
@@ -146,7 +222,9 @@ def problems(fig: Figure, caption: str | None = None) -> list[str]:
     for (a, box_a), (b, box_b) in combinations(boxes, 2):
         if _overlap(box_a, box_b) > OVERLAP_SHARE:
             out.append(f"texts overlap: '{a.get_text()}' and '{b.get_text()}'")
+    out += _small_texts(texts)
     for ax in fig.axes:
+        out += _label_problems(ax, renderer)
         out += _rate_problems(ax)
         out += _framed_points(ax)
     if caption is not None:

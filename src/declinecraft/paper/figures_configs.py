@@ -19,7 +19,9 @@ from declinecraft.paper.drawing import (
     CONDITION_NAMES,
     FULL_IN,
     GRAY,
+    MIN_FONT,
     ORANGE,
+    key_below,
     label_points,
     lines_panel,
     new_figure,
@@ -112,13 +114,19 @@ def thinks(frame: pl.DataFrame) -> bool:
     return "thinking" in frame.columns and bool((frame["thinking"] == "on").any())
 
 
+#: The most entries of one legend column beside a figure's axes.
+LEGEND_ROWS = 12
+
+
 def family_legend(ax: Axes, colors: Mapping[str, str], *, thinking: bool = True) -> None:
     """Legend of family colors plus, when a configuration thinks, the thinking marker (a legend
-    lists only what is drawn)."""
+    lists only what is drawn), outside the axes at the right, in columns of at most
+    :data:`LEGEND_ROWS` entries (a run of 27 models has more families than one column holds)."""
     handles = [Line2D([], [], marker="o", ls="", color=c, label=f) for f, c in colors.items()]
     if thinking:
         handles.append(Line2D([], [], marker="s", ls="", color=GRAY, label="thinking on"))
-    ax.legend(handles=handles, loc="center left", bbox_to_anchor=(1.01, 0.5), fontsize=5.5)
+    ncols = -(-len(handles) // LEGEND_ROWS)
+    ax.legend(handles=handles, loc="center left", bbox_to_anchor=(1.01, 0.5), ncols=ncols, columnspacing=0.8)
 
 
 def _label_mask(frame: pl.DataFrame, y: str) -> np.ndarray:
@@ -143,16 +151,16 @@ def _attempt_scatter(main_grid: pl.DataFrame, condition: str, y: str, ylabel: st
     named = config_scatter(ax, frame, x="attempt", y=y, colors=colors, labels=_label_mask(frame, y))
     crowded = frame.filter(pl.col("attempt") >= 0.9)
     if crowded.height >= 8 and crowded.height < frame.height:
-        inset = ax.inset_axes([0.05, 0.07, 0.4, 0.4])
+        inset = ax.inset_axes([0.1, 0.14, 0.38, 0.38])
         config_scatter(inset, crowded, x="attempt", y=y, colors=colors, bars=False)
-        inset.tick_params(labelsize=5)
+        inset.tick_params(labelsize=MIN_FONT)
         inset.grid(True)
     ax.set_xlabel("Answerable Attempt Rate (%)")
     ax.set_ylabel(ylabel)
     rate_axis(ax, "xy")
     ax.grid(True)
     family_legend(ax, colors, thinking=thinks(frame))
-    label_points(ax, named, fontsize=4.8)
+    key_below(ax, label_points(ax, named, key=True))
     return fig
 
 

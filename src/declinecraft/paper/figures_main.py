@@ -14,6 +14,7 @@ from matplotlib.patches import FancyArrowPatch, FancyBboxPatch
 from declinecraft.analysis import models
 from declinecraft.paper.drawing import (
     BLUE,
+    COLUMN_IN,
     CONDITION_NAMES,
     FULL_IN,
     GRAY,
@@ -80,9 +81,7 @@ def plot_pipeline(frame: pl.DataFrame | None = None) -> Figure:
             start, end = (xa + wa / 2, ya - 0.6), (xb + wb / 2, yb + hb + 0.6)
         ax.add_patch(FancyArrowPatch(start, end, arrowstyle="-|>", mutation_scale=7, lw=0.8, color=color))
         if label:
-            ax.text(
-                (start[0] + end[0]) / 2, (start[1] + end[1]) / 2 + 1.2, label, fontsize=5.5, ha="center", color=color
-            )
+            ax.text((start[0] + end[0]) / 2, (start[1] + end[1]) / 2 + 1.2, label, fontsize=6, ha="center", color=color)
 
     arrow("pre", "scen")
     arrow("pre", "target", "answerable", BLUE)
@@ -201,7 +200,9 @@ def plot_k_sweep(ablation_k: pl.DataFrame) -> Figure:
     """Figure 6: CAR and Answer Accuracy against k for the models run at every k."""
     ks = sorted(ablation_k["k"].unique().to_list())
     frame = models.complete_sweep(ablation_k, "k").with_columns(config=pl.col("model") + "/" + pl.col("thinking"))
-    fig, axes = new_figure(2, width=FULL_IN * 0.7, height=2.0)
+    # One column wide, as the paper places it: drawn wider, it would be scaled to the column and
+    # its type printed under 6 pt.
+    fig, axes = new_figure(2, width=COLUMN_IN, height=2.0)
     names = {k: str(k) for k in ks}
     lines_panel(axes[0], frame, x="k", y="car", order=ks, names=names, ylabel="Correct Abstention Rate (%)")
     lines_panel(axes[1], frame, x="k", y="accuracy", order=ks, names=names, ylabel="Answer Accuracy (%)")
@@ -238,7 +239,6 @@ def plot_finetuned(main_grid: pl.DataFrame) -> Figure:
                 )
                 for r in tuned.iter_rows(named=True)
             ],
-            fontsize=5,
         )
     if tuned.height == 0:
         note_missing(axes[1], "no fine-tuned model in this run")

@@ -54,7 +54,7 @@ _RC: dict[RcKeyType, Any] = {
     "axes.labelsize": 7,
     "xtick.labelsize": 6.5,
     "ytick.labelsize": 6.5,
-    "legend.fontsize": 5.5,
+    "legend.fontsize": 6,
     "axes.spines.top": False,
     "axes.spines.right": False,
     "axes.linewidth": 0.6,
@@ -182,7 +182,7 @@ def plot_prompt_heatmap(frame: pl.DataFrame) -> Figure:
             "–" if np.isnan(value) else f"{value:.0f}",
             ha="center",
             va="center",
-            fontsize=5.5,
+            fontsize=6,
             color="white" if value > 60 else "black",
         )
     ax.set(
@@ -215,7 +215,7 @@ def plot_position_bias(frame: pl.DataFrame) -> Figure:
     for i, r in enumerate(rows):
         ax.text(i, max(gold[i], conflict[i]) + 2, _stars(r["abstain_p"]), ha="center", fontsize=6, clip_on=False)
     ax.set(xticks=x, ylim=RATE_LIMITS, ylabel="L5 abstention (%)")
-    ax.set_xticklabels([_name(r) for r in rows], rotation=30, ha="right", fontsize=5.5)
+    ax.set_xticklabels([_name(r) for r in rows], rotation=30, ha="right", fontsize=6)
     ax.legend(frameon=False)
     fig.tight_layout()
     return fig
