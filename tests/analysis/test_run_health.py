@@ -12,28 +12,20 @@ from declinecraft.core import config
 from tests.support import health
 
 
-def _row(frame: pl.DataFrame, measure: str, model: str, **keys: str) -> tuple[int, int]:
-    hit = frame.filter((pl.col("measure") == measure) & (pl.col("model") == model))
-    for column, value in keys.items():
-        hit = hit.filter(pl.col(column) == value)
-    assert hit.height == 1, (measure, model, keys, hit)
-    return hit["numerator"][0], hit["denominator"][0]
-
-
 class TestAnswerCalls:
     def test_counts_answers_and_reflections(self) -> None:
         """m-b: 6 answers + 2 reflections = 8 calls, 2 failed; m-a: 8 calls, none failed."""
         found = run_health.answer_calls(health.responses())
-        assert _row(found, "failed_calls", "m-b") == (2, 8)
-        assert _row(found, "failed_calls", "m-a") == (0, 8)
+        assert health.row(found, "failed_calls", "m-b") == (2, 8)
+        assert health.row(found, "failed_calls", "m-a") == (0, 8)
 
 
 class TestTruncation:
     def test_per_model_and_condition(self) -> None:
         """m-a's no-RAG replies: 1 of 2 cut; m-b's single-shot: the failed call is not a reply (0 of 1)."""
         found = run_health.truncation(health.responses())
-        assert _row(found, "truncated", "m-a", condition="no_rag") == (1, 2)
-        assert _row(found, "truncated", "m-b", condition="single") == (0, 1)
+        assert health.row(found, "truncated", "m-a", condition="no_rag") == (1, 2)
+        assert health.row(found, "truncated", "m-b", condition="single") == (0, 1)
         assert found["rate"].to_list().count(0.5) == 1
 
 
@@ -41,30 +33,30 @@ class TestRounds:
     def test_distribution(self) -> None:
         """m-b used one further round on 1 of 2 iterative answers; m-a none on 2 of 2."""
         found = run_health.rounds_used(health.responses())
-        assert _row(found, "further_rounds", "m-b", detail="1") == (1, 2)
-        assert _row(found, "further_rounds", "m-b", detail="0") == (1, 2)
-        assert _row(found, "further_rounds", "m-a", detail="0") == (2, 2)
+        assert health.row(found, "further_rounds", "m-b", detail="1") == (1, 2)
+        assert health.row(found, "further_rounds", "m-b", detail="0") == (1, 2)
+        assert health.row(found, "further_rounds", "m-a", detail="0") == (2, 2)
 
     def test_unusable_reflections(self) -> None:
         """A failed reflection is unusable (m-b: 1 of 2); no_follow_ups and insufficient are not."""
         found = run_health.reflection_health(health.responses())
-        assert _row(found, "reflection_unusable", "m-b") == (1, 2)
-        assert _row(found, "reflection_unusable", "m-a") == (0, 2)
+        assert health.row(found, "reflection_unusable", "m-b") == (1, 2)
+        assert health.row(found, "reflection_unusable", "m-a") == (0, 2)
 
 
 class TestJudges:
     def test_parse_failures(self) -> None:
         """j-small: 1 of 2 scores re-asked and still unparsable; rule-scored rows are no calls."""
         found = run_health.parse_health(health.scores(), "score")
-        assert _row(found, "score_unparsable", "j-small") == (1, 2)
-        assert _row(found, "score_reasked", "j-small") == (1, 2)
-        assert _row(found, "score_unparsable", "j-big") == (0, 2)
+        assert health.row(found, "score_unparsable", "j-small") == (1, 2)
+        assert health.row(found, "score_reasked", "j-small") == (1, 2)
+        assert health.row(found, "score_unparsable", "j-big") == (0, 2)
 
     def test_calls_count_reasks(self) -> None:
         """j-big: 11 label calls + 1 re-ask + 2 score calls = 14; j-small: 2 + 1 re-ask = 3."""
         found = run_health.judge_calls([(health.labels(), "judge"), (health.scores(), "judge")], "06_judge")
-        assert _row(found, "failed_calls", "j-big") == (0, 14)
-        assert _row(found, "failed_calls", "j-small") == (0, 3)
+        assert health.row(found, "failed_calls", "j-big") == (0, 14)
+        assert health.row(found, "failed_calls", "j-small") == (0, 3)
 
 
 class TestMergeCalls:
@@ -77,7 +69,7 @@ class TestMergeCalls:
             ]
         )
         merged = run_health.merge_calls(both)
-        assert _row(merged, "failed_calls", "m-b") == (2, 8 + 12)
+        assert health.row(merged, "failed_calls", "m-b") == (2, 8 + 12)
 
 
 @pytest.fixture()
@@ -91,8 +83,8 @@ class TestVerifier:
         """NO rejects an answerable draft and keeps an unanswerable one; unparsable answers and
         another generator's drafts are not counted."""
         found = run_health.verifier_health(cfg)
-        assert _row(found, "verifier_no_answerable", "v") == (7, 9)
-        assert _row(found, "verifier_no_unanswerable", "v") == (4, 5)
+        assert health.row(found, "verifier_no_answerable", "v") == (7, 9)
+        assert health.row(found, "verifier_no_unanswerable", "v") == (4, 5)
         assert set(found["stage"]) == {"04_verify"}
 
     def test_missing_audit_is_a_note(self, cfg) -> None:  # noqa: ANN001
@@ -112,5 +104,5 @@ class TestCollect:
         found = run_health.collect(cfg, health.main_grid())
         notes = found.filter(pl.col("measure") == "missing")
         assert notes.height == 1 and "references.parquet is missing" in notes["detail"][0]
-        assert _row(found, "failed_calls", "m-b", stage="05_answer") == (2, 8)
-        assert _row(found, "accuracy_questions", "m-b") == (0, 1)
+        assert health.row(found, "failed_calls", "m-b", stage="05_answer") == (2, 8)
+        assert health.row(found, "accuracy_questions", "m-b") == (0, 1)

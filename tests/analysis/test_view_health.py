@@ -13,14 +13,6 @@ from declinecraft.core import config
 from tests.support import health
 
 
-def _row(frame: pl.DataFrame, measure: str, model: str, **keys: str) -> tuple[int, int]:
-    hit = frame.filter((pl.col("measure") == measure) & (pl.col("model") == model))
-    for column, value in keys.items():
-        hit = hit.filter(pl.col(column) == value)
-    assert hit.height == 1, (measure, model, keys, hit)
-    return hit["numerator"][0], hit["denominator"][0]
-
-
 class TestViews:
     def test_know2guess_format(self) -> None:
         """Strict-parser replies with any issue; the normalized parser's rows are the same calls."""
@@ -33,7 +25,7 @@ class TestViews:
             }
         )
         found = view_health.know2guess_format(decisions)
-        assert _row(found, "k2g_format_issues", "m-a") == (2, 3)
+        assert health.row(found, "k2g_format_issues", "m-a") == (2, 3)
         assert found["detail"][0] == "no_decision"
 
     def test_know2guess_protocol(self) -> None:
@@ -50,9 +42,9 @@ class TestViews:
             }
         )
         found = view_health.know2guess_protocol(decisions)
-        assert _row(found, "protocol_decision", "m-a") == (2, 4)
-        assert _row(found, "protocol_confidence", "m-a") == (3, 4)
-        assert _row(found, "protocol_followed", "m-a") == (1, 4)
+        assert health.row(found, "protocol_decision", "m-a") == (2, 4)
+        assert health.row(found, "protocol_confidence", "m-a") == (3, 4)
+        assert health.row(found, "protocol_followed", "m-a") == (1, 4)
 
     def test_evidence_protocol(self) -> None:
         """An evidence answer follows the protocol with final text, not exhausted and not cut."""
@@ -67,8 +59,8 @@ class TestViews:
             }
         )
         found = view_health.evidence_protocol(responses)
-        assert _row(found, "protocol_decision", "m-a") == (3, 4)
-        assert _row(found, "protocol_followed", "m-a") == (2, 4)
+        assert health.row(found, "protocol_decision", "m-a") == (3, 4)
+        assert health.row(found, "protocol_followed", "m-a") == (2, 4)
         assert "protocol_confidence" not in set(found["measure"])
 
     def test_evidence_invalid(self) -> None:
@@ -76,7 +68,7 @@ class TestViews:
         summary = pl.DataFrame(
             {"model": ["m-a", "m-a"], "thinking": ["off", "off"], "n_invalid": [1, 2], "n_responses": [9, 9]}
         )
-        assert _row(view_health.evidence_invalid(summary), "esb_invalid", "m-a") == (3, 18)
+        assert health.row(view_health.evidence_invalid(summary), "esb_invalid", "m-a") == (3, 18)
 
 
 @pytest.fixture()

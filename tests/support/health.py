@@ -174,3 +174,13 @@ def write_run(tmp_path: Path) -> config.RunConfig:
     scores().write_parquet(run.stage_dir("judge") / "scores.parquet")
     check().write_parquet(run.stage_dir("judge") / "judge_check.parquet")
     return run
+
+
+def row(frame: pl.DataFrame, measure: str, model: str, **keys: str) -> tuple[int, int]:
+    """The (numerator, denominator) of the one run-health row of ``measure`` and ``model`` (and
+    ``keys``, column by column)."""
+    hit = frame.filter((pl.col("measure") == measure) & (pl.col("model") == model))
+    for column, value in keys.items():
+        hit = hit.filter(pl.col(column) == value)
+    assert hit.height == 1, (measure, model, keys, hit)
+    return hit["numerator"][0], hit["denominator"][0]

@@ -64,6 +64,16 @@ def _texts(fig: Figure) -> list[Text]:
     return [t for t in [*others, *drawn] if t.get_text().strip()]
 
 
+def _outside(box: Bbox, frame: Bbox) -> bool:
+    """Whether ``box`` reaches past ``frame`` by more than :data:`EDGE_PX` on any side."""
+    return (
+        box.x0 < frame.x0 - EDGE_PX
+        or box.x1 > frame.x1 + EDGE_PX
+        or box.y0 < frame.y0 - EDGE_PX
+        or box.y1 > frame.y1 + EDGE_PX
+    )
+
+
 def _overlap(a: Bbox, b: Bbox) -> float:
     """The share of the smaller box that the two boxes' intersection covers."""
     width = min(a.x1, b.x1) - max(a.x0, b.x0)
@@ -163,12 +173,7 @@ def _label_problems(ax: Axes, renderer: Any) -> list[str]:
     insets = [child.get_window_extent(renderer) for child in ax.child_axes if child.get_visible()]
     out = []
     for text, box in labels:
-        if (
-            box.x0 < frame.x0 - EDGE_PX
-            or box.x1 > frame.x1 + EDGE_PX
-            or box.y0 < frame.y0 - EDGE_PX
-            or box.y1 > frame.y1 + EDGE_PX
-        ):
+        if _outside(box, frame):
             out.append(f"point label past the axes: '{text.get_text()}'")
         if any(_overlap(box, inset) > 0 for inset in insets):
             out.append(f"point label over an inset axes: '{text.get_text()}'")
@@ -212,12 +217,7 @@ def problems(fig: Figure, caption: str | None = None) -> list[str]:
     boxes = [(t, b) for t, b in boxes if b.width > 0 and b.height > 0]
     out = []
     for text, box in boxes:
-        if (
-            box.x0 < page.x0 - EDGE_PX
-            or box.x1 > page.x1 + EDGE_PX
-            or box.y0 < page.y0 - EDGE_PX
-            or box.y1 > page.y1 + EDGE_PX
-        ):
+        if _outside(box, page):
             out.append(f"text cut off at the figure's edge: '{text.get_text()}'")
     for (a, box_a), (b, box_b) in combinations(boxes, 2):
         if _overlap(box_a, box_b) > OVERLAP_SHARE:

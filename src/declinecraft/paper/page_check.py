@@ -77,15 +77,25 @@ class Page:
     words: tuple[Word, ...]
 
 
+def _poppler(tool: str) -> str:
+    """The path of one of poppler's tools.
+
+    Raises:
+        PageCheckError: it is missing.
+    """
+    exe = shutil.which(tool)
+    if exe is None:
+        raise PageCheckError(f"{tool} missing (Debian package poppler-utils; make setup installs it)")
+    return exe
+
+
 def pages(pdf: Path) -> list[Page]:
     """Every page of ``pdf`` with its words' boxes.
 
     Raises:
         PageCheckError: pdftotext is missing or fails on ``pdf``.
     """
-    exe = shutil.which("pdftotext")
-    if exe is None:
-        raise PageCheckError("pdftotext missing (Debian package poppler-utils; make setup installs it)")
+    exe = _poppler("pdftotext")
     proc = subprocess.run(
         [exe, "-bbox-layout", str(pdf), "-"], capture_output=True, text=True, errors="replace", check=False
     )
@@ -172,9 +182,7 @@ def fills(pdf: Path) -> list[float]:
     Raises:
         PageCheckError: pdftoppm is missing or fails on ``pdf``.
     """
-    exe = shutil.which("pdftoppm")
-    if exe is None:
-        raise PageCheckError("pdftoppm missing (Debian package poppler-utils; make setup installs it)")
+    exe = _poppler("pdftoppm")
     with tempfile.TemporaryDirectory() as folder:
         proc = subprocess.run(
             [exe, "-gray", "-r", str(FILL_DPI), str(pdf), f"{folder}/p"], capture_output=True, check=False

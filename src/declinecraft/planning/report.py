@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from declinecraft.planning.plan import Plan
+from declinecraft.planning.plan import COLUMNS, Plan
 
 
 def _fmt(value: Any) -> str:
@@ -31,60 +31,21 @@ def _table(rows: Sequence[Mapping[str, Any]], columns: Sequence[str]) -> str:
     return "\n".join(lines)
 
 
+#: The summed columns of the totals per stage and per model (the stage table leaves out the plain
+#: price beside the batch one).
+_SUMS = ("calls_min", "calls_max", "prompt_tokens", "output_tokens", "hours", "usd", "usd_no_batch")
+
+
 def render(plan: Plan) -> str:
     """The plan as text: rows, totals per stage and model, the run's totals, layout, needs."""
-    cols = (
-        "stage",
-        "model",
-        "calls_min",
-        "calls_max",
-        "prompt_tokens",
-        "output_tokens",
-        "cached",
-        "hours",
-        "usd",
-        "exact",
-        "tokens_from",
-        "hours_from",
-    )
+    cols = (*COLUMNS[: COLUMNS.index("exact") + 1], "tokens_from", "hours_from")
     out = [f"plan of {plan.params_file} (run {plan.run}); nothing was sent", "", _table(plan.rows, cols)]
     out += [
         "",
         "per stage:",
-        _table(
-            plan.per_stage,
-            (
-                "stage",
-                "calls_min",
-                "calls_max",
-                "prompt_tokens",
-                "output_tokens",
-                "hours",
-                "usd",
-                "usd_batch",
-                "gpu_hours",
-            ),
-        ),
+        _table(plan.per_stage, ("stage", *_SUMS[:6], "usd_batch", "gpu_hours")),
     ]
-    out += [
-        "",
-        "per model:",
-        _table(
-            plan.per_model,
-            (
-                "model",
-                "calls_min",
-                "calls_max",
-                "prompt_tokens",
-                "output_tokens",
-                "hours",
-                "usd",
-                "usd_no_batch",
-                "usd_batch",
-                "gpu_hours",
-            ),
-        ),
-    ]
+    out += ["", "per model:", _table(plan.per_model, ("model", *_SUMS, "usd_batch", "gpu_hours"))]
     t = plan.totals
     out += [
         "",
