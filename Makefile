@@ -47,7 +47,7 @@ SOURCES := $(shell find src/declinecraft -name '*.py' -not -path '*/__pycache__/
 DEPS_MK := .make/deps.mk
 
 
-.PHONY: help setup all nb batch-export batch-import test test-fast test-vllm vllm lab lint bench clean report graph check-params plan llama-server import evaluate faults bundle release every-eval
+.PHONY: simulate help setup all nb batch-export batch-import test test-fast test-vllm vllm lab lint bench clean report graph check-params plan llama-server import evaluate faults bundle release every-eval
 
 help: ## Show this help.
 	@awk 'BEGIN{FS=":.*## "} /^[a-zA-Z_-]+:.*## /{printf "  \033[1m%-12s\033[0m %s\n", $$1, $$2}' $(MAKEFILE_LIST)
@@ -63,12 +63,12 @@ setup: system-packages $(SETUP_STAMP) $(MODELS_STAMP) ## Install the system pack
 # Standard library only, so it runs with the system Python before .venv exists.
 # Checked once per command: sub-makes (the run lock's, an included makefile's restart) skip it.
 system-packages: ## Install TeX, Chromium, MediaWiki and the C++ toolchain with apt-get (root or passwordless sudo); else print the command.
-	@[ "$(MAKELEVEL)" != 0 ] || PYTHONPATH=src $(PYTHON) -m declinecraft.core.system_packages install
+	@[ "$(MAKELEVEL)" != 0 ] || PYTHONPATH=src $(PYTHON) -m declinecraft.runtime.system_packages install
 
 # llama-cpp-python is compiled for this CPU's SIMD with llama.cpp's AMX backend off, into a wheel
-# keyed by its flags (src/declinecraft/core/llama_build.py says why); never from pip's wheel cache.
+# keyed by its flags (src/declinecraft/runtime/llama_build.py says why); never from pip's wheel cache.
 LLAMA_WHEELS := .make/wheels
-$(SETUP_STAMP): pyproject.toml src/declinecraft/core/llama_build.py | system-packages
+$(SETUP_STAMP): pyproject.toml src/declinecraft/runtime/llama_build.py src/declinecraft/core/cpu.py | system-packages
 	@echo ">> creating $(VENV) with $$($(PYTHON) --version)"
 	$(PYTHON) -m venv $(VENV)
 	@rm -f $@
@@ -76,7 +76,7 @@ $(SETUP_STAMP): pyproject.toml src/declinecraft/core/llama_build.py | system-pac
 	@echo ">> torch 2.13.0, CPU build (installed first so nothing pulls a CUDA build)"
 	$(PIP) install --quiet torch==2.13.0 $(TORCH_PIP_ARGS)
 	@echo ">> llama-cpp-python, compiled for this CPU without AMX (~4 min once per CPU kind and flags)"
-	@wheel=$$(PYTHONPATH=src $(PY) -m declinecraft.core.llama_build wheel $(PY) $(LLAMA_WHEELS)) && \
+	@wheel=$$(PYTHONPATH=src $(PY) -m declinecraft.runtime.llama_build wheel $(PY) $(LLAMA_WHEELS)) && \
 	  $(PIP) install --quiet --no-deps --force-reinstall "$$wheel" && \
 	  cp "$$(dirname "$$wheel")/build.json" $(VENV)/llama-build.json && echo "   $$wheel"
 	@echo ">> the package and its pinned dependencies, with the bench, release (datasets, mlcroissant), harness (inspect-ai, lm-eval), every-eval and lint (ruff, mypy) extras"
@@ -120,8 +120,8 @@ endif
 -include $(wildcard outputs/*/params/imported.mk)
 # What the machine lacks is part of a stage's state: .make/system/<part>.txt says "present" or what
 # is missing, rewritten only when that changes, so installing TeX reruns the paper stage.
-SYSTEM_STATE := $(shell PYTHONPATH=src $(PYTHON) -m declinecraft.core.system_packages state .make/system)
-NEEDS_08_paper := .make/system/paper-pdf.txt
+SYSTEM_STATE := $(shell PYTHONPATH=src $(PYTHON) -m declinecraft.runtime.system_packages state .make/system)
+NEEDS_10_paper := .make/system/paper-pdf.txt
 include $(PIPELINE_MK)
 # SRC_explorer: the source files the explorer's command runs, derived from its imports (every import
 # statement, followed transitively; the stages' code is hashed into <block>.code.json instead).
@@ -144,7 +144,7 @@ executed = outputs/$(call owner,$(1),$(call block,$(2)))/executed/$(2).ipynb
 
 # papermill to a temporary file, renamed only on success: a failed notebook leaves no target. Its
 # log likewise: a failed attempt's log is kept as <stage>.failed.log beside the last good <stage>.log.
-# The stage's ledger (outputs/<run>/calls/<stage>.tsv, declinecraft.core.replay) lists every cached
+# The stage's ledger (outputs/<run>/calls/<stage>.tsv, declinecraft.runtime.replay) lists every cached
 # answer it looked up: the LLM calls, embeddings and reranker scores `make bundle` packs.
 define run_notebook
 	@mkdir -p outputs/$(1)/executed outputs/$(1)/logs
@@ -181,27 +181,27 @@ FORCE: ;
 # and the lock of every run that owns one of RUN's stages (a derived run rebuilds its base's stages
 # in the base's folder). A second command on the same run waits LOCK_WAIT seconds (default 0), then
 # refuses with a message; a lock dies with its holder, so a killed run never leaves it behind.
-# src/declinecraft/core/run_lock.py says how (RUN_LOCKED keeps a sub-make from waiting on its parent).
+# src/declinecraft/runtime/run_lock.py says how (RUN_LOCKED keeps a sub-make from waiting on its parent).
 LOCK_WAIT ?= 0
 define with_run_lock
-	@$(PY) -m declinecraft.core.run_lock --wait $(LOCK_WAIT) $(PARAMS) -- $(1)
+	@$(PY) -m declinecraft.runtime.run_lock --wait $(LOCK_WAIT) $(PARAMS) -- $(1)
 endef
 
 # With BUNDLE=<file> (`make bundle` wrote it), the run is replayed: the bundle is checked and unpacked
 # into outputs/<run>/replay/cache, which the pipeline then uses as its only cache, strictly: a model
-# call, embedding or score the bundle lacks stops the stage (declinecraft.core.bundle).
+# call, embedding or score the bundle lacks stops the stage (declinecraft.runtime.bundle).
 BUNDLE ?=
-REPLAY = $(if $(BUNDLE),$(PY) -m declinecraft.core.bundle replay '$(BUNDLE)' $(PARAMS) --)
+REPLAY = $(if $(BUNDLE),$(PY) -m declinecraft.runtime.bundle replay '$(BUNDLE)' $(PARAMS) --)
 
 all: setup ## Set up (first time), run every stage of RUN (default: the embedded offline run), then the paper; BUNDLE=<file> replays a bundle.
 	$(call with_run_lock,$(REPLAY) $(MAKE) --no-print-directory pipeline PARAMS=$(PARAMS))
-	@$(PY) -m declinecraft.core.system_packages summary $(RUN)
+	@$(PY) -m declinecraft.runtime.system_packages summary $(RUN)
 
 pipeline: $(foreach s,$(STAGES),$(call executed,$(RUN),$(s))) $(EXPLORER)
 	@echo ">> run '$(RUN)' is up to date (outputs/$(RUN)/, figures/, paper/, $(EXPLORER))"
 
 # The run's static explorer page, rebuilt when the run's last stage or the explorer's code changes.
-$(EXPLORER): $(call executed,$(RUN),08_paper) $(SRC_explorer) $(wildcard src/declinecraft/explore/templates/*) | $(SETUP_STAMP)
+$(EXPLORER): $(call executed,$(RUN),10_paper) $(SRC_explorer) $(wildcard src/declinecraft/explore/templates/*) | $(SETUP_STAMP)
 	@echo ">> [$(RUN)] explorer page"
 	@$(PY) -m declinecraft.explore report $(PARAMS) > /dev/null
 
@@ -283,11 +283,11 @@ lint: $(SETUP_STAMP) ## Check the code: ruff format --check and ruff check (src,
 	$(PY) -m mypy src
 
 # llama.cpp's own llama-server, built with the binding's flags (this CPU's SIMD, never AMX:
-# declinecraft.core.llama_build) from the llama.cpp source vendored in the pinned llama-cpp-python sdist (PyPI only, ~8 min once on 2 cores). benchmarks/bench_serving.py compares
+# declinecraft.runtime.llama_build) from the llama.cpp source vendored in the pinned llama-cpp-python sdist (PyPI only, ~8 min once on 2 cores). benchmarks/bench_serving.py compares
 # it with the embedded default (serve.LLAMACPP_FLAVOUR); runs do not need it.
 LLAMA_CPP_PYTHON := $(shell sed -n 's/.*"llama-cpp-python\[server\]==\([0-9.]*\)".*/\1/p' pyproject.toml)
 llama-server: $(LLAMA_SERVER) ## Build llama.cpp's llama-server into .venv/bin (for benchmarks/bench_serving.py).
-$(LLAMA_SERVER): pyproject.toml src/declinecraft/core/llama_build.py | $(SETUP_STAMP)
+$(LLAMA_SERVER): pyproject.toml src/declinecraft/runtime/llama_build.py src/declinecraft/core/cpu.py | $(SETUP_STAMP)
 	@echo ">> llama.cpp's llama-server from the llama-cpp-python $(LLAMA_CPP_PYTHON) sdist (~8 min once)"
 	@rm -rf .make/llama-server && mkdir -p .make/llama-server
 	$(PIP) download --quiet --no-deps --no-binary :all: llama-cpp-python==$(LLAMA_CPP_PYTHON) -d .make/llama-server
@@ -295,7 +295,7 @@ $(LLAMA_SERVER): pyproject.toml src/declinecraft/core/llama_build.py | $(SETUP_S
 	cmake -S .make/llama-server/llama_cpp_python-$(LLAMA_CPP_PYTHON)/vendor/llama.cpp -B .make/llama-server/build \
 	  -DCMAKE_BUILD_TYPE=Release -DBUILD_SHARED_LIBS=OFF -DLLAMA_BUILD_TESTS=OFF -DLLAMA_BUILD_EXAMPLES=OFF \
 	  -DLLAMA_BUILD_SERVER=ON -DLLAMA_CURL=OFF -DLLAMA_OPENSSL=OFF \
-	  $$(PYTHONPATH=src $(PY) -m declinecraft.core.llama_build cmake-args) > .make/llama-server/cmake.log
+	  $$(PYTHONPATH=src $(PY) -m declinecraft.runtime.llama_build cmake-args) > .make/llama-server/cmake.log
 	cmake --build .make/llama-server/build --target llama-server -j$$(nproc) > .make/llama-server/build.log
 	cp .make/llama-server/build/bin/llama-server $@
 
@@ -303,6 +303,14 @@ bench: $(SETUP_STAMP) $(if $(QUICK),,$(LLAMA_SERVER)) ## Run the benchmarks (the
 	@mkdir -p outputs/bench
 	@for b in benchmarks/bench_*.py; do echo ">> $$b"; $(PY) $$b $(if $(QUICK),--quick) || exit 1; done
 	@ls outputs/bench/*.json
+
+# The paper's whole design (params/paper.yaml: every model, condition, ablation, judge and view) run
+# by this pipeline against a local simulated cluster, one fake endpoint per model, on a generated
+# wiki of the paper's size; SCALE=N runs 1/N of it. Its outputs (outputs/simulate*/) are stamped
+# SIMULATED and are no results (src/declinecraft/simulation/, docs/larger-runs.md).
+SCALE ?= 1
+simulate: $(SETUP_STAMP) ## Run the paper's design on a simulated cluster (SCALE=20: 1/20 of it); outputs/simulate*/, stamped SIMULATED.
+	nice $(PY) -m declinecraft.simulation --scale $(SCALE)
 
 report: $(SETUP_STAMP) ## Write the static HTML explorer of RUN: outputs/<run>/explorer/index.html.
 	$(PY) -m declinecraft.explore report $(PARAMS)
@@ -325,7 +333,7 @@ evaluate-run: $(SETUP_STAMP)
 	echo ">> make evaluate took $$(( $$(date +%s) - start )) s"
 
 bundle: $(SETUP_STAMP) ## Write RUN's replay bundle (params, machine record, the calls, embeddings and scores it used): outputs/<run>/replay-bundle.zip.
-	$(PY) -m declinecraft.core.bundle write $(PARAMS)
+	$(PY) -m declinecraft.runtime.bundle write $(PARAMS)
 
 release: $(SETUP_STAMP) ## Write RUN's benchmark as a dataset folder (Parquet, dataset card, Croissant): outputs/<run>/release/.
 	$(PY) -m declinecraft.construction.dataset $(PARAMS)

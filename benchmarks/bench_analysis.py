@@ -2,7 +2,7 @@
 
 40 configurations x 3 conditions x 1,000 questions (120,000 responses, three accuracy judges),
 as in the paper. Target: at most 60 s. Also times drawing every figure and the LaTeX tables
-(stage 08 without the PDF). Writes outputs/bench/analysis.json. ``--quick`` runs a small table
+(stage 10 without the PDF). Writes outputs/bench/analysis.json. ``--quick`` runs a small table
 (6 configurations x 100 questions, 50 resamples) to check that the benchmark works, not to time it.
 
     .venv/bin/python benchmarks/bench_analysis.py [--quick] [--configs 40] [--questions 1000]

@@ -1,4 +1,4 @@
-"""Benchmark: a cached rerun of both views (stages 09 and 10) on a tiny project with a real model.
+"""Benchmark: a cached rerun of both views (stages 08 and 09) on a tiny project with a real model.
 
 The slow tests (``tests/views/know2guess/test_stage.py``, ``tests/views/evidence/test_stage.py``) check that a
 rerun sends no call; this times it. Each view runs once (SmolLM2-135M in every role, calls

@@ -64,8 +64,8 @@ class TestMergeCalls:
         """A model that answers and judges in one stage gets one failed_calls row with both counts."""
         both = pl.concat(
             [
-                run_health.answer_calls(health.responses(), "10_evidence"),
-                run_health.judge_calls([(health.labels().with_columns(judge=pl.lit("m-b")), "judge")], "10_evidence"),
+                run_health.answer_calls(health.responses(), "09_evidence"),
+                run_health.judge_calls([(health.labels().with_columns(judge=pl.lit("m-b")), "judge")], "09_evidence"),
             ]
         )
         merged = run_health.merge_calls(both)

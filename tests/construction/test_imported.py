@@ -129,7 +129,7 @@ def test_make_never_runs_03_04(tmp_path: Path) -> None:
     assert plan.returncode == 0, plan.stderr[-2000:]
     stages = [line.split("] ")[1].strip('"') for line in plan.stdout.splitlines() if line.startswith('echo ">> [')]
     assert [s for s in stages if s[:2] in {"03", "04"}] == []
-    assert {"05_answer", "06_judge", "07_analysis", "08_paper"} <= set(stages)
+    assert {"05_answer", "06_judge", "07_analysis", "10_paper"} <= set(stages)
     refused = subprocess.run(
         ["make", "nb", "NB=04", "RUN=mine", f"PY={sys.executable}"],
         cwd=root,

@@ -54,6 +54,12 @@ class TestLayers:
         assert not deps.allowed("retrieval", "evaluation") and not deps.allowed("construction", "evaluation")
         assert not deps.allowed("explore", "evaluation") and deps.allowed("explore", "core")
 
+    def test_runtime_between_core_and_science(self) -> None:
+        """The machinery imports core; science imports the machinery; neither the reverse."""
+        assert deps.allowed("runtime", "core") and deps.allowed("llm", "runtime") and deps.allowed("paper", "runtime")
+        assert not deps.allowed("runtime", "llm") and not deps.allowed("core", "runtime")
+        assert not deps.allowed("explore", "runtime")
+
 
 class TestStageSources:
     def test_known_dependencies(self) -> None:

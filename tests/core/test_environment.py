@@ -28,6 +28,19 @@ class TestRecord:
         assert environment.environment_id(other) != environment.environment_id(data)
 
 
+class TestLlamaBuildRecord:
+    def test_reads_the_venv_record(self, tmp_path: Path) -> None:
+        """The record make setup copied into the venv comes back as written; none gives {}."""
+        assert environment.llama_build_record(tmp_path) == {}
+        (tmp_path / environment.LLAMA_BUILD_RECORD).write_text(json.dumps({"key": "abc"}), encoding="utf-8")
+        assert environment.llama_build_record(tmp_path) == {"key": "abc"}
+
+    def test_unreadable_is_empty(self, tmp_path: Path) -> None:
+        """A record that is not JSON gives {} (the machine record still writes)."""
+        (tmp_path / environment.LLAMA_BUILD_RECORD).write_text("{cut", encoding="utf-8")
+        assert environment.llama_build_record(tmp_path) == {}
+
+
 class TestFileHashes:
     def test_memo(self, tmp_path: Path) -> None:
         """sha256 per file; a changed file is hashed again, an unchanged one read from the memo."""

@@ -48,8 +48,8 @@ class TestGraph:
         text = pipeline.make_variables()
         assert "STAGES := " + " ".join(STAGES) in text
         up = dict(line.split(" := ") for line in text.splitlines() if line.startswith("UP_"))
-        assert {"07_analysis", "09_know2guess", "10_evidence"} <= set(up["UP_08_paper"].split())
-        assert "09_know2guess" not in up["UP_07_analysis"] and "10_evidence" not in up["UP_07_analysis"]
+        assert {"07_analysis", "08_know2guess", "09_evidence"} <= set(up["UP_10_paper"].split())
+        assert "08_know2guess" not in up["UP_07_analysis"] and "09_evidence" not in up["UP_07_analysis"]
 
 
 class TestStagePrompts:
@@ -161,7 +161,7 @@ class TestMakeDecides:
         project, env = built
         module = project / "src" / "declinecraft" / "views" / "know2guess" / "reliability.py"
         module.write_text(module.read_text(encoding="utf-8") + "\n# an edit\n", encoding="utf-8")
-        assert _would_run(project, env) == ["09_know2guess", "08_paper"]
+        assert _would_run(project, env) == ["08_know2guess", "10_paper"]
 
     def test_dry_run_writes_nothing(self, built: tuple[Path, dict[str, str]]) -> None:
         """``make -n`` plans an edited prompt's and a deleted output's reruns without writing a stamp

@@ -12,13 +12,9 @@ from pathlib import Path
 
 import pytest
 
-from declinecraft.core import catalogue, config, pipeline, stages
+from declinecraft.core import catalogue, config, stages
 from declinecraft.core.declaration import UndeclaredRead
-from declinecraft.core.registry import load_models
 from tests.support import projects
-
-#: A model of params/models.yaml that the default run names in no role.
-SPARE = "qwen3-4b"
 
 
 @pytest.fixture(scope="module")
@@ -28,10 +24,17 @@ def cfg() -> config.RunConfig:
 
 class TestDeclared:
     def test_run_order(self) -> None:
-        """Every stage runs after the stages whose artifacts it reads."""
+        """The run order is the notebooks' number order, and every stage runs after the stages it reads."""
         order = list(stages.declared())
+        assert [catalogue.notebook(b) for b in order] == sorted(catalogue.notebook(b) for b in order)
         for block in order:
             assert all(order.index(r) < order.index(block) for r in catalogue.read_stages(block)), block
+
+    def test_reading_a_later_number_fails(self) -> None:
+        """A stage numbered before a stage it reads is refused, naming both notebooks."""
+        early = dataclasses.replace(stages.declared()["analysis"], notebook="00_analysis")
+        with pytest.raises(ValueError, match=r"'analysis' \(00_analysis\) reads artifacts of .*'06_judge'"):
+            stages._run_order({**stages.declared(), "analysis": early})
 
     def test_entry_points_exist(self) -> None:
         """Each declared ``run`` names a module of the package and a function in it, and the notebook calls it."""
@@ -53,29 +56,6 @@ class TestDeclared:
     def test_paper_declares_the_import_record(self) -> None:
         """The paper stage reads VERIFY_IMPORT through its declaration."""
         assert catalogue.VERIFY_IMPORT in stages.reads("paper")
-
-
-class TestModels:
-    def test_comparison_verifier_and_generators(self, cfg: config.RunConfig) -> None:
-        """A model named only as the comparison verifier or as an extra generator is referenced, and
-        the stage that uses it has its models.yaml entry as an input."""
-        for block, field, value in (("verify", "comparison_verifier", SPARE), ("generate", "generators", (SPARE,))):
-            changed = cfg.with_blocks(**{block: dataclasses.replace(cfg.block(block), **{field: value})})
-            assert SPARE not in config.referenced_models(cfg)
-            assert SPARE in config.referenced_models(changed)
-            assert SPARE in pipeline.inputs(changed, block)["models"]
-
-    def test_model_entry_edit_changes_verify_inputs(self, cfg: config.RunConfig) -> None:
-        """Editing the comparison verifier's entry changes stage 04's inputs (so Make reruns it)."""
-        changed = cfg.with_blocks(verify=dataclasses.replace(cfg.verify, comparison_verifier=SPARE))
-        registry = load_models(cfg.resolve(cfg.models_file))
-        before = pipeline.inputs(changed, "verify", registry)
-        edited = {**registry, SPARE: dataclasses.replace(registry[SPARE], served_name="another-name")}
-        assert pipeline.inputs(changed, "verify", edited)["models"][SPARE] != before["models"][SPARE]
-
-    def test_empty_comparison_verifier_is_the_verifier(self, cfg: config.RunConfig) -> None:
-        """An empty comparison verifier stands for the main verifier."""
-        assert config.stage_models(cfg, "verify") == {cfg.verify.verifier}
 
 
 class TestGuard:

@@ -5,11 +5,10 @@ from __future__ import annotations
 import polars as pl
 import pytest
 
-from declinecraft.core import artifacts
-from declinecraft.evaluation import answer_stage, comparison, judge, judge_check, judge_stage
+from declinecraft.core import artifacts, catalogue
+from declinecraft.evaluation import answer, answer_stage, comparison, judge, judge_check, judge_stage
 from declinecraft.llm.calls import Call
-from declinecraft.retrieval import stage
-from tests.support import answering, judging, projects
+from tests.support import answering, default_run, judging, projects
 
 
 class TestReferenceQuestions:
@@ -163,43 +162,72 @@ class TestRunStage:
         }
 
 
-@pytest.mark.slow
-def test_real_models_end_to_end(tmp_path, monkeypatch) -> None:  # noqa: ANN001
-    """05 and 06 on a real index and a real llama.cpp server (SmolLM2-135M): every output written,
-    every response labelled or flagged, and a second run replays everything from the cache."""
+def test_default_run() -> None:
+    """Stages 05 and 06 of the default run (`make all`): every declared output written; one response
+    per question and setting of the params, each judged; every label in the label set, null exactly
+    on the responses flagged (unparsable, judge error) or cut by the budget; references exactly for
+    the questions that need one; the summary counting every response; and every cache key of the
+    tables in the stage's call ledger. That a second run replays every call from the cache, byte
+    for byte, is tests/runtime/test_bundle.py::test_replay_into_second_checkout (a strict replay of
+    the scripted run, which runs 05 and 06); that a cached call starts no local server is
+    tests/llm/test_client.py::TestConnect::test_server_started_lazily."""
+    cfg = default_run.config_or_skip("answer", "judge")
+    assert catalogue.missing(cfg, "answer") == [] and catalogue.missing(cfg, "judge") == []
+    bench = artifacts.read_benchmark(cfg)
+    questions = answer.select_questions(bench, cfg.answer.limit_questions, cfg.seed)
+    responses = artifacts.read_responses(cfg)
+    switch = default_run.thinking_switch(cfg)
+    grid = {
+        (m, answer.thinking_label(t), s.condition, s.pipeline, s.k, s.scenario, s.prompt_variant)
+        for m in cfg.answer.models
+        for t, s in answer.plan(cfg.answer, switch(m), m)
+    }
+    assert set(responses.select(*answer.KEY).unique().rows()) == grid
+    assert responses.height == questions.height * len(grid)
+    assert responses.select("question_id", *answer.KEY).is_unique().all()
+    assert set(responses["question_id"]) == set(questions["id"])
+
+    judged = pl.read_parquet(cfg.stage_dir("judge") / "judged.parquet")
+    assert sorted(judged["response_id"]) == sorted(responses["response_id"])
+    assert set(judged["label"].drop_nulls()) <= set(judge.LABELS)
+    assert set(judged["rule_label"].drop_nulls()) <= set(judge.LABELS)
+    unlabelled = set(judged.filter(pl.col("label").is_null() & ~pl.col("budget_exhausted"))["response_id"])
+    flagged = set(judged.filter(pl.col("label_unparsable") | pl.col("label_error").is_not_null())["response_id"])
+    assert unlabelled == flagged
+    labels = pl.read_parquet(cfg.stage_dir("judge") / "labels.parquet").filter(pl.col("role") == "response_judge")
+    assert sorted(labels["response_id"]) == sorted(responses["response_id"])
+    references = pl.read_parquet(cfg.stage_dir("judge") / "references.parquet")
+    assert sorted(references["question_id"]) == sorted(judge_stage.reference_questions(bench, responses)["id"])
+    summary = pl.read_parquet(cfg.stage_dir("judge") / "summary.parquet")
+    assert set(summary.select(*answer.KEY).rows()) == grid and summary["n_responses"].sum() == judged.height
+
+    answered = set(responses["cache_key"].drop_nulls())
+    judged_keys = {
+        key
+        for name in ("labels", "scores", "references")
+        for key in pl.read_parquet(cfg.stage_dir("judge") / f"{name}.parquet")["cache_key"].drop_nulls()
+    }
+    assert answered and answered <= default_run.llm_keys(cfg, "answer")
+    assert judged_keys and judged_keys <= default_run.llm_keys(cfg, "judge")
+
+
+def test_no_scenario_judged(project) -> None:  # noqa: ANN001
+    """The no-scenario ablation (not in the default run) is answered with the question alone and
+    judged like the main grid: one labelled row per question, scenario false."""
     from declinecraft.core import config
 
-    root = projects.copy_project(tmp_path / "project")
-    monkeypatch.setenv("DECLINECRAFT_CACHE", str(tmp_path / "cache"))
-    (root / "params" / "t.yaml").write_text(
-        "base: default\n"
-        "answer:\n  models: [smollm2-135m]\n  k: 2\n  max_rounds: 1\n  max_tokens: 24\n  context_chars: 200\n"
-        "  limit_questions: 0\n  no_scenario: true\n"
-        "judge:\n  response_judge: smollm2-135m\n  oracle: smollm2-135m\n  accuracy_judges: [smollm2-135m]\n"
-        "  max_tokens: 4\n  oracle_max_tokens: 16\n  oracle_page_chars: 200\n  oracle_chunk_chars: 100\n"
+    (project / "params" / "t.yaml").write_text(
+        "base: default\nanswer:\n  models: [m1]\n  conditions: [single]\n  no_scenario: true\n"
     )
-    cfg = config.load(root / "params" / "t.yaml")
-    projects.write_corpus(
-        cfg,
-        {
-            f"c{i}": f"[Page: Page {i}]\nPage {i} says that mob {i} has {i * 3} health and drops item {i}."
-            for i in range(1, 8)
-        },
-    )
-    stage.run(cfg, progress=False)
+    cfg = config.load(project / "params" / "t.yaml")
     projects.write_benchmark(cfg, answering.benchmark(2, 1))
-
-    first = (answer_stage.run(cfg), judge_stage.run(cfg))
-    judged = pl.read_parquet(cfg.stage_dir("judge") / "judged.parquet")
-    assert judged.height == 3 * 4  # no_rag, single, iterative, single without scenario
-    assert (
-        judged.filter(pl.col("label").is_null() & ~pl.col("budget_exhausted")).height
-        == judged.filter(pl.col("label_unparsable") | pl.col("label_error").is_not_null()).height
-    )
-    assert set(judged["rule_label"].drop_nulls()) <= set(judge.LABELS)
-    again = (answer_stage.run(cfg), judge_stage.run(cfg))
-    assert again[0].responses.equals(first[0].responses)
-    assert again[1].judged.equals(first[1].judged) and again[1].manifest["seconds"]["total"] < 10
+    answer_stage.run(cfg, models=answering.FakeModels(), search=answering.FakeSearch(), lookup=answering.lookup)
+    pages = {True: {"Page 1": "page one", "Page 2": "page two"}, False: {"New Mob": "the new mob"}}
+    done = judge_stage.run(cfg, models=JudgeModels(), lookup=answering.lookup, pages=pages)
+    alone = done.judged.filter(~pl.col("scenario"))
+    assert done.judged.height == 2 * 3 and alone.height == 3
+    assert alone["query"].to_list() == ["What is a0?", "What is a1?", "What is u0?"]
+    assert alone["label"].null_count() == 0
 
 
 class TestEmptyBenchmark:

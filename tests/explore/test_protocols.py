@@ -51,5 +51,5 @@ class TestWithKnow2Guess:
 
     def test_without_the_view(self, tmp_path: Path) -> None:
         """Before the view has run the columns are there, all null."""
-        out = explore.with_know2guess(_frame(), tmp_path / "09_know2guess")
+        out = explore.with_know2guess(_frame(), tmp_path / "08_know2guess")
         assert out["k2g_state"].null_count() == 3 and set(explore.protocols.KNOW2GUESS_COLUMNS) <= set(out.columns)

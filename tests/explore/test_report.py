@@ -14,7 +14,7 @@ import pytest
 
 from declinecraft import explore
 from declinecraft.core import config
-from tests.support import browser, explorer_run, projects
+from tests.support import browser, default_run, explorer_run
 
 
 def label(data: dict, question: dict, config: str, setting: str) -> str:
@@ -243,10 +243,7 @@ class TestReportInBrowser:
 
     def test_default_run(self, tmp_path: Path) -> None:
         """The default run's report opens within 2 s and shows its first question with every response."""
-        cfg = config.load(projects.REPO / "params" / "default.yaml")
-        needed = [cfg.stage_dir("verify") / "benchmark.parquet", cfg.stage_dir("judge") / "judged.parquet"]
-        if missing := [p for p in needed if not p.is_file()]:
-            pytest.skip(f"default run not built: {missing[0].relative_to(projects.REPO)} is missing (run `make all`)")
+        cfg = default_run.config_or_skip("verify", "judge")
         page = explore.write_report(cfg, out=tmp_path / "index.html")
         frame = explore.load(cfg)
         first = frame["question_id"][0]

@@ -12,7 +12,7 @@ import pytest
 
 from declinecraft import explore
 from declinecraft.core import config
-from tests.support import projects
+from tests.support import default_run, projects
 
 
 class TestBrowse:
@@ -78,9 +78,6 @@ class TestNotebook:
     @pytest.mark.slow
     def test_default_run(self, tmp_path: Path) -> None:
         """The notebook runs on the default run's outputs (skipped until `make all` made them)."""
-        cfg = config.load(projects.REPO / "params" / "default.yaml")
-        needed = [cfg.stage_dir("verify") / "benchmark.parquet", cfg.stage_dir("judge") / "judged.parquet"]
-        if missing := [p for p in needed if not p.is_file()]:
-            pytest.skip(f"default run not built: {missing[0].relative_to(projects.REPO)} is missing (run `make all`)")
+        default_run.config_or_skip("verify", "judge")
         nb = run_notebook(projects.REPO / "params" / "default.yaml", tmp_path / "explore.ipynb")
         assert "dc-q" in json.dumps([c.get("outputs", []) for c in nb.cells])

@@ -27,8 +27,8 @@ from pathlib import Path
 import polars as pl
 import pytest
 
-from declinecraft.core import system_packages
 from declinecraft.llm import serve
+from declinecraft.runtime import system_packages
 from tests.support import fake_openai, faults
 
 pytestmark = [pytest.mark.faults, pytest.mark.slow, pytest.mark.timeout(7200)]
@@ -146,7 +146,7 @@ def reference(
             out = finish(faults.make_all(root, env_for(cache), setup.params))
             elapsed = time.monotonic() - start
             sent_key = f"Bearer {faults.PLANTED}" in scripted_api.stats()["auth"]
-            assert (run_dir(root, setup) / "executed" / "08_paper.ipynb").is_file(), out[-3000:]
+            assert (run_dir(root, setup) / "executed" / "10_paper.ipynb").is_file(), out[-3000:]
             done[name] = {
                 "root": root,
                 "cache": cache,
@@ -229,7 +229,7 @@ def test_kill_and_resume(
             "differing_files": differing,
         }
     )
-    assert (run_dir(root, setup) / "executed" / "08_paper.ipynb").is_file(), out[-3000:]
+    assert (run_dir(root, setup) / "executed" / "10_paper.ipynb").is_file(), out[-3000:]
     assert left == [], f"processes left after the kill: {left}"
     assert set(before) <= set(after)
     assert resent == 0, f"{resent} request(s) beyond the {len(after) - len(before)} new calls"
@@ -241,7 +241,7 @@ def test_two_runs_at_once(reference, scripted_api: fake_openai.FakeServer) -> No
     """Two `make all` on one run: the second refuses at once naming the lock; the files stay intact."""
     ref = reference("scripted")
     root, setup = ref["root"], SETUPS["scripted"]
-    (run_dir(root, setup) / "executed" / "08_paper.ipynb").unlink()  # the paper stage reruns
+    (run_dir(root, setup) / "executed" / "10_paper.ipynb").unlink()  # the paper stage reruns
     first = faults.make_all(root, env_for(ref["cache"]), setup.params)
     time.sleep(3)
     second = faults.make_all(root, env_for(ref["cache"]), setup.params)

@@ -147,21 +147,7 @@ class TestBatcher:
         assert fake.counts["batches"] == 1
 
 
-class TestLines:
-    def test_anthropic_line_moves_system_and_stop(self) -> None:
-        """System turns become ``system``, ``stop`` becomes ``stop_sequences``; an unknown field is refused."""
-        body = {
-            "messages": [{"role": "system", "content": "S"}, {"role": "user", "content": "U"}],
-            "max_tokens": 5,
-            "stop": "END",
-            "response_format": {"type": "json_object"},
-        }
-        line = batch.batch_lines.anthropic_line("k", "claude", body)
-        assert line["params"]["system"] == "S" and line["params"]["messages"] == [{"role": "user", "content": "U"}]
-        assert line["params"]["stop_sequences"] == ["END"] and "response_format" not in line["params"]
-        with pytest.raises(LLMError, match="'chat_template_kwargs' has no counterpart"):
-            batch.batch_lines.anthropic_line("k", "claude", {"messages": [], "chat_template_kwargs": {}})
-
+class TestChunks:
     def test_chunks_by_bytes(self) -> None:
         """A batch also ends at the provider's byte limit."""
         terms = model_terms.BatchTerms(enabled=True, max_requests=100, max_bytes=400)

@@ -30,16 +30,13 @@ from declinecraft.llm.client import (
     Unreachable,
     client_for,
     connect,
-    endpoint_identity,
-    request_body,
     results_frame,
     run_batch,
     summary,
-    thinking_body,
 )
 from declinecraft.llm.supervisor import LocalServer
 from declinecraft.llm.transport import run_sync
-from tests.support import fake_openai, llm_worker, projects
+from tests.support import fake_openai, llm_worker, model_specs, projects
 
 FAST = RetryPolicy(max_attempts=3, base_delay_s=0.01, max_delay_s=0.05, timeout_s=5.0)
 
@@ -48,13 +45,6 @@ KEY_ENV = "DECLINECRAFT_TEST_API_KEY"
 
 
 PLANTED = "planted-secret-7f3a9c1e5b2d4f60-DO-NOT-LEAK"
-
-
-def spec(**changes: object) -> registry.ModelSpec:
-    """A local 'vLLM' model served by the fake server."""
-    values: dict[str, object] = {"id": "fake", "backend": "vllm", "served_name": "fake-model", "max_concurrency": 8}
-    values.update(changes)
-    return registry.ModelSpec(**values)  # type: ignore[arg-type]
 
 
 def directive(text: str, **script: object) -> str:
@@ -70,7 +60,7 @@ def store(tmp_path: Path) -> Iterator[Cache]:
 
 @pytest.fixture()
 def client(server: fake_openai.FakeServer, store: Cache) -> Iterator[Client]:
-    c = client_for(spec(), store, server.base_url, retry=FAST)
+    c = client_for(model_specs.spec(), store, server.base_url, retry=FAST)
     yield c
     c.close()
 
@@ -130,7 +120,7 @@ class TestRunBatch:
     def test_concurrency_bound(self, server: fake_openai.FakeServer, store: Cache) -> None:
         """No more than ModelSpec.concurrency() requests are in flight per base URL."""
         slow = [directive(f"slow-{i}", sleep=0.05) for i in range(12)]
-        c = client_for(spec(max_concurrency=2), store, server.base_url, retry=FAST)
+        c = client_for(model_specs.spec(max_concurrency=2), store, server.base_url, retry=FAST)
         server.reset()
         ask(c, *slow)
         assert server.stats()["max_inflight"] == 2
@@ -140,7 +130,7 @@ class TestRunBatch:
         other = fake_openai.start(latency=0.01)
         try:
             server.reset()
-            c = client_for(spec(max_concurrency=4), store, [server.base_url, other.base_url], retry=FAST)
+            c = client_for(model_specs.spec(max_concurrency=4), store, [server.base_url, other.base_url], retry=FAST)
             ask(c, *(directive(f"replica-{i}", sleep=0.01) for i in range(80)))
             counts = server.stats()["requests"], other.stats()["requests"]
         finally:
@@ -181,7 +171,7 @@ class TestFailures:
     def test_connection_refused(self, store: Cache) -> None:
         """Nothing listening at a client's first call (the probe): Unreachable at once, nothing
         recorded. Once a client has been answered, a refused connection is a recorded failure."""
-        c = client_for(spec(), store, f"http://127.0.0.1:{serve.free_port()}/v1", retry=FAST)
+        c = client_for(model_specs.spec(), store, f"http://127.0.0.1:{serve.free_port()}/v1", retry=FAST)
         with pytest.raises(Unreachable, match=r"model 'fake-model': nothing answers at http://127\.0\.0\.1:"):
             ask(c, "anyone?", "else?")
         assert store.count() == 0
@@ -192,7 +182,7 @@ class TestFailures:
     def test_timeout(self, server: fake_openai.FakeServer, store: Cache) -> None:
         """A server slower than the timeout: a recorded timeout."""
         policy = RetryPolicy(max_attempts=2, base_delay_s=0.01, timeout_s=0.2)
-        c = client_for(spec(), store, server.base_url, retry=policy)
+        c = client_for(model_specs.spec(), store, server.base_url, retry=policy)
         (result,) = ask(c, directive("too slow", sleep=1.0))
         assert not result.ok and result.attempts == 2 and "timeout after 0.2 s" in (result.error or "")
 
@@ -218,7 +208,7 @@ class TestThinking:
 
     def test_switch_sent(self, server: fake_openai.FakeServer, store: Cache) -> None:
         """A switchable model gets its switch in the body, and on/off are different calls."""
-        s = spec(thinking="switchable", thinking_switch="chat_template_kwargs.enable_thinking")
+        s = model_specs.spec(thinking="switchable", thinking_switch="chat_template_kwargs.enable_thinking")
         c = client_for(s, store, server.base_url, retry=FAST)
         on, off = (ask(c, "switch me", thinking=mode)[0] for mode in ("on", "off"))
         bodies = [b for b in server.stats()["bodies"] if b["messages"][-1]["content"] == "switch me"]
@@ -231,45 +221,6 @@ class TestThinking:
         body = [b for b in server.stats()["bodies"] if b["messages"][-1]["content"] == "reason via prompt"][-1]
         assert body["messages"][0] == {"role": "system", "content": REASONING_PROMPT}
         assert result.thinking_mode == "prompt"
-
-
-class TestThinkingBody:
-    @pytest.mark.parametrize(
-        ("kind", "switch", "mode", "expected"),
-        [
-            (
-                "switchable",
-                "chat_template_kwargs.enable_thinking",
-                None,
-                ("off", {"chat_template_kwargs": {"enable_thinking": False}}),
-            ),
-            ("switchable", "reasoning.enabled", "on", ("on", {"reasoning": {"enabled": True}})),
-            ("switchable", "reasoning_effort", "off", ("off", {"reasoning_effort": "none"})),
-            ("always", None, None, ("on", {})),
-            ("always", "reasoning_effort", "on", ("on", {"reasoning_effort": "low"})),
-            ("none", None, None, ("off", {})),
-            ("none", None, "prompt", ("prompt", {})),
-        ],
-    )
-    def test_resolved(
-        self, kind: str, switch: str | None, mode: str | None, expected: tuple[str, dict[str, object]]
-    ) -> None:
-        """Each registry thinking kind maps to its mode and body fields."""
-        s = spec(thinking=kind, thinking_switch=switch, extra={"reasoning_effort": "low"} if kind == "always" else {})
-        assert thinking_body(s, mode) == expected  # type: ignore[arg-type]
-
-    @pytest.mark.parametrize(
-        ("kind", "switch", "mode", "message"),
-        [
-            ("always", None, "off", "always thinks"),
-            ("none", None, "on", "has no native thinking"),
-            ("switchable", None, "on", "needs a thinking_switch"),
-        ],
-    )
-    def test_impossible(self, kind: str, switch: str | None, mode: str, message: str) -> None:
-        """Impossible settings are errors naming the model."""
-        with pytest.raises(LLMError, match=rf"'fake'.*{message}"):
-            thinking_body(spec(thinking=kind, thinking_switch=switch), mode)  # type: ignore[arg-type]
 
 
 class TestJson:
@@ -285,71 +236,21 @@ class TestJson:
 
     def test_no_response_format(self, server: fake_openai.FakeServer, store: Cache) -> None:
         """A model marked response_format: false gets no response_format field."""
-        c = client_for(spec(extra={"response_format": False}), store, server.base_url, retry=FAST)
+        c = client_for(model_specs.spec(extra={"response_format": False}), store, server.base_url, retry=FAST)
         ask(c, "plain json please", json_mode=True)
         body = [b for b in server.stats()["bodies"] if b["messages"][-1]["content"] == "plain json please"][-1]
         assert "response_format" not in body
-
-
-class TestRequestBody:
-    @pytest.mark.parametrize("budget", [-1, 0])
-    def test_budget_below_one(self, budget: int) -> None:
-        """An output budget of -1 or 0 (no limit, to some servers) never becomes a request body."""
-        with pytest.raises(LLMError, match=rf"model 'fake': max_tokens {budget} is not an output budget"):
-            request_body(spec(), Request.from_text("q", max_tokens=budget))
-
-    def test_choices_per_backend(self) -> None:
-        """Allowed answers become a grammar on llama.cpp, structured outputs on vLLM, nothing on a
-        hosted API; a request without them has neither field."""
-        request = Request.from_text("q", max_tokens=4, choices=("0.0", "0.5"))
-        _, local = request_body(spec(backend="llamacpp"), request)
-        assert local["grammar"] == 'root ::= "0.0" | "0.5"'
-        _, vllm = request_body(spec(), request)
-        assert vllm["structured_outputs"] == {"choice": ["0.0", "0.5"]} and "grammar" not in vllm
-        _, hosted = request_body(spec(backend="openai", base_url="http://x/v1"), request)
-        assert "grammar" not in hosted and "structured_outputs" not in hosted
-        _, free = request_body(spec(backend="llamacpp"), Request.from_text("q", max_tokens=4))
-        assert "grammar" not in free
-
-
-class TestRequest:
-    def test_from_prompt(self, tmp_path: Path) -> None:
-        """A rendered template carries its version into the key."""
-        from declinecraft.core import prompts
-
-        a = prompts.parse("---\nQ: {q}\n", path=tmp_path / "a.txt")
-        b = prompts.parse("---\nQuestion: {q}\n", path=tmp_path / "a.txt")
-        ra = Request.from_prompt(a, {"q": "x"}, max_tokens=5, system="sys")
-        assert ra.messages == ({"role": "system", "content": "sys"}, {"role": "user", "content": "Q: x"})
-        assert ra.prompt_version == a.version and ra.temperature == 0.0
-        c = Client(spec(), None, ["http://127.0.0.1:1/v1"])  # type: ignore[arg-type]
-        same_text = Request.from_text("Q: x", max_tokens=5, prompt_version=b.version)
-        assert c.key(Request.from_text("Q: x", max_tokens=5, prompt_version=a.version)) != c.key(same_text)
-
-
-class TestEndpointIdentity:
-    def test_local_port_free(self) -> None:
-        """A local server's port is not part of the identity; the revision is."""
-        s = spec(revision="abc")
-        one, other = ["http://127.0.0.1:8001/v1"], ["http://127.0.0.1:9/v1"]
-        assert endpoint_identity(s, one) == endpoint_identity(s, other)
-        assert endpoint_identity(s)["revision"] == "abc"
-
-    def test_hosted_url(self) -> None:
-        """A hosted API is identified by its base URL too."""
-        s = spec(backend="openai", base_url="https://openrouter.ai/api/v1/")
-        assert endpoint_identity(s)["base_url"] == "https://openrouter.ai/api/v1"
 
 
 class TestClientFor:
     def test_local_needs_url(self, store: Cache) -> None:
         """A local model without a base URL says how to get one."""
         with pytest.raises(LLMError, match=r"'fake' \(vllm\) has no base URL: pass base_url=serve.start"):
-            client_for(spec(), store)
+            client_for(model_specs.spec(), store)
 
     def test_missing_key(self, store: Cache) -> None:
         """A hosted model whose key variable is unset names the variable, not a value."""
-        s = spec(backend="openai", base_url="https://example.invalid/v1", api_key_env=KEY_ENV)
+        s = model_specs.spec(backend="openai", base_url="https://example.invalid/v1", api_key_env=KEY_ENV)
         with pytest.raises(LLMError, match=rf"environment variable {KEY_ENV} \(its API key\) is not set"):
             client_for(s, store, environ={})
 
@@ -365,7 +266,7 @@ class TestClientFor:
         """The planted key reaches the server but no cache file, output, log or repr."""
         monkeypatch.setenv(KEY_ENV, PLANTED)
         caplog.set_level(logging.DEBUG)
-        s = spec(backend="openai", base_url=server.base_url, api_key_env=KEY_ENV)
+        s = model_specs.spec(backend="openai", base_url=server.base_url, api_key_env=KEY_ENV)
         c = client_for(s, store, retry=FAST)
         texts = ("secret ok", directive("secret 500", status=500), directive("secret bad", status=400))
         results = run_batch(c, [Request.from_text(t, max_tokens=8) for t in texts])
@@ -400,9 +301,11 @@ class TestConnect:
 
         monkeypatch.setattr(serve, "start", fake_start)
         # The key of a server the project starts names its engine, read from the cache folder.
-        warm = client_for(spec(), store, server.base_url, retry=FAST, server=LocalServer(spec(), tmp_path))
+        warm = client_for(
+            model_specs.spec(), store, server.base_url, retry=FAST, server=LocalServer(model_specs.spec(), tmp_path)
+        )
         ask(warm, "lazy-1")
-        with connect(spec(), store, tmp_path, retry=FAST) as c:
+        with connect(model_specs.spec(), store, tmp_path, retry=FAST) as c:
             assert ask(c, "lazy-1")[0].cached and started == []
             assert ask(c, "lazy-2")[0].text == "echo: lazy-2"
             assert started == ["fake"]
@@ -522,7 +425,7 @@ class TestTwoProcesses:
 class TestEntryLimits:
     def test_retries_from_entry(self, server: fake_openai.FakeServer, store: Cache) -> None:
         """An entry's max_retries and max_retry_after_s set the retry policy (none is fixed in code)."""
-        c = client_for(spec(extra={"max_retries": 1, "max_retry_after_s": 0.01}), store, server.base_url)
+        c = client_for(model_specs.spec(extra={"max_retries": 1, "max_retry_after_s": 0.01}), store, server.base_url)
         try:
             assert c._sender.retry.max_attempts == 2 and c._sender.retry.max_delay_s == 0.01
             (result,) = ask(c, directive("limits-500", status=500))
@@ -532,7 +435,9 @@ class TestEntryLimits:
 
     def test_rate_limits_from_entry(self, server: fake_openai.FakeServer, store: Cache) -> None:
         """Calls of an entry with rate limits go through its throttle and are answered."""
-        c = client_for(spec(extra={"requests_per_minute": 6000, "tokens_per_minute": 10**6}), store, server.base_url)
+        c = client_for(
+            model_specs.spec(extra={"requests_per_minute": 6000, "tokens_per_minute": 10**6}), store, server.base_url
+        )
         try:
             assert all(r.ok for r in ask(c, "limited-a", "limited-b"))
         finally:
@@ -562,16 +467,10 @@ class TestStream:
                         break
             return got
 
-        c = client_for(spec(max_concurrency=4), store, server.base_url, retry=FAST)
+        c = client_for(model_specs.spec(max_concurrency=4), store, server.base_url, retry=FAST)
         server.reset()
         got = run_sync(first(200))
         c.close()
         assert [r.text for r in got] == [f"echo: lazy-{i}" for i in range(200)]
         assert built <= 200 + 32 and server.stats()["max_inflight"] <= 4
         assert server.stats()["requests"] <= 200 + 32  # the rest of the window at most, then cancelled
-
-    def test_window_default(self) -> None:
-        """The window holds four times the slots, at least WINDOW."""
-        from declinecraft.llm.window import WINDOW, window_size
-
-        assert window_size(2) == WINDOW and window_size(1024) == 4096

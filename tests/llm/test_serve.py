@@ -151,7 +151,8 @@ class TestServe:
             import asyncio, sys, time
             from pathlib import Path
             from declinecraft.core import registry
-            from declinecraft.llm import parent_death, serve, vllm_engine
+            from declinecraft.llm import serve, vllm_engine
+            from declinecraft.runtime import parent_death
             spec = registry.get_model({str(root / "params" / "models.yaml")!r}, {SMALL!r})
             mode = sys.argv[1]
             if mode == "raise":

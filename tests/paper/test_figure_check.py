@@ -7,10 +7,12 @@ from typing import Any
 import matplotlib.pyplot as plt
 import numpy as np
 import polars as pl
+import pytest
 from matplotlib.axes import Axes
 from matplotlib.figure import Figure
 
-from declinecraft.paper import drawing, figure_check, figures_main
+from declinecraft.paper import drawing, figure_check, figures, figures_main
+from tests.support import projects
 
 
 class TestFigureCheck:
@@ -39,6 +41,22 @@ class TestFigureCheck:
         ax.text(0.5, 0.5, "one again")
         assert figure_check.problems(fig) == ["texts overlap: 'one' and 'one again'"]
 
+    def test_inset_ticks_out_of_view_are_not_drawn(self) -> None:
+        """An inset keeps the labels of ticks it once had (110 at a wider view): they are drawn
+        nowhere, so a text where they were overlaps nothing (Figure 16's inset at 95-105 %)."""
+        fig = Figure(figsize=(3, 2))
+        ax = fig.add_subplot()
+        inset = ax.inset_axes([0.1, 0.3, 0.4, 0.4])
+        inset.set_xlim(80, 120)
+        drawing.renderer(fig)  # ticks made at 80, 90, ..., 120
+        inset.set_xlim(94.5, 105.5)
+        drawing.renderer(fig)
+        stale = [t.label1 for t in inset.xaxis.majorTicks if t.label1.get_text() == "110"]
+        assert stale  # matplotlib keeps the label of the tick now out of view
+        where = stale[0].get_window_extent(drawing.renderer(fig)).transformed(ax.transAxes.inverted())
+        ax.text(where.x0, where.y0, "a label there", transform=ax.transAxes)
+        assert not any("'110'" in p for p in figure_check.problems(fig))
+
     def test_changes_are_not_rates(self) -> None:
         fig, ax = plt.subplots()
         ax.set_ylabel("CAR change (%)")
@@ -50,6 +68,7 @@ class TestFigureCheck:
         """Labels of points at one spot are placed where they collide with nothing."""
         fig, ax = plt.subplots(figsize=(3, 2))
         ax.scatter([50, 50, 50], [50, 50, 50])
+        ax.set_xlabel("Answerable Attempt Rate (%)")  # a rate axis: one x value is read against 0-100
         ax.set_xlim(0, 100)
         ax.set_ylim(0, 100)
         drawing.label_points(ax, [(50, 50, "model one"), (50, 50, "model two"), (50, 50, "model three")])
@@ -154,6 +173,39 @@ class TestPrintedSmall:
             assert figure_check.printed_small(fig, figure_check.FULL_BOX_IN) == []
             plt.close(fig)
 
+    def test_small_font_fails(self) -> None:
+        """A 5 pt text is a problem of the figure check wherever the figure is printed; a figure
+        drawn taller than its place (a row per model, 30 models at 0.18 in) prints its 6.5 pt ticks
+        under 6 pt; at most MAX_HEIGHT_IN tall, it does not."""
+        with drawing.style():
+            fig, ax = drawing.new_figure()
+        ax.set_xlabel("Answer Accuracy (%)", fontsize=5)
+        found = figure_check.problems(fig)
+        assert any("'Answer Accuracy (%)'" in p and "under 6 pt" in p for p in found), found
+        for height, small in ((0.18 * 30, True), (drawing.MAX_HEIGHT_IN, False)):
+            with drawing.style():
+                tall, ax = drawing.new_figure(width=drawing.COLUMN_IN, height=height)
+            ax.set_yticks(range(30), [f"model {i}" for i in range(30)])
+            found = figure_check.problems(tall, box=figure_check.COLUMN_BOX_IN)
+            assert any("'model 0'" in p and "printed at" in p for p in found) == small, found
+
+    def test_places(self) -> None:
+        """A wide figure of paper/main.tex is printed in the full width, any other in one column."""
+        tex = "\\dcfigurewide[19]{fig19_leakage}{A.}\n\\dcfigure[14]{fig14_car_per_model}{B.}"
+        assert figure_check.places(tex) == {
+            "fig19_leakage": figure_check.FULL_BOX_IN,
+            "fig14_car_per_model": figure_check.COLUMN_BOX_IN,
+        }
+
+    def test_tall_figures_fit(self, paper_sized: dict[str, pl.DataFrame]) -> None:
+        """The figures with a row per model or configuration (14, 15, 18, 19) and the three-panel
+        Figure 21 print no type under 6 pt in their places at 27 models."""
+        tex = (projects.REPO / "paper" / "main.tex").read_text(encoding="utf-8")
+        places = figure_check.places(tex)
+        for spec in figures.figures():
+            if spec.number in (14, 15, 18, 19, 21):
+                assert figure_check.printed_small(spec.draw(paper_sized), places[spec.stem]) == [], spec.stem
+
     def test_k_sweep_fits_its_column(self, paper_sized: dict[str, pl.DataFrame]) -> None:
         """Figure 6 (one column of the main text) prints no type under 6 pt."""
         fig = figures_main.plot_k_sweep(paper_sized["ablation_k"])
@@ -175,3 +227,29 @@ class TestFramedPoints:
             assert any("on the left frame" in p for p in found) and any("on the bottom frame" in p for p in found)
             drawing.rate_axis(ax, "xy")
             assert not [p for p in figure_check.problems(fig) if "frame" in p]
+
+
+class TestRequireNone:
+    def test_fails_on_a_problem(self) -> None:
+        """A figure with a problem fails the check, naming it; figures without pass."""
+        figure_check.require_none([{"name": "fig14_car_per_model", "problems": ""}])
+        checks = [{"name": "fig14_car_per_model", "problems": "text under 6 pt: 'x' (5 pt); texts overlap"}]
+        with pytest.raises(figure_check.FigureCheckError, match="fig14_car_per_model: text under 6 pt"):
+            figure_check.require_none(checks)
+
+
+class TestSingleX:
+    def test_one_x_value(self) -> None:
+        """Points all at one x value on an axis that is no rate are a problem until the panel says
+        so in words (flat_panel.say); on a rate axis they are not."""
+        from declinecraft.core import flat_panel
+
+        for xlabel, flagged in (("stated confidence", True), ("attempt (%)", False)):
+            with drawing.style():
+                fig, ax = drawing.new_figure()
+            ax.plot([0.5, 0.5], [0.2, 0.4], marker="o", linestyle="")
+            ax.set_xlabel(xlabel)
+            found = [p for p in figure_check.problems(fig) if "one x value" in p]
+            assert bool(found) == flagged, found
+            flat_panel.say(ax, "one stated confidence in this run: 0.50")
+            assert figure_check.problems(fig) == []

@@ -33,12 +33,13 @@ class TestFigures:
         """Every figure with data draws without error, and with no layout problem a reader would
         see: no text off the figure, no two labels over each other, no rate axis beyond [0, 100],
         no axis quantity that its caption in paper/main.tex leaves unnamed."""
-        captions = caption_check.captions((projects.REPO / "paper" / "main.tex").read_text(encoding="utf-8"))
+        tex = (projects.REPO / "paper" / "main.tex").read_text(encoding="utf-8")
+        captions, places = caption_check.captions(tex), figure_check.places(tex)
         for spec in figures.figures():
             if not spec.lacks(tables):
                 fig = spec.draw(tables)
                 assert isinstance(fig, Figure), spec.stem
-                assert figure_check.problems(fig, captions[spec.stem]) == [], spec.stem
+                assert figure_check.problems(fig, captions[spec.stem], box=places[spec.stem]) == [], spec.stem
                 plt.close("all")
 
 
@@ -46,13 +47,15 @@ class TestPaperSize:
     def test_every_figure_passes_at_27_models(self, tmp_path: Path, paper_sized: dict[str, pl.DataFrame]) -> None:
         """At the paper's size (27 models by their display names, 40 configurations) every figure the
         run supports is drawn, and the paper stage's check finds nothing in any: no label over
-        another or past its axes, no text under 6 pt, no legend over the data, every axis named by
-        its caption. Only the fine-tuned models' figure (none of the 27 is fine-tuned) and the
+        another or past its axes, no text under 6 pt once scaled to its place in paper/main.tex
+        (the tall per-model and per-configuration figures included), no legend over the data,
+        every axis named by its caption. Only the fine-tuned models' figure (none of the 27 is fine-tuned) and the
         pipelines' scenario overlap (not in the analysis tables) are left out."""
         grid = figure_values.grid(paper_sized)
         assert grid["model"].n_unique() == 27 and grid.select("model", "thinking").unique().height == 40
-        captions = caption_check.captions((projects.REPO / "paper" / "main.tex").read_text(encoding="utf-8"))
-        rows = figures.write_figures(paper_sized, tmp_path, formats=("png",), dpi=30, captions=captions)
+        tex = (projects.REPO / "paper" / "main.tex").read_text(encoding="utf-8")
+        captions, places = caption_check.captions(tex), figure_check.places(tex)
+        rows = figures.write_figures(paper_sized, tmp_path, formats=("png",), dpi=30, captions=captions, places=places)
         assert {r["number"] for r in rows if r["reason"]} == {7, 24}
         assert {r["name"]: r["layout"] for r in rows if r["layout"]} == {}
 

@@ -70,7 +70,8 @@ class TestModelLabels:
 
 class TestLeakage:
     def test_points_and_counts(self) -> None:
-        """Figure 19: one point per configuration at its accuracy; labels give n and the unscored."""
+        """Figure 19: one point per configuration at its accuracy, the most accurate on top; labels
+        give n and the unscored."""
         frame = pl.DataFrame(
             {
                 "model": ["a", "b"],
@@ -85,8 +86,9 @@ class TestLeakage:
         )
         fig = figures_extra.plot_leakage(frame)
         xs = fig.axes[0].lines[0].get_xdata()
-        assert list(xs) == pytest.approx([20.0, 60.0])
-        assert figure_values.ticks(fig.axes[0], "y") == ["b (thinking) (n=4)", "a (n=5, 2 without score)"]
+        assert list(xs) == pytest.approx([60.0, 20.0])  # the most accurate first, on top
+        assert figure_values.ticks(fig.axes[0], "y") == ["a (n=5, 2 without score)", "b (thinking) (n=4)"]
+        assert fig.axes[0].get_ylim()[0] > fig.axes[0].get_ylim()[1]
 
 
 class TestJudgePairs:

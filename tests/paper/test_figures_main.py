@@ -9,7 +9,7 @@ import pytest
 from matplotlib.colors import to_rgb
 
 from declinecraft.analysis import models
-from declinecraft.paper import drawing, figures_main
+from declinecraft.paper import drawing, figure_check, figures_main
 from tests.support import figure_values
 
 # --- drawn from synthetic tables read back from CSV -------------------------------
@@ -138,6 +138,18 @@ class TestSizeRelease:
         )
         assert [ax.get_title() for ax in fig.axes] == ["ρ = +0.46, p = 0.01", "ρ = -0.30, p = 0.50"]
         assert fig.axes[0].get_xscale() == "log"
+
+    def test_one_month(self, g: pl.DataFrame) -> None:
+        """Every model released in one month: the release panel says so in words, with the month and
+        the count, in place of an axis of one tick; the figure check finds nothing."""
+        pts = models.model_points(g, "single").with_columns(release_month=pl.lit(298.0))
+        fig = figures_main.plot_size_release(pts)
+        right = fig.axes[1]
+        assert not right.axison and figure_values.points(right).size == 0
+        assert [t.get_text() for t in right.texts] == [
+            "all 3 models have the same release month: 2024-11,\nso CAR is not drawn against it"
+        ]
+        assert figure_check.problems(fig) == []
 
 
 class TestKSweep:

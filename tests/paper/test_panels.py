@@ -69,6 +69,26 @@ class TestSizePanel:
             drawing.ORANGE,
         ]
 
+    def test_one_x_value(self) -> None:
+        """Every model of one size: the panel names the size and the count in place of a one-tick
+        axis, draws no point and returns False."""
+        fig, ax = drawing.new_figure()
+        pts = pl.DataFrame({"x": [8.0, 8.0], "car": [0.1, 0.2], "open_weight": [True, True]})
+        drawn = panels.size_panel(
+            ax,
+            pts,
+            x="x",
+            y="car",
+            xlabel="Total parameters (B)",
+            ylabel="Correct Abstention Rate (%)",
+            log=True,
+            text="",
+        )
+        assert not drawn and not ax.collections and not ax.axison
+        assert [t.get_text() for t in ax.texts] == [
+            "all 2 models have the same total parameters (B): 8,\nso CAR is not drawn against it"
+        ]
+
 
 class TestFrontierLine:
     def test_step(self) -> None:

@@ -42,11 +42,12 @@ def test_bad_template_names_its_file(tmp_path: Path) -> None:
 
 def test_project_prompts_cover_every_reference(root: Path) -> None:
     """Every template of params/prompts/ is in the appendix once, and every prompt main.tex cites by
-    \\ref has its label there."""
+    \\ref or \\dcprompt has its label there."""
     tex = prompts_appendix.prompts_tex(prompts.prompts_dir(root))
     labels = set(re.findall(r"\\label\{prompt:([^}]+)\}", tex))
     assert labels == set(prompts.available(root))
-    cited = set(re.findall(r"\\ref\{prompt:([^}]+)\}", (root / "paper" / "main.tex").read_text(encoding="utf-8")))
+    main = (root / "paper" / "main.tex").read_text(encoding="utf-8")
+    cited = set(re.findall(r"\\ref\{prompt:([a-z_]+)\}", main)) | set(re.findall(r"\\dcprompt\{([a-z_]+)\}", main))
     assert cited and cited <= labels
     assert "\\label{app:prompts}" in tex
 

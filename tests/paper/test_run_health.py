@@ -90,7 +90,7 @@ class TestPaperSection:
     def test_write(self, cfg) -> None:  # noqa: ANN001
         """Without the analysis' CSV the paper still writes the table, macros and CSV, naming what is
         missing; the verifier's rows come from the verify stage's audit."""
-        paper, stage = cfg.root / "paper", cfg.run_dir() / "08_paper"
+        paper, stage = cfg.root / "paper", cfg.run_dir() / "10_paper"
         (paper / "tables").mkdir(parents=True)
         stage.mkdir(parents=True)
         status = paper_run_health.write(cfg, paper, stage)
@@ -102,9 +102,9 @@ class TestPaperSection:
     def test_main_tex_places_it_before_results(self) -> None:
         """paper/main.tex has the Run health section, with its table, before the first results section."""
         tex = (projects.REPO / "paper" / "main.tex").read_text()
-        health = tex.index("\\section{Run health}")
-        assert health < tex.index("\\section{Results}") and health < tex.index("\\section{Know2Guess")
-        assert health < tex.index("\\dctable[H]{run_health}") < tex.index("\\section{Results}")
+        health, results = tex.index("\\dcoursection{RH}{Run health}"), tex.index("\\dcorigsection{Results}")
+        assert health < results and health < tex.index("\\dcoursection{K2G}{Know2Guess")
+        assert health < tex.index("\\dctable[H]{run_health}") < results
         used = set(re.findall(r"\\(Health[A-Za-z]+)", tex))
         defined = {m for m, _, _ in paper_run_health.health_macros(run_health.empty(), min_n=6)}
         assert used and used <= defined | set(paper_run_health.NEIGHBOUR_MACROS)

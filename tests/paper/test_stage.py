@@ -1,4 +1,4 @@
-"""Tests for declinecraft.paper.stage: what stage 08 skips, the facts it reports, its numbers, the whole stage."""
+"""Tests for declinecraft.paper.stage: what stage 10 skips, the facts it reports, its numbers, the whole stage."""
 
 from __future__ import annotations
 

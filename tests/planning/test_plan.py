@@ -12,9 +12,10 @@ from pathlib import Path
 import pytest
 
 from declinecraft.construction import generate_stage
-from declinecraft.core import config, replay
+from declinecraft.core import config
 from declinecraft.evaluation import answer_stage
 from declinecraft.planning import plan, report
+from declinecraft.runtime import replay
 from tests.support import answering, fake_openai, faults, projects
 
 

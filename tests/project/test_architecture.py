@@ -36,6 +36,24 @@ class TestLayers:
         """No import climbs a layer or crosses between siblings, function-level imports included."""
         assert deps.violations(deps.graph()) == []
 
+    def test_runtime_imports_no_science(self) -> None:
+        """The machinery (``runtime``) imports ``core`` and itself only, never a science part."""
+        edges = deps.graph()
+        science = {
+            "analysis", "construction", "corpus", "evaluation", "explore", "harness", "llm", "paper", "planning",
+            "retrieval", "simulation", "views",
+        }  # fmt: skip
+        parts = {p.name for p in SOURCE.iterdir() if (p / "__init__.py").is_file()}
+        assert parts == science | {"core", "runtime"}, "a new part: say whether it is science or machinery"
+        runtime = [m for m in edges if deps.part_of(m) == "runtime"]
+        assert runtime
+        assert sorted((a, b) for a in runtime for b in edges[a] if deps.part_of(b) in science) == []
+
+    def test_core_imports_no_runtime(self) -> None:
+        """``core`` sits below the machinery: none of its modules imports ``runtime``."""
+        edges = deps.graph()
+        assert sorted((a, b) for a, t in edges.items() if deps.part_of(a) == "core" for b in t if ".runtime" in b) == []
+
     def test_import_linter_contracts(self) -> None:
         """import-linter's layers and forbidden contracts (pyproject.toml) are kept."""
         lint = shutil.which("lint-imports", path=str(Path(sys.executable).parent))
@@ -99,6 +117,17 @@ class TestTestLayout:
             if t.relative_to(TESTS).parts[0] not in NOT_MODULES and _mirrored(t) is None
         ]
         assert stray == []
+
+    def test_each_module_has_its_test(self) -> None:
+        """Every module of the package (but ``__init__`` and ``__main__``) has its mirrored test
+        module: ``src/declinecraft/<part>/<name>.py`` is tested in ``tests/<part>/test_<name>.py``."""
+        untested = [
+            str(module.relative_to(SOURCE))
+            for module in sorted(SOURCE.rglob("*.py"))
+            if module.name not in {"__init__.py", "__main__.py"}
+            and not (TESTS / module.parent.relative_to(SOURCE) / f"test_{module.name}").is_file()
+        ]
+        assert untested == []
 
     def test_folders_are_packages(self) -> None:
         """Every folder of tests is a package (so two test_stage.py never clash) and holds no

@@ -28,9 +28,10 @@ import pytest
 import yaml
 
 from declinecraft.core import paths, registry
-from declinecraft.llm import batch_files, group_guard, serve, vllm_engine
+from declinecraft.llm import batch_files, serve, vllm_engine
 from declinecraft.llm.cache import Cache, CallRecord, open_cache
 from declinecraft.llm.client import Request, connect, run_batch
+from declinecraft.runtime import group_guard
 from tests.support import fake_openai, faults, keys, projects
 
 pytestmark = [pytest.mark.vllm, pytest.mark.slow, pytest.mark.timeout(3600)]

@@ -1,4 +1,4 @@
-"""A tiny synthetic run for the evidence view (stage 10): corpus, benchmark, stage 05's retrievals and
+"""A tiny synthetic run for the evidence view (stage 09): corpus, benchmark, stage 05's retrievals and
 stage 06's references.
 
 The world: five answerable questions (a0 number value, a1 named item on a one-chunk page, a2 a

@@ -14,19 +14,11 @@ import json
 import re
 from typing import Any
 
+from declinecraft.simulation.answers import section, sentences
+
 
 def _pick(text: str, n: int) -> int:
     return int(hashlib.sha256(text.encode("utf-8")).hexdigest()[:8], 16) % n
-
-
-def _section(text: str, start: str, end: str | None = None) -> str:
-    _, _, rest = text.partition(start)
-    return rest.partition(end)[0] if end else rest
-
-
-def _sentences(text: str) -> list[str]:
-    body = re.sub(r"\[Page: [^\]]*\]", " ", text)
-    return [s.strip() for s in re.split(r"(?<=[.!])\s+", body) if 40 <= len(s.strip()) <= 220 and "|" not in s]
 
 
 def reply(request: dict[str, Any]) -> str:
@@ -35,29 +27,29 @@ def reply(request: dict[str, Any]) -> str:
     if "scenario creator" in text:
         return "I am exploring near my base and found something new in the world."
     if "You compare a NEW Minecraft Wiki passage" in text:
-        facts = _sentences(_section(text, "NEW PASSAGE:"))[:2]
+        facts = sentences(section(text, "NEW PASSAGE:"))[:2]
         return json.dumps({"facts": facts})
     if "You are writing a test question" in text:
-        fact = _section(text, "TARGET FACT:", "\n").strip()
+        fact = section(text, "TARGET FACT:", "\n").strip()
         words = re.findall(r"[A-Za-z][A-Za-z'-]+", fact)[:5]
         return f"What should I know about {' '.join(words) or 'this'} here?"
     if "state or directly imply the following FACT" in text:
         return "NO"
     if "You check whether older Minecraft Wiki text already answers" in text:
-        answer = _section(text, "EXPECTED ANSWER:", "\n").strip()
-        context = _section(text, "CONTEXT (older wiki text):")
+        answer = section(text, "EXPECTED ANSWER:", "\n").strip()
+        context = section(text, "CONTEXT (older wiki text):")
         return "YES" if answer and answer[:40] in context else "NO"
     if "evaluating the relevance and sufficiency" in text:
         return json.dumps({"assessment": "Sufficient", "missing_info": "", "follow_up_questions": []})
     if "Rewrite the following Minecraft player's question" in text:
-        return _section(text, "Question:", "\n").strip()[:80] or "minecraft"
+        return section(text, "Question:", "\n").strip()[:80] or "minecraft"
     if "Reply with exactly one word: DENY, ABSTAIN or ANSWER" in text:
-        answer = _section(text.rpartition("QUESTION:")[2], "RESPONSE:", "Reply with exactly").lower()
+        answer = section(text.rpartition("QUESTION:")[2], "RESPONSE:", "Reply with exactly").lower()
         return "ABSTAIN" if "do not know" in answer or "does not contain" in answer else "ANSWER"
     if "Respond with ONLY the numeric score" in text:
         return ["1.0", "0.5", "0.0"][_pick(text, 3)]
     if "writing reference answers" in text:
-        return "The reference answer: " + (_sentences(_section(text, "Context:")) or ["no detail."])[0]
+        return "The reference answer: " + (sentences(section(text, "Context:")) or ["no detail."])[0]
     if "DECISION:" in text or "DECISION" in text and "CONFIDENCE" in text:
         if _pick(text, 3) == 0:
             return "DECISION: ABSTAIN_DONT_KNOW\nCONFIDENCE: 30\nFINAL_ANSWER: NA\nREASON_CODE: unknown"

@@ -172,6 +172,6 @@ def scripted_run(base: Path, api: fake_openai.FakeServer) -> ScriptedRun:
     out = process.communicate(timeout=3600)[0].decode(errors="replace")
     seconds = time.monotonic() - start
     stats = api.stats()
-    executed = root / "outputs" / SCRIPTED_RUN / "executed" / "08_paper.ipynb"
+    executed = root / "outputs" / SCRIPTED_RUN / "executed" / "10_paper.ipynb"
     assert process.returncode == 0 and executed.is_file(), out[-3000:]
     return ScriptedRun(root, cache, env, seconds, out, stats["requests"], f"Bearer {PLANTED}" in stats["auth"])

@@ -11,8 +11,8 @@ verifier_no_answerable    the verifier's "Answers" checks that said NO (the olde
 verifier_no_unanswerable  the same for its unanswerable drafts, where each NO kept one
 failed_calls              calls that returned an error, of the calls a model or judge made in a
                           stage (answers and iterative reflections in 05; labels with their
-                          re-asks, oracle references and scores in 06; decisions in 09; answers,
-                          labels and scores in 10)
+                          re-asks, oracle references and scores in 06; decisions in 08; answers,
+                          labels and scores in 09)
 truncated                 replies *cut*: stopped at the output budget (finish reason ``length``),
                           of the replies returned, per model and condition
 exhausted                 answers that *exhausted* the budget: cut with no final answer left

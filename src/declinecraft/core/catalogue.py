@@ -14,7 +14,7 @@ An artifact's name may hold one ``{}``: a family of files, one per key (the anal
 ``figures/`` folders (the project's own for the default run, :func:`declinecraft.core.paths.paper_dirs`)
 and the run's folder itself. ``when`` says which runs write an artifact ("" for every run).
 
-Standard library only: ``python -m declinecraft.core.system_packages`` imports it before the
+Standard library only: ``python -m declinecraft.runtime.system_packages`` imports it before the
 project's environment exists.
 """
 
@@ -46,7 +46,7 @@ from declinecraft.core.stages.corpus import CORPUS_CHUNKS, CORPUS_PAGES  # noqa:
 #: :func:`declinecraft.core.stage_writer.not_built`, removed when the stage first runs).
 NOT_BUILT = "NOT_BUILT.md"
 
-#: The stages in run order (a stage runs after every stage whose artifacts it reads).
+#: The stages in run order: their notebooks' number order (a stage reads only stages numbered before it).
 STAGES: dict[str, Stage] = stages.declared()
 
 #: Every artifact, in stage order.

@@ -1,15 +1,16 @@
 """Run configuration: ``params/<run>.yaml`` → a frozen, typed, validated :class:`RunConfig`.
 
-The blocks themselves (one dataclass per stage, every field documented) are named by the stages'
-declarations (:mod:`declinecraft.core.stages`); this module loads, inherits, validates and stamps them.
-
-A params file has one block per stage (each stage's module in :mod:`declinecraft.core.stages`
-declares its block and the block's dataclass) plus ``llm`` and a few top-level keys. The run's name is the file's stem,
-so two params files can never write into each other's ``outputs/<run>/``.
+A params file has one block per stage, in run order (:data:`BLOCKS`: the stages that
+:mod:`declinecraft.core.stages` declares, from ``corpus`` to ``paper``), the ``llm`` block, and four
+top-level keys: ``base``, ``description``, ``seed`` and ``models_file``. Each stage's declaration
+names its block's dataclass; the dataclasses, one per block with every field documented, are in
+:mod:`declinecraft.core.params`. This module loads, inherits, validates and stamps them. The run's
+name is the file's stem, so two params files can never write into each other's ``outputs/<run>/``.
 
 A file may say ``base: default`` to inherit every block of ``params/default.yaml`` and override a
-few keys. A stage whose parameters (and all of its upstream stages' parameters) equal the base's is
-*owned* by the base run: its outputs are read from ``outputs/<base>/`` instead of being recomputed.
+few keys. A stage whose parameters (and all of its upstream stages' parameters, and the seed) equal
+the base's is *owned* by the base run: its outputs are read from ``outputs/<base>/`` instead of
+being recomputed (:meth:`RunConfig.owner`).
 
 Unknown keys are errors that name the file and the key path: a typo never silently falls back to
 a default.
@@ -53,7 +54,7 @@ class ConfigError(ValueError):
 #: Each stage's params block and its dataclass, in run order (from the stages' declarations).
 BLOCKS: dict[str, type] = {block: stage.params for block, stage in catalogue.STAGES.items()}
 
-TOP_LEVEL_KEYS = {"base", "description", "seed", "models_file", "llm", *BLOCKS}
+TOP_LEVEL_KEYS = {"base", "description", "seed", "models_file", "simulated", "llm", *BLOCKS}
 
 
 @dataclass(frozen=True)
@@ -74,6 +75,9 @@ class RunConfig:
     seed: int = 0
     description: str = ""
     models_file: str = "params/models.yaml"
+    simulated: bool = False
+    """A run against the simulated cluster (``make simulate``): every figure, table and page is
+    stamped SIMULATED and none of its numbers is a result."""
     base: RunConfig | None = None
 
     if TYPE_CHECKING:
@@ -152,6 +156,8 @@ class RunConfig:
             "description": self.description,
             "models_file": self.models_file,
         }
+        if self.simulated:  # only where set: the resolved params of every other run are unchanged
+            out["simulated"] = True
         out.update({name: self.block_dict(name) for name in [*BLOCKS, "llm"]})
         return out
 
@@ -206,6 +212,7 @@ def _load(path: Path, seen: tuple[Path, ...]) -> RunConfig:
         seed=int(raw.get("seed", base.seed if base else 0)),
         description=str(raw.get("description", "")),
         models_file=str(raw.get("models_file", base.models_file if base else "params/models.yaml")),
+        simulated=bool(raw.get("simulated", base.simulated if base else False)),
         base=base,
         blocks=tuple(blocks.items()),
         llm=llm,

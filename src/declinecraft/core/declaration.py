@@ -6,7 +6,7 @@ templates), the params keys that name the models it calls, and its entry point. 
 params blocks and ``RunConfig``, the bounds check, the referenced models, the Make graph and
 docs/pipeline.md's stage table are all computed from these declarations (docs/design.md).
 
-Standard library only: ``python -m declinecraft.core.system_packages`` imports the catalogue
+Standard library only: ``python -m declinecraft.runtime.system_packages`` imports the catalogue
 before the project's environment exists.
 """
 

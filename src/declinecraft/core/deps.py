@@ -24,14 +24,17 @@ PACKAGE = "declinecraft"
 SOURCE = Path(__file__).resolve().parents[1]
 
 #: Layers, lowest first: a part may import its own modules and those of lower layers only.
-#: ``explore`` reads stage files and may import ``core`` alone.
+#: ``runtime`` (the machinery: processes, locks, the cache's file, builds, replay) sits above
+#: ``core`` and below every science part. ``explore`` reads stage files and may import ``core`` alone.
 LAYERS: tuple[tuple[str, ...], ...] = (
     ("core",),
+    ("runtime",),
     ("llm", "corpus", "retrieval"),
     ("construction", "evaluation"),
     ("views", "harness"),
     ("analysis", "planning"),
     ("paper",),
+    ("simulation",),  # make simulate: runs the whole pipeline, reads the planner
 )
 #: Parts that stand apart from the layers, with the parts they may import.
 APART: Mapping[str, tuple[str, ...]] = {"explore": ("core",)}

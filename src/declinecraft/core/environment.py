@@ -24,10 +24,13 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
-from declinecraft.core import llama_build, paths
+from declinecraft.core import cpu, paths
 
 #: The fields of :func:`record` that the environment id hashes.
 ID_FIELDS = ("cpu_model", "cpu_flags", "machine", "os", "python", "packages", "llama_build", "llama_system_info")
+#: The file in the venv's root that records the installed llama.cpp build (``make setup`` copies
+#: :mod:`declinecraft.runtime.llama_build`'s ``build.json`` there).
+LLAMA_BUILD_RECORD = "llama-build.json"
 
 
 def memory_bytes() -> int | None:
@@ -61,6 +64,15 @@ def packages() -> dict[str, str]:
     return dict(sorted(found.items()))
 
 
+def llama_build_record(prefix: str | Path | None = None) -> dict[str, object]:
+    """The build record that ``make setup`` copied into the venv ({} when there is none)."""
+    path = Path(prefix or sys.prefix) / LLAMA_BUILD_RECORD
+    try:
+        return dict(json.loads(path.read_text(encoding="utf-8")))
+    except (OSError, ValueError):
+        return {}
+
+
 def llama_system_info() -> str:
     """llama.cpp's system-info line (the CPU features the library uses); "" without the binding."""
     try:
@@ -73,15 +85,15 @@ def llama_system_info() -> str:
 def record() -> dict[str, Any]:
     """This machine and environment as plain data (see the module docstring)."""
     return {
-        "cpu_model": llama_build.cpu_model(),
-        "cpu_flags": sorted(llama_build.cpu_flags()),
+        "cpu_model": cpu.cpu_model(),
+        "cpu_flags": sorted(cpu.cpu_flags()),
         "machine": platform.machine(),
         "cores": os.cpu_count(),
         "memory_bytes": memory_bytes(),
         "os": os_name(),
         "python": sys.version.split()[0],
         "packages": packages(),
-        "llama_build": llama_build.installed_record(),
+        "llama_build": llama_build_record(),
         "llama_system_info": llama_system_info(),
     }
 

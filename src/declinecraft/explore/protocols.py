@@ -1,9 +1,9 @@
 """The two views' outputs beside the judged responses: Know2Guess decisions, evidence contexts.
 
 Pure reading of the views' stage files. :func:`with_know2guess` adds each response's declared
-Know2Guess decision (``09_know2guess/know2guess_decisions.csv``: standard prompt, strict parser,
+Know2Guess decision (``08_know2guess/know2guess_decisions.csv``: standard prompt, strict parser,
 the same model, thinking setting, condition and question); :func:`question_contexts` lists the
-six evidence contexts of a question (``10_evidence/``: L1-L5, L5 in two orders; T for an
+six evidence contexts of a question (``09_evidence/``: L1-L5, L5 in two orders; T for an
 unanswerable question) with what each model answered under each prompt.
 """
 

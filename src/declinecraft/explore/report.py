@@ -157,13 +157,17 @@ def shard_script(question_id: str, data: dict[str, Any]) -> str:
     return f"dcShard({json.dumps(question_id)},{json.dumps(data, separators=(',', ':'))});\n"
 
 
-def report_html(frame: pl.DataFrame, *, run: str = "") -> str:
-    """The first page: question list, summary and filters, with the page's script inline."""
+def report_html(frame: pl.DataFrame, *, run: str = "", simulated: bool = False) -> str:
+    """The first page: question list, summary and filters, with the page's script inline; a
+    ``simulated`` run's page is titled and bannered SIMULATED."""
     title = f"DeclineCraft explorer · {run}" if run else "DeclineCraft explorer"
-    return markup.render("report.html.j2", title=title, data=report_data(frame, run=run))
+    title = f"SIMULATED · {title}" if simulated else title
+    return markup.render("report.html.j2", title=title, data=report_data(frame, run=run), simulated=simulated)
 
 
-def write_explorer(frame: pl.DataFrame, chunks: pl.DataFrame | None, index: Path, *, run: str = "") -> Path:
+def write_explorer(
+    frame: pl.DataFrame, chunks: pl.DataFrame | None, index: Path, *, run: str = "", simulated: bool = False
+) -> Path:
     """Write the first page to ``index`` and every question's file under ``index.parent/questions/``
     (files of questions no longer in the run are removed); return ``index``.
 
@@ -176,7 +180,7 @@ def write_explorer(frame: pl.DataFrame, chunks: pl.DataFrame | None, index: Path
         name = shard_name(qid)
         paths.write_text_atomic(folder / name, shard_script(qid, data))
         written.add(name)
-    page = paths.write_text_atomic(index, report_html(frame, run=run))
+    page = paths.write_text_atomic(index, report_html(frame, run=run, simulated=simulated))
     for stale in folder.glob("*.js"):
         if stale.name not in written:
             stale.unlink()
@@ -191,4 +195,5 @@ def write_report(cfg: RunConfig, *, out: Path | None = None) -> Path:
         chunks = load_chunks(cfg)
     except FileNotFoundError:
         chunks = None
-    return write_explorer(frame, chunks, out or cfg.run_dir() / "explorer" / "index.html", run=cfg.run)
+    index = out or cfg.run_dir() / "explorer" / "index.html"
+    return write_explorer(frame, chunks, index, run=cfg.run, simulated=cfg.simulated)

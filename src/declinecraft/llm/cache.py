@@ -32,8 +32,9 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, Literal
 
-from declinecraft.llm import call_environments, pages, spend
-from declinecraft.llm.cache_file import CacheError, check_file, check_writable, damaged, refused
+from declinecraft.llm import call_environments, spend
+from declinecraft.runtime import cache_recovery
+from declinecraft.runtime.cache_file import CacheError, check_file, check_writable, damaged, refused
 
 SCHEMA_VERSION = 1
 FILE_NAME = "calls.sqlite"
@@ -345,7 +346,7 @@ def _call_row(values: tuple[Any, ...]) -> tuple[Any, ...] | None:
 def salvage(path: str | Path) -> Salvaged:
     """Copy every call still readable from a damaged store into a fresh one at the same path.
 
-    Reads every page on its own (:mod:`declinecraft.llm.pages`, WAL included), so a cut or damaged
+    Reads every page on its own (:mod:`declinecraft.runtime.cache_recovery`, WAL included), so a cut or damaged
     page loses only the calls on it. The damaged file (and its -wal/-shm) is moved aside as
     ``<name>.damaged-<UTC time>`` first, so nothing is lost for a later, better recovery. Of two
     copies of one key (a stale one on a free page), an answered one wins, then the newer.
@@ -370,7 +371,7 @@ def salvage(path: str | Path) -> Salvaged:
             f"{path}: cannot salvage: permission denied ({exc.strerror}) when moving it aside in {path.parent}; "
             "the file is untouched. Make the folder writable and run salvage again."
         ) from None
-    found = pages.scan(aside, aside.with_name(aside.name + "-wal"))
+    found = cache_recovery.scan(aside, aside.with_name(aside.name + "-wal"))
     best: dict[str, tuple[Any, ...]] = {}
     for values in found.records:
         row = _call_row(values)

@@ -32,7 +32,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from declinecraft.core import model_terms, replay
+from declinecraft.core import model_terms
 from declinecraft.core.registry import ModelSpec
 from declinecraft.llm import batch, batch_files, cache, spend
 from declinecraft.llm.body_fields import thinking_body
@@ -51,6 +51,7 @@ from declinecraft.llm.spend import Budget, BudgetExceeded
 from declinecraft.llm.supervisor import MAX_SERVER_RESTARTS, LocalServer
 from declinecraft.llm.transport import LLMError, RetryPolicy, Sender, ServerGone, Unreachable, run_sync
 from declinecraft.llm.window import Window, window_size
+from declinecraft.runtime import replay
 
 __all__ = [
     "REASONING_PROMPT",

@@ -18,7 +18,8 @@ measures it against no reuse and against plain reuse.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Generator, Sequence
+from typing import Any
 
 import llama_cpp
 
@@ -43,8 +44,11 @@ class AlignedLlama(llama_cpp.Llama):
 
     _prompt_len = 0
 
-    def generate(self, tokens, *args, reset: bool = True, **kwargs):
-        """Cut the reusable prefix to :func:`aligned_reuse`, then generate as the base class does."""
+    def generate(
+        self, tokens: Sequence[int], *args: Any, reset: bool = True, **kwargs: Any
+    ) -> Generator[int, Sequence[int] | None, None]:
+        """Cut the reusable prefix to :func:`aligned_reuse`, then generate as the base class does
+        (every other argument passed on unchanged)."""
         tokens = list(tokens)
         if reset and self.n_tokens > 0:
             keep = aligned_reuse(self._input_ids.tolist(), tokens, self._prompt_len, self.n_batch)

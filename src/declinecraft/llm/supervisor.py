@@ -16,9 +16,9 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from declinecraft.core.process_exit import exit_description, log_tail
 from declinecraft.core.registry import ModelSpec
 from declinecraft.llm.transport import LLMError
+from declinecraft.runtime.process_exit import exit_description, log_tail
 
 log = logging.getLogger(__name__)
 

@@ -14,11 +14,11 @@ from collections.abc import Iterator, Mapping
 from itertools import islice
 from typing import Any, Protocol
 
-from declinecraft.core import replay
 from declinecraft.llm.cache import CallRecord
 from declinecraft.llm.progress import Progress
 from declinecraft.llm.responses import Result, make_result
 from declinecraft.llm.spend import BudgetExceeded
+from declinecraft.runtime import replay
 
 
 class Prepared(Protocol):

@@ -1,4 +1,4 @@
-"""The paper part (stage 08): figures, LaTeX tables, number macros and the PDF of a run.
+"""The paper part (stage 10): figures, LaTeX tables, number macros and the PDF of a run.
 
 ``stage.run`` is the entry point. ``figures`` draws every figure (``figures_main``,
 ``figures_configs``, ``figures_extra`` on the shared ``drawing``, ``panels`` and ``figure_spec``);

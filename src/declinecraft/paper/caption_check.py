@@ -9,12 +9,17 @@ parentheses and words such as "share" or "rate" name nothing by themselves.
 
 The rule is deliberately loose: it catches a caption written for another figure, or one that
 promises a quantity the figure does not draw, not a caption's style.
+
+A caption also names parts of a figure that a run may not draw (an interval, a frontier, a prompt,
+a count; :mod:`declinecraft.core.drawn_parts`). It writes them as ``\\dcdrawn{stem/part}{text}``,
+printed only when the figure drew ``part`` (:func:`resolve`); :func:`promised` finds a part the
+resolved caption names (:data:`PROMISES`) that the figure did not draw.
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable
+from collections.abc import Iterable, Set
 
 from matplotlib.figure import Figure
 
@@ -93,3 +98,37 @@ def named(caption: str, quantity: str) -> bool:
 def unnamed(caption: str, quantities: Iterable[str]) -> list[str]:
     """The quantities ``caption`` never names, as problems for ``figure_checks.csv``."""
     return [f"caption does not name '{q}'" for q in quantities if not named(caption, q)]
+
+
+#: The parts a caption may name (:mod:`declinecraft.core.drawn_parts`) and the words that name them.
+PROMISES = {
+    "interval": r"\binterval",
+    "frontier": r"\bfrontier",
+    "counts": r"\$n\$",
+    "unscored": r"\bno score\b",
+    **{prompt: rf"\b{prompt}\b" for prompt in ("P1", "P2", "P3", "P4", "P5", "J2")},
+}
+_DRAWN = re.compile(r"\\dcdrawn(?=\{)")
+
+
+def resolve(caption: str, drawn: Set[str]) -> str:
+    """``caption`` as printed for a figure that drew ``drawn``: each ``\\dcdrawn{stem/part}{text}``
+    becomes ``text`` when ``part`` is drawn, else nothing."""
+    out, at = [], 0
+    for match in _DRAWN.finditer(caption):
+        if match.start() < at:
+            continue
+        name, end = _balanced(caption, match.end())
+        text, end = _balanced(caption, end)
+        out += [caption[at : match.start()], resolve(text, drawn) if name.rpartition("/")[2] in drawn else ""]
+        at = end
+    return "".join(out) + caption[at:]
+
+
+def promised(caption: str, drawn: Set[str]) -> list[str]:
+    """The parts the (resolved) ``caption`` names that the figure did not draw, as problems."""
+    return [
+        f"caption names '{part}', which the figure does not draw"
+        for part, words in PROMISES.items()
+        if part not in drawn and re.search(words, caption)
+    ]

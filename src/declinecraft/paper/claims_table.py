@@ -37,7 +37,7 @@ def not_testable_groups(claims: pl.DataFrame) -> list[tuple[str, list[str]]]:
     return list(groups.items())
 
 
-def claims_tex(claims: pl.DataFrame | None, source: str = "notebooks/08_paper.ipynb") -> str:
+def claims_tex(claims: pl.DataFrame | None, source: str = "notebooks/10_paper.ipynb") -> str:
     """The claims check as booktabs tabulars (escaped text): the testable claims one per row (the
     reason after the verdict), then a second tabular with one row per reason a claim is not
     testable, listing the claims it covers; its ragged-right columns need LaTeX's ``array`` package."""

@@ -26,7 +26,7 @@ import seaborn as sns  # noqa: E402
 from matplotlib.figure import Figure  # noqa: E402
 from matplotlib.typing import RcKeyType  # noqa: E402
 
-from declinecraft.core import catalogue, paths, stats  # noqa: E402
+from declinecraft.core import catalogue, drawn_parts, flat_panel, paths, stats  # noqa: E402
 
 COLUMN_IN = 3.4
 """Width of one column of the paper, inches."""
@@ -93,6 +93,19 @@ def _metadata(fmt: str, created: dt.datetime | None) -> dict[str, Any] | None:
     return {"CreationDate": created} if fmt == "pdf" else None
 
 
+#: Text stamped across every figure :func:`save` writes ("" for none): the paper stage sets
+#: "SIMULATED" for a run of the simulated cluster (``simulated: true``), whose numbers are no results.
+STAMP = ""
+
+
+def stamp(fig: Figure, text: str) -> None:
+    """Write ``text`` in bold red above ``fig``'s frame, a little apart (a word's box in the PDF is
+    the font's height, taller than its letters); the tight bounding box grows to hold it. Not below:
+    some figures print a key of their labels under the frame."""
+    gap = 0.12 / fig.get_size_inches()[1]
+    fig.text(0.0, 1.0 + gap, f"{text}: not a result", fontsize=9, color="red", fontweight="bold", va="bottom")
+
+
 def save(
     fig: Figure,
     folder: Path,
@@ -108,6 +121,8 @@ def save(
     :func:`~declinecraft.paper.build_date.build_date`; none when None), so the same figure saved
     twice is the same bytes."""
     out = []
+    if STAMP:
+        stamp(fig, STAMP)
     for fmt in formats:
         target = folder / catalogue.PAPER_FIGURE.file(f"{stem}.{fmt}")
         with paths.atomic_path(target) as tmp:
@@ -138,6 +153,26 @@ LABEL_SPOTS = tuple(
 LEADER_FROM = 14.0
 #: The smallest text of a figure, in points at print size (:mod:`figure_check` holds every text to it).
 MIN_FONT = 6.0
+#: The tallest a figure is drawn, inches: under the 0.42 of the text's height (3.99 in) that
+#: ``paper/main.tex`` prints a figure in, so LaTeX never scales its type below what was drawn.
+MAX_HEIGHT_IN = 3.9
+#: The least height of one labelled row (a 6.5 pt tick label and its gap), inches.
+ROW_IN = 0.11
+
+
+def rows_height(n: int, *, fixed: float = 0.8, per_row: float = 0.16) -> float:
+    """The height of a figure of ``n`` labelled rows: ``per_row`` each and ``fixed`` for its axis
+    and legend, at most :data:`MAX_HEIGHT_IN` (rows then close up to the room there is)."""
+    return min(MAX_HEIGHT_IN, fixed + per_row * n)
+
+
+def row_blocks(n: int, *, fixed: float = 0.8) -> list[range]:
+    """``n`` rows cut into the fewest consecutive blocks of equal size (the last may be shorter)
+    that each fit :data:`MAX_HEIGHT_IN` at :data:`ROW_IN` a row; drawn as panels side by side, a
+    long list keeps its labels apart at a printable size."""
+    room = max(1, int((MAX_HEIGHT_IN - fixed) / ROW_IN))
+    size = -(-n // -(-n // room)) if n else 1
+    return [range(start, min(n, start + size)) for start in range(0, max(n, 1), size)]
 
 
 def renderer(fig: Figure) -> Any:
@@ -159,7 +194,7 @@ def label_points(
 ) -> list[tuple[str, str]]:
     """Label each point ``(x, y, text)`` at the nearest spot of :data:`LABEL_SPOTS` where the label
     stays inside the axes and covers no label placed before it, the axes' legend nor an inset axes
-    (call it once the limits, the legend and any inset are final); a label set off by
+    with its tick labels (call it once the limits, the legend and any inset are final); a label set off by
     :data:`LEADER_FROM` points or more gets a thin leader line to its point. A label over another
     is unreadable, so none is printed: where no spot is free, with ``key`` the point gets a number
     instead, placed the same way, for :func:`key_below` to name; otherwise (or when even the number
@@ -175,7 +210,8 @@ def label_points(
     frame = ax.get_window_extent(drawn)
     legend = ax.get_legend()
     placed: list[Any] = [legend.get_window_extent(drawn)] if legend is not None else []
-    placed += [child.get_window_extent(drawn) for child in ax.child_axes if child.get_visible()]
+    # An inset with its tick labels and axis labels, not its frame alone.
+    placed += [child.get_tightbbox(drawn) for child in ax.child_axes if child.get_visible()]
 
     def free(box: Any) -> bool:
         inside = frame.x0 <= box.x0 and box.x1 <= frame.x1 and frame.y0 <= box.y0 and box.y1 <= frame.y1
@@ -225,8 +261,9 @@ def key_below(ax: Any, marks: Sequence[tuple[str, str]], *, per_line: int = 3) -
     numbered = [f"{m} {name}" for m, name in marks if m]
     bare = [name for m, name in marks if not m]
     lines = ["     ".join(numbered[i : i + per_line]) for i in range(0, len(numbered), per_line)]
-    if bare:
-        lines.append("unlabelled: " + ", ".join(bare))
+    # The unlabelled names wrap as the numbered ones do, so the key is never wider than its page.
+    bare_lines = [", ".join(bare[i : i + per_line]) for i in range(0, len(bare), per_line)]
+    lines += [("unlabelled: " if i == 0 else "") + line for i, line in enumerate(bare_lines)]
     if lines:
         ax.annotate(
             "\n".join(lines),
@@ -298,6 +335,8 @@ def mean_with_interval(
     (:func:`mean_interval`: none on fewer than three models, clipped to the rate scale)."""
     mean, low, high = mean_interval(matrix, rate=rate)
     err = np.vstack([mean - low, high - mean])
+    if np.any(np.nan_to_num(err) > 0):  # an interval a reader can see: the caption may name it
+        drawn_parts.mark(ax.figure, "interval")
     ax.errorbar(
         x, mean, yerr=np.where(np.isnan(err), 0, err), color=color, marker="o", capsize=2, lw=1.4, zorder=5, label=label
     )
@@ -356,6 +395,7 @@ def note_constant(ax: Any, values: np.ndarray, *, unit: str = "") -> bool:
         transform=ax.transAxes,
         fontsize=6,
         color=GRAY,
+        gid=flat_panel.GID,  # the figure check reads it as the panel stating its constant data
     )
     return True
 

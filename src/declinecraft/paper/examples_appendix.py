@@ -61,7 +61,7 @@ def examples_tex(
     max_questions: int,
     max_chars: int,
     why_missing: str = "",
-    source: str = "notebooks/08_paper.ipynb",
+    source: str = "notebooks/10_paper.ipynb",
 ) -> str:
     """The appendix: a ``\\section``, then per question a paragraph and a ``longtable`` of its
     responses (needs the ``longtable`` and ``array`` packages)."""

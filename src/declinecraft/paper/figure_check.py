@@ -8,19 +8,26 @@
   axis from -0.05 to 0.05 %); axes of changes and differences are not rates;
 - a data point drawn on the axes' frame (at a limit of a framed axis), where the frame hides it
   and a reader cannot tell it from a clipped one;
-- a text printed smaller than :data:`MIN_FONT_PT` (figures are drawn at their print width, so a
-  size in points is the size on the page);
+- a text printed smaller than :data:`MIN_FONT_PT` once the saved figure is scaled to the box
+  ``paper/main.tex`` prints it in (:func:`places`: one column or the full width, at most 0.42 of
+  the text's height), so a figure drawn too tall or too wide for its place fails;
+- a panel whose points all sit at one x value (a single release month, a single stated
+  confidence) that does not say so in words (:mod:`declinecraft.core.flat_panel`); on a rate
+  axis one value is still read against 0 to 100 % (or 0 to 1), so rate axes are left alone;
 - a point's label (:func:`drawing.label_points`) past its axes' frame, over another point label
   at all, or over an inset axes drawn in its axes;
-- given the figure's caption, an axis quantity the caption never names
-  (:mod:`declinecraft.paper.caption_check`).
+- given the figure's caption, an axis quantity the caption never names, or a part it names
+  (an interval, a frontier, a prompt, a count) that the figure does not draw
+  (:mod:`declinecraft.paper.caption_check`, :mod:`declinecraft.core.drawn_parts`).
 
-The paper stage records the problems of every figure it draws in ``figure_checks.csv``; the
-tests draw every figure from synthetic results and require none.
+The paper stage records the problems of every figure it draws in ``figure_checks.csv`` (each
+checked in its place in ``paper/main.tex``); the tests draw every figure from synthetic results,
+at the paper's size too, and require none.
 """
 
 from __future__ import annotations
 
+import re
 from itertools import combinations
 from typing import Any
 
@@ -31,6 +38,7 @@ from matplotlib.figure import Figure
 from matplotlib.text import Annotation, Text
 from matplotlib.transforms import Bbox
 
+from declinecraft.core import drawn_parts, flat_panel
 from declinecraft.paper import caption_check, drawing
 
 #: Display pixels a text may reach past the figure's edge (antialiasing, rounding).
@@ -48,10 +56,12 @@ MIN_FONT_PT = drawing.MIN_FONT
 
 def _texts(fig: Figure) -> list[Text]:
     """Every visible, non-empty text the figure draws: titles, axis labels, legends, annotations,
-    and the tick labels of the ticks drawn (matplotlib keeps labels of ticks outside the limits)."""
+    and the tick labels of the ticks drawn, an inset's too (matplotlib keeps labels of ticks
+    outside the limits)."""
     ticks: set[int] = set()
     drawn: list[Text] = []
-    for ax in fig.axes:
+    # Inset axes too: their tick labels out of view are kept, and drawn nowhere.
+    for ax in [*fig.axes, *(child for parent in fig.axes for child in parent.child_axes)]:
         for axis in (ax.xaxis, ax.yaxis):
             for tick in [*axis.get_major_ticks(), *axis.get_minor_ticks()]:
                 ticks.update((id(tick.label1), id(tick.label2)))
@@ -142,15 +152,6 @@ def _framed_points(ax: Axes) -> list[str]:
     return [f"{k} point(s) on the {edge} frame of '{name}' (give the axis a margin)" for edge, k in hit.items()]
 
 
-def _small_texts(texts: list[Text]) -> list[str]:
-    """Texts under :data:`MIN_FONT_PT`, each with its size."""
-    return [
-        f"text under {MIN_FONT_PT:g} pt: '{t.get_text()}' ({t.get_fontproperties().get_size_in_points():g} pt)"
-        for t in texts
-        if t.get_fontproperties().get_size_in_points() < MIN_FONT_PT - 1e-9
-    ]
-
-
 def _point_labels(ax: Axes) -> list[Annotation]:
     """The labels :func:`drawing.label_points` put on ``ax``'s points: annotations of a data point
     with their text at an offset in points."""
@@ -189,25 +190,60 @@ COLUMN_BOX_IN = (3.39, 3.99)
 FULL_BOX_IN = (7.0, 3.99)
 
 
+def places(tex: str) -> dict[str, tuple[float, float]]:
+    """The box each figure of ``tex`` (``paper/main.tex``) is printed in, keyed by its file stem:
+    :data:`FULL_BOX_IN` for ``\\dcfigurewide``, :data:`COLUMN_BOX_IN` for ``\\dcfigure``."""
+    found = re.finditer(r"\\dcfigure(wide)?(?:\[[^\]]*\])?\{([^}]+)\}", tex)
+    return {m.group(2): FULL_BOX_IN if m.group(1) else COLUMN_BOX_IN for m in found}
+
+
+def _single_x(ax: Axes) -> list[str]:
+    """A framed panel whose data points all sit at one x value (one release month, one stated
+    confidence) and that does not say so in words (a text carrying :data:`flat_panel.GID`). A rate
+    axis (labelled in %, or drawn from 0 to 100, or a proportion's from 0 to 1) is left alone: one
+    value is still read against its whole range."""
+    low, high = sorted(ax.get_xlim())
+    # The whole range of a rate (0 to 100 %) or a proportion (0 to 1) drawn: one value is read against it.
+    rate = _is_rate_label(ax.get_xlabel()) or (low <= 0 and high >= 100) or (low <= 0 and 1 <= high <= 1.1)
+    if not ax.axison or rate or any(t.get_gid() == flat_panel.GID for t in ax.texts):
+        return []
+    xs = {round(x, 9) for x, _ in _points(ax)}
+    if len(xs) != 1:
+        return []
+    name = ax.get_title() or ax.get_xlabel() or "axes"
+    return [
+        f"every point of '{name}' sits at one x value ({xs.pop():g}): say so in words instead of a plot "
+        "(flat_panel.say)"
+    ]
+
+
+def _printed_small(fig: Figure, texts: list[Text], renderer: Any, box: tuple[float, float]) -> list[str]:
+    saved = fig.get_tightbbox(renderer)
+    scale = min(1.0, box[0] / saved.width, box[1] / saved.height)
+    small = [
+        (t, size) for t in texts if (size := t.get_fontproperties().get_size_in_points()) * scale < MIN_FONT_PT - 1e-9
+    ]
+    if scale == 1.0:
+        return [f"text under {MIN_FONT_PT:g} pt: '{t.get_text()}' ({size:g} pt)" for t, size in small]
+    return [
+        f"text printed at {size * scale:.1f} pt, under {MIN_FONT_PT:g} pt, once the {saved.width:.2f} x "
+        f"{saved.height:.2f} in figure is scaled to {box[0]:g} x {box[1]:g} in: '{t.get_text()}'"
+        for t, size in small
+    ]
+
+
 def printed_small(fig: Figure, box: tuple[float, float]) -> list[str]:
     """Texts printed under :data:`MIN_FONT_PT` once ``fig`` (cut to its tight bounding box, as it
     is saved) is scaled down to fit ``box`` (width, height in inches; :data:`COLUMN_BOX_IN`,
     :data:`FULL_BOX_IN`): a figure drawn wider or taller than its place prints its type smaller
-    than it was drawn."""
-    renderer = drawing.renderer(fig)
-    saved = fig.get_tightbbox(renderer)
-    scale = min(1.0, box[0] / saved.width, box[1] / saved.height)
-    return [
-        f"text printed at {size * scale:.1f} pt, under {MIN_FONT_PT:g} pt, once the {saved.width:.2f} x "
-        f"{saved.height:.2f} in figure is scaled to {box[0]:g} x {box[1]:g} in: '{t.get_text()}'"
-        for t in _texts(fig)
-        if (size := t.get_fontproperties().get_size_in_points()) * scale < MIN_FONT_PT - 1e-9
-    ]
+    than it was drawn, and a text drawn under the size is under it at any scale."""
+    return _printed_small(fig, _texts(fig), drawing.renderer(fig), box)
 
 
-def problems(fig: Figure, caption: str | None = None) -> list[str]:
-    """What a reader would see wrong in ``fig``'s layout (see the module docstring); [] when none.
-    With ``caption``, also the axis quantities it never names (:func:`caption_check.unnamed`)."""
+def problems(fig: Figure, caption: str | None = None, *, box: tuple[float, float] = FULL_BOX_IN) -> list[str]:
+    """What a reader would see wrong in ``fig``'s layout (see the module docstring) once printed in
+    ``box`` (:func:`places`; the full text width unless said); [] when none. With ``caption``,
+    also the axis quantities it never names (:func:`caption_check.unnamed`)."""
     renderer = drawing.renderer(fig)
     # The saved page: the figure cut to its tight bounding box (savefig.bbox "tight", as the paper
     # saves), so a label beyond it is cut off; a label inside it but outside the canvas is kept.
@@ -216,17 +252,39 @@ def problems(fig: Figure, caption: str | None = None) -> list[str]:
     boxes = [(t, t.get_window_extent(renderer)) for t in texts]
     boxes = [(t, b) for t, b in boxes if b.width > 0 and b.height > 0]
     out = []
-    for text, box in boxes:
-        if _outside(box, page):
+    for text, extent in boxes:
+        if _outside(extent, page):
             out.append(f"text cut off at the figure's edge: '{text.get_text()}'")
     for (a, box_a), (b, box_b) in combinations(boxes, 2):
         if _overlap(box_a, box_b) > OVERLAP_SHARE:
             out.append(f"texts overlap: '{a.get_text()}' and '{b.get_text()}'")
-    out += _small_texts(texts)
+    out += _printed_small(fig, texts, renderer, box)
     for ax in fig.axes:
         out += _label_problems(ax, renderer)
         out += _rate_problems(ax)
         out += _framed_points(ax)
+        out += _single_x(ax)
     if caption is not None:
+        drawn = drawn_parts.parts(fig)
+        caption = caption_check.resolve(caption, drawn)
         out += caption_check.unnamed(caption, caption_check.axis_quantities(fig))
+        out += caption_check.promised(caption, drawn)
     return out
+
+
+class FigureCheckError(RuntimeError):
+    """A drawn figure has a problem a reader would see (:func:`problems`)."""
+
+
+def require_none(checks: list[dict[str, str]]) -> None:
+    """Fail when a figure's check found something: ``checks`` are ``figure_checks.csv``'s rows
+    (``name``, ``problems``). The paper stage calls it once every output is written, so the
+    figures and the CSV stay for a reader to look at.
+
+    Raises:
+        FigureCheckError: naming each figure with problems and its first problem.
+    """
+    failed = [c for c in checks if c.get("problems")]
+    if failed:
+        listed = "; ".join(f"{c['name']}: {c['problems'].split('; ')[0]}" for c in failed)
+        raise FigureCheckError(f"{len(failed)} figure(s) fail the figure check (figure_checks.csv): {listed}")

@@ -18,7 +18,7 @@ from typing import Any
 
 import polars as pl
 
-from declinecraft.core import small_n
+from declinecraft.core import drawn_parts, small_n
 from declinecraft.core.small_n import counted
 from declinecraft.paper import figure_check, figures_configs, figures_extra, figures_main
 from declinecraft.paper.drawing import save
@@ -27,8 +27,8 @@ from declinecraft.paper.outputs import remove_stale
 
 FIGURE_FILE = re.compile(r"fig\d\d_[a-z0-9_]+\.(pdf|png)")
 #: Figures whose point is a rank correlation over models or configurations (single-shot RAG):
-#: drawn from fewer points than the small-n rule asks for, they show nothing and are printed
-#: small, with their n, in the paper's list of what the run cannot show.
+#: drawn from fewer points than the small-n rule asks for, they show nothing and are printed,
+#: with their n, in the paper's list of what the run cannot show.
 ASSOCIATIONS = {
     "fig05_size_release": "models",
     "fig12_car_active_params": "models",
@@ -64,6 +64,7 @@ def write_figures(
     dpi: int,
     no_input: str = "",
     captions: Mapping[str, str] | None = None,
+    places: Mapping[str, tuple[float, float]] | None = None,
     min_points: int = 0,
     created: dt.datetime | None = None,
 ) -> list[dict[str, Any]]:
@@ -71,7 +72,9 @@ def write_figures(
     files an earlier run left, and return one status row per figure (``reason`` empty when drawn;
     ``layout``: its layout problems, :func:`figure_check.problems`, empty when none; with
     ``captions`` (stem -> caption of ``paper/main.tex``) also what its caption fails to name;
-    ``small``: why it is drawn from fewer than ``min_points`` points, :func:`too_few_points`).
+    each checked in its box of ``places`` (:func:`figure_check.places`; the full width if absent);
+    ``small``: why it is drawn from fewer than ``min_points`` points, :func:`too_few_points`;
+    ``drawn``: the parts its caption may name, :mod:`~declinecraft.core.drawn_parts`).
     Figure PDFs carry ``created`` as their date (:func:`~declinecraft.paper.drawing.save`).
 
     ``no_input`` (why the run has no analysis results) replaces the reason of every figure the
@@ -86,10 +89,14 @@ def write_figures(
         elif reason and not reason.startswith("Figure"):
             reason = f"Figure {spec.number} {reason}"
         layout: list[str] = []
+        drawn: list[str] = []
         small = "" if reason else too_few_points(spec.stem, results, min_points)
         if not reason:
             fig = spec.draw(results)
-            layout = figure_check.problems(fig, None if captions is None else captions.get(spec.stem, ""))
+            drawn = sorted(drawn_parts.parts(fig))
+            caption = None if captions is None else captions.get(spec.stem, "")
+            box = (places or {}).get(spec.stem, figure_check.FULL_BOX_IN)
+            layout = figure_check.problems(fig, caption, box=box)
             written |= {f.name for f in save(fig, folder, spec.stem, formats, dpi=dpi, created=created)}
         rows.append(
             dict(
@@ -100,6 +107,7 @@ def write_figures(
                 reason=reason,
                 layout="; ".join(layout),
                 small=small,
+                drawn=drawn,
             )
         )
     remove_stale(folder, FIGURE_FILE, written)

@@ -12,7 +12,7 @@ from matplotlib.figure import Figure
 from matplotlib.lines import Line2D
 
 from declinecraft.analysis.models import model_points
-from declinecraft.core import stats
+from declinecraft.core import drawn_parts, stats
 from declinecraft.core.palette import family_colors
 from declinecraft.paper.drawing import (
     BLUE,
@@ -25,8 +25,10 @@ from declinecraft.paper.drawing import (
     label_points,
     lines_panel,
     new_figure,
+    note_constant,
     pct,
     rate_axis,
+    rows_height,
     styled,
 )
 from declinecraft.paper.figure_spec import FigureSpec, needs
@@ -139,9 +141,12 @@ def _label_mask(frame: pl.DataFrame, y: str) -> np.ndarray:
     )
     mask = np.zeros(frame.height, bool)
     mask[best] = True
-    return mask | stats.pareto_frontier(
-        frame["attempt"].fill_null(np.nan).to_numpy(), frame[y].fill_null(np.nan).to_numpy()
-    )
+    return mask | _frontier(frame, y)
+
+
+def _frontier(frame: pl.DataFrame, y: str) -> np.ndarray:
+    """The configurations no other exceeds on both attempt and ``y``."""
+    return stats.pareto_frontier(frame["attempt"].fill_null(np.nan).to_numpy(), frame[y].fill_null(np.nan).to_numpy())
 
 
 def _attempt_scatter(main_grid: pl.DataFrame, condition: str, y: str, ylabel: str) -> Figure:
@@ -149,6 +154,8 @@ def _attempt_scatter(main_grid: pl.DataFrame, condition: str, y: str, ylabel: st
     colors = family_colors(frame["family"].to_list())
     fig, ax = new_figure(width=FULL_IN * 0.62, height=2.6)
     named = config_scatter(ax, frame, x="attempt", y=y, colors=colors, labels=_label_mask(frame, y))
+    if frame.height and _frontier(frame, y).any():  # its points are labelled: the caption may say so
+        drawn_parts.mark(fig, "frontier")
     crowded = frame.filter(pl.col("attempt") >= 0.9)
     if crowded.height >= 8 and crowded.height < frame.height:
         inset = ax.inset_axes([0.1, 0.14, 0.38, 0.38])
@@ -217,13 +224,14 @@ def _per_model(main_grid: pl.DataFrame, metric: str, xlabel: str) -> Figure:
     names = dict(
         zip(points["model"].to_list(), points["display_name"].fill_null(points["model"]).to_list(), strict=True)
     )
-    fig, ax = new_figure(width=COLUMN_WIDTH, height=0.8 + 0.16 * len(order))
+    fig, ax = new_figure(width=COLUMN_WIDTH, height=rows_height(len(order)))
     for condition, color, marker in zip(CONDITIONS, (GRAY, BLUE, ORANGE), ("o", "s", "^"), strict=True):
         part = points.filter(pl.col("condition") == condition)
         pos = [order.index(m) for m in part["model"].to_list()]
         ax.scatter(pct(part[metric]), pos, color=color, marker=marker, s=14, label=CONDITION_NAMES[condition], zorder=3)
     ax.set_yticks(range(len(order)), [names[m] for m in order])
     ax.set_xlabel(xlabel)
+    note_constant(ax, pct(points[metric]), unit="%")
     rate_axis(ax, "x")
     ax.grid(axis="x")
     ax.legend(loc="lower right" if metric == "car" else "upper left")
@@ -289,7 +297,7 @@ def plot_car_accuracy_attempted(main_grid: pl.DataFrame, associations: pl.DataFr
 @styled
 def plot_tradeoff(main_grid: pl.DataFrame) -> Figure:
     """Figure 28: CAR against attempt rate without retrieval (gray) and with single-shot RAG (orange)."""
-    fig, ax = new_figure(width=FULL_IN * 0.55, height=2.4)
+    fig, ax = new_figure(width=COLUMN_WIDTH, height=2.4)
     for condition, color in (("no_rag", GRAY), ("single", ORANGE)):
         part = main_grid.filter(pl.col("condition") == condition)
         for thinking, marker in (("off", "o"), ("on", "s")):
@@ -315,7 +323,7 @@ def plot_tradeoff(main_grid: pl.DataFrame) -> Figure:
     # frontier when one was drawn.
     if thinks(main_grid):
         handles.append(Line2D([], [], marker="s", ls="", color="k", label="thinking on"))
-    if any(line.get_linestyle() == "--" for line in ax.get_lines()):
+    if "frontier" in drawn_parts.parts(fig):  # a line, not a single point
         handles.append(Line2D([], [], ls="--", color="k", label="frontier"))
     ax.legend(handles=handles, loc="best")
     ax.set_xlabel("Answerable Attempt Rate (%)")

@@ -11,13 +11,15 @@ from matplotlib.axes import Axes
 from matplotlib.figure import Figure
 
 from declinecraft.analysis import models
-from declinecraft.core import stats
+from declinecraft.core import drawn_parts, stats
 from declinecraft.paper.drawing import (
     BLUE,
+    COLUMN_IN,
     CONDITION_NAMES,
     FULL_IN,
     GRAY,
     LABEL_COLORS,
+    MAX_HEIGHT_IN,
     ORANGE,
     clip_rate,
     lines_panel,
@@ -26,6 +28,8 @@ from declinecraft.paper.drawing import (
     note_missing,
     pct,
     rate_axis,
+    row_blocks,
+    rows_height,
     styled,
 )
 from declinecraft.paper.figure_spec import FigureSpec, needs
@@ -78,10 +82,15 @@ def plot_model_labels(main_grid: pl.DataFrame) -> Figure:
     part = main_grid.filter(pl.col("condition") == "single").sort(
         "family", "params_total_b", "thinking", nulls_last=True
     )
-    fig, ax = new_figure(width=FULL_IN * 0.6, height=0.8 + 0.14 * part.height)
-    stacked_shares(ax, part, part["config_label"].to_list())
-    ax.set_xlabel("Share of unanswerable questions (%)")
-    fig.legend(*ax.get_legend_handles_labels(), loc="outside upper center", ncols=3)
+    blocks = row_blocks(part.height)
+    # A long list of configurations is drawn as panels side by side, so its labels stay printable.
+    width = FULL_IN if len(blocks) > 1 else FULL_IN * 0.6
+    fig, axes = new_figure(len(blocks), width=width, height=rows_height(len(blocks[0]), per_row=0.14), squeeze=False)
+    labels = part["config_label"].to_list()
+    for ax, rows in zip(axes[0], blocks, strict=True):
+        stacked_shares(ax, part[rows.start : rows.stop], labels[rows.start : rows.stop])
+        ax.set_xlabel("Share of unanswerable questions (%)")
+    fig.legend(*axes[0][0].get_legend_handles_labels(), loc="outside upper center", ncols=3)
     return fig
 
 
@@ -96,34 +105,57 @@ def _scored_note(row: dict) -> str:
 @styled
 def plot_leakage(leakage_model: pl.DataFrame, facts: pl.DataFrame | None = None) -> Figure:
     """Figure 19: accuracy on the unanswerable questions without retrieval, with bootstrap
-    intervals, next to the attempt rate; dashed line at GPT-OSS 120B when it is in the run."""
-    frame = leakage_model.sort("accuracy", nulls_last=True)
+    intervals, next to the attempt rate, most accurate first; dashed line at GPT-OSS 120B when it
+    is in the run."""
+    frame = leakage_model.sort("accuracy", descending=True, nulls_last=True)
     if facts is not None and "display_name" in facts.columns:
         frame = frame.join(facts.select("model", "display_name"), on="model", how="left")
     names = [
         (r.get("display_name") or r["model"]) + (" (thinking)" if r["thinking"] == "on" else "") + _scored_note(r)
         for r in frame.iter_rows(named=True)
     ]
-    fig, axes = new_figure(2, width=FULL_IN * 0.75, height=0.8 + 0.15 * frame.height, sharey=True)
-    acc, low, high = (
-        pct(frame["accuracy"]),
-        clip_rate(pct(frame["accuracy_low"])),
-        clip_rate(pct(frame["accuracy_high"])),
+    # A long list of configurations is drawn as blocks side by side (each an accuracy and an
+    # attempt panel), so its labels stay printable.
+    blocks = row_blocks(frame.height)
+    counted = [r for r in frame.iter_rows(named=True) if r.get("n") is not None]
+    fig, axes = new_figure(
+        2 * len(blocks),
+        width=FULL_IN if len(blocks) > 1 else FULL_IN * 0.75,
+        height=rows_height(len(blocks[0]), per_row=0.15),
+        squeeze=False,
+        gridspec_kw={"width_ratios": [3, 2] * len(blocks)},
     )
-    ys = np.arange(frame.height)
-    axes[0].errorbar(
-        acc, ys, xerr=np.nan_to_num(np.vstack([acc - low, high - acc])), fmt="o", color=BLUE, ms=3, capsize=1.5
-    )
-    axes[0].set_xlabel("Accuracy on unanswerable (%)")
     reference = frame.filter(pl.col("model") == "gpt-oss-120b")
-    if reference.height:
-        axes[0].axvline(100 * reference["accuracy"][0], ls="--", color=GRAY, lw=0.8)
-    axes[1].scatter(pct(frame["attempt"]), ys, color=ORANGE, s=12)
-    axes[1].set_xlabel("Attempted (%)")
-    axes[0].set_yticks(ys, names)
-    for ax in axes:
-        rate_axis(ax, "x")
-        ax.grid(axis="x")
+    for block, rows in enumerate(blocks):
+        left, right = axes[0][2 * block], axes[0][2 * block + 1]
+        part = frame[rows.start : rows.stop]
+        acc, low, high = (
+            pct(part["accuracy"]),
+            clip_rate(pct(part["accuracy_low"])),
+            clip_rate(pct(part["accuracy_high"])),
+        )
+        ys = np.arange(part.height)
+        err = np.nan_to_num(np.vstack([acc - low, high - acc]))
+        left.errorbar(acc, ys, xerr=err, fmt="o", color=BLUE, ms=3, capsize=1.5)
+        if np.any(err > 0):
+            drawn_parts.mark(fig, "interval")
+        left.set_xlabel("Accuracy on\nunanswerable (%)")
+        if reference.height:
+            left.axvline(100 * reference["accuracy"][0], ls="--", color=GRAY, lw=0.8)
+        right.scatter(pct(part["attempt"]), ys, color=ORANGE, s=12)
+        right.set_xlabel("Attempted\n(%)")
+        left.set_yticks(ys, names[rows.start : rows.stop])
+        right.sharey(left)
+        left.set_ylim(part.height - 0.5, -0.5)  # the most accurate on top
+        right.tick_params(labelleft=False)
+        for ax in (left, right):
+            rate_axis(ax, "x")
+            ax.grid(axis="x")
+    # What the labels carry, for the caption (core.drawn_parts): the counts, and the unscored.
+    if counted:
+        drawn_parts.mark(fig, "counts")
+    if any(r.get("dropped") for r in counted):
+        drawn_parts.mark(fig, "unscored")
     return fig
 
 
@@ -157,7 +189,7 @@ def plot_k_choice(ablation_k: pl.DataFrame, retrieval_k: pl.DataFrame | None = N
     """Figure 21: retrieval alone by k (top: answerable questions retrieving their target chunk,
     unanswerable ones a scenario chunk), then CAR and accuracy by k for the models run at every k."""
     ks = sorted(ablation_k["k"].unique().to_list())
-    fig, axes = new_figure(1, 3, width=FULL_IN * 0.5, height=4.6, sharex=False)
+    fig, axes = new_figure(1, 3, width=COLUMN_IN, height=MAX_HEIGHT_IN, sharex=False)
     if retrieval_k is not None and retrieval_k.height:
         part = retrieval_k.sort("k")
         xs = np.arange(part.height)
@@ -202,7 +234,7 @@ def plot_scenario(ablation_scenario: pl.DataFrame) -> Figure:
     frame = _configs(ablation_scenario).with_columns(
         variant=pl.when(pl.col("scenario")).then(pl.lit("with")).otherwise(pl.lit("without"))
     )
-    fig, axes = new_figure(2, width=FULL_IN * 0.6, height=2.1)
+    fig, axes = new_figure(2, width=COLUMN_IN, height=2.1)
     for ax, metric, label in (
         (axes[0], "car", "Correct Abstention Rate (%)"),
         (axes[1], "attempt", "Answerable Attempt Rate (%)"),

@@ -158,12 +158,17 @@ def plot_thinking_car(main_grid: pl.DataFrame, paired: pl.DataFrame) -> Figure:
     return fig
 
 
+def month_name(month: float) -> str:
+    """A release month (months since January 2000) as YYYY-MM."""
+    return f"{2000 + int(month) // 12}-{int(month) % 12 + 1:02d}"
+
+
 def month_ticks(ax: Axes, months: np.ndarray) -> None:
     """Label a release-month axis (months since January 2000) with YYYY-MM ticks."""
     months = months[~np.isnan(months)]
     if months.size:
         ticks = np.unique(np.linspace(months.min(), months.max(), min(4, np.unique(months).size)).round())
-        ax.set_xticks(ticks, [f"{2000 + int(t) // 12}-{int(t) % 12 + 1:02d}" for t in ticks])
+        ax.set_xticks(ticks, [month_name(t) for t in ticks])
 
 
 @styled
@@ -181,7 +186,7 @@ def plot_size_release(points: pl.DataFrame, associations: pl.DataFrame | None = 
         log=True,
         text=assoc_text(associations, "car_total_params"),
     )
-    size_panel(
+    drawn = size_panel(
         axes[1],
         points,
         x="release_month",
@@ -190,8 +195,10 @@ def plot_size_release(points: pl.DataFrame, associations: pl.DataFrame | None = 
         ylabel="",
         log=False,
         text=assoc_text(associations, "car_release_month"),
+        value=month_name,  # one release month: the panel says which, in place of one tick
     )
-    month_ticks(axes[1], points["release_month"].cast(pl.Float64).fill_null(np.nan).to_numpy())
+    if drawn:
+        month_ticks(axes[1], points["release_month"].cast(pl.Float64).fill_null(np.nan).to_numpy())
     return fig
 
 

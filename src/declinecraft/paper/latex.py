@@ -66,7 +66,7 @@ def macro_file(
     module: str,
     macros: Iterable[tuple[str, str, str | None]],
     *,
-    source: str = "notebooks/08_paper.ipynb",
+    source: str = "notebooks/10_paper.ipynb",
     notes: Sequence[str] = (),
 ) -> str:
     """A generated macro file: a header naming its writer, then ``\\newcommand{\\name}{text}`` per

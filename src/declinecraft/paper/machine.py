@@ -17,7 +17,7 @@ from typing import Any
 
 import polars as pl
 
-from declinecraft.core import bundle, catalogue, environment, paths, registry
+from declinecraft.core import catalogue, environment, paths, registry
 from declinecraft.core.config import RunConfig, referenced_models
 from declinecraft.core.model_files import package_dir
 from declinecraft.core.stage_writer import json_text
@@ -27,6 +27,7 @@ from declinecraft.llm.serve import gguf_path
 from declinecraft.paper.latex import escape, macro_file
 from declinecraft.retrieval.embed import EMBEDDERS
 from declinecraft.retrieval.rerank import RERANKERS
+from declinecraft.runtime import bundle
 
 #: File endings of model weights inside an embedder's or reranker's folder.
 WEIGHT_SUFFIXES = (".onnx", ".safetensors", ".bin", ".gguf", ".pt")
@@ -77,7 +78,7 @@ def run_spend(cache_dir: Path, run: str) -> dict[str, Any]:
 def build(cfg: RunConfig, call_environments: dict[str, int] | None = None) -> dict[str, Any]:
     """The run's environment record: this machine, the model files' sha256 and the calls' machines.
 
-    A replay (:mod:`declinecraft.core.bundle`) runs no model, so it takes the model files' record
+    A replay (:mod:`declinecraft.runtime.bundle`) runs no model, so it takes the model files' record
     from the bundle's machine record instead of reading (or assembling) the weights.
     """
     recorded = bundle.recorded_environment(cfg.cache_dir)

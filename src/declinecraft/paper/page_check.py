@@ -17,7 +17,7 @@ last, whose printed matter ends above :data:`MIN_FILL` of the page's height (the
 left out): a near-blank page, where a float that did not fit or a heading without text pushed the
 rest on.
 
-The paper stage writes the problems to ``08_paper/page_checks.csv`` and prints them.
+The paper stage writes the problems to ``10_paper/page_checks.csv`` and prints them.
 """
 
 from __future__ import annotations

@@ -3,11 +3,14 @@ the trade-off frontier, the association caption and the retrieval pipelines' nam
 
 from __future__ import annotations
 
+import re
+from collections.abc import Callable
+
 import numpy as np
 import polars as pl
 from matplotlib.axes import Axes
 
-from declinecraft.core import stats
+from declinecraft.core import drawn_parts, flat_panel, stats
 from declinecraft.paper.drawing import BLUE, GRAY, ORANGE, pct, rate_axis
 
 PIPELINE_ORDER = ("bm25", "dense", "hybrid", "hybrid+rerank", "hybrid+rewrite", "hybrid+rewrite+rerank")
@@ -86,10 +89,33 @@ def assoc_text(associations: pl.DataFrame | None, name: str) -> str:
 
 
 def size_panel(
-    ax: Axes, points: pl.DataFrame, *, x: str, y: str, xlabel: str, ylabel: str, log: bool, text: str
-) -> None:
-    """One point per model; closed models (no parameter count) in orange when x is the release month."""
+    ax: Axes,
+    points: pl.DataFrame,
+    *,
+    x: str,
+    y: str,
+    xlabel: str,
+    ylabel: str,
+    log: bool,
+    text: str,
+    value: Callable[[float], str] = "{:g}".format,
+) -> bool:
+    """One point per model; closed models (no parameter count) in orange when x is the release month.
+    Models that all share one x value leave no axis to draw: the panel says so, naming the value
+    (``value`` formats it) and the count (:mod:`declinecraft.core.flat_panel`). True when it drew."""
     xs = points[x].cast(pl.Float64).fill_null(np.nan).to_numpy()
+    one = flat_panel.one_value(xs)
+    if one is not None:
+        n = int(np.isfinite(xs).sum())
+        quantity = xlabel[:1].lower() + xlabel[1:]
+        what = {"car": "CAR", "accuracy": "Answer Accuracy"}.get(y) or re.sub(r"\s*\([^)]*\)$", "", ylabel)
+        said = (
+            f"one model in this run ({quantity}: {value(one)})"
+            if n == 1
+            else f"all {n} models have the same {quantity}: {value(one)}"
+        )
+        flat_panel.say(ax, f"{said},\nso {what} is not drawn against it")
+        return False
     ys = pct(points[y])
     closed = (
         ~points["open_weight"].fill_null(False).to_numpy()
@@ -107,6 +133,7 @@ def size_panel(
     rate_axis(ax, "y")
     ax.set_title(text)
     ax.grid(True)
+    return True
 
 
 def frontier_line(
@@ -118,4 +145,6 @@ def frontier_line(
         return
     order = np.argsort(attempt[on])
     xs, ys = 100 * attempt[on][order], 100 * car[on][order]
+    if len(set(zip(xs, ys, strict=True))) > 1:  # one point draws no line: the caption may not say "dashed"
+        drawn_parts.mark(ax.figure, "frontier")
     ax.step(xs, ys, where="post", color=color, lw=0.8, ls="--", label=label, zorder=1)

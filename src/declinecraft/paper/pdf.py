@@ -30,6 +30,15 @@ def _first_errors(log: str, limit: int = 12) -> str:
     return "\n".join(lines[start : start + limit])
 
 
+#: LaTeX's warning for a \\ref or \\pageref whose label no part of the document defines.
+_UNDEFINED = re.compile(r"LaTeX Warning: Reference `([^']+)' on page \d+ undefined")
+
+
+def undefined_references(log: str) -> list[str]:
+    """The labels a LaTeX log reports as referenced and never defined, once each, in order."""
+    return list(dict.fromkeys(_UNDEFINED.findall(log)))
+
+
 #: TeX run before the source: no trailer ``/ID`` (pdfTeX hashes it from the output's path, which
 #: holds the build folder's random name).
 PRETEX = r"\pdftrailerid{}"
@@ -50,7 +59,8 @@ def build_pdf(
     trailer ID, so two builds of the same sources are the same bytes.
 
     Raises:
-        PaperBuildError: LaTeX failed; the message holds the log's first error lines.
+        PaperBuildError: LaTeX failed (the message holds the log's first error lines), or a
+            ``\\ref`` resolves to no label (the message names them).
     """
     latexmk = shutil.which("latexmk")
     if latexmk is None:
@@ -79,6 +89,11 @@ def build_pdf(
                 else proc.stdout + proc.stderr
             )
             raise PaperBuildError(f"latexmk failed on {paper_dir / tex}:\n{_first_errors(log)}")
+        # A reference that resolves to nothing prints "??" in the PDF: a failed build, not a pass.
+        log_path = Path(tmp) / (Path(tex).stem + ".log")
+        missing = undefined_references(log_path.read_text(encoding="utf-8", errors="replace"))
+        if missing:
+            raise PaperBuildError(f"{paper_dir / tex} refers to labels it never defines: {', '.join(missing)}")
         target = paper_dir / pdf.name
         with paths.atomic_path(target) as out:
             shutil.copyfile(pdf, out)

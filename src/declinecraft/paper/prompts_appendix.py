@@ -61,7 +61,7 @@ def template_tex(text: str) -> str:
     return "\\par\n".join(lines)
 
 
-def prompts_tex(folder: Path, source: str = "notebooks/08_paper.ipynb") -> str:
+def prompts_tex(folder: Path, source: str = "notebooks/10_paper.ipynb") -> str:
     """The appendix (a ``\\section`` with one ``\\subsection`` per template of ``folder``).
 
     Raises:

@@ -38,6 +38,7 @@ def config_macros(cfg: RunConfig, reported: Mapping[str, Mapping[str, Any]]) -> 
     count = lambda n: _Tex(thousands(n))  # noqa: E731
     verifier, self_verified = name(cfg.verify.verifier), cfg.verify.verifier == cfg.generate.generator
     values = {
+        **({"SimulatedStamp": "SIMULATED"} if cfg.simulated else {}),  # main.tex stamps every page
         "RunName": cfg.run,
         "Cutoff": cfg.corpus.cutoff,
         "CorpusSource": cfg.corpus.source,

@@ -1,6 +1,6 @@
 """The two views in the paper: their figures and number macros, read from the views' stage folders.
 
-Know2Guess's protocol (``09_know2guess/``) and the evidence levels (``10_evidence/``) each provide
+Know2Guess's protocol (``08_know2guess/``) and the evidence levels (``09_evidence/``) each provide
 ``plot_*`` functions over their own CSVs and a ``macros(folder)`` list; this module draws the
 figures as ``figures/k2g_*`` and ``figures/esb_*`` and writes every macro into ``view_numbers.tex``.
 A view that did not run (switched off, or no output yet) leaves its figures skipped with the reason
@@ -19,10 +19,10 @@ import polars as pl
 from matplotlib.figure import Figure
 
 from declinecraft.analysis import view_health
-from declinecraft.core import catalogue
+from declinecraft.core import catalogue, drawn_parts
 from declinecraft.core.catalogue import Artifact
 from declinecraft.core.config import RunConfig
-from declinecraft.paper import figure_check, view_protocol
+from declinecraft.paper import figure_check, view_protocol, view_size
 from declinecraft.paper.drawing import save
 from declinecraft.paper.latex import escape, macro_file
 from declinecraft.paper.outputs import remove_stale
@@ -75,20 +75,27 @@ def write_view_figures(
     formats: tuple[str, ...],
     dpi: int,
     captions: Mapping[str, str] | None = None,
+    places: Mapping[str, tuple[float, float]] | None = None,
     created: dt.datetime | None = None,
 ) -> list[dict[str, Any]]:
     """Draw every view figure the run supports into ``folder``; one status row per figure, with
     its layout problems (:func:`figure_check.problems`, '' when none; with ``captions``, also
-    what its caption fails to name). Figure PDFs carry ``created`` as their date."""
+    what its caption fails to name; each in its box of ``places``, the full width if absent).
+    Figure PDFs carry ``created`` as their date."""
     rows, written = [], set()
     for stem, (draw, table, title) in FIGURES.items():
         frame, reason = _table(cfg, table)
         layout: list[str] = []
+        drawn: list[str] = []
         if frame is not None:
             fig = draw(frame)
-            layout = figure_check.problems(fig, None if captions is None else captions.get(stem, ""))
+            drawn = sorted(drawn_parts.parts(fig))
+            caption = None if captions is None else captions.get(stem, "")
+            layout = figure_check.problems(fig, caption, box=(places or {}).get(stem, figure_check.FULL_BOX_IN))
             written |= {f.name for f in save(fig, folder, stem, formats, dpi=dpi, created=created)}
-        rows.append(dict(kind="figure", number=0, name=stem, title=title, reason=reason, layout="; ".join(layout)))
+        rows.append(
+            dict(kind="figure", number=0, name=stem, title=title, reason=reason, layout="; ".join(layout), drawn=drawn)
+        )
     remove_stale(folder, VIEW_FIGURE_FILE, written)
     return rows
 
@@ -114,6 +121,8 @@ def view_macros(cfg: RunConfig) -> list[tuple[str, str, str]]:
     ]
     # Compliance first: a view whose replies did not follow its protocol prints no behaviour.
     out = view_protocol.gate(out, view_health.collect_views(cfg), cfg.analysis.min_protocol)
+    # A view too small to test anything says so in one sentence, pointing to its tables.
+    out += view_size.macros(out, rule, cfg.stage_dir("know2guess").parent.relative_to(cfg.root))
     # Text values (model ids, words) are escaped here; values already in LaTeX (a macro, math, a
     # count with its {,} thousands separator) are left alone.
     return [(name, value if _is_latex(value) else escape(value), what) for name, value, what in out]
@@ -124,6 +133,6 @@ def _is_latex(value: str) -> bool:
     return "\\" in value or "$" in value or "{,}" in value
 
 
-def view_numbers_tex(macros: list[tuple[str, str, str]], source: str = "notebooks/08_paper.ipynb") -> str:
+def view_numbers_tex(macros: list[tuple[str, str, str]], source: str = "notebooks/10_paper.ipynb") -> str:
     """``\\newcommand`` lines for the views' macros (``paper/view_numbers.tex``)."""
     return macro_file("declinecraft.paper.views", macros, source=source)

@@ -1,4 +1,4 @@
-"""The views' calls: Know2Guess's decisions (stage 09) and ESB's evidence levels (stage 10).
+"""The views' calls: Know2Guess's decisions (stage 08) and ESB's evidence levels (stage 09).
 
 A mixin of :class:`declinecraft.planning.counts.Counter`, which supplies the run, its questions
 and the template lengths.

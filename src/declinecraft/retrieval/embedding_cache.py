@@ -17,8 +17,8 @@ from pathlib import Path
 import numpy as np
 from numpy.typing import NDArray
 
-from declinecraft.core import replay
 from declinecraft.retrieval.embedder import Embedder, Kind, check_texts
+from declinecraft.runtime import replay
 
 
 class EmbeddingCache:

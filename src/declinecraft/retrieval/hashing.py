@@ -54,3 +54,21 @@ class HashEmbedder:
     def embed_queries(self, texts: Sequence[str]) -> NDArray[np.float32]:
         """Embed queries (no prompt)."""
         return self._encode(check_texts(texts, "queries"))
+
+
+class HashReranker:
+    """A model-free reranker: the cosine of two :class:`HashEmbedder` vectors (the simulated run
+    and benchmarks, where a cross-encoder on a few CPU cores would cost more than the rest)."""
+
+    def __init__(self, dim: int = 384, *, name: str | None = None) -> None:
+        self._embedder = HashEmbedder(dim, name=name)
+        self.name = self._embedder.name
+        self.key = f"{self.name}@rerank-v1"
+
+    def score(self, pairs: Sequence[tuple[str, str]]) -> NDArray[np.float32]:
+        """Return the cosine of each (query, passage) pair's hashed vectors."""
+        if not pairs:
+            return np.zeros(0, dtype=np.float32)
+        queries = self._embedder._encode([q for q, _ in pairs])
+        passages = self._embedder._encode([p for _, p in pairs])
+        return np.asarray((queries * passages).sum(axis=1), dtype=np.float32)

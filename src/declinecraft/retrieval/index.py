@@ -43,13 +43,14 @@ import polars as pl
 import pyarrow as pa
 import tantivy
 
-from declinecraft.core import catalogue, config, paths, replay
+from declinecraft.core import catalogue, config, paths
 from declinecraft.core.artifacts import CHUNK_COLUMNS, CORPORA, validate_chunks
 from declinecraft.core.config import IndexParams
 from declinecraft.core.stage_writer import StageWriter, json_text
 from declinecraft.retrieval.bm25 import TANTIVY_B, TANTIVY_K1, bm25_analyzer, check_bm25_params, write_frequent
 from declinecraft.retrieval.dense import DenseTable, check_dense_params, dense_index, dense_uri, dense_write
 from declinecraft.retrieval.embedding_cache import EmbeddingCache
+from declinecraft.runtime import replay
 
 if TYPE_CHECKING:
     from declinecraft.retrieval.embedder import Embedder

@@ -18,10 +18,11 @@ from typing import Literal, Protocol, runtime_checkable
 import numpy as np
 from numpy.typing import NDArray
 
-from declinecraft.core import replay
 from declinecraft.core.model_files import load_onnx, local_model_folder, package_dir, package_version
 from declinecraft.core.retrieval_device import AUTO, RetrievalDevice
 from declinecraft.retrieval.embedding_cache import EmbeddingCache
+from declinecraft.retrieval.hashing import HashReranker
+from declinecraft.runtime import replay
 
 
 @runtime_checkable
@@ -188,13 +189,23 @@ def load_reranker(
     Raises:
         ValueError: unknown name, or a reranker that needs ``path`` and got none.
     """
+    if name.startswith("hash-"):  # model-free (hashing.HashReranker): the simulated run, benchmarks
+        try:
+            model: Reranker = HashReranker(int(name.removeprefix("hash-")))
+        except ValueError:
+            raise ValueError(f"reranker {name!r}: expected hash-<dim>, e.g. hash-384") from None
+        return (
+            model
+            if cache_dir is None
+            else CachedReranker(model, EmbeddingCache(Path(cache_dir) / "rerank" / "scores.sqlite"))
+        )
     if name not in RERANKERS:
-        raise ValueError(f"unknown reranker {name!r} (known: {', '.join(sorted(RERANKERS))})")
+        raise ValueError(f"unknown reranker {name!r} (known: {', '.join(sorted(RERANKERS))}, hash-<dim>)")
     spec = RERANKERS[name]
     if spec.backend == "onnx":
         folder = Path(path) if path else package_dir(spec.package, spec.subdir)
         key = f"{name}@{spec.package}=={package_version(spec.package)}" if not path else None
-        model: Reranker = OnnxCrossEncoder(name, folder, max_length=spec.max_length, batch_size=batch_size, key=key)
+        model = OnnxCrossEncoder(name, folder, max_length=spec.max_length, batch_size=batch_size, key=key)
     else:
         if not path:
             raise ValueError(

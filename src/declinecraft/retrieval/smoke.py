@@ -16,7 +16,7 @@ from pathlib import Path
 import numpy as np
 
 from declinecraft.core import config
-from declinecraft.core.process_exit import report, run_child
+from declinecraft.runtime.process_exit import report, run_child
 
 #: The text embedded and the (query, passage) pair scored.
 TEXT = "Grass blocks spread to nearby dirt in light."

@@ -8,8 +8,10 @@ import pytest
 from matplotlib.container import ErrorbarContainer
 
 from declinecraft.core import stats
+from declinecraft.paper import figure_check
 from declinecraft.views.evidence import plots
 from declinecraft.views.evidence.classes import L5_TYPES
+from tests.support import view_size
 
 ROW = {"model": "m", "thinking": "off"}
 
@@ -51,12 +53,12 @@ class TestL5Distribution:
         ax = plots.plot_l5_distribution(pl.DataFrame(rows)).axes[0]
         assert [p.get_width() for p in ax.patches] == pytest.approx([25, 50, 25, 0, 0, 0, 0])
         assert [p.get_x() for p in ax.patches] == pytest.approx([0, 25, 75, 100, 100, 100, 100])
-        assert [t.get_text() for t in ax.get_yticklabels()] == ["m P1"]
+        assert [t.get_text() for t in ax.get_yticklabels()] == ["m"] and ax.get_title() == "P1"
 
 
 class TestPromptHeatmap:
     def test_cells(self) -> None:
-        """A row per model and prompt, a column per level, abstention in percent in each cell; a level
+        """A panel per prompt, a row per configuration, a column per level, abstention in percent in each cell; a level
         the prompt was not asked on is blank ("–"). By hand: P1 abstains on 1 of 4 at L3 and 4 of 4
         at L4 -> 25, 100; P2 on 4 of 4 from L2 on, T not asked."""
         levels = ["L1", "L2", "L3", "L4", "L5", "T"]
@@ -71,10 +73,11 @@ class TestPromptHeatmap:
                 "abstention": p1 + p2,
             }
         )
-        ax = plots.plot_prompt_heatmap(curve).axes[0]
-        grid = ax.images[0].get_array()
-        assert grid.filled(-1).tolist() == [[0, 0, 25, 100, 0, 0], [0, 100, 100, 100, 100, -1]]
-        assert [t.get_text() for t in ax.texts] == [
+        axes = plots.plot_prompt_heatmap(curve).axes
+        assert [ax.get_title() for ax in axes] == ["P1", "P2"]
+        grid = [ax.images[0].get_array().filled(-1).tolist() for ax in axes]
+        assert grid == [[[0, 0, 25, 100, 0, 0]], [[0, 100, 100, 100, 100, -1]]]
+        assert [t.get_text() for ax in axes for t in ax.texts] == [
             "0",
             "0",
             "25",
@@ -88,12 +91,13 @@ class TestPromptHeatmap:
             "100",
             "–",
         ]
-        assert [t.get_text() for t in ax.get_yticklabels()] == ["m P1", "m P2"]
+        assert [t.get_text() for t in axes[0].get_yticklabels()] == ["m"]
 
 
 class TestPositionBias:
     def test_bars_and_stars(self) -> None:
-        """Two bars per model and prompt (gold first, conflict first), the exact McNemar result above.
+        """A panel per prompt, two bars per configuration (gold first, conflict first), the exact
+        McNemar result beside the panel on the configuration's row.
         By hand: P1 abstains on 2 of 4 pairs with gold first only -> 50 vs 0, p = 2 (1/2)^2 = 0.5,
         "ns"; P2 on 11 of 11 with gold first only -> 100 vs 0, p = 2 (1/2)^11 = 0.00098, "***"."""
         assert stats.mcnemar_exact(2, 0) == pytest.approx(0.5)
@@ -108,11 +112,11 @@ class TestPositionBias:
                 "abstain_p": [stats.mcnemar_exact(2, 0), stats.mcnemar_exact(11, 0)],
             }
         )
-        ax = plots.plot_position_bias(bias).axes[0]
-        gold, conflict = ax.containers
-        assert [p.get_height() for p in gold] == pytest.approx([50, 100])
-        assert [p.get_height() for p in conflict] == pytest.approx([0, 0])
-        assert [t.get_text() for t in ax.texts] == ["ns", "***"]
+        axes = plots.plot_position_bias(bias).axes
+        assert [ax.get_title() for ax in axes] == ["P1", "P2"]
+        assert [p.get_width() for ax in axes for p in ax.containers[0]] == pytest.approx([50, 100])
+        assert [p.get_width() for ax in axes for p in ax.containers[1]] == pytest.approx([0, 0])
+        assert [t.get_text() for ax in axes for t in ax.texts] == ["ns", "***"]
 
 
 class TestHelpfulnessSafety:
@@ -183,7 +187,7 @@ class TestRateAxes:
                 "abstain_p": [0.5],
             }
         )
-        assert plots.plot_position_bias(bias).axes[0].get_ylim() == plots.RATE_LIMITS
+        assert plots.plot_position_bias(bias).axes[0].get_xlim() == plots.RATE_LIMITS
         summary = pl.DataFrame(
             {
                 "model": ["m"],
@@ -203,8 +207,8 @@ class TestRateAxes:
 
 
 class TestSeriesColors:
-    def test_prompts_of_one_model_differ(self) -> None:
-        """Two prompts of one model are two colours (Figures E1 and E5)."""
+    def test_prompts_are_panels(self) -> None:
+        """Two prompts of one model are two panels, the model one colour in both (Figures E1 and E5)."""
         rows = [
             ("m", "off", p, lv, a)
             for p in ("P1", "P2")
@@ -213,6 +217,26 @@ class TestSeriesColors:
         curve = pl.DataFrame(
             rows, schema=["model", "thinking", "prompt", "level", "abstention"], orient="row"
         ).with_columns(low=pl.col("abstention").cast(pl.Float64), high=pl.col("abstention").cast(pl.Float64))
-        ax = plots.plot_sufficiency_curve(curve).axes[0]
-        colors = {bars.get_label(): bars.lines[0].get_color() for bars in ax.containers}
-        assert set(colors) == {"m P1", "m P2"} and len(set(colors.values())) == 2
+        axes = plots.plot_sufficiency_curve(curve).axes
+        assert [ax.get_title() for ax in axes] == ["P1", "P2"]
+        colors = [(bars.get_label(), bars.lines[0].get_color()) for ax in axes for bars in ax.containers]
+        assert [label for label, _ in colors] == ["m", "m"] and colors[0][1] == colors[1][1]
+
+
+class TestPaperSize:
+    @pytest.mark.parametrize(
+        ("draw", "table"),
+        [
+            (plots.plot_sufficiency_curve, "curve"),
+            (plots.plot_l5_distribution, "l5_types"),
+            (plots.plot_prompt_heatmap, "curve"),
+            (plots.plot_position_bias, "position_bias"),
+            (plots.plot_helpfulness_safety, "summary"),
+        ],
+    )
+    def test_27_models_pass_the_figure_check(self, draw, table: str) -> None:  # noqa: ANN001
+        """At the paper's 27 configurations and four prompts, each figure prints at the full width
+        (as ``paper/main.tex`` places it) with no overlapping text, no text under 6 pt and no
+        point on a frame."""
+        fig = draw(view_size.esb_tables()[table])
+        assert figure_check.problems(fig, box=figure_check.FULL_BOX_IN) == []

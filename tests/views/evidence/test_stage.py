@@ -1,5 +1,5 @@
-"""Tests for declinecraft.views.evidence.stage (stage 10) on the tiny synthetic run of
-tests/support/esb_run.py with scripted models, and (slow) end to end on a real model.
+"""Tests for declinecraft.views.evidence.stage (stage 09) on the tiny synthetic run of
+tests/support/esb_run.py with scripted models, and on the default run's outputs.
 
 The model under test answers from the first passage under P1, abstains under P2 whenever it reads
 more than one passage or none, and under P3 answers from the first passage after calling the
@@ -16,15 +16,15 @@ from typing import ClassVar
 import polars as pl
 import pytest
 
-from declinecraft.core import config
-from declinecraft.evaluation.rule_labels import rule_label
+from declinecraft.core import catalogue, config
+from declinecraft.evaluation import answer
+from declinecraft.evaluation.rule_labels import ESB_LABELS, LABELS, rule_label
 from declinecraft.explore import protocols
-from declinecraft.llm.cache import open_cache
 from declinecraft.llm.calls import Call, Reply
 from declinecraft.paper import caption_check, figure_check
 from declinecraft.views.evidence import plots, report, stage, validation
 from declinecraft.views.evidence.classes import L5_TYPES
-from tests.support import esb_run, projects
+from tests.support import default_run, esb_run, projects
 
 INSUFFICIENT = "The evidence is insufficient to answer this question."
 
@@ -384,38 +384,33 @@ class TestReaders:
         without rows give a note and no data."""
         _, _, _, result = done
         t = result.tables
-        prompts = t["curve"].unique("prompt", maintain_order=True)["prompt"].to_list()
         abstain = {
             "P1": [0, 0, 0, 100, 0, 0],
             "J2": [0, 0, 0, 100, 0, 0],
             "P2": [0, 100, 100, 100, 100, 100],
             "P3": [0, 0, 0, 0, 0, 0],
         }
-        curve = plots.plot_sufficiency_curve(t["curve"]).axes[0]
-        drawn = [c.lines[0].get_ydata().tolist() for c in curve.containers]
-        assert drawn == [abstain[p] for p in prompts]
-        heat = plots.plot_prompt_heatmap(t["curve"]).axes[0]
-        assert heat.images[0].get_array().tolist() == [abstain[p] for p in prompts]
-        l5 = plots.plot_l5_distribution(t["l5_types"]).axes[0]
-        groups = [label.get_text().split()[-1] for label in l5.get_yticklabels()]
-        widths = {
-            kind: [p.get_width() for p in l5.patches[i * len(groups) : (i + 1) * len(groups)]]
-            for i, kind in enumerate(L5_TYPES)
-        }
+        panels = plots.plot_sufficiency_curve(t["curve"]).axes  # one panel per prompt, one model
+        drawn = {ax.get_title(): [c.lines[0].get_ydata().tolist() for c in ax.containers] for ax in panels}
+        assert drawn == {p: [rates] for p, rates in abstain.items()}
+        heat = {ax.get_title(): ax.images[0].get_array().tolist() for ax in plots.plot_prompt_heatmap(t["curve"]).axes}
+        assert heat == {p: [rates] for p, rates in abstain.items()}
         want = {
             "P1": {"pick_gold": 50, "pick_conflict": 50},
             "J2": {"pick_gold": 50, "pick_conflict": 50},
             "P2": {"abstain": 100},
             "P3": {"conflict_aware": 100},
         }
-        assert widths == {kind: [want[g].get(kind, 0) for g in groups] for kind in L5_TYPES}
-        bias = plots.plot_position_bias(t["position_bias"]).axes[0]
-        groups = [label.get_text().split()[-1] for label in bias.get_xticklabels()]
-        gold, conflict = ([p.get_height() for p in bars] for bars in bias.containers)
-        assert gold == conflict == [100 if g == "P2" else 0 for g in groups]
-        assert [s.get_text() for s in bias.texts] == ["ns"] * 4
-        trade = plots.plot_helpfulness_safety(t["summary"]).axes[0]
-        points = {c.get_label().split()[-1]: c.lines[0].get_xydata()[0].tolist() for c in trade.containers}
+        l5 = plots.plot_l5_distribution(t["l5_types"]).axes
+        widths = {ax.get_title(): [p.get_width() for p in ax.patches] for ax in l5}
+        assert widths == {p: [shares.get(kind, 0) for kind in L5_TYPES] for p, shares in want.items()}
+        bias = plots.plot_position_bias(t["position_bias"]).axes
+        for ax in bias:
+            gold, conflict = ([p.get_width() for p in bars] for bars in ax.containers)
+            assert gold == conflict == [100 if ax.get_title() == "P2" else 0]
+        assert [s.get_text() for ax in bias for s in ax.texts] == ["ns"] * 4
+        trade = plots.plot_helpfulness_safety(t["summary"]).axes
+        points = {ax.get_title(): c.lines[0].get_xydata()[0].tolist() for ax in trade for c in ax.containers}
         want_points = {"P1": [700 / 11, 100], "J2": [700 / 11, 100], "P2": [0, 100], "P3": [100, 100]}
         assert sorted(points) == sorted(want_points)
         assert all(points[p] == pytest.approx(xy) for p, xy in want_points.items())
@@ -432,23 +427,46 @@ class TestReaders:
             assert [x.get_text() for x in empty.texts][0].endswith(" in this run") and not empty.lines, fn.__name__
 
 
-@pytest.mark.slow
-def test_real_model_end_to_end(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    """Stage 10 with a real llama.cpp server (SmolLM2-135M in every role): every output written,
-    every response classified or counted, and a second run replays everything from the cache."""
-    root = projects.copy_project(tmp_path / "project")
-    monkeypatch.setenv("DECLINECRAFT_CACHE", str(tmp_path / "cache"))
-    small = {"max_tokens": "24", "conflict_max_tokens": "24", "prompts": "[P1]"}  # one prompt: more are unit-tested
-    cfg = esb_run.make_run(root, small, tested="smollm2-135m", generator="smollm2-135m", judge="smollm2-135m")
-    first = stage.run(cfg, search=esb_run.FakeSearch())
-    judged = first.judged
-    assert judged.height == first.instances.height * len(cfg.evidence.prompts)
-    assert set(judged["esb_judge"].drop_nulls()) <= {"ANSWER", "ABSTAIN", "INVALID"}
-    unclassified = judged.filter(pl.col("esb_judge").is_null()).height
-    assert unclassified == int(first.tables["summary"]["n_unclassified"].sum())
-    with open_cache(tmp_path / "cache") as store:
-        stored = store.count()
-    again = stage.run(cfg, search=esb_run.FakeSearch())
-    assert again.judged.equals(first.judged)
-    with open_cache(tmp_path / "cache") as store:
-        assert store.count() == stored  # the rerun sent no call (its time: benchmarks/bench_views.py)
+def test_default_run() -> None:
+    """Stage 09 of the default run (`make all`): every declared output written; contexts L1-L4 for
+    each answerable question of the seeded subset, L5 in both orders or not at all, T for each
+    unanswerable one; one response per context, model, thinking and prompt, each classified or
+    counted unclassified in the summary; every response label in the label set, null exactly on the
+    flagged ones; and every cache key in the stage's call ledger. That a second run replays every call
+    from the cache, byte for byte, is tests/runtime/test_bundle.py::test_replay_into_second_checkout
+    (a strict replay of the scripted run, which runs 09); that a cached call starts no local server
+    is tests/llm/test_client.py::TestConnect::test_server_started_lazily."""
+    cfg = default_run.config_or_skip("evidence")
+    assert catalogue.missing(cfg, "evidence") == []
+    read = {name: pl.read_parquet(artifact.path(cfg)) for name, artifact in stage.FRAMES.items()}
+    instances, judged = read["instances"], read["judged"]
+    bench = pl.read_parquet(cfg.stage_dir("verify") / "benchmark.parquet")
+    questions = answer.select_questions(bench, cfg.evidence.limit_questions, cfg.seed)
+    assert set(instances["question_id"]) <= set(questions["id"])
+    levels = instances.group_by("question_id", "answerable").agg(pl.col("level").sort())
+    for qid, answerable, found in levels.iter_rows():
+        want = [["L1", "L2", "L3", "L4"], ["L1", "L2", "L3", "L4", "L5", "L5"]] if answerable else [["T"]]
+        assert found in want, qid
+    l5 = instances.filter(pl.col("level") == "L5")
+    assert (
+        sorted(set(l5["order"])) <= ["conflict_first", "gold_first"]
+        and l5.select("question_id", "order").is_unique().all()
+    )
+
+    s, switch = stage.Settings.of(cfg), default_run.thinking_switch(cfg)
+    answering = [(m, t) for m in s.models for t in answer.thinking_modes(cfg.evidence.thinking, switch(m))]
+    assert judged.height == instances.height * len(answering) * len(s.prompts)
+    assert judged.select("instance_id", "model", "thinking", "prompt").is_unique().all()
+    assert sorted(judged["response_id"]) == sorted(read["responses"]["response_id"])
+    assert set(judged["esb_judge"].drop_nulls()) <= set(ESB_LABELS)
+    summary = pl.read_csv(stage.TABLES["summary"].path(cfg))
+    assert judged["esb_judge"].null_count() == summary["n_unclassified"].sum()
+    assert summary["n_responses"].sum() == judged.height
+    assert set(judged["label"].drop_nulls()) <= set(LABELS)
+    unlabelled = set(judged.filter(pl.col("label").is_null() & ~pl.col("budget_exhausted"))["response_id"])
+    flagged = set(judged.filter(pl.col("label_unparsable") | pl.col("label_error").is_not_null())["response_id"])
+    assert unlabelled == flagged
+    keys = {
+        key for name in ("key_values", "responses", "labels", "scores") for key in read[name]["cache_key"].drop_nulls()
+    }
+    assert keys and keys <= default_run.llm_keys(cfg, "evidence")

@@ -7,8 +7,10 @@ import polars as pl
 import pytest
 from matplotlib.figure import Figure
 
+from declinecraft.paper import figure_check
 from declinecraft.views import know2guess
 from declinecraft.views.know2guess import plots, reliability
+from tests.support import view_size
 
 KEY = {"model": "m", "thinking": "off", "condition": "no_rag"}
 
@@ -66,6 +68,19 @@ class TestReliabilityDiagram:
         assert list(diagonal.get_xdata()) == [0, 1] and list(diagonal.get_ydata()) == [0, 1]
         assert list(line.get_xdata()) == pytest.approx([0.15, 0.95]) and list(line.get_ydata()) == [0.0, 0.5]
 
+    def test_one_confidence(self) -> None:
+        """Every answered reply states 0.5: the panel says so in words, with the count and the share
+        correct (1 of 4 answered), in place of a curve of one point."""
+        table = reliability.calibration_bins([0.5, 0.5, 0.5, 0.5], [1, 0, 0, 0]).with_columns(
+            prompt=pl.lit("standard"), parser=pl.lit("strict"), **{k: pl.lit(v) for k, v in KEY.items()}
+        )
+        ax = plots.plot_reliability_diagram(table).axes[0]
+        assert not ax.axison and not ax.get_lines()
+        assert [t.get_text() for t in ax.texts] == [
+            "No retrieval: one stated confidence in this run,\n0.50, on all 4 answered replies (25% correct),\n"
+            "so no calibration curve is drawn"
+        ]
+
 
 class TestOutcomeProfile:
     def test_shares(self) -> None:
@@ -115,3 +130,22 @@ class TestEmpty:
         (ax,) = fig.axes
         assert [t.get_text() for t in ax.texts] == ["no Know2Guess results in this run"]
         assert not ax.lines and not ax.patches and not ax.collections
+
+
+#: Each figure's table in :func:`view_size.k2g_tables`.
+TABLES = {
+    "k2g_reliability_lambda": "cost_sensitive",
+    "k2g_reliability_diagram": "calibration",
+    "k2g_outcome_profile": "outcomes",
+    "k2g_parser_scatter": "parser_sensitivity",
+}
+
+
+class TestPaperSize:
+    @pytest.mark.parametrize("stem", sorted(plots.FIGURES))
+    def test_27_models_pass_the_figure_check(self, stem: str) -> None:
+        """At the paper's 27 configurations, each figure prints at the full width (as
+        ``paper/main.tex`` places it) with no overlapping text, no text under 6 pt and no point on
+        a frame: one legend below the panels, the outcome profile's rows named once."""
+        fig = plots.FIGURES[stem][0](view_size.k2g_tables()[TABLES[stem]])
+        assert figure_check.problems(fig, box=figure_check.FULL_BOX_IN) == []

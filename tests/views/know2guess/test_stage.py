@@ -1,5 +1,5 @@
-"""Tests for declinecraft.views.know2guess.stage (09_know2guess) with scripted models, and (slow) end
-to end with SmolLM2-135M."""
+"""Tests for declinecraft.views.know2guess.stage (08_know2guess) with scripted models, and on the
+default run's outputs."""
 
 from __future__ import annotations
 
@@ -9,15 +9,15 @@ from pathlib import Path
 import polars as pl
 import pytest
 
-from declinecraft.core import config
+from declinecraft.core import catalogue, config
 from declinecraft.core.params import Know2GuessParams
-from declinecraft.evaluation import answer_stage, judge_stage
+from declinecraft.evaluation.answer import select_questions
 from declinecraft.evaluation.context import Chunk
-from declinecraft.llm.cache import open_cache
 from declinecraft.llm.calls import Call, Reply
 from declinecraft.paper import caption_check, figure_check
 from declinecraft.views.know2guess import STATES, macros, plots, protocol, stage
-from tests.support import projects, small_model_runs
+from declinecraft.views.know2guess.decisions import ANSWER, MODES
+from tests.support import default_run, projects
 
 IDS = ["a0", "a1", "u0", "u1"]
 
@@ -301,24 +301,47 @@ class TestRunErrors:
             protocol.check(Know2GuessParams(prompts=("compact",)))
 
 
-@pytest.mark.slow
-def test_real_model_end_to_end(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, root: Path) -> None:
-    """Every question gets a state under both parsers, every table is written, and a second run
-    replays every call from the cache."""
-    monkeypatch.setenv("DECLINECRAFT_CACHE", str(tmp_path / "cache"))
-    cfg = small_model_runs.tiny_project(tmp_path, root)
-    answer_stage.run(cfg)
-    judge_stage.run(cfg)
-    first = stage.run(cfg)
-    assert (
-        first.decisions.height == 3 * 2 * len(cfg.know2guess.prompts) * 2
-    )  # questions x conditions x prompts x parsers
-    assert set(first.decisions["state"].drop_nulls()) <= set(STATES)
-    assert first.decisions["state"].null_count() == first.decisions["error"].is_not_null().sum()
-    assert all((cfg.stage_dir("know2guess") / name).is_file() for name in stage.output_files(cfg.know2guess))
-    with open_cache(tmp_path / "cache") as store:
-        stored = store.count()
-    again = stage.run(cfg)
-    assert again.decisions.equals(first.decisions) and again.summary.equals(first.summary)
-    with open_cache(tmp_path / "cache") as store:
-        assert store.count() == stored  # the rerun sent no call (its time: benchmarks/bench_views.py)
+def test_default_run() -> None:
+    """Stage 08 of the default run (`make all`): every table written; one decision per question,
+    run (model x thinking x condition x prompt, controls to the control models) and parser, each in
+    a declared state, null exactly where the call failed; every decision beside the judge's label of
+    the same answer-stage response; the summary counting the decisions of each run and parser; and
+    every cache key in the stage's call ledger. That a second run replays every call from the cache,
+    byte for byte, is tests/runtime/test_bundle.py::test_replay_into_second_checkout (a strict replay
+    of the scripted run, which runs 08); that a cached call starts no local server is
+    tests/llm/test_client.py::TestConnect::test_server_started_lazily."""
+    cfg = default_run.config_or_skip("know2guess", "judge")
+    folder = cfg.stage_dir("know2guess")
+    assert catalogue.missing(cfg, "know2guess") == []
+    assert all((folder / name).is_file() for name in stage.output_files(cfg.know2guess))
+    responses = pl.read_parquet(cfg.stage_dir("answer") / "responses.parquet")
+    bench = pl.read_parquet(cfg.stage_dir("verify") / "benchmark.parquet")
+    asked = bench.filter(pl.col("id").is_in(responses["question_id"].unique().to_list()))
+    questions = select_questions(asked, cfg.know2guess.limit_questions, cfg.seed)
+    runs = protocol.plan(cfg.know2guess, cfg.answer, default_run.thinking_switch(cfg))
+    decisions = pl.read_csv(folder / stage.FILES["decisions"].name, infer_schema_length=None)
+    # questions x runs (conditions x prompts per model) x parsers
+    assert decisions.height == questions.height * len(runs) * len(MODES)
+    assert set(decisions.select(*protocol.RUN_KEY).unique().rows()) == {tuple(vars(r).values()) for r in runs}
+    assert set(decisions["parser"]) == set(MODES) and decisions.select(*protocol.KEY, "question_id").is_unique().all()
+    assert set(decisions["question_id"]) == set(questions["id"])
+    assert set(decisions["state"].drop_nulls()) <= set(STATES)
+    assert decisions["state"].is_null().to_list() == decisions["error"].is_not_null().to_list()
+
+    judged = pl.read_parquet(cfg.stage_dir("judge") / "judged.parquet").filter(
+        pl.col("scenario"),
+        pl.col("prompt_variant") == "default",
+        (pl.col("condition") == "no_rag")
+        | ((pl.col("pipeline") == cfg.answer.pipeline) & (pl.col("k") == cfg.answer.k)),
+    )
+    label = {
+        (r["model"], r["thinking"], r["condition"], r["question_id"]): r["label"] for r in judged.iter_rows(named=True)
+    }
+    assert decisions["judge_label"].to_list() == [
+        label[(r["model"], r["thinking"], r["condition"], r["question_id"])] for r in decisions.iter_rows(named=True)
+    ]
+    summary = pl.read_csv(folder / stage.FILES["summary"].name)
+    counted = decisions.group_by(protocol.KEY).agg(n=pl.len(), n_answer=(pl.col("state") == ANSWER).sum())
+    assert summary.select(*protocol.KEY, "n", "n_answer").sort(protocol.KEY).rows() == counted.sort(protocol.KEY).rows()
+    keys = set(decisions["cache_key"].drop_nulls())
+    assert keys and keys <= default_run.llm_keys(cfg, "know2guess")

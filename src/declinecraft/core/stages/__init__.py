@@ -2,8 +2,8 @@
 
 A module here that defines ``STAGE`` (a :class:`~declinecraft.core.declaration.Stage`) is a stage;
 the :class:`~declinecraft.core.declaration.Artifact` constants it defines for its own block are
-what it writes. :func:`declared` returns them in run order: a stage after every stage whose
-artifacts it reads, and otherwise in its notebook's number order. Adding a stage is adding a
+what it writes. :func:`declared` returns them in run order, which is their notebooks' number order:
+a stage reads only artifacts of stages numbered before it. Adding a stage is adding a
 module here, its notebook and its block in ``params/default.yaml`` (docs/pipeline.md, "Adding a stage").
 
 Standard library only, like the catalogue built from it.
@@ -47,18 +47,20 @@ def declared() -> dict[str, Stage]:
 
 
 def _run_order(stages: dict[str, Stage]) -> dict[str, Stage]:
-    """A stage after every stage whose artifacts it reads; ties by notebook stem."""
-    needs = {b: {a.stage for a in s.reads} - {b} for b, s in stages.items()}
-    for block, upstream in needs.items():
+    """The stages by notebook number, each of which must read only stages numbered before it."""
+    ordered = dict(sorted(stages.items(), key=lambda item: item[1].notebook))
+    before: set[str] = set()
+    for block, stage in ordered.items():
+        upstream = {a.stage for a in stage.reads} - {block}
         if unknown := upstream - set(stages):
             raise ValueError(f"stage {block!r} reads artifacts of undeclared stages {sorted(unknown)}")
-    ordered: dict[str, Stage] = {}
-    while len(ordered) < len(stages):
-        ready = [s for b, s in stages.items() if b not in ordered and needs[b] <= set(ordered)]
-        if not ready:
-            raise ValueError(f"stages read each other's outputs in a cycle: {sorted(set(stages) - set(ordered))}")
-        first = min(ready, key=lambda s: s.notebook)
-        ordered[first.block] = first
+        if later := upstream - before:
+            names = sorted(stages[b].notebook for b in later)
+            raise ValueError(
+                f"stage {block!r} ({stage.notebook}) reads artifacts of {names}, numbered after it; "
+                "number the notebooks in run order"
+            )
+        before.add(block)
     return ordered
 
 

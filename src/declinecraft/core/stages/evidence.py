@@ -1,4 +1,4 @@
-"""10_evidence: ESB's five evidence levels on our questions (its §3-6)."""
+"""09_evidence: ESB's five evidence levels on our questions (its §3-6)."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ from declinecraft.core.stages.index import INDEX_MANIFEST, INDEX_VERSION
 from declinecraft.core.stages.judge import JUDGE_REFERENCES
 from declinecraft.core.stages.verify import VERIFY_BENCHMARK
 
-_write = writer("evidence", "10_evidence")
+_write = writer("evidence", "09_evidence")
 
 EVIDENCE_KEY_VALUES = _write(
     "key_values.parquet",
@@ -63,7 +63,7 @@ EVIDENCE_STATUS = _write("STATUS.md", "says the view is switched off", EVIDENCE_
 
 STAGE = Stage(
     block="evidence",
-    notebook="10_evidence",
+    notebook="09_evidence",
     params=EvidenceParams,
     run="declinecraft.views.evidence.stage:run",
     about="the Evidence Sufficiency Benchmark's five levels on our questions (seed 004 §3-6)",

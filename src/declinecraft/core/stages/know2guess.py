@@ -1,4 +1,4 @@
-"""09_know2guess: Know2Guess's decision protocol on our questions (its §3.5, §4)."""
+"""08_know2guess: Know2Guess's decision protocol on our questions (its §3.5, §4)."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ from declinecraft.core.stages.corpus import CORPUS_CHUNKS_POST, CORPUS_CHUNKS_PR
 from declinecraft.core.stages.judge import JUDGE_JUDGED, JUDGE_REFERENCES
 from declinecraft.core.stages.verify import VERIFY_BENCHMARK
 
-_write = writer("know2guess", "09_know2guess")
+_write = writer("know2guess", "08_know2guess")
 
 K2G_DECISIONS = _write(
     "know2guess_decisions.csv",
@@ -36,7 +36,7 @@ K2G_DISABLED = _write("DISABLED.md", "says the view is switched off", K2G_OFF)
 
 STAGE = Stage(
     block="know2guess",
-    notebook="09_know2guess",
+    notebook="08_know2guess",
     params=Know2GuessParams,
     run="declinecraft.views.know2guess.stage:run",
     about="Know2Guess's decision protocol on our questions (seed 003 §3.5, §4)",

@@ -1,4 +1,4 @@
-"""08_paper: every figure, table and number macro, and the PDF."""
+"""10_paper: every figure, table and number macro, and the PDF."""
 
 from __future__ import annotations
 
@@ -17,7 +17,7 @@ from declinecraft.core.stages.analysis import ANALYSIS_STATUS, ANALYSIS_TABLE
 from declinecraft.core.stages.judge import JUDGE_JUDGED
 from declinecraft.core.stages.verify import VERIFY_AUDIT_VERIFIER, VERIFY_IMPORT
 
-_write = writer("paper", "08_paper")
+_write = writer("paper", "10_paper")
 
 PAPER_RUN_HEALTH = _write("run_health.csv", "the run's health with the views' rows")
 PAPER_FIGURE_CHECKS = _write("figure_checks.csv", "every drawn figure's layout and caption problems")
@@ -56,7 +56,7 @@ _VIEWS = tuple(
 
 STAGE = Stage(
     block="paper",
-    notebook="08_paper",
+    notebook="10_paper",
     params=PaperParams,
     run="declinecraft.paper.stage:run",
     about="figures and tables, number macros, the PDF (all sections)",

@@ -7,7 +7,7 @@ C_pre for each answerable question (:mod:`.levels`, the L5 conflicting copy by :
 :mod:`.conflicts`), adds the unanswerable questions with their retrieved chunks as a sixth,
 temporal condition T, asks the models under test with ESB's three prompt strategies
 (:mod:`.asking`), labels every response twice (:mod:`.classes`) and computes ESB's metrics
-(:mod:`.calibration`, :mod:`.tables`). :mod:`.stage` runs it (notebook 10); :mod:`.plots`,
+(:mod:`.calibration`, :mod:`.tables`). :mod:`.stage` runs it (notebook 09); :mod:`.plots`,
 :mod:`.report` (figures, LaTeX macros) read its output files; the explorer
 (:mod:`declinecraft.explore.protocols`) shows one question's contexts and responses.
 """

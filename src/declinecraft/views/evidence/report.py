@@ -1,6 +1,6 @@
 """LaTeX macros of the view's numbers, and the words whose direction the numbers decide.
 
-:func:`macros` reads ``10_evidence/`` and returns ``(name, value, description)`` triples; names
+:func:`macros` reads ``09_evidence/`` and returns ``(name, value, description)`` triples; names
 are letters only (TeX control words). Rates are means over the models (and thinking settings)
 under the standard prompt P1 unless a description says otherwise; a number the run cannot supply
 is "n/a". Numbers print through the paper's one formatter (:mod:`declinecraft.core.number_format`);

@@ -1,8 +1,8 @@
-"""Stage 10 (``stage.run``): ESB's evidence levels on our questions; writes ``10_evidence/``.
+"""Stage 09 (``stage.run``): ESB's evidence levels on our questions; writes ``09_evidence/``.
 
 Reads the benchmark, C_pre's chunks, the answer stage's retrieved chunks per question (where it
 has them; the index otherwise) and the judge stage's references; writes the catalogue's evidence
-artifacts (:mod:`declinecraft.core.catalogue`) into ``outputs/<run>/10_evidence/``: the key values,
+artifacts (:mod:`declinecraft.core.catalogue`) into ``outputs/<run>/09_evidence/``: the key values,
 the instances (per question, level and order: chunk ids, the exact context, the checks), the
 responses, their labels and scores, the judged table (ESB classes, L5 flags and types), the
 sufficiency curve, the summary, position bias, prompt effects, L5 types, agreement, quality,
@@ -66,7 +66,7 @@ LABELLED = catalogue.EVIDENCE_VALIDATION_AGREEMENT
 
 @dataclass(frozen=True)
 class EvidenceResult:
-    """What stage 10 wrote (``outputs/<run>/10_evidence/``); every frame empty when disabled."""
+    """What stage 09 wrote (``outputs/<run>/09_evidence/``); every frame empty when disabled."""
 
     key_values: pl.DataFrame = field(default_factory=pl.DataFrame)
     """The altered value per answerable question: ``key_values.parquet``."""
@@ -161,7 +161,7 @@ def disabled(cfg: RunConfig) -> EvidenceResult:
 def run(
     cfg: RunConfig, *, models: Models | None = None, search: Search | None = None, progress: bool = False
 ) -> EvidenceResult:
-    """Run stage 10 and write its outputs (``10_evidence/``); return them.
+    """Run stage 09 and write its outputs (``09_evidence/``); return them.
 
     ``models`` and ``search`` default to the run's model servers and index (tests inject fakes).
     """

@@ -8,7 +8,7 @@ tables set K2G's scores beside our response judge's labels of the same questions
 Modules: :mod:`.decisions` (the parsers), :mod:`.protocol` (prompts, conditions, runs),
 :mod:`.grading` (accuracy judges), :mod:`.reliability` (K2G's scores), :mod:`.sensitivity`
 (parser and prompt), :mod:`.separability` (the lexical probe), :mod:`.crossprotocol`,
-:mod:`.stage` (stage 09), :mod:`.plots` (figures) and :mod:`.macros` (paper numbers).
+:mod:`.stage` (stage 08), :mod:`.plots` (figures) and :mod:`.macros` (paper numbers).
 """
 
 from declinecraft.views.know2guess.decisions import (

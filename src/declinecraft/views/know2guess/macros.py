@@ -96,7 +96,7 @@ def _ranks(cost: pl.DataFrame, condition: str) -> str:
 
 
 def macros(result_dir: Path, *, min_n: int = small_n.threshold(0, 0.05), alpha: float = 0.05) -> list[Macro]:
-    """Every macro of the section from ``09_know2guess/`` (a folder without tables gives n/a values).
+    """Every macro of the section from ``08_know2guess/`` (a folder without tables gives n/a values).
 
     ``min_n`` is the small-n rule's threshold (:func:`declinecraft.core.small_n.threshold` of the
     run's ``analysis.min_n``): a rate, ECE, AUROC, agreement or shift from fewer questions prints

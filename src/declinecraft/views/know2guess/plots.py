@@ -14,10 +14,11 @@ import matplotlib
 matplotlib.use("Agg")
 
 import polars as pl
+from matplotlib.artist import Artist
 from matplotlib.axes import Axes
 from matplotlib.figure import Figure
 
-from declinecraft.core import catalogue
+from declinecraft.core import catalogue, flat_panel
 from declinecraft.core.palette import model_styles
 from declinecraft.views.know2guess.protocol import STANDARD
 
@@ -33,7 +34,15 @@ SEGMENTS = (
     ("parse_error", "parse error", "#d0d0d0"),
 )
 """Refusals and parse errors are outcomes of their own (K2G §6.7 keeps refusal apart)."""
-WIDTH_IN = 7.0
+WIDTH_IN = 6.9
+"""Width of every figure, inches: within the page's 7 in, so LaTeX never scales its type down."""
+
+
+ROW_IN = 0.1
+"""Height of one configuration's bar in the outcome profile, inches: 27 rows of 6 pt labels stay
+apart and the figure within 0.42 of the text's height (``figure_check.FULL_BOX_IN``)."""
+LEGEND_ROW_IN = 0.15
+"""Height of one line of a legend of 6 pt entries, inches."""
 
 
 #: A proportion axis: 0 to 1 with a margin, so a point at 0 or 1 sits inside the frame.
@@ -65,11 +74,14 @@ def _line_style(model: object, thinking: object) -> _LineStyle:
     return {"color": color, "marker": marker, "linestyle": "-" if thinking in (None, "off") else "--"}
 
 
-def _panels(frame: pl.DataFrame, height: float = 2.4) -> tuple[Figure, list[tuple[str, Axes, pl.DataFrame]]]:
-    """One axis per condition present (a single 'no data' axis when the frame is empty)."""
+def _panels(
+    frame: pl.DataFrame, height: float = 2.4, *, sharey: bool = False
+) -> tuple[Figure, list[tuple[str, Axes, pl.DataFrame]]]:
+    """One axis per condition present (a single 'no data' axis when the frame is empty); with
+    ``sharey`` only the first carries the y labels."""
     conditions = sorted(frame["condition"].unique().to_list()) if frame.height else []
     fig = Figure(figsize=(WIDTH_IN, height), layout="constrained")
-    axes = fig.subplots(1, max(1, len(conditions)), squeeze=False)[0]
+    axes = fig.subplots(1, max(1, len(conditions)), squeeze=False, sharey=sharey)[0]
     if not conditions:
         axes[0].text(0.5, 0.5, "no Know2Guess results in this run", ha="center", va="center")
         axes[0].set_axis_off()
@@ -77,9 +89,43 @@ def _panels(frame: pl.DataFrame, height: float = 2.4) -> tuple[Figure, list[tupl
     return fig, [(c, ax, frame.filter(pl.col("condition") == c)) for c, ax in zip(conditions, axes, strict=True)]
 
 
+def _legend_columns(labels: list[str]) -> int:
+    """How many columns of ``labels`` the page's width holds (at 6 pt, with their handles)."""
+    longest = max((len(label) for label in labels), default=1)
+    return max(1, min(len(labels), int(WIDTH_IN / (0.45 + 0.05 * longest))))
+
+
+def _lines_height(frame: pl.DataFrame) -> float:
+    """The height of a figure of panels of one line per configuration, with their legend below."""
+    head = _headline(frame)
+    labels = (
+        [_config(r) for r in head.select("model", "thinking").unique().iter_rows(named=True)] if head.height else []
+    )
+    return 2.1 + LEGEND_ROW_IN * -(-len(labels) // _legend_columns(labels)) if labels else 2.4
+
+
+def _legend_below(fig: Figure, panels: list[tuple[str, Axes, pl.DataFrame]]) -> None:
+    """One legend of every panel's lines under the panels, as many columns as the page holds
+    (in a panel, a legend of many configurations would cover its lines and title)."""
+    named: dict[str, Artist] = {}
+    for _, ax, _ in panels:
+        for handle, label in zip(*ax.get_legend_handles_labels(), strict=True):
+            named.setdefault(label, handle)
+    if named:
+        labels = list(named)
+        fig.legend(
+            list(named.values()),
+            labels,
+            fontsize=6,
+            loc="outside lower center",
+            ncols=_legend_columns(labels),
+            frameon=False,
+        )
+
+
 def plot_reliability_vs_lambda(frame: pl.DataFrame) -> Figure:
     """R_λ against λ, one line per configuration (``know2guess_cost_sensitive.csv``)."""
-    fig, panels = _panels(_headline(frame))
+    fig, panels = _panels(_headline(frame), _lines_height(frame))
     for condition, ax, part in panels:
         for key, line in part.sort("lam").group_by(["model", "thinking"], maintain_order=True):
             ax.plot(
@@ -94,14 +140,27 @@ def plot_reliability_vs_lambda(frame: pl.DataFrame) -> Figure:
             ylabel=r"$R_\lambda$",
             ylim=UNIT_VIEW,
         )
-        ax.legend(fontsize=6)
+    _legend_below(fig, panels)
     return fig
 
 
 def plot_reliability_diagram(frame: pl.DataFrame) -> Figure:
     """Accuracy of answered items against their stated confidence per bin (``know2guess_calibration.csv``)."""
-    fig, panels = _panels(_headline(frame).filter(pl.col("n") > 0) if frame.height else frame)
+    fig, panels = _panels(_headline(frame).filter(pl.col("n") > 0) if frame.height else frame, _lines_height(frame))
+    said = 0
     for condition, ax, part in panels:
+        confidence = flat_panel.one_value(part["confidence"].to_list())
+        if confidence is not None:  # every answer states one confidence: no curve to draw
+            n = int(part["n"].sum())
+            correct = float((part["accuracy"].fill_nan(0.0) * part["n"]).sum())
+            flat_panel.say(
+                ax,
+                f"{CONDITION_NAMES.get(condition, condition)}: one stated confidence in this run,\n"
+                f"{confidence:.2f}, on all {n} answered replies ({correct / n:.0%} correct),\n"
+                "so no calibration curve is drawn",
+            )
+            said += 1
+            continue
         ax.plot([0, 1], [0, 1], color="#9a9a9a", linewidth=0.8, linestyle="--")
         for key, line in part.sort("bin").group_by(["model", "thinking"], maintain_order=True):
             ax.plot(
@@ -117,7 +176,9 @@ def plot_reliability_diagram(frame: pl.DataFrame) -> Figure:
             xlim=UNIT_VIEW,
             ylim=UNIT_VIEW,
         )
-        ax.legend(fontsize=6)
+    _legend_below(fig, panels)
+    if panels and said == len(panels):  # sentences only: no room kept for axes
+        fig.set_size_inches(WIDTH_IN, 0.8)
     return fig
 
 
@@ -127,20 +188,27 @@ def plot_outcome_profile(frame: pl.DataFrame) -> Figure:
     they had columns of their own draws them as 0."""
     head = _headline(frame)
     n_configs = head.select("model", "thinking").unique().height if head.height else 1
-    fig, panels = _panels(head, height=0.6 + 0.35 * max(1, n_configs))
+    # The legend takes two rows; the configurations share one axis of rows, named on the left.
+    fig, panels = _panels(head, height=1.15 + ROW_IN * max(1, n_configs), sharey=True)
+    keys = head.select("model", "thinking").unique().sort("model", "thinking") if head.height else head
+    order = [_config(r) for r in keys.iter_rows(named=True)]
     for condition, ax, part in panels:
         part = part.sort("model", "thinking")
-        labels = [_config(r) for r in part.iter_rows(named=True)]
+        rows = [order.index(_config(r)) for r in part.iter_rows(named=True)]  # one order in both panels
         left = [0.0] * part.height
         for column, name, colour in SEGMENTS:
             count = part[column] if column in part.columns else pl.Series([0] * part.height)
             share = (count / part["n"]).fill_nan(0.0).to_list()
-            ax.barh(labels, share, left=left, color=colour, label=name)
+            ax.barh(rows, share, left=left, color=colour, label=name)
             left = [a + b for a, b in zip(left, share, strict=True)]
         ax.set(title=CONDITION_NAMES.get(condition, condition), xlabel="share of questions", xlim=(0, 1))
     if panels:  # below the panels: inside one it would cover bars or the title of a short figure
+        panels[0][1].set_yticks(range(len(order)), order)
+        panels[0][1].tick_params(axis="y", labelsize=6)
         handles, names = panels[-1][1].get_legend_handles_labels()
-        fig.legend(handles, names, fontsize=6, loc="outside lower center", ncols=len(SEGMENTS), frameon=False)
+        # In two rows: seven entries in one would make the figure wider than the page, and LaTeX
+        # would scale its type under 6 pt.
+        fig.legend(handles, names, fontsize=6, loc="outside lower center", ncols=4, frameon=False)
     return fig
 
 

@@ -1,10 +1,10 @@
-"""Stage 09 (``stage.run``): Know2Guess's decision protocol on the run's questions.
+"""Stage 08 (``stage.run``): Know2Guess's decision protocol on the run's questions.
 
 Reads the benchmark, the answer stage's questions and retrieved chunks (``05_answer/``), the
 judge stage's references and labels (``06_judge/``) and the corpus chunks; asks every run
 (:mod:`.protocol`), parses each reply both ways, has the run's accuracy judges score the
 answers, and writes the catalogue's Know2Guess artifacts (:mod:`declinecraft.core.catalogue`) into
-``outputs/<run>/09_know2guess/``: the decisions (one row per run, parser and question), the
+``outputs/<run>/08_know2guess/``: the decisions (one row per run, parser and question), the
 summary of every rate with its interval, the cost-sensitive reliability, the outcome profile, the
 calibration bins, the parser and prompt sensitivities, the separability probe and its words, the
 cross-protocol comparison and crosstab, the parser issues, and the manifest.
@@ -53,7 +53,7 @@ JUDGED_COLUMNS = (
     "question_id",
     "label",
 )
-#: Result field -> its artifact in ``09_know2guess/``.
+#: Result field -> its artifact in ``08_know2guess/``.
 FILES = {
     "decisions": catalogue.K2G_DECISIONS,
     "summary": catalogue.K2G_SUMMARY,
@@ -72,7 +72,7 @@ FILES = {
 
 @dataclass(frozen=True)
 class Know2GuessResult:
-    """What stage 09 wrote (``outputs/<run>/09_know2guess/``); every frame empty when disabled."""
+    """What stage 08 wrote (``outputs/<run>/08_know2guess/``); every frame empty when disabled."""
 
     decisions: pl.DataFrame
     """One row per run, parser and question: ``know2guess_decisions.csv``."""
@@ -160,7 +160,7 @@ def ask_all(
 def run(
     cfg: RunConfig, *, models: Models | None = None, lookup: Lookup | None = None, progress: bool = False
 ) -> Know2GuessResult:
-    """Run stage 09 and write its outputs (``09_know2guess/``); return them.
+    """Run stage 08 and write its outputs (``08_know2guess/``); return them.
 
     ``models`` and ``lookup`` default to the run's model servers and corpus chunks (tests inject
     fakes). Every call is cached, so a rerun sends none.

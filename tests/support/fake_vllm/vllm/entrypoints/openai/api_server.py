@@ -3,7 +3,7 @@
 ``python -m vllm.entrypoints.openai.api_server --port P --max-model-len N ...`` (with
 tests/support/fake_vllm on PYTHONPATH) writes its argument list and environment to ``$FAKE_VLLM_RECORD``,
 starts a helper process in a session of its own (as a process that left the server's group would
-be: :func:`declinecraft.llm.process_tree.stop` must still end it; its pid is recorded too), then
+be: :func:`declinecraft.runtime.process_tree.stop` must still end it; its pid is recorded too), then
 serves tests/support/fake_openai.py on port P, refusing ``max_tokens`` above N with vLLM's HTTP 400.
 """
 
