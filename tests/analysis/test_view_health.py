@@ -8,8 +8,8 @@ from pathlib import Path
 import polars as pl
 import pytest
 
-from declinecraft.analysis import view_health
-from declinecraft.core import config
+from declinecraft.analysis import run_health, view_health
+from declinecraft.core import catalogue, config
 from tests.support import health
 
 
@@ -82,3 +82,25 @@ class TestCollectViews:
         """Views without outputs give notes, not errors."""
         found = view_health.collect_views(cfg)
         assert set(found["measure"]) == {"missing"} and found.height >= 2
+
+
+class TestWhole:
+    def test_analysis_not_run(self, cfg) -> None:  # noqa: ANN001
+        """Without the analysis stage's run_health.csv the whole health says so, beside the verifier's
+        counts and the views' notes."""
+        found = view_health.whole(cfg)
+        stages = found.filter(pl.col("measure") == "missing")["stage"].to_list()
+        assert run_health.ANALYSIS_STAGE in stages
+        assert found.filter(pl.col("measure") == "verifier_no_answerable")["denominator"].sum() > 0
+
+    def test_analysis_counted(self, cfg) -> None:  # noqa: ANN001
+        """The analysis stage's table is read back as written, in stage order after the verifier's."""
+        written = run_health.collect(cfg, health.main_grid())
+        path = catalogue.ANALYSIS_TABLE.path(cfg, "run_health")
+        path.parent.mkdir(parents=True, exist_ok=True)
+        written.write_csv(path)
+        found = view_health.whole(cfg)
+        assert found["stage"][0] == run_health.VERIFY_STAGE
+        assert health.row(found, "truncated", "m-a", condition="no_rag") == health.row(
+            written, "truncated", "m-a", condition="no_rag"
+        )

@@ -28,3 +28,15 @@ class TestSay:
         assert not ax.lines and ax.get_legend() is None and not ax.axison and ax.get_xlabel() == ""
         assert [(t.get_text(), t.get_gid()) for t in ax.texts] == [("one value", flat_panel.GID)]
         plt.close(fig)
+
+    def test_wrapped_to_the_panel(self) -> None:
+        """A long sentence is wrapped to its panel's width, not the figure's: in the narrow panel of
+        a row of four, every line stays within the panel; an image (a heat map) goes too."""
+        fig, axes = plt.subplots(1, 4, figsize=(7, 1.5))
+        axes[0].imshow([[0, 0], [0, 0]])
+        flat_panel.say(axes[0], "P1: every bar is all other (L5 responses (%): 100) (24 bars), so nothing is drawn")
+        (note,) = axes[0].texts
+        renderer = fig.canvas.get_renderer()  # type: ignore[attr-defined]
+        assert "\n" in note.get_text() and not axes[0].get_images()
+        assert note.get_window_extent(renderer).width <= axes[0].get_window_extent(renderer).width * 1.05
+        plt.close(fig)

@@ -8,7 +8,7 @@ import polars as pl
 from matplotlib.figure import Figure
 
 from declinecraft.core import drawn_parts
-from declinecraft.paper import caption_check, figure_check, figures, figures_extra
+from declinecraft.paper import caption_check, figure_check, figures, figures_extra, flat_panels
 from declinecraft.paper.figure_spec import FigureSpec
 from declinecraft.views.evidence import plots as evidence_plots
 from tests.support import projects
@@ -79,6 +79,7 @@ class TestCaptionsFollowTheFigure:
     @staticmethod
     def caption(stem: str, fig: Figure) -> str:
         tex = (projects.REPO / "paper" / "main.tex").read_text(encoding="utf-8")
+        flat_panels.say_flat(fig)  # as the paper stage does before it checks a figure
         resolved = caption_check.resolve(caption_check.captions(tex)[stem], drawn_parts.parts(fig))
         assert figure_check.problems(fig, caption_check.captions(tex)[stem]) == []
         return resolved

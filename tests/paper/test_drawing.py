@@ -5,6 +5,7 @@ from __future__ import annotations
 import datetime as dt
 import re
 from pathlib import Path
+from typing import Any
 
 import matplotlib.pyplot as plt
 import numpy as np
@@ -12,7 +13,7 @@ import polars as pl
 import pytest
 from matplotlib.figure import Figure
 
-from declinecraft.paper import drawing, figures_main
+from declinecraft.paper import drawing, figures_main, flat_panels
 from tests.support import figure_values, projects
 
 
@@ -76,6 +77,29 @@ class TestSave:
         assert b"D:20260908000000Z" in saved[0][0].read_bytes()
 
 
+class TestStamp:
+    def test_above_a_legend_over_the_frame(self, tmp_path: Path) -> None:
+        """The SIMULATED line stands above everything drawn, in the saved file too: a legend set
+        above the panels (the evidence view's response types) is not moved up to the line when
+        saving cuts the figure to what it draws."""
+        with drawing.style():
+            fig, ax = plt.subplots(figsize=(4, 2), layout="constrained")
+            ax.barh([0, 1], [1, 2], label="a series")
+            legend = fig.legend(frameon=False, ncols=3, loc="outside upper center")
+        drawing.stamp(fig, "SIMULATED")
+        (line,) = [t for t in fig.texts if "not a result" in t.get_text()]
+        seen = []
+
+        def measure(event: Any) -> None:  # the saved drawing's own geometry
+            seen.append((line.get_window_extent(event.renderer), legend.get_window_extent(event.renderer)))
+
+        fig.canvas.mpl_connect("draw_event", measure)
+        fig.savefig(tmp_path / "f.png", bbox_inches="tight", pad_inches=0.02)
+        said, key = seen[-1]
+        assert said.y0 >= key.y1 and not said.overlaps(key)
+        plt.close(fig)
+
+
 class TestPct:
     def test_null_is_nan(self) -> None:
         """Proportions become percentages, null becomes NaN."""
@@ -128,18 +152,19 @@ class TestRateAxis:
         assert list(out[:3]) == [0.0, 50.0, 100.0] and np.isnan(out[3])
 
 
-class TestNoteConstant:
+class TestFlatLinesPanel:
     def test_flat_panel_says_so(self) -> None:
-        """A panel whose values are all one number says so; a varied one does not."""
+        """A lines panel whose values are all one number is said in words in its place
+        (:func:`declinecraft.paper.flat_panels.say_flat`, as the paper stage does); a varied one is drawn."""
         fig, ax = drawing.new_figure()
         frame = pl.DataFrame({"config": ["a", "a", "b", "b"], "condition": ["x", "y"] * 2, "car": [0.0] * 4})
-        drawing.lines_panel(ax, frame, x="condition", y="car", order=["x", "y"])
-        assert [t.get_text() for t in ax.texts] == ["all 4 values are 0.0%"]
+        drawing.lines_panel(ax, frame, x="condition", y="car", order=["x", "y"], ylabel="CAR (%)")
+        assert flat_panels.say_flat(fig) == ["Every CAR (%) is 0 (6 points), so nothing is drawn"]
         fig, ax = drawing.new_figure()
         drawing.lines_panel(
             ax, frame.with_columns(car=pl.Series([0.0, 0.5, 0.2, 0.1])), x="condition", y="car", order=["x", "y"]
         )
-        assert len(ax.texts) == 0
+        assert flat_panels.say_flat(fig) == [] and ax.axison
 
 
 class TestLinesPanel:

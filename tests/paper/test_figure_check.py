@@ -65,9 +65,10 @@ class TestFigureCheck:
         plt.close(fig)
 
     def test_labels_placed_apart(self) -> None:
-        """Labels of points at one spot are placed where they collide with nothing."""
+        """Labels of points at one spot are placed where they collide with nothing (the markers
+        drawn apart a little: a panel of one value is said in words instead, test_flat_panels)."""
         fig, ax = plt.subplots(figsize=(3, 2))
-        ax.scatter([50, 50, 50], [50, 50, 50])
+        ax.scatter([50, 50, 50], [48, 50, 52])
         ax.set_xlabel("Answerable Attempt Rate (%)")  # a rate axis: one x value is read against 0-100
         ax.set_xlim(0, 100)
         ax.set_ylim(0, 100)
@@ -76,11 +77,11 @@ class TestFigureCheck:
         plt.close(fig)
 
     def test_labels_at_a_corner(self) -> None:
-        """Four long labels of points at one corner (every configuration at attempt 100 %, CAR 0 %)
-        share one label inside the axes, a line each."""
+        """Four long labels of points at one corner (four configurations at attempt 100 %, CAR 0 %,
+        a fifth elsewhere) share one label inside the axes, a line each."""
         fig, ax = plt.subplots(figsize=(5, 3))
         names = [f"Qwen2.5-Coder-0.5B-Instruct (Q4_K_M) {i}" for i in range(3)] + ["SmolLM2-135M-Instruct (Q4_1)"]
-        ax.scatter([100] * 4, [0] * 4)
+        ax.scatter([100] * 4 + [60], [0] * 4 + [30])
         drawing.rate_axis(ax, "xy")  # the margin keeps the points off the frame
         drawing.label_points(ax, [(100, 0, name) for name in names])
         assert figure_check.problems(fig) == []
@@ -117,7 +118,7 @@ class TestLabelDefects:
     @staticmethod
     def _axes() -> tuple[Figure, Axes]:
         fig, ax = plt.subplots(figsize=(3.4, 2.2))
-        ax.scatter([10, 12, 95], [50, 50, 50])
+        ax.scatter([10, 12, 95], [50, 40, 60])
         ax.set_xlim(0, 100)
         ax.set_ylim(0, 100)
         return fig, ax

@@ -146,8 +146,8 @@ class TestSizeRelease:
         fig = figures_main.plot_size_release(pts)
         right = fig.axes[1]
         assert not right.axison and figure_values.points(right).size == 0
-        assert [t.get_text() for t in right.texts] == [
-            "all 3 models have the same release month: 2024-11,\nso CAR is not drawn against it"
+        assert [" ".join(t.get_text().split()) for t in right.texts] == [  # wrapped to the panel
+            "all 3 models have the same release month: 2024-11, so CAR is not drawn against it"
         ]
         assert figure_check.problems(fig) == []
 

@@ -119,21 +119,25 @@ class TestNearBlank:
             page_check.read_pgm(b"P5\n3 2\n255\n" + pixels[:4])
 
     def test_blank_problems(self) -> None:
-        """Pages ending above half their height are named, except the last."""
+        """Pages ending above half their height are named, except the last and where a part ends."""
         assert page_check.blank_problems([0.9, 0.3, 0.6, 0.2]) == [
             "page 2: nearly blank (printed matter ends 30% down the page)"
         ]
+        assert page_check.blank_problems([0.9, 0.3, 0.6, 0.2], {2}) == []
 
 
 @pytest.mark.skipif(not HAS_TOOLS, reason="pdflatex, pdftotext or pdftoppm is not installed (make setup installs them)")
 def test_built_pdf_near_blank(tmp_path: Path) -> None:
-    """A heading and one line, then a page break, is a near-blank page; the same text run on is not."""
+    """A heading and one line, then a page break, is a near-blank page; the same text run on is not,
+    nor is that page when it is marked as where a part of the paper ends."""
     filler = " ".join(["Words that fill the page."] * 700)
     body = {"full": f"\\section{{A}} One line. {filler}", "blank": f"\\section{{A}} One line.\\clearpage {filler}"}
+    body["part"] = body["blank"].replace("\\clearpage", f"\\hypertarget{{{page_check.PART_END}.body}}{{}}\\clearpage")
     found = {}
     for name, text in body.items():
         (tmp_path / f"{name}.tex").write_text(
-            f"\\documentclass{{article}}\\usepackage[margin=0.75in]{{geometry}}\\begin{{document}}{text}\\end{{document}}\n"
+            f"\\documentclass{{article}}\\usepackage[margin=0.75in]{{geometry}}\\usepackage{{hyperref}}"
+            f"\\begin{{document}}{text}\\end{{document}}\n"
         )
         subprocess.run(
             ["pdflatex", "-interaction=nonstopmode", f"{name}.tex"], cwd=tmp_path, capture_output=True, check=True
@@ -142,3 +146,5 @@ def test_built_pdf_near_blank(tmp_path: Path) -> None:
     assert found["full"] == []
     assert [p for p in found["blank"] if "nearly blank" in p] == [found["blank"][-1]]
     assert found["blank"][-1].startswith("page 1: nearly blank")
+    assert found["part"] == [p for p in found["blank"] if "nearly blank" not in p]
+    assert page_check.part_ends(tmp_path / "part.pdf") == {1}

@@ -85,8 +85,8 @@ class TestSizePanel:
             text="",
         )
         assert not drawn and not ax.collections and not ax.axison
-        assert [t.get_text() for t in ax.texts] == [
-            "all 2 models have the same total parameters (B): 8,\nso CAR is not drawn against it"
+        assert [" ".join(t.get_text().split()) for t in ax.texts] == [  # wrapped to the panel
+            "all 2 models have the same total parameters (B): 8, so CAR is not drawn against it"
         ]
 
 

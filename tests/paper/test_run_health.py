@@ -11,7 +11,8 @@ import polars as pl
 import pytest
 
 from declinecraft.analysis import run_health
-from declinecraft.core import config
+from declinecraft.core import catalogue, config
+from declinecraft.paper import health_table
 from declinecraft.paper import run_health as paper_run_health
 from tests.support import health, projects
 
@@ -26,7 +27,7 @@ class TestPaperSection:
     def test_table_and_sentences(self, cfg) -> None:  # noqa: ANN001
         """The table prints counts with their n and the caveat below min_n; the sentences name the failures."""
         counted = pl.concat([run_health.verifier_health(cfg), run_health.collect(cfg, health.main_grid())])
-        tex = paper_run_health.health_tex(counted, min_n=6)
+        tex = health_table.health_tex(counted, min_n=6)
         assert "2 of 8" in tex and "1 of 2 (1 re-asked)" in tex
         assert "1 of 1 (n = 1 question, not interpretable at this n)" in tex
         said = dict((m, v) for m, v, _ in paper_run_health.health_macros(counted, min_n=6))
@@ -98,6 +99,30 @@ class TestPaperSection:
         assert "run\\_health.csv is missing" in (paper / "health_numbers.tex").read_text()
         written = pl.read_csv(stage / "run_health.csv")
         assert written.filter(pl.col("measure") == "verifier_no_answerable")["numerator"].to_list() == [7]
+
+    def test_write_long(self, cfg) -> None:  # noqa: ANN001
+        """A run health longer than the body holds (the paper's 24 models) is summed in the body's
+        table, given whole in the appendix's, and the caption's note points there; a shorter run
+        afterwards leaves no appendix table behind."""
+        paper, stage = cfg.root / "paper", cfg.run_dir() / "10_paper"
+        (paper / "tables").mkdir(parents=True)
+        stage.mkdir(parents=True)
+        many = pl.DataFrame(
+            {"model": [f"m-{i:02d}" for i in range(45)], "condition": "single", "numerator": 1, "denominator": 9}
+        )
+        source = catalogue.ANALYSIS_TABLE.path(cfg, "run_health")
+        source.parent.mkdir(parents=True, exist_ok=True)
+        run_health.finish(many, "truncated", run_health.ANSWER_STAGE).write_csv(source)
+        paper_run_health.write(cfg, paper, stage)
+        whole = paper / "tables" / "run_health_models.tex"
+        assert "\\begin{longtable}" in whole.read_text() and whole.read_text().count("m-") == 45
+        body = (paper / "tables" / "run_health.tex").read_text()
+        assert "Answers cut at the output budget & 45 &" in body and "m-03" not in body
+        assert "app:run\\_health\\_models" not in (paper / "health_numbers.tex").read_text()
+        assert "\\ref{app:run_health_models}" in (paper / "health_numbers.tex").read_text()
+        source.unlink()
+        paper_run_health.write(cfg, paper, stage)
+        assert not whole.exists() and "HealthTableNote" not in (paper / "health_numbers.tex").read_text()
 
     def test_main_tex_places_it_before_results(self) -> None:
         """paper/main.tex has the Run health section, with its table, before the first results section."""

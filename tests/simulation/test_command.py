@@ -10,6 +10,7 @@ explorer's question files are written, and every page, figure and explorer page 
 
 from __future__ import annotations
 
+import csv
 import json
 import resource
 import shutil
@@ -84,3 +85,14 @@ def _pdf_says(pdf: Path) -> bool:
     if not shutil.which("pdftotext"):
         return True
     return "SIMULATED" in subprocess.run(["pdftotext", str(pdf), "-"], capture_output=True, text=True).stdout
+
+
+def test_pdf_checks_pass(simulated: tuple[Path, subprocess.CompletedProcess[str], int]) -> None:
+    """The PDF of 24 models passes the figure and page checks: no figure problem, no page problem
+    (the run health's hundreds of rows summed in the body and whole in the appendix)."""
+    stage = simulated[0] / "outputs" / RUN / "10_paper"
+    with (stage / "figure_checks.csv").open(newline="") as checks:
+        assert [(r["name"], r["problems"]) for r in csv.DictReader(checks) if r["problems"]] == []
+    with (stage / "page_checks.csv").open(newline="") as checks:
+        assert [r["problem"] for r in csv.DictReader(checks)] == []
+    assert (simulated[0] / "outputs" / RUN / "paper" / "tables" / "run_health_models.tex").is_file()

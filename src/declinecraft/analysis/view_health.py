@@ -1,8 +1,9 @@
 """Run health of the two views (Know2Guess's decisions, the evidence view's responses): their calls,
 cut replies, parser issues and protocol compliance, counted from their stage folders in
 :mod:`~declinecraft.analysis.run_health`'s long table (its measures ``k2g_format_issues``,
-``esb_invalid`` and ``protocol_*``). The paper stage adds them to the run's health, since the
-analysis stage reads neither view.
+``esb_invalid`` and ``protocol_*``); and :func:`whole`, the run's whole health, which is what the
+paper draws: the verifier's, the analysis stage's ``run_health.csv`` and the views' (the views run
+after the analysis stage, which therefore reads neither).
 """
 
 from __future__ import annotations
@@ -10,8 +11,10 @@ from __future__ import annotations
 import polars as pl
 
 from declinecraft.analysis.run_health import (
+    ANALYSIS_STAGE,
     EVIDENCE_STAGE,
     K2G_STAGE,
+    SCHEMA,
     answer_calls,
     empty,
     finish,
@@ -20,6 +23,7 @@ from declinecraft.analysis.run_health import (
     missing,
     read_artifact,
     truncation,
+    verifier_health,
 )
 from declinecraft.core import catalogue
 from declinecraft.core.config import RunConfig
@@ -157,3 +161,18 @@ def collect_views(cfg: RunConfig) -> pl.DataFrame:
         if (summary := found[catalogue.EVIDENCE_SUMMARY][0]) is not None and summary.height:
             parts.append(evidence_invalid(summary))
     return merge_calls(pl.concat(parts)) if parts else empty()
+
+
+def counted(cfg: RunConfig) -> pl.DataFrame:
+    """The analysis stage's run health (``run_health.csv``), or a ``missing`` row saying why."""
+    source = catalogue.ANALYSIS_TABLE.path(cfg, "run_health")
+    if source.is_file():
+        return pl.read_csv(source, schema_overrides=SCHEMA).with_columns(
+            pl.col("model", "thinking", "condition", "detail").fill_null("")
+        )
+    return missing(ANALYSIS_STAGE, f"{source.relative_to(cfg.root)} is missing (the analysis stage has not run)")
+
+
+def whole(cfg: RunConfig) -> pl.DataFrame:
+    """The run's whole health, in stage order: the verifier's, the analysis stage's and the views'."""
+    return pl.concat([verifier_health(cfg), counted(cfg), collect_views(cfg)])

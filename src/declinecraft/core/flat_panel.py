@@ -13,11 +13,16 @@ Axes are duck-typed (matplotlib's), so this module needs no plotting library.
 from __future__ import annotations
 
 import math
+import textwrap
 from collections.abc import Iterable
 from typing import Any
 
 #: The ``gid`` of a text that states a panel's constant data.
 GID = "flat-panel"
+#: A character's mean width as a share of the font size (sans-serif text), to wrap to a panel.
+CHAR_WIDTH = 0.55
+#: The fewest characters a wrapped line holds, however narrow the panel.
+MIN_LINE = 16
 
 
 def one_value(values: Iterable[Any]) -> float | None:
@@ -28,13 +33,18 @@ def one_value(values: Iterable[Any]) -> float | None:
 
 
 def say(ax: Any, text: str, *, fontsize: float = 7.0) -> None:
-    """Replace what ``ax`` drew with ``text``, centred and wrapped, its frame and ticks removed."""
-    for artist in [*ax.lines, *ax.collections, *ax.patches, *ax.texts]:
+    """Replace what ``ax`` drew with ``text``, centred and wrapped to the panel's width, its frame
+    and ticks removed."""
+    for artist in [*ax.lines, *ax.collections, *ax.patches, *ax.images, *ax.texts]:
         artist.remove()
     legend = ax.get_legend()
     if legend is not None:
         legend.remove()
     ax.set(xlabel="", ylabel="", title="")
     ax.set_axis_off()
-    note = ax.text(0.5, 0.5, text, ha="center", va="center", transform=ax.transAxes, fontsize=fontsize, wrap=True)
+    # Wrapped to the panel's own width (matplotlib's wrap would use the figure's, past the panel).
+    width_pt = ax.figure.get_figwidth() * ax.get_position().width * 72
+    per_line = max(MIN_LINE, int(width_pt / (CHAR_WIDTH * fontsize)))
+    lines = "\n".join(textwrap.fill(part, per_line) for part in text.split("\n"))
+    note = ax.text(0.5, 0.5, lines, ha="center", va="center", transform=ax.transAxes, fontsize=fontsize)
     note.set_gid(GID)

@@ -26,7 +26,7 @@ import seaborn as sns  # noqa: E402
 from matplotlib.figure import Figure  # noqa: E402
 from matplotlib.typing import RcKeyType  # noqa: E402
 
-from declinecraft.core import catalogue, drawn_parts, flat_panel, paths, stats  # noqa: E402
+from declinecraft.core import catalogue, drawn_parts, paths, stats  # noqa: E402
 
 COLUMN_IN = 3.4
 """Width of one column of the paper, inches."""
@@ -99,11 +99,23 @@ STAMP = ""
 
 
 def stamp(fig: Figure, text: str) -> None:
-    """Write ``text`` in bold red above ``fig``'s frame, a little apart (a word's box in the PDF is
-    the font's height, taller than its letters); the tight bounding box grows to hold it. Not below:
-    some figures print a key of their labels under the frame."""
-    gap = 0.12 / fig.get_size_inches()[1]
-    fig.text(0.0, 1.0 + gap, f"{text}: not a result", fontsize=9, color="red", fontweight="bold", va="bottom")
+    """Write ``text`` in bold red above all that ``fig`` draws (a legend set above its frame
+    included), a little apart (a word's box in the PDF is the font's height, taller than its
+    letters); the tight bounding box grows to hold it. Not below: some figures print a key of their
+    labels under the frame."""
+    fig.draw_without_rendering()  # lay the figure out, so its tight box is what will be saved
+    if fig.get_layout_engine() is not None:
+        fig.set_layout_engine("none")  # keep that layout: saving must not make room again
+    for legend in fig.legends:
+        # A figure's legend is placed against the figure's box, which saving cuts to what is drawn,
+        # the stamp included: pin it where it is, in the figure's own coordinates.
+        anchor = legend.get_bbox_to_anchor().transformed(fig.transFigure.inverted())
+        legend.set_bbox_to_anchor(anchor, transform=fig.transFigure)
+    drawn = fig.get_tightbbox()
+    width, height = fig.get_size_inches()
+    top = max(1.0, drawn.y1 / height) + 0.12 / height
+    left = min(0.0, drawn.x0 / width)
+    fig.text(left, top, f"{text}: not a result", fontsize=9, color="red", fontweight="bold", va="bottom")
 
 
 def save(
@@ -376,28 +388,7 @@ def lines_panel(
     ax.set_xticks(xs, [(names or {}).get(v, str(v)) for v in order])
     ax.set_ylabel(ylabel)
     ax.grid(axis="y")
-    note_constant(ax, matrix, unit="%" if rate else "")
     return matrix
-
-
-def note_constant(ax: Any, values: np.ndarray, *, unit: str = "") -> bool:
-    """Say in the panel when every value it draws is the same (a flat panel reads as "no data" or
-    as a finding otherwise): "all 6 values are 0.0%"; True when it did."""
-    finite = values[np.isfinite(values)] if values.size else values
-    if finite.size < 2 or not np.all(finite == finite.flat[0]):
-        return False
-    ax.text(
-        0.5,
-        0.92,
-        f"all {finite.size} values are {finite.flat[0]:.1f}{unit}",
-        ha="center",
-        va="top",
-        transform=ax.transAxes,
-        fontsize=6,
-        color=GRAY,
-        gid=flat_panel.GID,  # the figure check reads it as the panel stating its constant data
-    )
-    return True
 
 
 def note_missing(ax: Any, text: str) -> None:

@@ -14,6 +14,8 @@
 - a panel whose points all sit at one x value (a single release month, a single stated
   confidence) that does not say so in words (:mod:`declinecraft.core.flat_panel`); on a rate
   axis one value is still read against 0 to 100 % (or 0 to 1), so rate axes are left alone;
+- a panel whose every value is the same (points, bars, a heat map's cells: all zero, or every bar
+  one kind alone) that does not say so in words (:mod:`declinecraft.paper.flat_panels`);
 - a point's label (:func:`drawing.label_points`) past its axes' frame, over another point label
   at all, or over an inset axes drawn in its axes;
 - given the figure's caption, an axis quantity the caption never names, or a part it names
@@ -31,15 +33,13 @@ import re
 from itertools import combinations
 from typing import Any
 
-import numpy as np
 from matplotlib.axes import Axes
-from matplotlib.collections import PathCollection
 from matplotlib.figure import Figure
 from matplotlib.text import Annotation, Text
 from matplotlib.transforms import Bbox
 
 from declinecraft.core import drawn_parts, flat_panel
-from declinecraft.paper import caption_check, drawing
+from declinecraft.paper import caption_check, drawing, flat_panels
 
 #: Display pixels a text may reach past the figure's edge (antialiasing, rounding).
 EDGE_PX = 2.0
@@ -114,21 +114,6 @@ def _rate_problems(ax: Axes) -> list[str]:
 FRAME_PX = 1.0
 
 
-def _points(ax: Axes) -> list[tuple[float, float]]:
-    """The data points ``ax`` draws as markers: lines with a marker and scatter collections."""
-    out: list[tuple[float, float]] = []
-    for line in ax.get_lines():
-        if line.get_visible() and line.get_marker() not in (None, "", " ", "None"):
-            # The points as plotted (categorical positions converted by matplotlib's units).
-            xy = np.ma.filled(np.asarray(line.get_xydata(), dtype=np.float64), np.nan).reshape(-1, 2)
-            xs, ys = xy[:, 0], xy[:, 1]
-            out += [(float(x), float(y)) for x, y in zip(xs.ravel(), ys.ravel(), strict=False)]
-    for coll in ax.collections:
-        if isinstance(coll, PathCollection) and coll.get_visible():
-            out += [(float(x), float(y)) for x, y in np.ma.filled(coll.get_offsets(), np.nan)]
-    return [(x, y) for x, y in out if np.isfinite(x) and np.isfinite(y)]
-
-
 def _framed_points(ax: Axes) -> list[str]:
     """Data points on a drawn edge of the axes' frame (see the module docstring)."""
     if not ax.axison:
@@ -142,7 +127,7 @@ def _framed_points(ax: Axes) -> list[str]:
     }
     shown = [e for e, (spine, _) in edges.items() if ax.spines[spine].get_visible()]
     hit: dict[str, int] = {}
-    for x, y in _points(ax):
+    for x, y in flat_panels.points(ax):
         px, py = ax.transData.transform((x, y))
         inside = box.x0 - FRAME_PX <= px <= box.x1 + FRAME_PX and box.y0 - FRAME_PX <= py <= box.y1 + FRAME_PX
         for edge in shown:
@@ -207,7 +192,7 @@ def _single_x(ax: Axes) -> list[str]:
     rate = _is_rate_label(ax.get_xlabel()) or (low <= 0 and high >= 100) or (low <= 0 and 1 <= high <= 1.1)
     if not ax.axison or rate or any(t.get_gid() == flat_panel.GID for t in ax.texts):
         return []
-    xs = {round(x, 9) for x, _ in _points(ax)}
+    xs = {round(x, 9) for x, _ in flat_panels.points(ax)}
     if len(xs) != 1:
         return []
     name = ax.get_title() or ax.get_xlabel() or "axes"
@@ -264,6 +249,7 @@ def problems(fig: Figure, caption: str | None = None, *, box: tuple[float, float
         out += _rate_problems(ax)
         out += _framed_points(ax)
         out += _single_x(ax)
+        out += flat_panels.flat_problems(ax)
     if caption is not None:
         drawn = drawn_parts.parts(fig)
         caption = caption_check.resolve(caption, drawn)

@@ -20,7 +20,7 @@ import polars as pl
 
 from declinecraft.core import drawn_parts, small_n
 from declinecraft.core.small_n import counted
-from declinecraft.paper import figure_check, figures_configs, figures_extra, figures_main
+from declinecraft.paper import figure_check, figures_configs, figures_extra, figures_main, flat_panels
 from declinecraft.paper.drawing import save
 from declinecraft.paper.figure_spec import FigureSpec
 from declinecraft.paper.outputs import remove_stale
@@ -93,6 +93,7 @@ def write_figures(
         small = "" if reason else too_few_points(spec.stem, results, min_points)
         if not reason:
             fig = spec.draw(results)
+            flat_panels.say_flat(fig)
             drawn = sorted(drawn_parts.parts(fig))
             caption = None if captions is None else captions.get(spec.stem, "")
             box = (places or {}).get(spec.stem, figure_check.FULL_BOX_IN)

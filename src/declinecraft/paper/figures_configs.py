@@ -25,7 +25,6 @@ from declinecraft.paper.drawing import (
     label_points,
     lines_panel,
     new_figure,
-    note_constant,
     pct,
     rate_axis,
     rows_height,
@@ -231,7 +230,6 @@ def _per_model(main_grid: pl.DataFrame, metric: str, xlabel: str) -> Figure:
         ax.scatter(pct(part[metric]), pos, color=color, marker=marker, s=14, label=CONDITION_NAMES[condition], zorder=3)
     ax.set_yticks(range(len(order)), [names[m] for m in order])
     ax.set_xlabel(xlabel)
-    note_constant(ax, pct(points[metric]), unit="%")
     rate_axis(ax, "x")
     ax.grid(axis="x")
     ax.legend(loc="lower right" if metric == "car" else "upper left")

@@ -15,7 +15,10 @@ reports, naming the page and the words:
 It also renders every page small in gray (``pdftoppm``, poppler) and names a page, other than the
 last, whose printed matter ends above :data:`MIN_FILL` of the page's height (the page number's band
 left out): a near-blank page, where a float that did not fit or a heading without text pushed the
-rest on.
+rest on. A page where a part of the paper ends (the two-column body before the one-column
+appendices, the appendices before the list of what the run does not produce) ends where its part
+does: ``paper/main.tex`` marks it with a named destination :data:`PART_END` (``\\hypertarget``,
+read back with ``pdfinfo -dests``), and it is not counted as near-blank.
 
 The paper stage writes the problems to ``10_paper/page_checks.csv`` and prints them.
 """
@@ -193,15 +196,33 @@ def fills(pdf: Path) -> list[float]:
         return [fill(read_pgm(path.read_bytes())) for path in sorted(Path(folder).glob("p-*.pgm"))]
 
 
-def blank_problems(page_fills: list[float]) -> list[str]:
-    """The near-blank pages among ``page_fills`` (every page but the last; see :data:`MIN_FILL`)."""
+#: The name (a prefix) of the destinations ``paper/main.tex`` puts where a part of the paper ends.
+PART_END = "dc.partend"
+
+
+def part_ends(pdf: Path) -> set[int]:
+    """The pages (from 1) where ``pdf`` marks the end of a part (:data:`PART_END`).
+
+    Raises:
+        PageCheckError: pdfinfo is missing or cannot read the PDF.
+    """
+    proc = subprocess.run([_poppler("pdfinfo"), "-dests", str(pdf)], capture_output=True, text=True, check=False)
+    if proc.returncode != 0:
+        raise PageCheckError(f"pdfinfo failed on {pdf}: {proc.stderr.strip()[:300]}")
+    return {int(line.split()[0]) for line in proc.stdout.splitlines()[1:] if f'"{PART_END}' in line}
+
+
+def blank_problems(page_fills: list[float], ends: set[int] | frozenset[int] = frozenset()) -> list[str]:
+    """The near-blank pages among ``page_fills`` (every page but the last and the pages in ``ends``,
+    where a part of the paper ends; see :data:`MIN_FILL`)."""
     return [
         f"page {number}: nearly blank (printed matter ends {share:.0%} down the page)"
         for number, share in enumerate(page_fills[:-1], 1)
-        if share < MIN_FILL
+        if share < MIN_FILL and number not in ends
     ]
 
 
 def problems(pdf: Path) -> list[str]:
     """Every page problem of ``pdf``, in page order (the near-blank pages last); [] when none."""
-    return [problem for page in pages(pdf) for problem in page_problems(page)] + blank_problems(fills(pdf))
+    words = [problem for page in pages(pdf) for problem in page_problems(page)]
+    return words + blank_problems(fills(pdf), part_ends(pdf))

@@ -1,9 +1,8 @@
 """The paper's "Run health" section: one table and a few generated sentences, before any result.
 
-The counts come from the analysis stage's ``run_health.csv`` (answering and judging,
-:mod:`declinecraft.analysis.run_health`) and, for the verifier and the two views, from their own
-folders (:func:`~declinecraft.analysis.run_health.verifier_health`,
-:func:`~declinecraft.analysis.view_health.collect_views`: the analysis stage reads neither).
+The counts are the run's whole health, counted in one place
+(:func:`declinecraft.analysis.view_health.whole`: the analysis stage's ``run_health.csv`` for
+answering and judging, the verifier's audit and the two views' folders); this module only draws them.
 :func:`write` puts the whole table into ``outputs/<run>/10_paper/run_health.csv``, the LaTeX table
 into ``paper/tables/run_health.tex`` and the sentences, as macros, into
 ``paper/health_numbers.tex``. Every count prints with its n ("6 of 9"); the questions a
@@ -23,110 +22,10 @@ import polars as pl
 from declinecraft.analysis import run_health, view_health
 from declinecraft.core import catalogue, small_n
 from declinecraft.core.config import RunConfig
-from declinecraft.paper import health_flags
+from declinecraft.paper import health_flags, health_table
+from declinecraft.paper.health_table import of
 from declinecraft.paper.latex import escape, macro_file
 from declinecraft.paper.outputs import paper_writer
-
-#: Condition columns of the table, in order, with their headers.
-CONDITIONS = {"no_rag": "No retrieval", "single": "Single-shot RAG", "iterative": "Iterative RAG", "": "All"}
-#: Table rows: (measure, stage, label); the order is the table's.
-ROWS: tuple[tuple[str, str, str], ...] = (
-    ("verifier_no_answerable", run_health.VERIFY_STAGE, "Verifier's NO, answerable drafts (rejected)"),
-    ("verifier_no_unanswerable", run_health.VERIFY_STAGE, "Verifier's NO, unanswerable drafts (kept)"),
-    ("failed_calls", run_health.ANSWER_STAGE, "Failed calls, answering (incl.\\ reflections)"),
-    ("truncated", run_health.ANSWER_STAGE, "Answers cut at the output budget"),
-    ("exhausted", run_health.ANSWER_STAGE, "Answers that exhausted the budget (no answer left)"),
-    ("reflection_unusable", run_health.ANSWER_STAGE, "Reflections without usable JSON"),
-    ("reflection_outcome", run_health.ANSWER_STAGE, "Reflection outcomes"),
-    ("further_rounds", run_health.ANSWER_STAGE, "Retrieval rounds after round 0"),
-    ("accuracy_questions", run_health.ANALYSIS_STAGE, "Answerable questions scored"),
-    ("failed_calls", run_health.JUDGE_STAGE, "Failed calls, judging"),
-    ("label_unparsable", run_health.JUDGE_STAGE, "Labels unparsable after re-ask"),
-    ("score_unparsable", run_health.JUDGE_STAGE, "Scores unparsable after re-ask"),
-    ("label_rule_disagree", run_health.JUDGE_STAGE, "Labels unlike the phrase rule's"),
-    ("judge_check_agree", run_health.JUDGE_STAGE, "Check-set items scored as labelled"),
-    ("failed_calls", run_health.K2G_STAGE, "Failed calls, Know2Guess"),
-    ("truncated", run_health.K2G_STAGE, "Know2Guess replies cut at the budget"),
-    ("k2g_format_issues", run_health.K2G_STAGE, "Know2Guess replies with a format issue"),
-    ("protocol_decision", run_health.K2G_STAGE, "Know2Guess replies with a readable decision"),
-    ("protocol_confidence", run_health.K2G_STAGE, "Know2Guess replies stating a confidence"),
-    ("protocol_followed", run_health.K2G_STAGE, "Know2Guess replies following the protocol"),
-    ("failed_calls", run_health.EVIDENCE_STAGE, "Failed calls, evidence view"),
-    ("truncated", run_health.EVIDENCE_STAGE, "Evidence answers cut at the budget"),
-    ("esb_invalid", run_health.EVIDENCE_STAGE, "ESB invalid responses"),
-    ("protocol_followed", run_health.EVIDENCE_STAGE, "Evidence answers following the protocol"),
-)
-
-
-def of(k: int, n: int) -> str:
-    """A count with its n: "6 of 9"."""
-    return f"{k} of {n}"
-
-
-def _cell(measure: str, rows: list[dict[str, Any]], min_n: int) -> str:
-    """The text of one table cell from the rows of one measure, model and condition."""
-    if measure == "reflection_outcome":
-        return "; ".join(
-            f"{r['detail'].replace('_', ' ')}: {r['numerator']}" for r in sorted(rows, key=lambda r: r["detail"])
-        )
-    if measure == "further_rounds":
-        return "; ".join(
-            f"{r['detail']}: {of(r['numerator'], r['denominator'])}"
-            for r in sorted(rows, key=lambda r: int(r["detail"]))
-        )
-    row = rows[0]
-    text = of(row["numerator"], row["denominator"])
-    if measure == "accuracy_questions":
-        return small_n.stated(text, row["numerator"], min_n)
-    if measure in ("label_unparsable", "score_unparsable"):
-        return f"{text} ({row['reasked']} re-asked)"
-    if measure == "k2g_format_issues" and row["detail"]:
-        return f"{text} (most often {row['detail']})"
-    return text
-
-
-def _who(row: dict[str, Any], thinking: bool) -> str:
-    return row["model"] + (f" (thinking {row['thinking']})" if thinking and row["thinking"] else "")
-
-
-def with_reasks(frame: pl.DataFrame) -> pl.DataFrame:
-    """The ``*_unparsable`` rows with the matching ``*_reasked`` count in a ``reasked`` column."""
-    keys = ["stage", "model", "thinking", "condition", "detail"]
-    asked = frame.filter(pl.col("measure").str.ends_with("_reasked")).select(
-        *keys, pl.col("measure").str.replace("_reasked", "_unparsable"), reasked=pl.col("numerator")
-    )
-    return frame.join(asked, on=[*keys, "measure"], how="left", nulls_equal=True)
-
-
-def health_tex(frame: pl.DataFrame, min_n: int, source: str = "notebooks/10_paper.ipynb") -> str:
-    """A booktabs tabular: one row per check and model (or judge), a column per condition."""
-    lines = [f"% Generated by {source} (declinecraft.paper.run_health) -- do not edit."]
-    counted = with_reasks(frame.filter(pl.col("measure") != "missing"))
-    thinking = counted.filter(pl.col("thinking") != "")["thinking"].n_unique() > 1
-    body = []
-    for measure, stage, label in ROWS:
-        part = counted.filter((pl.col("measure") == measure) & (pl.col("stage") == stage))
-        for model in part["model"].unique(maintain_order=True).to_list():
-            mine = part.filter(pl.col("model") == model).to_dicts()
-            cells = []
-            for condition in CONDITIONS:
-                here = [r for r in mine if r["condition"] == condition]
-                cells.append(escape(_cell(measure, here, min_n)) if here else "")
-            body.append(" & ".join([label, escape(_who(mine[0], thinking)), *cells]) + " \\\\")
-    if not body:
-        return "\n".join([*lines, "\\textit{No run-health counts: the answer and judge stages have not run.}", ""])
-    spec = "ll" + ">{\\raggedright\\arraybackslash}p{0.17\\textwidth}" * 3 + "l"
-    lines += [
-        f"\\begin{{tabular}}{{{spec}}}",
-        "\\toprule",
-        " & ".join(["Check", "Model or judge", *CONDITIONS.values()]) + " \\\\",
-        "\\midrule",
-        *body,
-        "\\bottomrule",
-        "\\end{tabular}",
-        "",
-    ]
-    return "\n".join(lines)
 
 
 def _calls_sentence(frame: pl.DataFrame) -> str:
@@ -207,14 +106,18 @@ def _judge_sentence(frame: pl.DataFrame) -> str:
         ("label_unparsable", "response judge", "no label"),
         ("score_unparsable", "accuracy judge", "no accuracy"),
     ):
-        bad = with_reasks(frame).filter((pl.col("measure") == measure) & (pl.col("numerator") > 0)).to_dicts()
+        bad = (
+            health_table.with_reasks(frame)
+            .filter((pl.col("measure") == measure) & (pl.col("numerator") > 0))
+            .to_dicts()
+        )
         said += [
             f"the {judge} {r['model']} gave no usable output on {of(r['numerator'], r['denominator'])} calls "
             f"after re-asking {r['reasked']}, so those responses have {lost}"
             for r in bad
         ]
     rescued = (
-        with_reasks(frame)
+        health_table.with_reasks(frame)
         .filter(
             pl.col("measure").is_in(["label_unparsable", "score_unparsable"])
             & (pl.col("reasked").fill_null(0) > pl.col("numerator"))
@@ -339,9 +242,9 @@ def _asked(frame: pl.DataFrame) -> str:
     return f": of the {small_n.counted(total, 'reflections')}, {listed}"
 
 
-#: Sentence macros of ``health_numbers.tex`` written from the analysis' tables and the params
-#: (:func:`write`), beside those of :data:`SENTENCES`.
-NEIGHBOUR_MACROS = ("HealthJudgeAgreeSentence", "HealthLeakSentence", "HealthScopeSentence")
+#: Macros of ``health_numbers.tex`` written from the analysis' tables and the params (:func:`write`),
+#: beside those of :data:`SENTENCES`; ``HealthTableNote`` only when the table is summed in the body.
+NEIGHBOUR_MACROS = ("HealthJudgeAgreeSentence", "HealthLeakSentence", "HealthScopeSentence", "HealthTableNote")
 
 
 def _check_sentence(frame: pl.DataFrame) -> str:
@@ -367,7 +270,7 @@ NOT_INTERPRETABLE_JUDGES = (
 def judges_not_interpretable(cfg: RunConfig) -> str:
     """Why the run's accuracy numbers are not findings (accuracy judges that failed the check set,
     from the analysis' run health), or ''."""
-    failed = run_health.failed_judges(_counted(cfg))
+    failed = run_health.failed_judges(view_health.counted(cfg))
     if not failed:
         return ""
     named = ", ".join(f"{j} ({of(k, n)} check-set items as labelled)" for j, k, n in failed)
@@ -413,26 +316,20 @@ def _analysis_table(cfg: RunConfig, name: str) -> pl.DataFrame | None:
     return pl.read_csv(path, infer_schema_length=10_000) if path.is_file() else None
 
 
-def _counted(cfg: RunConfig) -> pl.DataFrame:
-    """The analysis stage's run health (``run_health.csv``), or a ``missing`` row saying why."""
-    source = catalogue.ANALYSIS_TABLE.path(cfg, "run_health")
-    if source.is_file():
-        return pl.read_csv(source, schema_overrides=run_health.SCHEMA).with_columns(
-            pl.col("model", "thinking", "condition", "detail").fill_null("")
-        )
-    return run_health.missing(
-        run_health.ANALYSIS_STAGE, f"{source.relative_to(cfg.root)} is missing (the analysis stage has not run)"
-    )
-
-
 def write(cfg: RunConfig, paper_dir: Path, stage_dir: Path) -> dict[str, Any]:
     """Write the section's table, macros and full CSV; return the table's status row."""
-    counted = _counted(cfg)
-    frame = pl.concat([run_health.verifier_health(cfg), counted, view_health.collect_views(cfg)])
+    frame = view_health.whole(cfg)
     min_n = cfg.analysis.finding_n
     writer = paper_writer(paper_dir, stage_dir)
     writer.frame(catalogue.PAPER_RUN_HEALTH, frame)
-    writer.text(catalogue.PAPER_TABLE, health_tex(frame, min_n), "run_health")
+    long = len(health_table.model_rows(frame, min_n)) > health_table.BODY_ROWS
+    whole = catalogue.PAPER_TABLE.file(health_table.MODELS_TABLE)
+    if long:
+        writer.text(catalogue.PAPER_TABLE, health_table.summary_tex(frame, min_n), "run_health")
+        writer.text(catalogue.PAPER_TABLE, health_table.models_tex(frame, min_n), health_table.MODELS_TABLE)
+    else:
+        writer.text(catalogue.PAPER_TABLE, health_table.health_tex(frame, min_n), "run_health")
+        (paper_dir / "tables" / whole).unlink(missing_ok=True)  # an earlier, longer run's
     tables = {name: _analysis_table(cfg, name) for name in ("judge_agreement", "leakage_model", "main_grid", "facts")}
     more = [
         (
@@ -454,5 +351,12 @@ def write(cfg: RunConfig, paper_dir: Path, stage_dir: Path) -> dict[str, Any]:
         ("HealthScopeSentence", health_flags.scope_sentence(cfg), "why a view ran on fewer models or questions"),
     ]
     macros = health_macros(frame, min_n) + [(m, escape(v), w) for m, v, w in more]
+    if long:
+        note = (
+            f" With more than {health_table.BODY_ROWS} rows per model, each check is summed over its models or "
+            "judges here, naming the one that fares worst; each one's counts are in "
+            "Appendix~\\ref{app:run_health_models}."
+        )
+        macros.append(("HealthTableNote", note, "where the run health per model is, when the body sums it"))
     writer.text(catalogue.PAPER_HEALTH_NUMBERS_TEX, macros_tex(macros))
     return dict(kind="table", number=0, name="run_health", title="Run health", reason="")

@@ -260,7 +260,9 @@ def run(cfg: RunConfig) -> PaperResult:
     page_problems = _check_pages(pdf, writer)
     # For the last line of `make all` (declinecraft.runtime.system_packages.summary).
     why = "" if pdf else ("switched off (paper.build_pdf: false)" if not cfg.paper.build_pdf else "latexmk missing")
-    writer.json(catalogue.PAPER_PDF_STATUS, {"pdf": str(pdf) if pdf else None, "reason": why}, indent=None, end="")
+    # The PDF's path from the project's root, so two checkouts write the same file (a replay's included).
+    where = (pdf.relative_to(cfg.root) if pdf.is_relative_to(cfg.root) else pdf).as_posix() if pdf else None
+    writer.json(catalogue.PAPER_PDF_STATUS, {"pdf": where, "reason": why}, indent=None, end="")
     drawn = sum(r["kind"] == "figure" and not r["reason"] for r in status)
     written = sum(r["kind"] == "table" and not r["reason"] for r in status)
     print(f"paper: {drawn} figures, {written} tables, {skipped.height} skipped; PDF: {pdf or 'not built'}")

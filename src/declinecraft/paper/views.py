@@ -22,7 +22,7 @@ from declinecraft.analysis import view_health
 from declinecraft.core import catalogue, drawn_parts
 from declinecraft.core.catalogue import Artifact
 from declinecraft.core.config import RunConfig
-from declinecraft.paper import figure_check, view_protocol, view_size
+from declinecraft.paper import figure_check, flat_panels, view_protocol, view_size
 from declinecraft.paper.drawing import save
 from declinecraft.paper.latex import escape, macro_file
 from declinecraft.paper.outputs import remove_stale
@@ -89,6 +89,7 @@ def write_view_figures(
         drawn: list[str] = []
         if frame is not None:
             fig = draw(frame)
+            flat_panels.say_flat(fig)
             drawn = sorted(drawn_parts.parts(fig))
             caption = None if captions is None else captions.get(stem, "")
             layout = figure_check.problems(fig, caption, box=(places or {}).get(stem, figure_check.FULL_BOX_IN))
