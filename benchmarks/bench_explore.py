@@ -93,6 +93,17 @@ def in_browser(page: Path, frame: pl.DataFrame, work: Path) -> dict[str, object]
     }
 
 
+def sizes(page: Path) -> dict[str, int]:
+    """The explorer's first page and its question files, in bytes."""
+    shards = [p.stat().st_size for p in (page.parent / "questions").glob("*.js")]
+    return {
+        "html_bytes": page.stat().st_size,
+        "question_files": len(shards),
+        "question_file_bytes_total": sum(shards),
+        "question_file_bytes_max": max(shards, default=0),
+    }
+
+
 def written(params: Path, out: dict[str, object]) -> Path:
     """Time the explorer a run has written (``--params``): load, filters, the page in Chromium."""
     cfg = config.load(params)
@@ -107,13 +118,7 @@ def written(params: Path, out: dict[str, object]) -> Path:
     page = cfg.run_dir() / "explorer" / "index.html"
     if not page.is_file():
         raise SystemExit(f"{page}: no explorer written for this run (make all PARAMS={params})")
-    shards = list((page.parent / "questions").glob("*.js"))
-    out.update(
-        html_bytes=page.stat().st_size,
-        question_files=len(shards),
-        question_file_bytes_total=sum(p.stat().st_size for p in shards),
-        question_file_bytes_max=max(p.stat().st_size for p in shards),
-    )
+    out.update(sizes(page))
     with tempfile.TemporaryDirectory() as tmp:
         out.update(in_browser(page, frame, Path(tmp)))
     return paths.outputs_dir(ROOT) / "bench" / f"explore-{cfg.run}.json"
@@ -169,14 +174,7 @@ def synthetic(n_configs: int, n_questions: int, out: dict[str, object]) -> None:
 
         start = time.perf_counter()
         page = explore.write_report(cfg, out=Path(tmp) / "paper-explorer" / "index.html")
-        shards = list((page.parent / "questions").glob("*.js"))
-        out.update(
-            html_write_seconds=round(time.perf_counter() - start, 3),
-            html_bytes=page.stat().st_size,
-            question_files=len(shards),
-            question_file_bytes_total=sum(p.stat().st_size for p in shards),
-            question_file_bytes_max=max(p.stat().st_size for p in shards),
-        )
+        out.update(html_write_seconds=round(time.perf_counter() - start, 3), **sizes(page))
         out.update(in_browser(page, frame, Path(tmp)))
 
 

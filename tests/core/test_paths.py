@@ -43,3 +43,10 @@ class TestStaleInstall:
         monkeypatch.setattr(sys, "prefix", str(project / ".venv"))
         with pytest.raises(config.ConfigError, match=rf"{project}: its \.venv imports declinecraft from "):
             config.load(project / "params" / "default.yaml")
+
+
+class TestUnder:
+    def test_relative_inside_absolute_outside(self, tmp_path: Path) -> None:
+        """A project file is named from the root; a file elsewhere keeps its whole path."""
+        assert paths.under(tmp_path / "paper" / "main.pdf", tmp_path) == Path("paper/main.pdf")
+        assert paths.under(Path("/elsewhere/x.pdf"), tmp_path) == Path("/elsewhere/x.pdf")

@@ -60,7 +60,7 @@ from collections.abc import Sequence
 
 import polars as pl
 
-from declinecraft.core import catalogue
+from declinecraft.core import catalogue, paths
 from declinecraft.core.catalogue import Artifact
 from declinecraft.core.check_agreement import check_agreement
 from declinecraft.core.config import RunConfig
@@ -380,7 +380,7 @@ def read_artifact(artifact: Artifact, cfg: RunConfig) -> tuple[pl.DataFrame | No
     """A stage file (parquet or CSV), or why it is not there."""
     path = artifact.path(cfg)
     if not path.is_file():
-        where = path.relative_to(cfg.root) if path.is_relative_to(cfg.root) else path
+        where = paths.under(path, cfg.root)
         return None, f"{where} is missing (its stage has not run)"
     frame = pl.read_parquet(path) if path.suffix == ".parquet" else pl.read_csv(path, infer_schema_length=10_000)
     return frame, ""

@@ -37,6 +37,12 @@ def find_root(start: str | os.PathLike[str] | None = None) -> Path:
     raise FileNotFoundError(f"no DeclineCraft project (pyproject.toml + params/) at or above {here}")
 
 
+def under(path: Path, root: Path) -> Path:
+    """``path`` from ``root`` when it lies under it (how outputs and messages name a project's
+    files, the same on every checkout), else as given."""
+    return path.relative_to(root) if path.is_relative_to(root) else path
+
+
 def paper_dirs(root: Path, run: str) -> tuple[Path, Path]:
     """``(figures, paper)`` folders of a run: the project's own for ``default``, else under outputs/<run>/."""
     if run == "default":

@@ -61,7 +61,7 @@ def inputs(
     data: dict[str, str] = {}
     for relative, found in data_files.items():
         for path in found:
-            name = path.relative_to(cfg.root).as_posix() if path.is_relative_to(cfg.root) else str(path)
+            name = paths.under(path, cfg.root).as_posix()
             data[name] = hashes[str(path.resolve())]
         if not found:
             data[relative] = "absent"
@@ -113,12 +113,7 @@ def write_code(cfg: RunConfig, *, dry: bool = False) -> list[Path]:
     every = [p for files in found.values() for p in files if p.is_file()]
     hashes = environment.file_hashes(every, cfg.cache_dir / "inputs-sha256.json", remember=not dry)
     for block, files in found.items():
-        record = {
-            (p.relative_to(cfg.root).as_posix() if p.is_relative_to(cfg.root) else str(p)): hashes.get(
-                str(p.resolve()), "absent"
-            )
-            for p in files
-        }
+        record = {paths.under(p, cfg.root).as_posix(): hashes.get(str(p.resolve()), "absent") for p in files}
         target = cfg.run_dir() / "params" / f"{block}.code.json"
         if paths.write_text_if_changed(target, json.dumps(record, indent=1, sort_keys=True) + "\n", dry=dry):
             changed.append(target)

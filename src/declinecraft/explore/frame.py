@@ -98,7 +98,7 @@ def resolve(run: str | Path | RunConfig, *, root: Path | None = None) -> RunConf
 def _missing(path: Path, cfg: RunConfig, stage: str) -> str:
     marker = path.parent / catalogue.NOT_BUILT
     hint = f" ({marker.name} is there: the stage has not run yet)" if marker.exists() else ""
-    params = cfg.params_file.relative_to(cfg.root) if cfg.params_file.is_relative_to(cfg.root) else cfg.params_file
+    params = paths.under(cfg.params_file, cfg.root)
     return f"missing {path}{hint}: run {catalogue.notebook(stage)} first (make all PARAMS={params})"
 
 

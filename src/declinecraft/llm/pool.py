@@ -27,7 +27,7 @@ from contextlib import ExitStack
 from datetime import UTC, datetime
 from typing import Any, Protocol, TypeVar
 
-from declinecraft.core import prompts, registry, retrieval_device
+from declinecraft.core import paths, prompts, registry, retrieval_device
 from declinecraft.core.config import RunConfig
 from declinecraft.llm import batch_files, resources
 from declinecraft.llm.cache import open_cache
@@ -101,9 +101,7 @@ class ModelPool:
             cfg.run,
             usd=cfg.llm.budget_usd,
             tokens=cfg.llm.budget_tokens,
-            where=str(
-                cfg.params_file.relative_to(cfg.root) if cfg.params_file.is_relative_to(cfg.root) else cfg.params_file
-            ),
+            where=str(paths.under(cfg.params_file, cfg.root)),
         )
         """The run's caps and spend so far (``llm.budget_usd``, ``llm.budget_tokens``)."""
         self._open: dict[str, tuple[ExitStack, Client]] = {}

@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 import polars as pl
+from matplotlib.figure import Figure
 
 from declinecraft.core import drawn_parts, small_n
 from declinecraft.core.small_n import counted
@@ -56,6 +57,27 @@ def figures() -> list[FigureSpec]:
     return [*figures_main.FIGURES, *figures_configs.FIGURES, *figures_extra.FIGURES]
 
 
+def settle(
+    fig: Figure,
+    folder: Path,
+    stem: str,
+    formats: tuple[str, ...],
+    *,
+    dpi: int,
+    created: dt.datetime | None,
+    caption: str | None,
+    box: tuple[float, float],
+) -> tuple[list[str], list[str], set[str]]:
+    """What the paper stage does with a drawn figure, the paper's and the views' alike: its constant
+    panels said in words (:func:`~declinecraft.paper.flat_panels.say_flat`), the parts its caption
+    may name, its layout problems printed in ``box`` (with ``caption``, also the caption's), then
+    the files saved. Returns (parts drawn, problems, file names written)."""
+    flat_panels.say_flat(fig)
+    drawn = sorted(drawn_parts.parts(fig))
+    layout = figure_check.problems(fig, caption, box=box)
+    return drawn, layout, {f.name for f in save(fig, folder, stem, formats, dpi=dpi, created=created)}
+
+
 def write_figures(
     results: Mapping[str, pl.DataFrame],
     folder: Path,
@@ -92,13 +114,12 @@ def write_figures(
         drawn: list[str] = []
         small = "" if reason else too_few_points(spec.stem, results, min_points)
         if not reason:
-            fig = spec.draw(results)
-            flat_panels.say_flat(fig)
-            drawn = sorted(drawn_parts.parts(fig))
             caption = None if captions is None else captions.get(spec.stem, "")
             box = (places or {}).get(spec.stem, figure_check.FULL_BOX_IN)
-            layout = figure_check.problems(fig, caption, box=box)
-            written |= {f.name for f in save(fig, folder, spec.stem, formats, dpi=dpi, created=created)}
+            drawn, layout, files = settle(
+                spec.draw(results), folder, spec.stem, formats, dpi=dpi, created=created, caption=caption, box=box
+            )
+            written |= files
         rows.append(
             dict(
                 kind="figure",

@@ -29,9 +29,7 @@ from matplotlib.container import BarContainer
 from matplotlib.figure import Figure
 
 from declinecraft.core import flat_panel
-
-#: Values closer than this are the same value (rates in percent, shares, counts).
-SAME = 1e-9
+from declinecraft.core.small_n import counted
 
 
 def _numeric_axis(ax: Axes, which: str) -> bool:
@@ -68,23 +66,15 @@ def _label(ax: Axes, which: str) -> str:
     return ""
 
 
-def _many(n: int, noun: str) -> str:
-    return f"{n} {noun}" if n == 1 else f"{n} {noun}s"
-
-
-def _one(values: list[float]) -> float | None:
-    return values[0] if values and max(values) - min(values) <= SAME else None
-
-
 def _from_points(ax: Axes) -> tuple[str, str] | None:
     """Markers all at one value of the panel's quantity: y, or x where y names categories."""
-    drawn = points(ax)
-    xs, ys = [x for x, _ in drawn], [y for _, y in drawn]
-    which = "y" if _numeric_axis(ax, "y") else "x"
-    values, label = (ys, _label(ax, "y")) if which == "y" else (xs, _label(ax, "x"))
-    if len(values) < 2 or not _numeric_axis(ax, which) or (one := _one(values)) is None:
+    which = next((w for w in ("y", "x") if _numeric_axis(ax, w)), None)
+    if which is None:
         return None
-    return f"every {label or 'value'} is {one:g}", _many(len(values), "point")
+    values = [y if which == "y" else x for x, y in points(ax)]
+    if len(values) < 2 or (one := flat_panel.one_value(values)) is None:
+        return None
+    return f"every {_label(ax, which) or 'value'} is {one:g}", counted(len(values), "points")
 
 
 def _from_bars(ax: Axes) -> tuple[str, str] | None:
@@ -98,23 +88,23 @@ def _from_bars(ax: Axes) -> tuple[str, str] | None:
     flat = [v for c in lengths for v in c if np.isfinite(v)]
     if not flat:
         return None
-    if max(abs(v) for v in flat) <= SAME:
-        return f"every {label} is 0", _many(len(flat), "bar")
-    shown = [i for i, c in enumerate(lengths) if any(abs(v) > SAME for v in c)]
-    if len(shown) != 1 or (one := _one(lengths[shown[0]])) is None:
+    if flat_panel.one_value(flat) == 0:
+        return f"every {label} is 0", counted(len(flat), "bars")
+    shown = [i for i, c in enumerate(lengths) if any(v != 0 for v in c)]
+    if len(shown) != 1 or (one := flat_panel.one_value(lengths[shown[0]])) is None:
         return None
     if len(bars) == 1:  # one series: bars of one length; one bar alone is its value, not a constant
-        return (f"every {label} is {one:g}", _many(len(flat), "bar")) if len(flat) >= 2 else None
+        return (f"every {label} is {one:g}", counted(len(flat), "bars")) if len(flat) >= 2 else None
     kind = str(bars[shown[0]].get_label() or "")
     kind = "" if kind.startswith("_") else kind
-    return f"every bar is all {kind or 'one kind'} ({label}: {one:g})", _many(len(lengths[shown[0]]), "bar")
+    return f"every bar is all {kind or 'one kind'} ({label}: {one:g})", counted(len(lengths[shown[0]]), "bars")
 
 
 def _from_images(ax: Axes) -> tuple[str, str] | None:
     cells = [v for im in ax.get_images() for v in np.ma.filled(np.asarray(im.get_array(), dtype=float), np.nan).ravel()]
     finite = [v for v in cells if np.isfinite(v)]
-    one = _one(finite)
-    return (f"every cell is {one:g}", _many(len(finite), "cell")) if one is not None and len(finite) >= 2 else None
+    one = flat_panel.one_value(finite)
+    return (f"every cell is {one:g}", counted(len(finite), "cells")) if one is not None and len(finite) >= 2 else None
 
 
 def constant(ax: Axes) -> tuple[str, str] | None:

@@ -106,6 +106,11 @@ def _counted(frame: pl.DataFrame) -> pl.DataFrame:
     return with_reasks(frame.filter(pl.col("measure") != "missing"))
 
 
+def _thinking(counted: pl.DataFrame) -> bool:
+    """Whether the run has models under more than one thinking setting (rows then name it)."""
+    return counted.filter(pl.col("thinking") != "")["thinking"].n_unique() > 1
+
+
 def _parts(counted: pl.DataFrame) -> list[tuple[str, str, pl.DataFrame]]:
     """(measure, label, its rows) of each table row with counts, in :data:`ROWS`' order."""
     found = []
@@ -119,7 +124,7 @@ def _parts(counted: pl.DataFrame) -> list[tuple[str, str, pl.DataFrame]]:
 def model_rows(frame: pl.DataFrame, min_n: int) -> list[list[str]]:
     """The whole table's rows (LaTeX cells): check, model or judge, one cell per condition."""
     counted = _counted(frame)
-    thinking = counted.filter(pl.col("thinking") != "")["thinking"].n_unique() > 1
+    thinking = _thinking(counted)
     body = []
     for measure, label, part in _parts(counted):
         for model in part["model"].unique(maintain_order=True).to_list():
@@ -163,7 +168,7 @@ def summary_rows(frame: pl.DataFrame, min_n: int) -> list[list[str]]:
     """The summary's rows (LaTeX cells): check, its rows in the whole table (a model and thinking
     setting, or a judge, each), one cell per condition."""
     counted = _counted(frame)
-    thinking = counted.filter(pl.col("thinking") != "")["thinking"].n_unique() > 1
+    thinking = _thinking(counted)
     body = []
     for measure, label, part in _parts(counted):
         cells = []
@@ -204,10 +209,9 @@ def summary_tex(frame: pl.DataFrame, min_n: int, source: str = "notebooks/10_pap
     return _tabular(summary_rows(frame, min_n), "Rows in RH.1", source)
 
 
-def models_tex(frame: pl.DataFrame, min_n: int, source: str = "notebooks/10_paper.ipynb") -> str:
-    """The whole table as a ``longtable`` for the one-column appendix: it breaks across pages and
-    repeats its header on each."""
-    body = model_rows(frame, min_n)
+def _longtable(body: list[list[str]], source: str) -> str:
+    """``body`` as a ``longtable`` for the one-column appendix: it breaks across pages and repeats
+    its header on each."""
     width = "p{0.24\\linewidth}p{0.2\\linewidth}" + ">{\\raggedright\\arraybackslash}p{0.12\\linewidth}" * 4
     header = " & ".join(["Check", "Model or judge", *CONDITIONS.values()]) + " \\\\"
     return "\n".join(
@@ -227,3 +231,17 @@ def models_tex(frame: pl.DataFrame, min_n: int, source: str = "notebooks/10_pape
             "",
         ]
     )
+
+
+def models_tex(frame: pl.DataFrame, min_n: int, source: str = "notebooks/10_paper.ipynb") -> str:
+    """The whole table as a ``longtable`` for the one-column appendix."""
+    return _longtable(model_rows(frame, min_n), source)
+
+
+def tables(frame: pl.DataFrame, min_n: int, source: str = "notebooks/10_paper.ipynb") -> dict[str, str]:
+    """The run health's tables by name: ``run_health`` whole in the body; past :data:`BODY_ROWS`
+    rows, ``run_health`` summed and :data:`MODELS_TABLE` whole for the appendix."""
+    rows = model_rows(frame, min_n)
+    if len(rows) <= BODY_ROWS:
+        return {"run_health": _tabular(rows, "Model or judge", source)}
+    return {"run_health": summary_tex(frame, min_n, source), MODELS_TABLE: _longtable(rows, source)}

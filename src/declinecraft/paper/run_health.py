@@ -322,14 +322,12 @@ def write(cfg: RunConfig, paper_dir: Path, stage_dir: Path) -> dict[str, Any]:
     min_n = cfg.analysis.finding_n
     writer = paper_writer(paper_dir, stage_dir)
     writer.frame(catalogue.PAPER_RUN_HEALTH, frame)
-    long = len(health_table.model_rows(frame, min_n)) > health_table.BODY_ROWS
-    whole = catalogue.PAPER_TABLE.file(health_table.MODELS_TABLE)
-    if long:
-        writer.text(catalogue.PAPER_TABLE, health_table.summary_tex(frame, min_n), "run_health")
-        writer.text(catalogue.PAPER_TABLE, health_table.models_tex(frame, min_n), health_table.MODELS_TABLE)
-    else:
-        writer.text(catalogue.PAPER_TABLE, health_table.health_tex(frame, min_n), "run_health")
-        (paper_dir / "tables" / whole).unlink(missing_ok=True)  # an earlier, longer run's
+    written = health_table.tables(frame, min_n)
+    for name, tex in written.items():
+        writer.text(catalogue.PAPER_TABLE, tex, name)
+    long = health_table.MODELS_TABLE in written
+    if not long:  # an earlier, longer run's appendix table
+        (paper_dir / "tables" / catalogue.PAPER_TABLE.file(health_table.MODELS_TABLE)).unlink(missing_ok=True)
     tables = {name: _analysis_table(cfg, name) for name in ("judge_agreement", "leakage_model", "main_grid", "facts")}
     more = [
         (

@@ -41,7 +41,7 @@ from typing import Any
 import polars as pl
 
 from declinecraft.analysis import claim_evidence, claims, inputs, results
-from declinecraft.core import catalogue, prompts, small_n
+from declinecraft.core import catalogue, paths, prompts, small_n
 from declinecraft.core.config import RunConfig
 from declinecraft.core.stage_writer import StageWriter
 from declinecraft.paper import (
@@ -261,7 +261,7 @@ def run(cfg: RunConfig) -> PaperResult:
     # For the last line of `make all` (declinecraft.runtime.system_packages.summary).
     why = "" if pdf else ("switched off (paper.build_pdf: false)" if not cfg.paper.build_pdf else "latexmk missing")
     # The PDF's path from the project's root, so two checkouts write the same file (a replay's included).
-    where = (pdf.relative_to(cfg.root) if pdf.is_relative_to(cfg.root) else pdf).as_posix() if pdf else None
+    where = paths.under(pdf, cfg.root).as_posix() if pdf else None
     writer.json(catalogue.PAPER_PDF_STATUS, {"pdf": where, "reason": why}, indent=None, end="")
     drawn = sum(r["kind"] == "figure" and not r["reason"] for r in status)
     written = sum(r["kind"] == "table" and not r["reason"] for r in status)

@@ -19,11 +19,11 @@ import polars as pl
 from matplotlib.figure import Figure
 
 from declinecraft.analysis import view_health
-from declinecraft.core import catalogue, drawn_parts
+from declinecraft.core import catalogue
 from declinecraft.core.catalogue import Artifact
 from declinecraft.core.config import RunConfig
-from declinecraft.paper import figure_check, flat_panels, view_protocol, view_size
-from declinecraft.paper.drawing import save
+from declinecraft.paper import figure_check, view_protocol, view_size
+from declinecraft.paper.figures import settle
 from declinecraft.paper.latex import escape, macro_file
 from declinecraft.paper.outputs import remove_stale
 from declinecraft.views.evidence import plots as evidence_plots
@@ -88,12 +88,12 @@ def write_view_figures(
         layout: list[str] = []
         drawn: list[str] = []
         if frame is not None:
-            fig = draw(frame)
-            flat_panels.say_flat(fig)
-            drawn = sorted(drawn_parts.parts(fig))
             caption = None if captions is None else captions.get(stem, "")
-            layout = figure_check.problems(fig, caption, box=(places or {}).get(stem, figure_check.FULL_BOX_IN))
-            written |= {f.name for f in save(fig, folder, stem, formats, dpi=dpi, created=created)}
+            box = (places or {}).get(stem, figure_check.FULL_BOX_IN)
+            drawn, layout, files = settle(
+                draw(frame), folder, stem, formats, dpi=dpi, created=created, caption=caption, box=box
+            )
+            written |= files
         rows.append(
             dict(kind="figure", number=0, name=stem, title=title, reason=reason, layout="; ".join(layout), drawn=drawn)
         )

@@ -228,9 +228,7 @@ def build(
     assumptions = _assumptions(cfg, size, skipped, gpus)
     plan = Plan(
         run=cfg.run,
-        params_file=cfg.params_file.relative_to(cfg.root).as_posix()
-        if cfg.params_file.is_relative_to(cfg.root)
-        else str(cfg.params_file),
+        params_file=paths.under(cfg.params_file, cfg.root).as_posix(),
         machine=str(gpus),
         rows=rows,
         totals=totals,

@@ -51,9 +51,10 @@ def _div(n: int, scale: int) -> int:
     return max(1, math.ceil(n / scale))
 
 
-def params_text(run: str, scale: int, folder: str) -> str:
-    """The run's params file: the paper's design at 1/``scale`` of its size, on the simulated cluster."""
-    paper = config.load(paths.find_root(Path(__file__)) / "params" / "paper.yaml")
+def params_text(run: str, scale: int, folder: str, root: Path) -> str:
+    """The run's params file: the paper's design (``root``'s ``params/paper.yaml``) at 1/``scale``
+    of its size, on the simulated cluster."""
+    paper = config.load(root / "params" / "paper.yaml")
     raw: dict[str, Any] = {
         "description": f"SIMULATED: the paper's design at 1/{scale} of its size on a simulated cluster (not results).",
         "base": "paper",
@@ -114,7 +115,7 @@ def prepare(root: Path, scale: int, seed: int = 0) -> tuple[Path, Path, list[str
     if not (folder / "wiki.xml").is_file():
         corpus.write_dump(folder / "wiki.xml", scale=scale, seed=seed)
     params_file = folder / f"{run}.yaml"
-    paths.write_text_if_changed(params_file, params_text(run, scale, rel))
+    paths.write_text_if_changed(params_file, params_text(run, scale, rel, root))
     placeholder: dict[str, dict[str, Any]] = {"models": {}}
     if not (folder / "models.yaml").is_file():  # referenced_models needs a models file to load the params
         (folder / "models.yaml").write_text(yaml.safe_dump(placeholder), encoding="utf-8")
