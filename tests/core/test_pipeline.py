@@ -139,14 +139,15 @@ class TestMakeDecides:
         assert _would_run(project, env) == STAGES
 
     def test_model_entry_edit(self, built: tuple[Path, dict[str, str]]) -> None:
-        """Changing SmolLM2's entry reruns the stages that call it, and what reads them; not setup."""
+        """Changing the 0.5B's entry reruns the stages that call it, and what reads them; not setup."""
         project, env = built
         models = project / "params" / "models.yaml"
         text = models.read_text(encoding="utf-8")
-        assert "served_name: smollm2-135m\n" in text
-        models.write_text(text.replace("served_name: smollm2-135m\n", "served_name: smollm2-135m\n    n_ctx: 2048\n"))
+        entry = "  qwen2.5-coder-0.5b:\n"
+        assert entry in text
+        models.write_text(text.replace(entry, entry + "    n_ctx: 2048\n"))
         cfg = config.load(project / "params" / "default.yaml")
-        calls = [b for b in catalogue.STAGES if "smollm2-135m" in config.stage_models(cfg, b)]
+        calls = [b for b in catalogue.STAGES if "qwen2.5-coder-0.5b" in config.stage_models(cfg, b)]
         assert "generate" not in calls and "answer" in calls
         assert _would_run(project, env) == downstream(*calls)
 

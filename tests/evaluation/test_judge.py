@@ -229,6 +229,26 @@ class TestJudgedFrame:
         ]
 
 
+class TestOfRecord:
+    def test_rules_replace_the_judges_labels(self) -> None:
+        """With labels_by_rule the rule's label stands for every response the judge was asked about;
+        a defined outcome and a second judge's label stay; without it nothing changes."""
+        labels = pl.DataFrame(
+            {
+                "response_id": ["a", "b", "c", "a"],
+                "role": ["response_judge", "response_judge", "response_judge", "second_judge"],
+                "source": ["llm", "llm", "budget_exhausted", "llm"],
+                "label": ["ANSWER", "DENY", None, "ANSWER"],
+                "rule_label": ["ABSTAIN", "DENY", None, "ABSTAIN"],
+            }
+        )
+        assert judge.of_record(labels, False).equals(labels.with_columns(judge_label=pl.col("label")))
+        got = judge.of_record(labels, True)
+        assert got["label"].to_list() == ["ABSTAIN", "DENY", None, "ANSWER"]
+        assert got["judge_label"].to_list() == labels["label"].to_list()
+        assert got["rule_label"].to_list() == labels["rule_label"].to_list()
+
+
 def judged_grid() -> pl.DataFrame:
     """Two conditions x four questions with known labels and accuracies."""
     rows = []

@@ -191,11 +191,17 @@ def test_default_run() -> None:
     assert sorted(judged["response_id"]) == sorted(responses["response_id"])
     assert set(judged["label"].drop_nulls()) <= set(judge.LABELS)
     assert set(judged["rule_label"].drop_nulls()) <= set(judge.LABELS)
-    unlabelled = set(judged.filter(pl.col("label").is_null() & ~pl.col("budget_exhausted"))["response_id"])
-    flagged = set(judged.filter(pl.col("label_unparsable") | pl.col("label_error").is_not_null())["response_id"])
-    assert unlabelled == flagged
     labels = pl.read_parquet(cfg.stage_dir("judge") / "labels.parquet").filter(pl.col("role") == "response_judge")
     assert sorted(labels["response_id"]) == sorted(responses["response_id"])
+    if cfg.judge.labels_by_rule:  # the rule's label stands wherever the judge was asked; the judge's is kept
+        asked = judged.filter(pl.col("label_source") == "llm").sort("response_id")
+        assert asked["label"].to_list() == asked["rule_label"].to_list()
+        said = labels.filter((pl.col("source") == "llm") & ~pl.col("reasked"))
+        assert said["label"].to_list() == [judge.parse_label(raw) for raw in said["raw_output"]]
+    else:
+        unlabelled = set(judged.filter(pl.col("label").is_null() & ~pl.col("budget_exhausted"))["response_id"])
+        flagged = set(judged.filter(pl.col("label_unparsable") | pl.col("label_error").is_not_null())["response_id"])
+        assert unlabelled == flagged
     references = pl.read_parquet(cfg.stage_dir("judge") / "references.parquet")
     assert sorted(references["question_id"]) == sorted(judge_stage.reference_questions(bench, responses)["id"])
     summary = pl.read_parquet(cfg.stage_dir("judge") / "summary.parquet")

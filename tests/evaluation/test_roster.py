@@ -53,12 +53,12 @@ class TestAddModel:
         the base's, the views keep the base's model, and default.yaml is untouched."""
         before = (root / "params" / "default.yaml").read_text()
         base = config.load(root / "params" / "default.yaml")
-        path = roster.add_model(root / "params" / "default.yaml", "qwen2.5-coder-1.5b")
+        path = roster.add_model(root / "params" / "default.yaml", "smollm2-135m")
         assert (
             path == root / "params" / "default-eval.yaml" and (root / "params" / "default.yaml").read_text() == before
         )
         cfg = config.load(path)
-        assert cfg.answer.models == (*base.answer.models, "qwen2.5-coder-1.5b")
+        assert cfg.answer.models == (*base.answer.models, "smollm2-135m")
         assert cfg.know2guess.models == (base.know2guess.models or base.answer.models)
         assert cfg.evidence.models == (base.evidence.models or base.answer.models)
         assert [cfg.owner(s) for s in ("corpus", "verify", "answer")] == ["default", "default", "default-eval"]
@@ -67,12 +67,9 @@ class TestAddModel:
     def test_again_changes_nothing(self, root: Path) -> None:
         """Adding the same model twice leaves the overlay as it was; a second model is appended."""
         base = config.load(root / "params" / "default.yaml")
-        path = roster.add_model(root / "params" / "default.yaml", "qwen2.5-coder-1.5b")
+        path = roster.add_model(root / "params" / "default.yaml", "smollm2-135m")
         text = path.read_text()
-        assert (
-            roster.add_model(root / "params" / "default.yaml", "qwen2.5-coder-1.5b") == path
-            and path.read_text() == text
-        )
+        assert roster.add_model(root / "params" / "default.yaml", "smollm2-135m") == path and path.read_text() == text
         roster.add_model(path, "qwen3-4b")
         assert config.load(path).answer.models[-1] == "qwen3-4b"
         assert config.load(path).know2guess.models == (base.know2guess.models or base.answer.models)

@@ -70,6 +70,17 @@ class TestJudgeRuleDisagreements:
             ("q-panda", "m2", "off", "single", "ANSWER", "ABSTAIN")
         }
 
+    def test_rules_of_record(self, frame: pl.DataFrame) -> None:
+        """Where the rules' label is of record (judge.labels_by_rule), the judge's own label is what
+        differs: the same response is found by its judge_label."""
+        planted = (pl.col("label") != pl.col("rule_label")).fill_null(False)
+        ruled = frame.with_columns(judge_label=pl.col("label"), label=pl.col("rule_label").fill_null(pl.col("label")))
+        rows = explore.judge_rule_disagreements(ruled)
+        assert keys(rows, "question_id", "model", "setting", "label", "judge_label") == {
+            ("q-panda", "m2", "single", "ABSTAIN", "ANSWER")
+        }
+        assert frame.filter(planted).height == 1
+
 
 class TestJudgeDisagreements:
     def test_spread(self, frame: pl.DataFrame) -> None:

@@ -38,6 +38,13 @@ class TestShow:
         assert "- m1 (thinking on): DENY" in text and "hmm, let me think" not in text
         assert "hmm, let me think" in view.text(thinking=True) and repr(view) == text
 
+    def test_judge_label_beside_the_rules(self, frame: pl.DataFrame) -> None:
+        """Where the rules' label is of record, the judge's own label is shown beside it, in HTML and text."""
+        ruled = frame.with_columns(judge_label=pl.col("label"), label=pl.col("rule_label").fill_null(pl.col("label")))
+        view = explore.show("q-panda", ruled, models=["m2"], settings=["single"])
+        assert "judge ANSWER</small>" in view._repr_html_() and "(judge ANSWER)" in str(view)
+        assert "judge ANSWER" not in explore.show("q-panda", frame, models=["m2"], settings=["single"])._repr_html_()
+
     def test_restrict(self, frame: pl.DataFrame) -> None:
         """Models and settings restrict the responses shown."""
         view = explore.show("q-panda", frame, models=["m2"], settings=["single"])

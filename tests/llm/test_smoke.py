@@ -22,7 +22,7 @@ class TestLocalModels:
     def test_default_run(self, root: Path) -> None:
         """The default run's llama.cpp models: the generator/judge and both models under test."""
         ids = [spec.id for spec in smoke.local_models(root / "params" / "default.yaml")]
-        assert {"qwen2.5-coder-0.5b", "smollm2-135m"} <= set(ids) and ids == sorted(ids)
+        assert {"qwen2.5-coder-0.5b", "qwen2.5-coder-1.5b"} <= set(ids) and ids == sorted(ids)
 
 
 class TestCheck:

@@ -35,16 +35,17 @@ def test_miniature_box(root: Path, reported: dict) -> None:
 
 
 def test_default_items(root: Path) -> None:
-    """The default run: the 1.5B in roles the paper keeps apart, the 0.5B scored by its own family
-    only, every cut prompt named; review and prompts always."""
+    """The default run: the 1.5B in roles the paper keeps apart, both models under test scored by
+    their own family only, the rule labels of record, every cut prompt named; review and prompts always."""
     items = deviations.deviation_items(*load(root, "default")).splitlines()
     assert all(line.startswith("\\item ") for line in items)
     text = "\n".join(items)
     assert (
-        "Qwen2.5-Coder-1.5B-Instruct (Q4\\_K\\_M) is generator, verifier, response judge, oracle and accuracy judge"
-        in text
+        "Qwen2.5-Coder-1.5B-Instruct (Q4\\_K\\_M) is generator, verifier, response judge, oracle, accuracy judge "
+        "and model under test" in text
     )
     assert "same family as Qwen2.5-Coder-0.5B-Instruct" in text
+    assert "Labels." in text and "judge.labels\\_by\\_rule" in text
     assert "generator's prompts to 500 characters" in text and "oracle's prompt to 2{,}000 characters" in text
     assert "Review." in text and "Prompts." in text
 
@@ -52,5 +53,5 @@ def test_default_items(root: Path) -> None:
 def test_paper_params_deviate_in_nothing_they_set(root: Path) -> None:
     """The paper's own params share roles only as the paper does and cut no prompt."""
     text = deviations.deviation_items(*load(root, "paper"))
-    assert "Roles." not in text and "Own-family" not in text and "Prompts cut." not in text
+    assert "Roles." not in text and "Own-family" not in text and "Prompts cut." not in text and "Labels." not in text
     assert text.count("\\item ") == 2

@@ -134,11 +134,14 @@ def test_size(g: pl.DataFrame, plot, x: str, y: str) -> None:  # noqa: ANN001
     [(figures_configs.plot_car_per_model, "car"), (figures_configs.plot_accuracy_per_model, "accuracy")],
 )
 def test_per_model(g: pl.DataFrame, plot, metric: str) -> None:  # noqa: ANN001
-    """Figures 14, 15: three series (conditions) of one point per model (thinking on for m1)."""
+    """Figures 14, 15: three series (conditions) of one point per model (thinking on for m1), each
+    condition on its own offset from the model's line, so equal values stay visible."""
     fig = plot(g)
     series = [c.get_offsets() for c in fig.axes[0].collections]
     assert [len(s) for s in series] == [3, 3, 3]
     assert sorted(series[1][:, 0]) == pytest.approx(sorted(100 * models.model_points(g, "single")[metric].to_numpy()))
+    rows = [sorted(np.asarray(s[:, 1]) % 1) for s in series]
+    assert rows[0] != rows[1] != rows[2] and np.allclose(np.asarray(series[1][:, 1]) % 1, 0)
 
 
 @pytest.mark.parametrize(

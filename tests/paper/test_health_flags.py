@@ -78,3 +78,15 @@ class TestJudgesAndNeighbours:
         said = health_flags.scope_sentence(cfg.with_blocks(evidence=ev, know2guess=k2g))
         assert said.startswith(f"The evidence view ran on 1 of the {len(models)} models under test")
         assert "at most 4 of the benchmark's questions" in said and "evidence.limit_questions" in said
+
+    def test_self_judging(self, cfg) -> None:  # noqa: ANN001
+        """A model under test that also judges is named with its roles; a run whose judges are apart says nothing."""
+        import dataclasses
+
+        model = cfg.answer.models[0]
+        apart = dataclasses.replace(cfg.judge, response_judge="j-other", oracle="j-other", accuracy_judges=("j-other",))
+        assert health_flags.self_judge_sentence(cfg.with_blocks(judge=apart)) == ""
+        shared = dataclasses.replace(apart, response_judge=model, accuracy_judges=("j-other", model))
+        said = health_flags.self_judge_sentence(cfg.with_blocks(judge=shared))
+        assert said.startswith(f"A model under test that also judges: {model} (response judge and accuracy judge).")
+        assert "It judges its own responses" in said

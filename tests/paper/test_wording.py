@@ -195,9 +195,12 @@ class TestResultsScope:
         """A run below the small-n rule says in one sentence that the section can test nothing, with its counts."""
         got = words(macro_frame(NAnswerable=(2, "int"), NUnanswerable=(4, "int"), NConfigs=(2, "int")))
         assert got["ResultsScope"].startswith("At this size the section can test nothing: its comparisons rest on 2")
-        assert "asks for 6 of each" in got["ResultsScope"]
+        assert "fewer than the 6 of each" in got["ResultsScope"]
+        assert "\\ref{tab:table02}" in got["ResultsScope"]
+        assert got["ResultsTestable"] == "0"
 
     def test_large_enough(self) -> None:
         """Enough questions and configurations: no sentence."""
         got = words(macro_frame(NAnswerable=(700, "int"), NUnanswerable=(300, "int"), NConfigs=(30, "int")))
         assert got["ResultsScope"] == ""
+        assert got["ResultsTestable"] == "1"

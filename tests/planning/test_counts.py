@@ -39,15 +39,16 @@ class TestParts:
         assert generate[("qwen2.5-coder-1.5b", "generate_scenario")].budget == 64  # scenario_max_tokens
         assert by_what(default, "04_verify")[("qwen2.5-coder-1.5b", "verify")].calls_max == 28
 
-    def test_answer_exact_where_fixed(self, default: list[Part]) -> None:
-        """No-RAG and single-shot calls are one per question and model, exact; the reflections of two
-        iterative rounds are bounded by one and two per question."""
+    def test_answer_exact_where_fixed(self, default: list[Part], project: Path) -> None:
+        """No-RAG and single-shot calls are one per question and model, exact; the reflections of the
+        iterative rounds are bounded by one and answer.max_rounds per question."""
         answer = by_what(default, "05_answer")
-        for model in ("qwen2.5-coder-0.5b", "smollm2-135m"):
+        rounds = config.load(project / "params" / "default.yaml").answer.max_rounds
+        for model in ("qwen2.5-coder-0.5b", "qwen2.5-coder-1.5b"):
             no_rag = answer[(model, "answer_no_context (off)")]
             assert (no_rag.calls_min, no_rag.calls_max, no_rag.responses, no_rag.setting) == (14, 14, 14, "main")
             reflect = answer[(model, "reflect (off)")]
-            assert (reflect.calls_min, reflect.calls_max) == (14, 28)
+            assert (reflect.calls_min, reflect.calls_max) == (14, 14 * rounds)
 
     def test_judge_bounds(self, default: list[Part]) -> None:
         """The response judge labels every response at most twice (a re-ask); the oracle is one call per question."""

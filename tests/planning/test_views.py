@@ -15,18 +15,18 @@ def counter(project: Path) -> counts.Counter:
 
 class TestKnow2guess:
     def test_decision_calls(self, project: Path) -> None:
-        """Two conditions x (the standard prompt for both models + SmolLM2's answer-only control):
+        """Two conditions x (the standard prompt for both models + the 0.5B's answer-only control):
         six decision calls per question, each part exact."""
         found = counter(project).know2guess()
         decisions = [p for p in found if p.what.startswith("k2g_")]
         assert all(p.exact and p.calls_max == 14 for p in decisions)
         assert sorted((p.model, p.what) for p in decisions) == [
+            ("qwen2.5-coder-0.5b", "k2g_answer_only (off)"),
+            ("qwen2.5-coder-0.5b", "k2g_answer_only_rag (off)"),
             ("qwen2.5-coder-0.5b", "k2g_standard (off)"),
             ("qwen2.5-coder-0.5b", "k2g_standard_rag (off)"),
-            ("smollm2-135m", "k2g_answer_only (off)"),
-            ("smollm2-135m", "k2g_answer_only_rag (off)"),
-            ("smollm2-135m", "k2g_standard (off)"),
-            ("smollm2-135m", "k2g_standard_rag (off)"),
+            ("qwen2.5-coder-1.5b", "k2g_standard (off)"),
+            ("qwen2.5-coder-1.5b", "k2g_standard_rag (off)"),
         ]
         assert {p.model for p in found if p.what == "judge_accuracy"} == {"qwen2.5-coder-1.5b", "qwen2.5-coder-0.5b"}
 

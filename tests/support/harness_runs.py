@@ -17,7 +17,7 @@ from tests.support import projects
 
 RUN = projects.REPO / "outputs" / "default"
 RESPONSES = RUN / "05_answer" / "responses.parquet"
-MODEL = "smollm2-135m"
+MODEL = "qwen2.5-coder-0.5b"  # the default run's smallest model under test
 N_QUESTIONS = 3
 #: The folder of the harnesses' command-line tools (this interpreter's).
 BIN = Path(sys.executable).parent

@@ -308,6 +308,11 @@ class JudgeParams:
 
     response_judge: str = "qwen2.5-coder-1.5b"
     """Registry id of the response judge (paper: Gemma 4 26B-A4B, thinking disabled)."""
+    labels_by_rule: bool = False
+    """Take each response's label of record from its explicit phrases (the rule classifier,
+    :mod:`declinecraft.evaluation.rule_labels`) instead of the response judge, which still labels
+    every response; its agreement with the rules is in run health. A deviation for judges too small
+    for the J.3 prompt (the paper: false)."""
     second_judges: tuple[str, ...] = ()
     """Second-opinion response judges for the agreement check (paper: Qwen3.8 27B, Llama 3.3 70B)."""
     second_judge_sample: Annotated[int, COUNT] = 1008

@@ -57,6 +57,7 @@ __all__ = [
     "label_responses",
     "score_responses",
     "judged_frame",
+    "of_record",
     "results",
     "leakage",
     "agreement",
@@ -322,6 +323,18 @@ def score_responses(items: pl.DataFrame, ask: Ask, *, judge: str, constrain: boo
     return pl.DataFrame(out, schema=SCORE_SCHEMA)
 
 
+def of_record(labels: pl.DataFrame, by_rule: bool) -> pl.DataFrame:
+    """``labels`` with each label of record: the judges' own, or with ``by_rule``
+    (``judge.labels_by_rule``) the rule classifier's for every response the response judge was
+    asked about (empty, failed and exhausted responses keep their defined outcome). What the
+    judge said stays in ``labels.parquet``, in the agreement with the rules and in ``judge_label``."""
+    labels = labels.with_columns(judge_label=pl.col("label"))
+    if not by_rule:
+        return labels
+    asked = (pl.col("role") == "response_judge") & (pl.col("source") == "llm") & pl.col("rule_label").is_not_null()
+    return labels.with_columns(label=pl.when(asked).then(pl.col("rule_label")).otherwise(pl.col("label")))
+
+
 def scoring_items(responses: pl.DataFrame, labels: pl.DataFrame, references: pl.DataFrame) -> pl.DataFrame:
     """The responses the accuracy judges score: every answerable one, and the leakage audit's
     no-retrieval answers to unanswerable questions; each with its label and reference."""
@@ -337,7 +350,8 @@ def scoring_items(responses: pl.DataFrame, labels: pl.DataFrame, references: pl.
 def judged_frame(
     responses: pl.DataFrame, labels: pl.DataFrame, scores: pl.DataFrame, judges: Sequence[str]
 ) -> pl.DataFrame:
-    """Responses joined with the response judge's label and the accuracy panel's scores.
+    """Responses joined with the response judge's label and the accuracy panel's scores; ``labels``
+    may carry the labels of record (:func:`of_record`), and ``judge_label`` is then what the judge said.
 
     ``accuracy`` is the mean over all ``judges`` (0 for abstentions and exhausted budgets), null
     when any judge's score is missing (``accuracy_complete`` False) or the response is not in the
@@ -350,6 +364,7 @@ def judged_frame(
         pl.col("source").alias("label_source"),
         pl.col("error").alias("label_error"),
         "rule_label",
+        pl.col("judge_label" if "judge_label" in labels.columns else "label").alias("judge_label"),
     )
     frame = responses.join(primary, on="response_id", how="left", maintain_order="left")
     if scores.height and judges:

@@ -168,7 +168,8 @@ def run(
         )
         writer.lap("references")
 
-        items = judge.scoring_items(responses, all_labels, refs)
+        record = judge.of_record(all_labels, params.labels_by_rule)
+        items = judge.scoring_items(responses, record, refs)
         order = sorted(dict.fromkeys(params.accuracy_judges), key=lambda j: j != params.oracle)  # open model first
         scores = pl.concat(
             each_model(models, order, lambda j: judge.score_responses(items, ask(j), judge=j, constrain=constrain)),
@@ -182,7 +183,7 @@ def run(
         if own is not None:
             own.close()
 
-    judged = judge.judged_frame(responses, all_labels, scores, list(params.accuracy_judges))
+    judged = judge.judged_frame(responses, record, scores, list(params.accuracy_judges))
     question_text = bench.select(pl.col("id").alias("question_id"), "question")
     judged = judged.join(question_text, on="question_id", how="left", maintain_order="left").join(
         refs.select("question_id", "reference"), on="question_id", how="left", maintain_order="left"
@@ -201,7 +202,7 @@ def run(
     ):
         writer.frame(artifact, frame)
     if compared is not None:
-        writer.frame(comparison.LABELS, compared)
+        writer.frame(comparison.LABELS, judge.of_record(compared, params.labels_by_rule))
     else:
         writer.remove(comparison.LABELS)
     writer.frame(catalogue.JUDGE_RESULTS, tables["results"])

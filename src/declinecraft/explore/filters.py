@@ -116,9 +116,11 @@ def _rows(frame: pl.DataFrame, keep: pl.Expr, extra: Sequence[str]) -> pl.DataFr
 
 
 def judge_rule_disagreements(frame: pl.DataFrame) -> pl.DataFrame:
-    """Responses whose LLM label differs from ``judge.rule_label`` (both present)."""
-    keep = pl.all_horizontal(pl.col("label", "rule_label").is_not_null()) & (pl.col("label") != pl.col("rule_label"))
-    return _rows(frame, keep, ("label", "rule_label", "response"))
+    """Responses whose LLM label (``judge_label``, the judge's own where the rules' label is of
+    record) differs from ``judge.rule_label`` (both present)."""
+    said = pl.coalesce("judge_label", "label")
+    keep = said.is_not_null() & pl.col("rule_label").is_not_null() & (said != pl.col("rule_label"))
+    return _rows(frame, keep, ("label", "judge_label", "rule_label", "response"))
 
 
 def score_columns(frame: pl.DataFrame) -> list[str]:

@@ -28,6 +28,7 @@ RESPONSE_COLUMNS: dict[str, Any] = {
     "prompt_variant": pl.String,
     "label": pl.String,
     "rule_label": pl.String,
+    "judge_label": pl.String,
     "accuracy": pl.Float64,
     "budget_exhausted": pl.Boolean,
     "finish_reason": pl.String,

@@ -216,6 +216,8 @@ def _response_lines(view: QuestionView, r: dict[str, Any], shared: bool, thinkin
     """One response of the text form: label line, its chunks, rounds, text and thinking."""
     scores = ", ".join(f"{j} {markup.number(s)}" for j, s in view.scores(r))
     rule = f" (rule {r['rule_label']})" if r.get("rule_label") and r.get("rule_label") != r.get("label") else ""
+    if r.get("judge_label") and r.get("judge_label") != r.get("label"):
+        rule += f" (judge {r['judge_label']})"
     accuracy = f" · accuracy {markup.number(r.get('accuracy'))}" if scores or r.get("accuracy") is not None else ""
     k2g = (
         f" · Know2Guess {r['k2g_state']} (confidence {markup.number(r.get('k2g_confidence'))})"

@@ -141,6 +141,14 @@ def deviation_items(cfg: RunConfig, specs: Mapping[str, registry.ModelSpec]) -> 
             "so those answers are scored only by their own family. The paper's three judges come from different "
             "families, so no answer is scored only by a model of its own family (App.~A.1)."
         )
+    if cfg.judge.labels_by_rule:
+        items.append(
+            "\\textbf{Labels.} Each response's label of record is read from its explicit phrases "
+            "(\\texttt{judge.labels\\_by\\_rule}), the way the Evidence Sufficiency Benchmark labels its responses, "
+            f"with premise denial added; the response judge ({name(cfg.judge.response_judge)}) labels every response "
+            "too, and run health gives its agreement with the rules. The paper's labels are its response judge's "
+            "(App.~I)."
+        )
     cuts = [
         (cfg.generate.prompt_chunk_chars, "scenario and comparison chunks in the generator's prompts"),
         (cfg.verify.context_chars, "chunks in the verifier's prompts"),

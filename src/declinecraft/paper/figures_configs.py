@@ -224,9 +224,11 @@ def _per_model(main_grid: pl.DataFrame, metric: str, xlabel: str) -> Figure:
         zip(points["model"].to_list(), points["display_name"].fill_null(points["model"]).to_list(), strict=True)
     )
     fig, ax = new_figure(width=COLUMN_WIDTH, height=rows_height(len(order)))
+    # Each condition a little above or below its model's line, so equal values never hide each other.
+    dodge = dict(zip(CONDITIONS, (-0.22, 0.0, 0.22), strict=True))
     for condition, color, marker in zip(CONDITIONS, (GRAY, BLUE, ORANGE), ("o", "s", "^"), strict=True):
         part = points.filter(pl.col("condition") == condition)
-        pos = [order.index(m) for m in part["model"].to_list()]
+        pos = [order.index(m) + dodge[condition] for m in part["model"].to_list()]
         ax.scatter(pct(part[metric]), pos, color=color, marker=marker, s=14, label=CONDITION_NAMES[condition], zorder=3)
     ax.set_yticks(range(len(order)), [names[m] for m in order])
     ax.set_xlabel(xlabel)

@@ -113,3 +113,28 @@ def scope_sentence(cfg: RunConfig) -> str:
         return ""
     text = "; ".join(said)
     return text[0].upper() + text[1:] + ", as the run's params set to keep its time within the budget."
+
+
+def self_judge_sentence(cfg: RunConfig) -> str:
+    """Which models under test also judge (response judge, oracle or accuracy judge), so label or
+    score their own responses, or ''. The original kept its judges apart from most of the models
+    it evaluated (App. A.1); a run that does not says so here."""
+    roles = [(cfg.judge.response_judge, "response judge"), (cfg.judge.oracle, "oracle")]
+    roles += [(m, "accuracy judge") for m in cfg.judge.accuracy_judges]
+    said = []
+    for model in cfg.answer.models:
+        own = list(dict.fromkeys(role for judge, role in roles if judge == model))
+        if own:
+            named = own[0] if len(own) == 1 else ", ".join(own[:-1]) + " and " + own[-1]
+            said.append(f"{model} ({named})")
+    if not said:
+        return ""
+    who, each = (
+        ("Models under test that also judge: ", "Each")
+        if len(said) > 1
+        else ("A model under test that also judges: ", "It")
+    )
+    return (
+        who + "; ".join(said) + f". {each} judges its own responses (set in the run's params; the original kept "
+        "its judges apart from most of the models it evaluated)."
+    )

@@ -244,7 +244,13 @@ def _asked(frame: pl.DataFrame) -> str:
 
 #: Macros of ``health_numbers.tex`` written from the analysis' tables and the params (:func:`write`),
 #: beside those of :data:`SENTENCES`; ``HealthTableNote`` only when the table is summed in the body.
-NEIGHBOUR_MACROS = ("HealthJudgeAgreeSentence", "HealthLeakSentence", "HealthScopeSentence", "HealthTableNote")
+NEIGHBOUR_MACROS = (
+    "HealthJudgeAgreeSentence",
+    "HealthLeakSentence",
+    "HealthScopeSentence",
+    "HealthSelfJudgeSentence",
+    "HealthTableNote",
+)
 
 
 def _check_sentence(frame: pl.DataFrame) -> str:
@@ -347,6 +353,7 @@ def write(cfg: RunConfig, paper_dir: Path, stage_dir: Path) -> dict[str, Any]:
             "models scoring higher on unanswerable than on answerable questions",
         ),
         ("HealthScopeSentence", health_flags.scope_sentence(cfg), "why a view ran on fewer models or questions"),
+        ("HealthSelfJudgeSentence", health_flags.self_judge_sentence(cfg), "models under test that also judge"),
     ]
     macros = health_macros(frame, min_n) + [(m, escape(v), w) for m, v, w in more]
     if long:

@@ -57,6 +57,13 @@ def config_macros(cfg: RunConfig, reported: Mapping[str, Mapping[str, Any]]) -> 
         else f"A separate verifier ({verifier})",
         "VerifierK": str(cfg.verify.retrieve_k),
         "ResponseJudge": name(cfg.judge.response_judge),
+        "LabelsWho": (
+            "Every response is labelled abstain, deny or answer by its explicit phrases (a rule classifier in the "
+            f"style of ESB's, with premise denial added; judge.labels_by_rule); the response judge "
+            f"({name(cfg.judge.response_judge)}) labels each too, and run health gives its agreement with the rules"
+        )
+        if cfg.judge.labels_by_rule
+        else f"A response judge ({name(cfg.judge.response_judge)}) labels every response as abstain, deny or answer",
         "AccuracyJudges": ", ".join(name(m) for m in cfg.judge.accuracy_judges),
         "Oracle": name(cfg.judge.oracle),
         "ModelsUnderTest": ", ".join(name(m) for m in cfg.answer.models) or "none",

@@ -196,15 +196,19 @@ def results_scope(printed: Mapping[str, Printed], need: int) -> str:
         return ""
     return (
         f"At this size the section can test nothing: its comparisons rest on {a} answerable and {u} "
-        f"unanswerable questions and {c} configurations, and the small-n rule asks for {need} of each; "
-        "the numbers below are printed with their n, and the tables and numbers.csv hold them all."
+        f"unanswerable questions and {c} configurations, fewer than the {need} of each that the small-$n$ "
+        "rule asks for, so none of its numbers is read here; every one is in "
+        "Tables~\\ref{tab:table02} and~\\ref{tab:table03} (Appendix~\\ref{app:per_config}), in the "
+        "figures and in \\texttt{numbers.csv}."
     )
 
 
 def words(numbers: pl.DataFrame, *, alpha: float, min_n: int = 0, thinking_problem: str = "") -> pl.DataFrame:
     """Every word macro of :data:`WORDS` from the computed ``numbers``, plus ``ThinkingPairs``
-    ("1" when the run has native thinking on/off pairs, else "0") and ``ThinkingWhy`` (why not),
-    as rows of a numbers table.
+    ("1" when the run has native thinking on/off pairs, else "0"), ``ThinkingWhy`` (why not),
+    ``ResultsScope`` (:func:`results_scope`) and ``ResultsTestable`` ("0" when that sentence
+    stands in for the results' paragraphs, which ``paper/main.tex`` then leaves out), as rows of a
+    numbers table.
 
     A number whose n is below the small-n rule's threshold (``min_n`` is ``analysis.min_n``;
     :func:`declinecraft.core.small_n.threshold`) is no finding: its words read it as n/a ("gives",
@@ -216,8 +220,10 @@ def words(numbers: pl.DataFrame, *, alpha: float, min_n: int = 0, thinking_probl
         small = size is not None and not small_n.is_finding(size, need)
         printed[row["macro"]] = (None, "n/a") if row["text"] == "n/a" or small else (row["value"], row["text"])
     rows = [(w.macro, w.what, w.rule(printed, alpha, min_n)) for w in WORDS]
+    scope = results_scope(printed, need)
     rows += [
-        ("ResultsScope", "what the results section can test at this size", results_scope(printed, need)),
+        ("ResultsScope", "what the results section can test at this size", scope),
+        ("ResultsTestable", "1 when the results rest on enough questions and configurations", "0" if scope else "1"),
         ("ThinkingPairs", "1 when the run has native thinking on/off pairs", "0" if thinking_problem else "1"),
         ("ThinkingWhy", "why the run has no native thinking pairs", escape(thinking_problem)),
     ]

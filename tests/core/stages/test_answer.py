@@ -19,7 +19,7 @@ class TestStage:
 
     def test_models(self, cfg: config.RunConfig) -> None:
         """Its models are the models under test and the query rewriter."""
-        assert answer.STAGE.role_models(cfg, "answer.models") == ("qwen2.5-coder-0.5b", "smollm2-135m")
+        assert answer.STAGE.role_models(cfg, "answer.models") == ("qwen2.5-coder-0.5b", "qwen2.5-coder-1.5b")
         assert answer.STAGE.role_models(cfg, "answer.rewriter") == ("qwen2.5-coder-1.5b",)
 
     def test_writes(self) -> None:

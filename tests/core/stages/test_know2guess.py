@@ -12,10 +12,10 @@ from declinecraft.core.stages import know2guess
 
 class TestStage:
     def test_models_default_to_the_answer_stage(self, cfg: config.RunConfig) -> None:
-        """An empty model list stands for the answer stage's models; SmolLM2 gets the controls."""
+        """An empty model list stands for the answer stage's models; the 0.5B gets the controls."""
         assert (know2guess.STAGE.notebook, know2guess.STAGE.params) == ("08_know2guess", Know2GuessParams)
         assert know2guess.STAGE.role_models(cfg, "know2guess.models|answer.models") == cfg.answer.models
-        assert know2guess.STAGE.role_models(cfg, "know2guess.control_models") == ("smollm2-135m",)
+        assert know2guess.STAGE.role_models(cfg, "know2guess.control_models") == ("qwen2.5-coder-0.5b",)
 
     def test_writes_follow_enabled(self, cfg: config.RunConfig) -> None:
         """An enabled view writes its tables; a disabled one writes only DISABLED.md."""
