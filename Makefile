@@ -144,13 +144,17 @@ executed = outputs/$(call owner,$(1),$(call block,$(2)))/executed/$(2).ipynb
 
 # papermill to a temporary file, renamed only on success: a failed notebook leaves no target. Its
 # log likewise: a failed attempt's log is kept as <stage>.failed.log beside the last good <stage>.log.
+# papermill is bound to the recipe's shell (runtime/parent_death.py): make passes a SIGTERM on to
+# that shell only, so without the binding `kill <make's pid>` would leave the stage running, and
+# writing, without the run's lock; its kernel, and the kernel's model servers, follow papermill.
 # The stage's ledger (outputs/<run>/calls/<stage>.tsv, declinecraft.runtime.replay) lists every cached
 # answer it looked up: the LLM calls, embeddings and reranker scores `make bundle` packs.
 define run_notebook
 	@mkdir -p outputs/$(1)/executed outputs/$(1)/logs
 	@echo ">> [$(1)] $(2)"
 	@start=$$(date +%s); log=outputs/$(1)/logs/$(2); ledger=outputs/$(1)/calls/$(2).tsv; mkdir -p outputs/$(1)/calls; : > $$ledger; \
-	if ! DECLINECRAFT_STAGE=$(2) DECLINECRAFT_LEDGER=$(CURDIR)/$$ledger $(PY) -m papermill notebooks/$(2).ipynb outputs/$(1)/executed/.$(2).running.ipynb \
+	if ! DECLINECRAFT_STAGE=$(2) DECLINECRAFT_LEDGER=$(CURDIR)/$$ledger $(PY) -I src/declinecraft/runtime/parent_death.py $$$$ -- \
+	  $(PY) -m papermill notebooks/$(2).ipynb outputs/$(1)/executed/.$(2).running.ipynb \
 	  -f outputs/$(1)/params/$(call block,$(2)).yaml --cwd notebooks -k python3 \
 	  --log-output --no-progress-bar 2>&1 | tee $$log.running.log; then \
 	  mv $$log.running.log $$log.failed.log; \

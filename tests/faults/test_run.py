@@ -238,7 +238,9 @@ def test_kill_and_resume(
 
 
 def test_two_runs_at_once(reference, scripted_api: fake_openai.FakeServer) -> None:
-    """Two `make all` on one run: the second refuses at once naming the lock; the files stay intact."""
+    """Two `make all` on one run: the second refuses at once naming the lock. Then a SIGTERM to the
+    first's make alone (what `kill PID` or a scheduler sends) ends its stage too: no process of the
+    run is left writing without the lock. A third `make all` finishes with the files intact."""
     ref = reference("scripted")
     root, setup = ref["root"], SETUPS["scripted"]
     (run_dir(root, setup) / "executed" / "10_paper.ipynb").unlink()  # the paper stage reruns
@@ -246,17 +248,32 @@ def test_two_runs_at_once(reference, scripted_api: fake_openai.FakeServer) -> No
     time.sleep(3)
     second = faults.make_all(root, env_for(ref["cache"]), setup.params)
     refused = finish(second, timeout=120)
-    out = finish(first)
+    log = run_dir(root, setup) / "logs" / "10_paper.running.log"
+    deadline = time.monotonic() + 120  # until the stage's notebook runs its cells in a kernel
+    while time.monotonic() < deadline and "Executing Cell 3-" not in (log.read_text() if log.is_file() else ""):
+        time.sleep(0.2)
+    first.send_signal(signal.SIGTERM)  # make's pid only, not its process group
+    first.wait(timeout=120)  # make's own end; its output reaches EOF only when every writer is gone
+    deadline = time.monotonic() + 10  # the paper stage alone takes longer: an orphan would still run
+    while (left := faults.processes_with(str(ref["cache"]))) and time.monotonic() < deadline:
+        time.sleep(0.5)
+    out = finish(first, timeout=120)
+    third = faults.make_all(root, env_for(ref["cache"]), setup.params)
+    again = finish(third)
     faults.report(
         {
-            "fault": "two make all at once",
+            "fault": "two make all at once, then SIGTERM to the first make",
             "setup": "scripted",
             "second_rc": second.returncode,
             "first_rc": first.returncode,
+            "left": len(left),
+            "third_rc": third.returncode,
         }
     )
     assert second.returncode != 0 and "run 'scripted' is busy" in refused and "outputs/scripted/.lock" in refused
-    assert first.returncode == 0, out[-3000:]
+    assert ">> [scripted] 10_paper" in out and first.returncode != 0, out[-3000:]
+    assert left == [], f"processes of the run left after SIGTERM to make: {left}"
+    assert third.returncode == 0, again[-3000:]
     assert compared_bytes(run_dir(root, setup)) == ref["files"]
 
 

@@ -3,7 +3,7 @@
 Table 1 (``07_analysis/examples.csv``, :mod:`declinecraft.analysis.examples`) shows two questions
 and one response per label; this appendix shows the run's questions whole: each question with its
 oracle reference, then every response to it (model, condition, thinking setting and, outside the
-main grid, its pipeline, k or scenario), with the response judge's label, each accuracy judge's
+main grid, its pipeline, k or scenario), with its label of record, each accuracy judge's
 score and their mean (``--`` where no judge scored it: answers to unanswerable questions are scored
 only without retrieval, for the leakage audit). Everything comes from the judge stage's judged
 table (``06_judge/judged.parquet``), which holds every response with its label and scores.
@@ -85,7 +85,8 @@ def examples_tex(
         which = f"the first {len(shown)} of {len(questions)} by id, \\texttt{{paper.example\\_questions}}"
     lines.append(
         f"The run's questions with their oracle references and every response to them ({which}), "
-        f"with the response judge's label and the accuracy judges' scores (in order: {judge_names}; then "
+        "with its label of record (Section~\\ref{sec:results} says who gives it) and the accuracy judges' "
+        f"scores (in order: {judge_names}; then "
         "their mean; -- where no judge scored the response: answers to unanswerable questions are "
         f"scored only without retrieval). Responses longer than {max_chars} characters are cut (…)."
     )
