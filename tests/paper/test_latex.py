@@ -77,3 +77,12 @@ class TestMacroFile:
             if 'f"\\\\newcommand' in p.read_text(encoding="utf-8")
         ]
         assert writers == ["paper/latex.py"]
+
+
+def test_listed() -> None:
+    """One word alone, two joined by "and", more with commas before the last "and"."""
+    assert [latex.listed(["a"]), latex.listed(["a", "b"]), latex.listed(["a", "b", "c"])] == [
+        "a",
+        "a and b",
+        "a, b and c",
+    ]

@@ -12,12 +12,22 @@ from pathlib import Path
 import polars as pl
 import pytest
 
+from declinecraft.core import config, registry
 from declinecraft.harness import scoring
 from tests.support import projects
 
 RUN = projects.REPO / "outputs" / "default"
 RESPONSES = RUN / "05_answer" / "responses.parquet"
-MODEL = "qwen2.5-coder-0.5b"  # the default run's smallest model under test
+
+
+def _smallest_model() -> str:
+    """The default run's model under test with the fewest parameters (the quickest to serve)."""
+    cfg = config.load(projects.REPO / "params" / "default.yaml")
+    specs = registry.load_models(cfg.resolve(cfg.models_file))
+    return min(cfg.answer.models, key=lambda m: specs[m].params_total_b or 0.0)
+
+
+MODEL = _smallest_model()
 N_QUESTIONS = 3
 #: The folder of the harnesses' command-line tools (this interpreter's).
 BIN = Path(sys.executable).parent

@@ -215,9 +215,11 @@ def _titled(view: QuestionView, chunk_id: str) -> str:
 def _response_lines(view: QuestionView, r: dict[str, Any], shared: bool, thinking: bool) -> list[str]:
     """One response of the text form: label line, its chunks, rounds, text and thinking."""
     scores = ", ".join(f"{j} {markup.number(s)}" for j, s in view.scores(r))
-    rule = f" (rule {r['rule_label']})" if r.get("rule_label") and r.get("rule_label") != r.get("label") else ""
-    if r.get("judge_label") and r.get("judge_label") != r.get("label"):
-        rule += f" (judge {r['judge_label']})"
+    others = "".join(  # the rule's and the judge's labels where they differ from the label of record
+        f" ({who} {r[key]})"
+        for who, key in (("rule", "rule_label"), ("judge", "judge_label"))
+        if r.get(key) not in (None, "", r.get("label"))
+    )
     accuracy = f" · accuracy {markup.number(r.get('accuracy'))}" if scores or r.get("accuracy") is not None else ""
     k2g = (
         f" · Know2Guess {r['k2g_state']} (confidence {markup.number(r.get('k2g_confidence'))})"
@@ -225,7 +227,7 @@ def _response_lines(view: QuestionView, r: dict[str, Any], shared: bool, thinkin
         else ""
     )
     lines = [
-        f"- {r['model']} (thinking {r['thinking']}): {r.get('label') or 'no label'}{rule}{accuracy}{k2g}"
+        f"- {r['model']} (thinking {r['thinking']}): {r.get('label') or 'no label'}{others}{accuracy}{k2g}"
         + (f" [{scores}]" if scores else "")
     ]
     lines += [] if shared else _hit_lines(view, r, "    ")

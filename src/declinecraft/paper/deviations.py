@@ -23,7 +23,7 @@ from typing import Any
 from declinecraft.core import registry
 from declinecraft.core.config import RunConfig
 from declinecraft.core.number_format import thousands
-from declinecraft.paper.latex import escape
+from declinecraft.paper.latex import escape, listed
 
 #: What the paper did that no run of this project does (§3.3, App. B).
 MANUAL_REVIEW = (
@@ -77,7 +77,7 @@ def miniature_box(cfg: RunConfig, reported: Mapping[str, Mapping[str, Any]]) -> 
     )
 
 
-def _roles(cfg: RunConfig) -> dict[str, list[str]]:
+def roles(cfg: RunConfig) -> dict[str, list[str]]:
     """Each model's roles in the run, in pipeline order."""
     roles: dict[str, list[str]] = {}
     named = [
@@ -93,10 +93,6 @@ def _roles(cfg: RunConfig) -> dict[str, list[str]]:
             if role not in roles.setdefault(model, []):
                 roles[model].append(role)
     return roles
-
-
-def _and(words: list[str]) -> str:
-    return words[0] if len(words) == 1 else ", ".join(words[:-1]) + " and " + words[-1]
 
 
 #: The roles one model holds together in the paper (§3, App. I; ``params/paper.yaml``): the
@@ -123,8 +119,8 @@ def deviation_items(cfg: RunConfig, specs: Mapping[str, registry.ModelSpec]) -> 
     name = lambda m: escape(specs[m].display_name if m in specs and specs[m].display_name else m)  # noqa: E731
     items = []
     shared = [
-        f"{name(m)} is {_and(r)}"
-        for m, r in _roles(cfg).items()
+        f"{name(m)} is {listed(r)}"
+        for m, r in roles(cfg).items()
         if any(frozenset((a, b)) not in PAPER_ROLE_PAIRS for a in r for b in r if a != b)
     ]
     if shared:
@@ -137,7 +133,7 @@ def deviation_items(cfg: RunConfig, specs: Mapping[str, registry.ModelSpec]) -> 
     if own:
         items.append(
             "\\textbf{Own-family scoring.} Every accuracy judge is of the same family as "
-            f"{_and([name(m) for m in own])}, "
+            f"{listed([name(m) for m in own])}, "
             "so those answers are scored only by their own family. The paper's three judges come from different "
             "families, so no answer is scored only by a model of its own family (App.~A.1)."
         )
@@ -158,7 +154,7 @@ def deviation_items(cfg: RunConfig, specs: Mapping[str, registry.ModelSpec]) -> 
     cut = [f"{what} to {thousands(n)} characters" for n, what in cuts if n > 0]
     if cut:
         items.append(
-            f"\\textbf{{Prompts cut.}} To fit small context windows and two cores, this run cuts {_and(cut)}; "
+            f"\\textbf{{Prompts cut.}} To fit small context windows and two cores, this run cuts {listed(cut)}; "
             "the paper sends them whole."
         )
     items.append(f"\\textbf{{Review.}} {MANUAL_REVIEW}")

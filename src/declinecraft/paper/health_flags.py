@@ -8,6 +8,11 @@ from __future__ import annotations
 import polars as pl
 
 from declinecraft.core.config import RunConfig
+from declinecraft.paper import deviations
+from declinecraft.paper.latex import listed
+
+#: The roles of :func:`declinecraft.paper.deviations.roles` in which a model judges responses.
+JUDGE_ROLES = ("response judge", "oracle", "accuracy judge")
 
 
 def judge_agreement_sentence(agreement: pl.DataFrame | None, min_kappa: float) -> str:
@@ -119,14 +124,12 @@ def self_judge_sentence(cfg: RunConfig) -> str:
     """Which models under test also judge (response judge, oracle or accuracy judge), so label or
     score their own responses, or ''. The original kept its judges apart from most of the models
     it evaluated (App. A.1); a run that does not says so here."""
-    roles = [(cfg.judge.response_judge, "response judge"), (cfg.judge.oracle, "oracle")]
-    roles += [(m, "accuracy judge") for m in cfg.judge.accuracy_judges]
+    held = deviations.roles(cfg)
     said = []
     for model in cfg.answer.models:
-        own = list(dict.fromkeys(role for judge, role in roles if judge == model))
+        own = [role for role in held[model] if role in JUDGE_ROLES]
         if own:
-            named = own[0] if len(own) == 1 else ", ".join(own[:-1]) + " and " + own[-1]
-            said.append(f"{model} ({named})")
+            said.append(f"{model} ({listed(own)})")
     if not said:
         return ""
     who, each = (

@@ -29,6 +29,11 @@ SPECIAL = {
 _PATTERN = re.compile("[" + re.escape("".join(SPECIAL)) + "]")
 
 
+def listed(words: Sequence[str]) -> str:
+    """``words`` as prose: "a", "a and b", "a, b and c"."""
+    return words[0] if len(words) == 1 else ", ".join(words[:-1]) + " and " + words[-1]
+
+
 def escape(text: Any) -> str:
     """``text`` (anything, ``None`` as empty) as LaTeX that prints it literally."""
     return _PATTERN.sub(lambda m: SPECIAL[m[0]], "" if text is None else str(text))

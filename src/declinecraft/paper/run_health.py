@@ -24,7 +24,7 @@ from declinecraft.core import catalogue, small_n
 from declinecraft.core.config import RunConfig
 from declinecraft.paper import health_flags, health_table
 from declinecraft.paper.health_table import of
-from declinecraft.paper.latex import escape, macro_file
+from declinecraft.paper.latex import escape, listed, macro_file
 from declinecraft.paper.outputs import paper_writer
 
 
@@ -238,8 +238,7 @@ def _asked(frame: pl.DataFrame) -> str:
     )
     said = [f"{k} {OUTCOMES.get(d, escape(d))}" for d, k in counts.iter_rows()]
     total = int(part["numerator"].sum())
-    listed = said[0] if len(said) == 1 else ", ".join(said[:-1]) + " and " + said[-1]
-    return f": of the {small_n.counted(total, 'reflections')}, {listed}"
+    return f": of the {small_n.counted(total, 'reflections')}, {listed(said)}"
 
 
 #: Macros of ``health_numbers.tex`` written from the analysis' tables and the params (:func:`write`),
