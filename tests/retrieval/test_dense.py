@@ -165,13 +165,19 @@ class TestDenseTableSearch:
         ids=["ivf_flat", "ivf_hnsw_sq", "ivf_pq"],
     )
     def test_ann_recall(self, tmp_path: Path, params: dict[str, object]) -> None:
-        """Above the threshold the ANN index is used and finds most of the exact top-10."""
+        """Above the threshold the ANN index is used and finds most of the exact top-10.
+
+        LanceDB trains the partitions with an unseeded k-means, so recall varies between builds:
+        ivf_flat with 4 of 10 partitions probed gave 0.89 to 0.97 over 13 builds, and 0.53 to 0.62
+        probing one. The bound leaves room for that spread and still fails an index that ignores
+        ``dense_nprobes``.
+        """
         vectors, queries = unit_vectors(3000, clusters=20), unit_vectors(30, seed=4, clusters=20)
         table = open_table(tmp_path, vectors, dense_flat_max_rows=1000, **params)
         assert table.kind == params["dense_index"]
         got = [set(r.tolist()) for r, _ in table.search(queries, 10)]
         recall = np.mean([len(g & set(e)) / 10 for g, e in zip(got, exact_top(vectors, queries, 10), strict=True)])
-        assert recall >= 0.9
+        assert recall >= 0.85
 
 
 class TestExternalLocation:

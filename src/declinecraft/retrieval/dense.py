@@ -13,6 +13,10 @@ but LanceDB keeps the vectors in its index cache instead of reading the table fi
   ``dense_ef`` candidates, the best ``dense_refine_factor`` x depth rescored at full precision.
 * ``ivf_pq``: product-quantized codes per partition, rescored the same way.
 
+LanceDB trains the IVF partitions with a k-means it does not let us seed, so two builds of an ANN
+index may miss different neighbours; the exact index below the threshold (the paper's 11,612
+chunks included) is the same whatever the build.
+
 ``benchmarks/bench_retrieval_scale.py`` measured the three at a million chunks (README "Retrieval
 at scale"); IVF_FLAT built fastest and searched fastest at the highest recall, because scoring
 1,000 full vectors a partition costs less than walking a graph and rereading vectors from the
