@@ -4,6 +4,7 @@ every input (prompt files, model entries, data files, recorded outputs) on a tin
 from __future__ import annotations
 
 import os
+import shutil
 import subprocess
 import sys
 import time
@@ -91,11 +92,15 @@ def _would_run(project: Path, env: dict[str, str]) -> list[str]:
     return [s for s in STAGES if f">> [default] {s}" in out.stdout]
 
 
-@pytest.fixture()
-def built(tmp_path: Path) -> tuple[Path, dict[str, str]]:
+def _env(project: Path) -> dict[str, str]:
+    return {**os.environ, "PYTHONPATH": str(project / "src"), "MAKEFLAGS": ""}
+
+
+@pytest.fixture(scope="module")
+def built_once(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """A project whose every stage looks built: outputs recorded, executed notebooks newest."""
-    project = projects.make_project(tmp_path)
-    env = {**os.environ, "PYTHONPATH": str(project / "src"), "MAKEFLAGS": ""}
+    project = projects.make_project(tmp_path_factory.mktemp("built"))
+    env = _env(project)
     assert _would_run(project, env) == STAGES  # nothing built yet
     assert not (project / "outputs").exists()  # make -n writes no stamp
     for module in ("config", "pipeline"):
@@ -117,7 +122,15 @@ def built(tmp_path: Path) -> tuple[Path, dict[str, str]]:
         (executed / f"{stem}.ipynb").touch()
         os.utime(executed / f"{stem}.ipynb", (base + 10 + i, base + 10 + i))
     assert _would_run(project, env) == []
-    return project, env
+    return project
+
+
+@pytest.fixture()
+def built(built_once: Path, tmp_path: Path) -> tuple[Path, dict[str, str]]:
+    """A copy of the built project for one test (times kept, so Make sees it as built)."""
+    project = tmp_path / "project"
+    shutil.copytree(built_once, project, symlinks=True)
+    return project, _env(project)
 
 
 @pytest.mark.slow
