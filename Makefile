@@ -153,7 +153,7 @@ define run_notebook
 	@mkdir -p outputs/$(1)/executed outputs/$(1)/logs
 	@echo ">> [$(1)] $(2)"
 	@start=$$(date +%s); log=outputs/$(1)/logs/$(2); ledger=outputs/$(1)/calls/$(2).tsv; mkdir -p outputs/$(1)/calls; : > $$ledger; \
-	if ! DECLINECRAFT_STAGE=$(2) DECLINECRAFT_LEDGER=$(CURDIR)/$$ledger $(PY) -I src/declinecraft/runtime/parent_death.py $$$$ -- \
+	if ! DECLINECRAFT_STAGE=$(2) DECLINECRAFT_RUN_PID=$$PPID DECLINECRAFT_LEDGER=$(CURDIR)/$$ledger $(PY) -I src/declinecraft/runtime/parent_death.py $$$$ -- \
 	  $(PY) -m papermill notebooks/$(2).ipynb outputs/$(1)/executed/.$(2).running.ipynb \
 	  -f outputs/$(1)/params/$(call block,$(2)).yaml --cwd notebooks -k python3 \
 	  --log-output --no-progress-bar 2>&1 | tee $$log.running.log; then \

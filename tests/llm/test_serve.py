@@ -176,7 +176,7 @@ class TestServe:
             proc = subprocess.Popen([sys.executable, "-c", script, mode], stdout=subprocess.PIPE, text=True)
             pid = int(proc.stdout.readline())
             time.sleep(1.0)  # a to_thread worker has exited by now; the server must not have
-            assert processes.alive(pid) and serve._healthy(f"http://{serve.HOST}:{_port_of(pid)}/v1"), mode
+            assert processes.alive(pid) and serve.healthy(f"http://{serve.HOST}:{_port_of(pid)}/v1"), mode
             proc.send_signal(signal.SIGKILL)
             proc.wait(timeout=30)
             assert processes.wait_dead(pid), mode
@@ -251,7 +251,7 @@ class TestStopSignals:
         proc.send_signal(signal.SIGHUP)
         with pytest.raises(subprocess.TimeoutExpired):
             proc.wait(timeout=2)
-        assert serve._healthy(f"http://{serve.HOST}:{_port_of(pid)}/v1")
+        assert serve.healthy(f"http://{serve.HOST}:{_port_of(pid)}/v1")
         proc.send_signal(signal.SIGTERM)
         out, err = proc.communicate(timeout=30)
         assert proc.returncode == 0 and f"SIGTERM: stopped serving {SMALL}" in err, err[-2000:]

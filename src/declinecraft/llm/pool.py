@@ -9,7 +9,9 @@ concurrency, and the servers the run starts as the machine's GPUs, cores and mem
 no two can run together (the offline run's llama.cpp servers on a small machine) the models run
 one after another in their order, exactly as before. A GPU that ``llm.retrieval_device: cuda:N``
 keeps for the embedder and the reranker is lent to no server. Servers start lazily through
-:func:`~declinecraft.llm.client.connect`, at the first cache miss, so a fully cached rerun starts none.
+:func:`~declinecraft.llm.client.connect`, at the first cache miss, so a fully cached rerun starts none;
+under Make a server stays up for the run's later stages (:mod:`declinecraft.llm.kept`), and
+"stops its local server" above means this stage no longer uses it.
 
 It is also where a failed model stops a stage, for every stage alike: it counts each model's
 calls and failures, and :meth:`ModelPool.close` (the end of the stage) raises :class:`ModelFailed`

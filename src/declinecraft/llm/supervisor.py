@@ -60,12 +60,20 @@ class LocalServer:
 
     def urls(self) -> tuple[str, ...]:
         """The running server's base URL, starting it on first use."""
-        from declinecraft.llm import serve  # late: serving is only needed on a cache miss
-
         with self._lock:
             if not self.servers:
-                self.servers.append(serve.start(self.spec, self.cache_dir, **self._lent))
+                self.servers.append(self._start())
             return (self.servers[-1].base_url,)
+
+    def _start(self) -> Any:
+        """A server the run keeps up (:mod:`~declinecraft.llm.kept`) under Make, unless one that
+        ``python -m declinecraft.llm.serve`` runs is found; else one for this connection."""
+        from declinecraft.llm import kept, serve
+
+        pid = kept.run_pid()
+        if pid is None or serve.find_running(self.spec, self.cache_dir):
+            return serve.start(self.spec, self.cache_dir, **self._lent)
+        return kept.start(self.spec, self.cache_dir, pid, **self._lent)
 
     def alive(self) -> bool:
         """False once the running server's process has exited (True for a reused, shared one)."""
@@ -80,8 +88,6 @@ class LocalServer:
             LLMError: the server died more than ``max_restarts`` times; names the model, how the
                 last one ended (the signal, e.g. SIGSEGV) and quotes the end of its log.
         """
-        from declinecraft.llm import serve
-
         with self._lock:
             if generation == self.generation and self.servers:
                 dead = self.servers[-1]
@@ -105,12 +111,12 @@ class LocalServer:
                     log_file,
                 )
                 dead.stop()
-                self.servers.append(serve.start(self.spec, self.cache_dir, **self._lent))
+                self.servers.append(self._start())
                 self.generation += 1
             return (self.servers[-1].base_url,)
 
     def close(self) -> None:
-        """Stop every server this connection started."""
+        """Stop every server this connection started (a kept one stays up for the run)."""
         with self._lock:
             for server in self.servers:
                 server.stop()
