@@ -51,6 +51,13 @@ def spec_of(root: Path, model: str) -> registry.ModelSpec:
     return registry.get_model(root / "params" / "models.yaml", model)
 
 
+def _ended_pid() -> int:
+    """The pid of a process that has ended."""
+    done = subprocess.Popen(["true"])
+    done.wait()
+    return done.pid
+
+
 def state_of(cache: Path, run: subprocess.Popen[bytes], model: str) -> dict[str, object]:
     path = serve.servers_dir(cache) / f"run-{run.pid}" / f"{model}.json"
     return json.loads(path.read_text()) if path.is_file() else {}
@@ -106,7 +113,11 @@ class TestKept:
         """A server that declares nothing takes the machine: a kept one no longer used is stopped
         before another model's starts; one still in use is never stopped."""
         small, other = spec_of(root, SMALL), spec_of(root, OTHER)
+        gone = serve.servers_dir(tmp_path) / f"run-{_ended_pid()}"
+        gone.mkdir(parents=True)
+        (gone / ".lock").touch()
         first = kept.start(small, tmp_path, run.pid)
+        assert not gone.exists()  # an ended run's folder is removed
         first.stop()  # kept up, no longer used
         second = kept.start(other, tmp_path, run.pid)
         assert processes.wait_dead(first.process.pid) and state_of(tmp_path, run, SMALL) == {}

@@ -32,6 +32,7 @@ import fcntl
 import json
 import os
 import select
+import shutil
 import signal
 import subprocess
 import sys
@@ -127,6 +128,7 @@ def start(
         ServeError: the keeper or its server ended while starting, or the server did not become
             healthy in time; the message quotes the end of the keeper's log.
     """
+    _prune(serve.servers_dir(cache_dir))
     folder = serve.servers_dir(cache_dir) / f"run-{pid}"
     folder.mkdir(parents=True, exist_ok=True)
     state_file = folder / f"{spec.id}.json"
@@ -156,6 +158,14 @@ def start(
         state_file.unlink(missing_ok=True)
         raise
     return KeptServer(spec, state["base_url"], _Keeper(keeper.pid), state_file, _log(state))
+
+
+def _prune(servers: Path) -> None:
+    """Remove the folders of ended runs (their keepers are gone, and so are their state files)."""
+    for folder in servers.glob("run-*"):
+        pid = folder.name.removeprefix("run-")
+        if pid.isdigit() and not _alive(int(pid)) and not any(folder.glob("*.json")):
+            shutil.rmtree(folder, ignore_errors=True)
 
 
 @contextlib.contextmanager
