@@ -9,7 +9,7 @@ import pytest
 from matplotlib.markers import MarkerStyle
 
 from declinecraft.analysis import models
-from declinecraft.paper import drawing, figures_configs
+from declinecraft.paper import drawing, figure_check, figures_configs
 from tests.support import figure_values
 
 # --- drawn from synthetic tables read back from CSV -------------------------------
@@ -142,6 +142,15 @@ def test_per_model(g: pl.DataFrame, plot, metric: str) -> None:  # noqa: ANN001
     assert sorted(series[1][:, 0]) == pytest.approx(sorted(100 * models.model_points(g, "single")[metric].to_numpy()))
     rows = [sorted(np.asarray(s[:, 1]) % 1) for s in series]
     assert rows[0] != rows[1] != rows[2] and np.allclose(np.asarray(series[1][:, 1]) % 1, 0)
+
+
+@pytest.mark.parametrize("plot", [figures_configs.plot_car_per_model, figures_configs.plot_accuracy_per_model])
+def test_per_model_long_name(g: pl.DataFrame, plot) -> None:  # noqa: ANN001
+    """Figures 14, 15 of one model whose name takes most of the column (the vLLM test run's): the
+    axis label stays inside the figure, so no type prints under 6 pt in the column."""
+    name = "SmolLM2-135M-Instruct (Q4_1 → bf16, vLLM)"
+    one = g.filter(pl.col("model") == g["model"][0]).with_columns(display_name=pl.lit(name))
+    assert figure_check.printed_small(plot(one), figure_check.COLUMN_BOX_IN) == []
 
 
 @pytest.mark.parametrize(
