@@ -15,7 +15,7 @@ import httpx
 import pytest
 
 from declinecraft.core import registry
-from declinecraft.llm import kept, serve
+from declinecraft.llm import kept, resources, serve
 from tests.support import processes
 
 SMALL, OTHER = "smollm2-135m", "qwen2.5-coder-0.5b"
@@ -87,6 +87,48 @@ class TestIdentity:
 
         spec = spec_of(root, OTHER)
         assert kept.spec_from_json(json.loads(json.dumps(dataclasses.asdict(spec), default=str))) == spec
+
+
+class TestMakeRoom:
+    """Which kept servers a new one stops, with stand-in keepers (a process that ends on SIGTERM)."""
+
+    def keepers(self, folder: Path, lent: dict[str, list[int] | None]) -> dict[str, subprocess.Popen[bytes]]:
+        folder.mkdir(parents=True)
+        procs = {}
+        for name, gpus in lent.items():
+            procs[name] = subprocess.Popen(["sleep", "600"])
+            needs = {"gpus": 2, "cores": 4.0, "memory_gb": 10.0}
+            state = {"keeper_pid": procs[name].pid, "key": name, "needs": needs, "gpus": gpus}
+            (folder / f"{name}.json").write_text(json.dumps(state))
+        return procs
+
+    def test_gpus_lent_to_the_new_server_are_freed(self, tmp_path: Path) -> None:
+        """A server kept on a GPU lent to the new one is stopped, though the machine has room for
+        both by count; one on other GPUs stays. A server that sees every GPU shares any."""
+        procs = self.keepers(tmp_path / "run", {"on01": [0, 1], "on45": [4, 5], "every": None})
+        has, need = resources.Resources(8, 64.0, 500.0), resources.Resources(2, 4.0, 10.0)
+        try:
+            kept._make_room(tmp_path / "run", need, has, [1, 2])
+            assert processes.wait_dead(procs["on01"].pid) and processes.wait_dead(procs["every"].pid)
+            assert processes.alive(procs["on45"].pid)
+            assert sorted(p.stem for p in (tmp_path / "run").glob("*.json")) == ["on45"]
+        finally:
+            for proc in procs.values():
+                proc.kill()
+                proc.wait()
+
+    def test_least_recently_used_first(self, tmp_path: Path) -> None:
+        """Without room for one more, the server used longest ago is stopped, and only it."""
+        procs = self.keepers(tmp_path / "run", {"old": [0, 1], "new": [2, 3]})
+        os.utime(tmp_path / "run" / "old.json", (1, 1))
+        has, need = resources.Resources(4, 64.0, 500.0), resources.Resources(2, 4.0, 10.0)
+        try:
+            kept._make_room(tmp_path / "run", need, has, [4, 5])
+            assert processes.wait_dead(procs["old"].pid) and processes.alive(procs["new"].pid)
+        finally:
+            for proc in procs.values():
+                proc.kill()
+                proc.wait()
 
 
 @pytest.mark.slow

@@ -7,7 +7,9 @@ same model with the same server command (and GPUs) finds it up and sends to it, 
 answers, Know2Guess and evidence work are done on one start wherever the machine holds the
 run's servers at once. A new server makes room first: the servers kept for the run that this
 process is not using are stopped, least recently used first, until what the others take
-(:mod:`declinecraft.llm.resources`) and the new one's needs fit the machine. An entry that
+(:mod:`declinecraft.llm.resources`) and the new one's needs fit the machine, and so is any of
+them on a GPU lent to the new one (a stage's GPUs are lent without knowing of kept servers, and
+a kept server is reused only when its model is lent the same GPUs again). An entry that
 declares no ``resources:`` takes the whole machine, so on a small machine (the offline run's
 llama.cpp servers) only the server in use stays up, and the models run one after another as
 before; a later stage reuses the last one when it asks for it first.
@@ -142,10 +144,10 @@ def start(
             _in_use[str(state_file)] += 1
             return KeptServer(spec, state["base_url"], _Keeper(state["keeper_pid"]), state_file, _log(state))
         if state:  # stale, or the same model with another command: stopped, as any server is
-            _stop_keeper(state["keeper_pid"])
-            state_file.unlink(missing_ok=True)
-        _make_room(folder, need, has)
-        request = {"key": key, "needs": dataclasses.asdict(need)}
+            _evict(state_file, state)
+        lent = None if gpus is None else list(gpus)
+        _make_room(folder, need, has, lent)
+        request = {"key": key, "needs": dataclasses.asdict(need), "gpus": lent}
         keeper = _spawn(spec, cache_dir, pid, state_file, request, n_threads, gpus)
         with contextlib.suppress(FileExistsError), open(state_file, "x") as placeholder:  # unless it wrote first
             placeholder.write(json.dumps({"keeper_pid": keeper.pid, **request}))
@@ -188,8 +190,9 @@ def _log(state: Mapping[str, Any]) -> Path | None:
     return Path(state["log_file"]) if state.get("log_file") else None
 
 
-def _make_room(folder: Path, need: resources.Resources, has: resources.Resources) -> None:
-    """Stop kept servers this process does not use, least recently used first, until ``need`` fits."""
+def _make_room(folder: Path, need: resources.Resources, has: resources.Resources, gpus: list[int] | None) -> None:
+    """Stop kept servers this process does not use, least recently used first, until ``need`` fits;
+    and any of them on a GPU lent to the new server (None: every GPU it sees)."""
     kept = []
     for state_file in folder.glob("*.json"):
         state = _read(state_file)
@@ -199,12 +202,25 @@ def _make_room(folder: Path, need: resources.Resources, has: resources.Resources
             kept.append((state_file, state))
     used = [s for f, s in kept if _in_use[str(f)] > 0]
     free = sorted((item for item in kept if _in_use[str(item[0])] == 0), key=lambda item: item[0].stat().st_mtime)
+    for state_file, state in list(free):
+        if _share_a_gpu(need, gpus, resources.Resources(**state["needs"]), state.get("gpus")):
+            free.remove((state_file, state))
+            _evict(state_file, state)
     taken = [resources.Resources(**s["needs"]) for s in used + [s for _, s in free]]
     while free and not has.fits(sum(taken, need)):
         state_file, state = free.pop(0)
         taken.remove(resources.Resources(**state["needs"]))
-        _stop_keeper(state["keeper_pid"])
-        state_file.unlink(missing_ok=True)
+        _evict(state_file, state)
+
+
+def _share_a_gpu(a: resources.Resources, a_gpus: list[int] | None, b: resources.Resources, b_gpus: Any) -> bool:
+    """Whether two servers may use one GPU: both take GPUs, and one sees every GPU or they share one."""
+    return a.gpus > 0 and b.gpus > 0 and (a_gpus is None or b_gpus is None or bool(set(a_gpus) & set(b_gpus)))
+
+
+def _evict(state_file: Path, state: Mapping[str, Any]) -> None:
+    _stop_keeper(state["keeper_pid"])
+    state_file.unlink(missing_ok=True)
 
 
 def _spawn(
@@ -291,7 +307,12 @@ def _main(argv: list[str]) -> int:
         server = None
         try:
             server = serve.start(spec, args.cache_dir, reuse=False, n_threads=args.threads, gpus=gpus)
-            state = {"keeper_pid": os.getpid(), "key": request["key"], "needs": request["needs"]}
+            state = {
+                "keeper_pid": os.getpid(),
+                "key": request["key"],
+                "needs": request["needs"],
+                "gpus": request["gpus"],
+            }
             state |= {
                 "base_url": server.base_url,
                 "log_file": str(server.log_file),
