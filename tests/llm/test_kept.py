@@ -89,6 +89,17 @@ class TestIdentity:
         assert kept.spec_from_json(json.loads(json.dumps(dataclasses.asdict(spec), default=str))) == spec
 
 
+class TestHeldGpus:
+    def test_live_keepers_only(self, tmp_path: Path, run: subprocess.Popen[bytes]) -> None:
+        """The GPUs of the run's kept servers whose keeper lives, by model; none outside a run."""
+        folder = serve.servers_dir(tmp_path) / f"run-{run.pid}"
+        folder.mkdir(parents=True)
+        for model, pid, gpus in (("a", run.pid, [2, 3]), ("b", _ended_pid(), [0]), ("c", run.pid, None)):
+            (folder / f"{model}.json").write_text(json.dumps({"keeper_pid": pid, "key": model, "gpus": gpus}))
+        assert kept.held_gpus(tmp_path, run.pid) == {"a": [2, 3]}
+        assert kept.held_gpus(tmp_path, None) == {}
+
+
 class TestMakeRoom:
     """Which kept servers a new one stops, with stand-in keepers (a process that ends on SIGTERM)."""
 

@@ -116,6 +116,20 @@ class TestGate:
         gate.release(a, got_a)
         assert gate.acquire(Needs("c", Resources(gpus=1), None, True)) == (0,)
 
+    def test_held_gpus_lent_again(self) -> None:
+        """A model whose server the run keeps on GPUs 2-3 gets them again (its server is reused);
+        another model gets GPUs no kept server holds while there are any, then the lowest others."""
+        gate = resources.Gate(Resources(gpus=6, cores=8), ["a", "b", "c"], held={"a": [2, 3], "z": [0, 1]})
+        assert gate.acquire(Needs("a", Resources(gpus=2), None, True)) == (2, 3)
+        assert gate.acquire(Needs("b", Resources(gpus=2), None, True)) == (4, 5)
+        assert gate.acquire(Needs("c", Resources(gpus=1), None, True)) == (0,)
+
+    def test_held_gpus_busy(self) -> None:
+        """When a kept server's GPUs are lent already, its model gets the lowest free ones."""
+        gate = resources.Gate(Resources(gpus=4, cores=8), ["b", "a"], held={"a": [0, 1]})
+        assert gate.acquire(Needs("b", Resources(gpus=3), None, True)) == (0, 2, 3)
+        assert gate.acquire(Needs("a", Resources(gpus=1), None, True)) == (1,)
+
     def test_earlier_goes_first(self) -> None:
         """When room frees, the earliest waiting model (in the order given) is admitted first."""
         whole = Resources(cores=2)

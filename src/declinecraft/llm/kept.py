@@ -8,8 +8,9 @@ answers, Know2Guess and evidence work are done on one start wherever the machine
 run's servers at once. A new server makes room first: the servers kept for the run that this
 process is not using are stopped, least recently used first, until what the others take
 (:mod:`declinecraft.llm.resources`) and the new one's needs fit the machine, and so is any of
-them on a GPU lent to the new one (a stage's GPUs are lent without knowing of kept servers, and
-a kept server is reused only when its model is lent the same GPUs again). An entry that
+them on a GPU lent to the new one. A stage lends a model the GPUs its kept server holds when
+they are free, and other models GPUs no kept server holds while there are any
+(:func:`held_gpus`, :class:`~declinecraft.llm.resources.Gate`). An entry that
 declares no ``resources:`` takes the whole machine, so on a small machine (the offline run's
 llama.cpp servers) only the server in use stays up, and the models run one after another as
 before; a later stage reuses the last one when it asks for it first.
@@ -82,6 +83,18 @@ def identity(spec: ModelSpec, cache_dir: Path, n_threads: int | None, gpus: Sequ
     """What makes a running server the one a stage asks for: its command (any port) and GPUs."""
     command = serve.server_command(spec, 0, cache_dir, n_threads)
     return json.dumps([command, None if gpus is None else resources.visible_devices(gpus)])
+
+
+def held_gpus(cache_dir: Path, pid: int | None) -> dict[str, list[int]]:
+    """The GPUs each model's server kept up for run ``pid`` was lent (none outside a run)."""
+    if pid is None:
+        return {}
+    held = {}
+    for state_file in (serve.servers_dir(cache_dir) / f"run-{pid}").glob("*.json"):
+        state = _read(state_file)
+        if state and state.get("gpus") and _alive(state["keeper_pid"]):
+            held[state_file.stem] = [int(g) for g in state["gpus"]]
+    return held
 
 
 @dataclasses.dataclass

@@ -31,7 +31,7 @@ from typing import Any, Protocol, TypeVar
 
 from declinecraft.core import paths, prompts, registry, retrieval_device
 from declinecraft.core.config import RunConfig
-from declinecraft.llm import batch_files, resources
+from declinecraft.llm import batch_files, kept, resources
 from declinecraft.llm.cache import open_cache
 from declinecraft.llm.calls import Ask, Call, Reply, to_reply
 from declinecraft.llm.client import Budget, Client, LLMError, Request, connect
@@ -196,7 +196,7 @@ class ModelPool:
                 if not (keep_last and i == len(ids) - 1):
                     self.release()
             return results
-        gate = resources.Gate(has, ids, lendable)
+        gate = resources.Gate(has, ids, lendable, kept.held_gpus(self.cfg.cache_dir, kept.run_pid()))
         outcome: dict[str, tuple[bool, Any]] = {}
 
         def lane(need: resources.Needs) -> None:

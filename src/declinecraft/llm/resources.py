@@ -180,11 +180,20 @@ class Gate:
     """Admits models while what they need fits in what is free; an earlier model (in the order
     given) that fits goes before a later one, so who waits for whom does not depend on threads.
     ``gpus`` are the GPU indices it lends (default: all of ``has``; :func:`for_servers` leaves out
-    the retrieval models' GPU)."""
+    the retrieval models' GPU). ``held`` maps a model to the GPUs its server kept up for the run
+    holds (:func:`declinecraft.llm.kept.held_gpus`): that model gets them again when they are free,
+    so its server is reused, and other models get GPUs no kept server holds while there are any."""
 
-    def __init__(self, has: Resources, order: Sequence[str], gpus: Sequence[int] | None = None) -> None:
+    def __init__(
+        self,
+        has: Resources,
+        order: Sequence[str],
+        gpus: Sequence[int] | None = None,
+        held: Mapping[str, Sequence[int]] | None = None,
+    ) -> None:
         if gpus is not None and len(gpus) != has.gpus:
             raise ValueError(f"Gate: {has.gpus} GPUs but {len(gpus)} indices to lend ({list(gpus)})")
+        self.held = {model: tuple(sorted(g)) for model, g in (held or {}).items()}
         self.free = has
         self.rank = {model: i for i, model in enumerate(order)}
         self.gpus_free = list(range(has.gpus)) if gpus is None else sorted(gpus)
@@ -200,7 +209,8 @@ class Gate:
 
     def acquire(self, need: Needs) -> tuple[int, ...]:
         """Wait until ``need`` fits and no earlier waiting model does; take it. Returns the GPU
-        indices lent to the model (the lowest free ones)."""
+        indices lent to the model: those its kept server holds when they are all free, else the
+        lowest free ones that no kept server holds, then the lowest others."""
         with self._cond:
             self.waiting[need.model] = need
             try:
@@ -218,8 +228,16 @@ class Gate:
             self.free -= need.machine
             if need.endpoint is not None:
                 self.endpoints.add(need.endpoint)
-            gpus, self.gpus_free = self.gpus_free[: need.machine.gpus], self.gpus_free[need.machine.gpus :]
-            return tuple(gpus)
+            gpus = self._choose(need)
+            self.gpus_free = [g for g in self.gpus_free if g not in gpus]
+            return gpus
+
+    def _choose(self, need: Needs) -> tuple[int, ...]:
+        own = self.held.get(need.model, ())
+        if own and len(own) == need.machine.gpus and set(own) <= set(self.gpus_free):
+            return own
+        others = {g for model, gpus in self.held.items() if model != need.model for g in gpus}
+        return tuple(sorted(sorted(self.gpus_free, key=lambda g: (g in others, g))[: need.machine.gpus]))
 
     def release(self, need: Needs, gpus: Sequence[int]) -> None:
         """Give back what :meth:`acquire` took."""
