@@ -181,6 +181,18 @@ class TestKept:
             server.evict()
             assert processes.wait_dead(server.process.pid)
 
+    def test_one_start_for_two_at_once(self, root: Path, tmp_path: Path, run: subprocess.Popen[bytes]) -> None:
+        """Two asking for one model at once share one keeper: the second waits for the first's start."""
+        import concurrent.futures
+
+        spec = spec_of(root, SMALL)
+        with concurrent.futures.ThreadPoolExecutor(2) as pool:
+            servers = list(pool.map(lambda _: kept.start(spec, tmp_path, run.pid), range(2)))
+        assert servers[0].process.pid == servers[1].process.pid and servers[0].base_url == servers[1].base_url
+        assert len(list(serve.servers_dir(tmp_path).glob(f"{SMALL}-*.log"))) == 1 and servers[1].healthy()
+        servers[0].evict()
+        assert processes.wait_dead(servers[0].process.pid)
+
     @pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGINT, signal.SIGHUP, signal.SIGKILL])
     def test_keeper_stopped(
         self, root: Path, tmp_path: Path, run: subprocess.Popen[bytes], sig: signal.Signals

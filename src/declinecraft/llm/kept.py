@@ -152,34 +152,36 @@ def start(
     need = resources.needs(spec, has).machine
     with _locked(folder):
         state = _read(state_file)
-        if state and state.get("key") == key and _alive(state["keeper_pid"]) and serve.healthy(state["base_url"]):
+        same = state is not None and state.get("key") == key and _alive(state["keeper_pid"])
+        if state and same and (not state.get("base_url") or serve.healthy(state["base_url"])):
+            keeper = _Keeper(state["keeper_pid"])  # up, or being started by another stage: shared
             os.utime(state_file)  # least recently used last
-            _in_use[str(state_file)] += 1
-            return KeptServer(spec, state["base_url"], _Keeper(state["keeper_pid"]), state_file, _log(state))
-        if state:  # stale, or the same model with another command: stopped, as any server is
-            _evict(state_file, state)
-        lent = None if gpus is None else list(gpus)
-        _make_room(folder, need, has, lent)
-        request = {"key": key, "needs": dataclasses.asdict(need), "gpus": lent}
-        keeper = _spawn(spec, cache_dir, pid, state_file, request, n_threads, gpus)
-        with contextlib.suppress(FileExistsError), open(state_file, "x") as placeholder:  # unless it wrote first
-            placeholder.write(json.dumps({"keeper_pid": keeper.pid, **request}))
+        else:
+            if state:  # stale, or the same model with another command: stopped, as any server is
+                _evict(state_file, state)
+            lent = None if gpus is None else list(gpus)
+            _make_room(folder, need, has, lent)
+            request = {"key": key, "needs": dataclasses.asdict(need), "gpus": lent}
+            keeper = _Keeper(_spawn(spec, cache_dir, pid, state_file, request, n_threads, gpus).pid)
+            with contextlib.suppress(FileExistsError), open(state_file, "x") as placeholder:  # unless it wrote first
+                placeholder.write(json.dumps({"keeper_pid": keeper.pid, **request}))
         _in_use[str(state_file)] += 1
     try:
         state = _wait(spec, keeper, state_file)
     except BaseException:
-        KeptServer(spec, "", _Keeper(keeper.pid), state_file, None).stop()
+        KeptServer(spec, "", keeper, state_file, None).stop()
         _stop_keeper(keeper.pid)
         state_file.unlink(missing_ok=True)
         raise
-    return KeptServer(spec, state["base_url"], _Keeper(keeper.pid), state_file, _log(state))
+    return KeptServer(spec, state["base_url"], keeper, state_file, _log(state))
 
 
 def _prune(servers: Path) -> None:
-    """Remove the folders of ended runs (their keepers are gone, and so are their state files)."""
+    """Remove the folders of ended runs whose keepers are gone."""
     for folder in servers.glob("run-*"):
         pid = folder.name.removeprefix("run-")
-        if pid.isdigit() and not _alive(int(pid)) and not any(folder.glob("*.json")):
+        states = [_read(f) for f in folder.glob("*.json")]
+        if pid.isdigit() and not _alive(int(pid)) and not any(s and _alive(s["keeper_pid"]) for s in states):
             shutil.rmtree(folder, ignore_errors=True)
 
 
@@ -259,7 +261,7 @@ def _spawn(
     return keeper
 
 
-def _wait(spec: ModelSpec, keeper: subprocess.Popen[bytes], state_file: Path) -> dict[str, Any]:
+def _wait(spec: ModelSpec, keeper: _Keeper, state_file: Path) -> dict[str, Any]:
     """Wait until the keeper records its server's URL."""
     log_file = state_file.with_suffix(".keeper.log")
     deadline = time.monotonic() + serve.startup_timeout_of(spec) + 60
