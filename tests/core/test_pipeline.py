@@ -5,9 +5,6 @@ from __future__ import annotations
 
 import os
 import shutil
-import subprocess
-import sys
-import time
 from pathlib import Path
 
 import pytest
@@ -15,10 +12,7 @@ import pytest
 from declinecraft.core import catalogue, config, pipeline
 from tests.support import projects
 
-STAGES = [s.notebook for s in catalogue.STAGES.values()]
-
-
-BLOCK = {s.notebook: block for block, s in catalogue.STAGES.items()}
+STAGES = projects.STAGES
 
 
 def downstream(*blocks: str) -> list[str]:
@@ -85,44 +79,10 @@ class TestInputs:
         assert "paper/main.tex" in found["paper"]["data"]
 
 
-def _would_run(project: Path, env: dict[str, str]) -> list[str]:
-    command = ["make", "-n", "pipeline", f"PY={sys.executable}"]
-    out = subprocess.run(command, cwd=project, env=env, capture_output=True, text=True, timeout=300)
-    assert out.returncode == 0, out.stderr[-2000:]
-    return [s for s in STAGES if f">> [default] {s}" in out.stdout]
-
-
-def _env(project: Path) -> dict[str, str]:
-    return {**os.environ, "PYTHONPATH": str(project / "src"), "MAKEFLAGS": ""}
-
-
 @pytest.fixture(scope="module")
 def built_once(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """A project whose every stage looks built: outputs recorded, executed notebooks newest."""
-    project = projects.make_project(tmp_path_factory.mktemp("built"))
-    env = _env(project)
-    assert _would_run(project, env) == STAGES  # nothing built yet
-    assert not (project / "outputs").exists()  # make -n writes no stamp
-    for module in ("config", "pipeline"):
-        stamp = [sys.executable, "-m", f"declinecraft.core.{module}", "stamp", "params/default.yaml"]
-        subprocess.run(stamp, cwd=project, env=env, check=True, capture_output=True)
-    judged = project / "outputs" / "default" / "06_judge" / "judged.parquet"
-    judged.parent.mkdir(parents=True)
-    judged.write_bytes(b"responses")
-    base = time.time() - 100_000
-    for path in project.rglob("*"):
-        if path.is_file():
-            os.utime(path, (base, base))
-    executed = project / "outputs" / "default" / "executed"
-    executed.mkdir(parents=True)
-    for i, stem in enumerate(STAGES):
-        stamp = project / "outputs" / "default" / "params" / f"{BLOCK[stem]}.yaml"
-        record = [sys.executable, "-m", "declinecraft.core.pipeline", "record", str(stamp)]
-        subprocess.run(record, cwd=project, env=env, check=True)
-        (executed / f"{stem}.ipynb").touch()
-        os.utime(executed / f"{stem}.ipynb", (base + 10 + i, base + 10 + i))
-    assert _would_run(project, env) == []
-    return project
+    """A project whose every stage looks built (built once, copied per test)."""
+    return projects.built_project(tmp_path_factory.mktemp("built"))
 
 
 @pytest.fixture()
@@ -130,7 +90,7 @@ def built(built_once: Path, tmp_path: Path) -> tuple[Path, dict[str, str]]:
     """A copy of the built project for one test (times kept, so Make sees it as built)."""
     project = tmp_path / "project"
     shutil.copytree(built_once, project, symlinks=True)
-    return project, _env(project)
+    return project, projects.make_env(project)
 
 
 @pytest.mark.slow
@@ -142,14 +102,14 @@ class TestMakeDecides:
             fh.write("\nOne more line.\n")
         renders = [b for b, s in catalogue.STAGES.items() if "judge_response" in s.prompts]
         assert "judge" in renders and "generate" not in renders
-        assert _would_run(project, env) == downstream(*renders)
+        assert projects.would_run(project, env) == downstream(*renders)
 
     def test_wiki_edit(self, built: tuple[Path, dict[str, str]]) -> None:
         """Editing the wiki dump reruns every stage, from the corpus on."""
         project, env = built
         dump = project / "data" / "miniwiki" / "miniwiki.xml"
         dump.write_text(dump.read_text(encoding="utf-8").replace("the", "teh", 1), encoding="utf-8")
-        assert _would_run(project, env) == STAGES
+        assert projects.would_run(project, env) == STAGES
 
     def test_model_entry_edit(self, built: tuple[Path, dict[str, str]]) -> None:
         """Changing the 0.5B's entry reruns the stages that call it, and what reads them; not setup."""
@@ -162,20 +122,20 @@ class TestMakeDecides:
         cfg = config.load(project / "params" / "default.yaml")
         calls = [b for b in catalogue.STAGES if "qwen2.5-coder-0.5b" in config.stage_models(cfg, b)]
         assert "generate" not in calls and "answer" in calls
-        assert _would_run(project, env) == downstream(*calls)
+        assert projects.would_run(project, env) == downstream(*calls)
 
     def test_deleted_output(self, built: tuple[Path, dict[str, str]]) -> None:
         """Deleting judged.parquet reruns the judge stage and every stage that reads it."""
         project, env = built
         (project / "outputs" / "default" / "06_judge" / "judged.parquet").unlink()
-        assert _would_run(project, env) == downstream("judge")
+        assert projects.would_run(project, env) == downstream("judge")
 
     def test_view_code_edit(self, built: tuple[Path, dict[str, str]]) -> None:
         """A change in Know2Guess's code reruns Know2Guess and the paper only."""
         project, env = built
         module = project / "src" / "declinecraft" / "views" / "know2guess" / "reliability.py"
         module.write_text(module.read_text(encoding="utf-8") + "\n# an edit\n", encoding="utf-8")
-        assert _would_run(project, env) == ["08_know2guess", "10_paper"]
+        assert projects.would_run(project, env) == ["08_know2guess", "10_paper"]
 
     def test_dry_run_writes_nothing(self, built: tuple[Path, dict[str, str]]) -> None:
         """``make -n`` plans an edited prompt's and a deleted output's reruns without writing a stamp
@@ -191,12 +151,12 @@ class TestMakeDecides:
         prompt.write_text(text + "\nOne more line.\n", encoding="utf-8")
         before = files()
         renders = [b for b, s in catalogue.STAGES.items() if "judge_response" in s.prompts]
-        assert _would_run(project, env) == downstream(*renders)
+        assert projects.would_run(project, env) == downstream(*renders)
         assert files() == before
         prompt.write_text(text, encoding="utf-8")
         (project / "outputs" / "default" / "06_judge" / "judged.parquet").unlink()
         before = files()
-        assert _would_run(project, env) == downstream("judge")
+        assert projects.would_run(project, env) == downstream("judge")
         assert files() == before
 
     def test_undone_edits(self, built: tuple[Path, dict[str, str]]) -> None:
@@ -212,7 +172,7 @@ class TestMakeDecides:
             text = path.read_text(encoding="utf-8")
             path.write_text(text + "\nan edit\n", encoding="utf-8")
             path.write_text(text, encoding="utf-8")
-        assert _would_run(project, env) == []
+        assert projects.would_run(project, env) == []
 
 
 class TestGraphTable:

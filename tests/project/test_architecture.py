@@ -6,11 +6,9 @@ from __future__ import annotations
 
 import ast
 import json
-import os
 import shutil
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import pytest
@@ -22,7 +20,7 @@ SOURCE = projects.REPO / "src" / "declinecraft"
 
 
 #: Stage notebooks in run order (the order Make chains them in).
-STAGES = [s.notebook for s in catalogue.STAGES.values()]
+STAGES = projects.STAGES
 
 
 class TestCycles:
@@ -162,45 +160,14 @@ class TestTestLayout:
         assert bad == []
 
 
-def _would_run(project: Path, env: dict[str, str]) -> list[str]:
-    out = subprocess.run(
-        ["make", "-n", "pipeline", f"PY={sys.executable}"],
-        cwd=project,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=300,
-    )
-    assert out.returncode == 0, out.stderr[-2000:]
-    return [s for s in STAGES if f">> [default] {s}" in out.stdout]
-
-
 @pytest.mark.slow
 def test_editing_a_module_reruns_its_stages(tmp_path: Path) -> None:
     """With every stage built, an edit of a module makes exactly its stages and the stages that read
     their outputs out of date (Make prerequisites come from the imports and the declared reads,
     never a hand-kept list), and the edit undone makes nothing out of date (up to date means the
     inputs' content)."""
-    project = projects.make_project(tmp_path)
-    env = {**os.environ, "PYTHONPATH": str(project / "src"), "MAKEFLAGS": ""}
-    assert _would_run(project, env) == STAGES  # nothing built yet
-    for module in ("config", "pipeline"):  # the stamps a run writes (make -n writes none)
-        stamp = [sys.executable, "-m", f"declinecraft.core.{module}", "stamp", "params/default.yaml"]
-        subprocess.run(stamp, cwd=project, env=env, check=True, capture_output=True)
-    base = time.time() - 100_000
-    for path in project.rglob("*"):
-        if path.is_file():
-            os.utime(path, (base, base))
-    built = project / "outputs" / "default" / "executed"
-    built.mkdir(parents=True)
-    for i, (block, declared) in enumerate(sorted(catalogue.STAGES.items(), key=lambda b: STAGES.index(b[1].notebook))):
-        stamp = project / "outputs" / "default" / "params" / f"{block}.yaml"
-        subprocess.run(
-            [sys.executable, "-m", "declinecraft.core.pipeline", "record", str(stamp)], cwd=project, env=env, check=True
-        )
-        (built / f"{declared.notebook}.ipynb").touch()
-        os.utime(built / f"{declared.notebook}.ipynb", (base + 10 + i, base + 10 + i))
-    assert _would_run(project, env) == []
+    project = projects.built_project(tmp_path)
+    env = projects.make_env(project)
     sources = {
         stem: set(deps.stage_sources(project / "notebooks" / f"{stem}.ipynb", project / "src" / "declinecraft"))
         for stem in STAGES
@@ -217,6 +184,6 @@ def test_editing_a_module_reruns_its_stages(tmp_path: Path) -> None:
             for block, stem in ((b, s.notebook) for b, s in catalogue.STAGES.items())
             if block in using or using & set(catalogue.upstream(block))
         ]
-        assert _would_run(project, env) == readers, module
+        assert projects.would_run(project, env) == readers, module
         path.write_text(text, encoding="utf-8")  # undone: nothing to rerun
-        assert _would_run(project, env) == [], module
+        assert projects.would_run(project, env) == [], module

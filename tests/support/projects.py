@@ -2,16 +2,23 @@
 
 from __future__ import annotations
 
+import os
 import shutil
+import subprocess
+import sys
+import time
 from collections.abc import Mapping
 from datetime import UTC, datetime
 from pathlib import Path
 
 import polars as pl
 
+from declinecraft.core import catalogue
 from declinecraft.core.config import RunConfig
 
 REPO = Path(__file__).resolve().parents[2]
+#: The stages' notebooks in run order.
+STAGES = [s.notebook for s in catalogue.STAGES.values()]
 
 
 def copy_project(root: Path) -> Path:
@@ -37,6 +44,48 @@ def make_project(root: Path) -> Path:
     (root / ".venv").mkdir()
     (root / ".venv" / ".setup-done").touch()
     return root
+
+
+def make_env(project: Path) -> dict[str, str]:
+    """The environment in which Make runs ``project``'s own code."""
+    return {**os.environ, "PYTHONPATH": str(project / "src"), "MAKEFLAGS": ""}
+
+
+def would_run(project: Path, env: Mapping[str, str]) -> list[str]:
+    """The stages ``make -n pipeline`` would run in ``project``, in run order."""
+    command = ["make", "-n", "pipeline", f"PY={sys.executable}"]
+    out = subprocess.run(command, cwd=project, env=env, capture_output=True, text=True, timeout=300)
+    assert out.returncode == 0, out.stderr[-2000:]
+    return [s for s in STAGES if f">> [default] {s}" in out.stdout]
+
+
+def built_project(root: Path) -> Path:
+    """A copy of what Make reads at ``root`` whose every stage looks built: params stamped,
+    outputs recorded (a stand-in ``judged.parquet``), executed notebooks newer than every input."""
+    project = make_project(root)
+    env = make_env(project)
+    assert would_run(project, env) == STAGES  # nothing built yet
+    assert not (project / "outputs").exists()  # make -n writes no stamp
+    for module in ("config", "pipeline"):
+        stamp = [sys.executable, "-m", f"declinecraft.core.{module}", "stamp", "params/default.yaml"]
+        subprocess.run(stamp, cwd=project, env=env, check=True, capture_output=True)
+    judged = project / "outputs" / "default" / "06_judge" / "judged.parquet"
+    judged.parent.mkdir(parents=True)
+    judged.write_bytes(b"responses")
+    base = time.time() - 100_000
+    for path in project.rglob("*"):
+        if path.is_file():
+            os.utime(path, (base, base))
+    executed = project / "outputs" / "default" / "executed"
+    executed.mkdir(parents=True)
+    for i, (block, declared) in enumerate(catalogue.STAGES.items()):
+        stamp = project / "outputs" / "default" / "params" / f"{block}.yaml"
+        record = [sys.executable, "-m", "declinecraft.core.pipeline", "record", str(stamp)]
+        subprocess.run(record, cwd=project, env=env, check=True)
+        (executed / f"{declared.notebook}.ipynb").touch()
+        os.utime(executed / f"{declared.notebook}.ipynb", (base + 10 + i, base + 10 + i))
+    assert would_run(project, env) == []
+    return project
 
 
 def write_corpus(cfg: RunConfig, texts: Mapping[str, str]) -> None:

@@ -116,7 +116,6 @@ class KeptServer:
     process: _Keeper
     state_file: Path
     log_file: Path | None
-    owned: bool = False
 
     def healthy(self) -> bool:
         """True when the server lists its models."""
@@ -124,10 +123,7 @@ class KeptServer:
 
     def stop(self, timeout: float = 10.0) -> None:
         """This process no longer sends to it; it stays up for the run's later stages."""
-        with _lock:
-            key = str(self.state_file)
-            if _in_use[key] > 0:
-                _in_use[key] -= 1
+        _release(self.state_file)
 
     def evict(self) -> None:
         """Stop the keeper and its server."""
@@ -148,7 +144,7 @@ def start(
     folder.mkdir(parents=True, exist_ok=True)
     state_file = folder / f"{spec.id}.json"
     key = identity(spec, cache_dir, n_threads, gpus)
-    has = resources.for_servers(resources.machine(), None)[0]
+    has = resources.machine()
     need = resources.needs(spec, has).machine
     with _locked(folder):
         state = _read(state_file)
@@ -169,11 +165,17 @@ def start(
     try:
         state = _wait(spec, keeper, state_file)
     except BaseException:
-        KeptServer(spec, "", keeper, state_file, None).stop()
+        _release(state_file)
         _stop_keeper(keeper.pid)
         state_file.unlink(missing_ok=True)
         raise
     return KeptServer(spec, state["base_url"], keeper, state_file, _log(state))
+
+
+def _release(state_file: Path) -> None:
+    with _lock:
+        if _in_use[str(state_file)] > 0:
+            _in_use[str(state_file)] -= 1
 
 
 def _prune(servers: Path) -> None:
@@ -324,11 +326,7 @@ def _main(argv: list[str]) -> int:
             server = serve.start(spec, args.cache_dir, reuse=False, n_threads=args.threads, gpus=gpus)
             state = {
                 "keeper_pid": os.getpid(),
-                "key": request["key"],
-                "needs": request["needs"],
-                "gpus": request["gpus"],
-            }
-            state |= {
+                **{k: request[k] for k in ("key", "needs", "gpus")},
                 "base_url": server.base_url,
                 "log_file": str(server.log_file),
                 "server_pid": server.process.pid if server.process else None,
